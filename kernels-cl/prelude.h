@@ -1,0 +1,14 @@
+// OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
+#define KERNEL __kernel
+#define GLOBAL __global
+#define LOCAL __local
+#define DEVICE_FN
+#define LOCAL_ARRAY(type, name, size) __local type name[size]
+#define LOCAL_ID_X ((uint)get_local_id(0))
+#define LOCAL_ID_Y ((uint)get_local_id(1))
+#define GROUP_ID_X ((uint)get_group_id(0))
+#define GROUP_ID_Y ((uint)get_group_id(1))
+#define GLOBAL_ID_X ((uint)get_global_id(0))
+#define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define ATOMIC_MIN(p, v) atomic_min((p), (v))

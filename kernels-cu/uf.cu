@@ -1,0 +1,168 @@
+// GENERATED from kernels-cu/prelude.cuh and kernels/{union_find.h, uf.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cu/prelude.cuh
+// CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
+typedef unsigned char uchar;
+typedef unsigned int uint;
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define LOCAL
+#define DEVICE_FN __device__ __forceinline__
+#define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
+#define LOCAL_ID_X threadIdx.x
+#define LOCAL_ID_Y threadIdx.y
+#define GROUP_ID_X blockIdx.x
+#define GROUP_ID_Y blockIdx.y
+#define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
+#define GLOBAL_ID_Y (blockIdx.y * blockDim.y + threadIdx.y)
+#define LOCAL_BARRIER() __syncthreads()
+#define ATOMIC_MIN(p, v) atomicMin((p), (v))
+
+// ---- union_find.h
+// Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
+//
+// Convention: L[i] holds the index of i's parent plus one, and 0 for background, so node i is a
+// root when L[i] == i + 1. Union always hangs the larger root under the smaller one, so the root
+// of a finished tree is its smallest index.
+//
+// OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
+// and once for local (shared) memory.
+
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+    /* Root of the tree holding node i. */                                                       \
+    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    {                                                                                            \
+        uint parent = L[i] - 1;                                                                  \
+        while (parent != i) {                                                                    \
+            i = parent;                                                                          \
+            parent = L[i] - 1;                                                                   \
+        }                                                                                        \
+        return i;                                                                                \
+    }                                                                                            \
+                                                                                                 \
+    /* Joins the trees of a and b. atomic_min can lose to a concurrent union: then the old */    \
+    /* parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */       \
+    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    {                                                                                            \
+        for (;;) {                                                                               \
+            a = find_##SUFFIX(L, a);                                                             \
+            b = find_##SUFFIX(L, b);                                                             \
+            if (a == b)                                                                          \
+                return;                                                                          \
+            if (a > b) {                                                                         \
+                uint t = a;                                                                      \
+                a = b;                                                                           \
+                b = t;                                                                           \
+            }                                                                                    \
+            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            if (old == b + 1)                                                                    \
+                return;                                                                          \
+            b = old - 1;                                                                         \
+        }                                                                                        \
+    }
+
+CCL_DEFINE_UNION_FIND(GLOBAL, global)
+CCL_DEFINE_UNION_FIND(LOCAL, local)
+
+// ---- uf.kernel
+// UF: union-find labeling of Oliveira & Lotufo (SIBGRAPI 2010), as described in TPDS 2020
+// Sec. 4.1 and IPAS 2018 Sec. II-A (Alg. 1, 2), with the IPAS 2018 8-connectivity extension:
+// a foreground pixel is joined with each of its foreground backward neighbours W, N (4) and
+// NW, NE (8).
+//
+// As in the original, the image is first labeled tile by tile in local memory, then the unions
+// across tile borders are done in global memory, then every tree is flattened (Compression).
+// Raw labels: each component gets (raster index of its first pixel) + 1; background is 0.
+//
+// Build-time defines: CONNECTIVITY (4 or 8), TILE_W and TILE_H (the work-group size).
+
+// Foreground test: any nonzero pixel value is foreground.
+#define FG(v) ((v) != 0)
+
+// Phase 1, one work-group per TILE_W x TILE_H tile: union-find in local memory over the pixel
+// pairs whose both ends lie in the tile, then each pixel stores the global index + 1 of its
+// tile-local root (the tile's initialization of L).
+KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint height)
+{
+    LOCAL_ARRAY(uint, tile_labels, TILE_W * TILE_H);
+    LOCAL_ARRAY(uchar, tile_fg, TILE_W * TILE_H);
+
+    const uint lx = LOCAL_ID_X, ly = LOCAL_ID_Y;
+    const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y * TILE_H;
+    const uint x = x0 + lx, y = y0 + ly;
+    const uint li = ly * TILE_W + lx;
+    const int inside = x < width && y < height;
+    const int fg = inside && FG(img[y * width + x]);
+
+    tile_fg[li] = (uchar)fg;
+    tile_labels[li] = fg ? li + 1 : 0;
+    LOCAL_BARRIER();
+
+    if (fg) {
+        if (lx > 0 && tile_fg[li - 1])
+            union_local(tile_labels, li, li - 1);
+        if (ly > 0 && tile_fg[li - TILE_W])
+            union_local(tile_labels, li, li - TILE_W);
+#if CONNECTIVITY == 8
+        if (lx > 0 && ly > 0 && tile_fg[li - TILE_W - 1])
+            union_local(tile_labels, li, li - TILE_W - 1);
+        if (lx + 1 < TILE_W && ly > 0 && tile_fg[li - TILE_W + 1])
+            union_local(tile_labels, li, li - TILE_W + 1);
+#endif
+    }
+    LOCAL_BARRIER();
+
+    if (inside) {
+        uint label = 0;
+        if (fg) {
+            const uint root = find_local(tile_labels, li);
+            label = (y0 + root / TILE_W) * width + x0 + root % TILE_W + 1;
+        }
+        L[y * width + x] = label;
+    }
+}
+
+// Phase 2: unions of the pixel pairs that cross a tile border, in global memory. Only threads
+// on the first row, first column or (8-connectivity) last column of a tile have such pairs.
+KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const uint lx = x % TILE_W, ly = y % TILE_H;
+#if CONNECTIVITY == 8
+    if (lx != 0 && ly != 0 && lx != TILE_W - 1)
+        return;
+#else
+    if (lx != 0 && ly != 0)
+        return;
+#endif
+    const uint i = y * width + x;
+    if (!FG(img[i]))
+        return;
+
+    if (lx == 0 && x > 0 && FG(img[i - 1]))
+        union_global(L, i, i - 1);
+    if (ly == 0 && y > 0 && FG(img[i - width]))
+        union_global(L, i, i - width);
+#if CONNECTIVITY == 8
+    if ((lx == 0 || ly == 0) && x > 0 && y > 0 && FG(img[i - width - 1]))
+        union_global(L, i, i - width - 1);
+    if ((lx == TILE_W - 1 || ly == 0) && x + 1 < width && y > 0 && FG(img[i - width + 1]))
+        union_global(L, i, i - width + 1);
+#endif
+}
+
+// Phase 3, Compression (TPDS 2020 Sec. 2.1, Compress): links every foreground pixel directly to
+// the root of its tree, which is the component's smallest pixel index.
+KERNEL void uf_compress(GLOBAL uint *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const uint i = y * width + x;
+    if (L[i] != 0)
+        L[i] = find_global(L, i) + 1;
+}
+

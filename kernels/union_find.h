@@ -1,0 +1,44 @@
+// Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
+//
+// Convention: L[i] holds the index of i's parent plus one, and 0 for background, so node i is a
+// root when L[i] == i + 1. Union always hangs the larger root under the smaller one, so the root
+// of a finished tree is its smallest index.
+//
+// OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
+// and once for local (shared) memory.
+
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+    /* Root of the tree holding node i. */                                                       \
+    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    {                                                                                            \
+        uint parent = L[i] - 1;                                                                  \
+        while (parent != i) {                                                                    \
+            i = parent;                                                                          \
+            parent = L[i] - 1;                                                                   \
+        }                                                                                        \
+        return i;                                                                                \
+    }                                                                                            \
+                                                                                                 \
+    /* Joins the trees of a and b. atomic_min can lose to a concurrent union: then the old */    \
+    /* parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */       \
+    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    {                                                                                            \
+        for (;;) {                                                                               \
+            a = find_##SUFFIX(L, a);                                                             \
+            b = find_##SUFFIX(L, b);                                                             \
+            if (a == b)                                                                          \
+                return;                                                                          \
+            if (a > b) {                                                                         \
+                uint t = a;                                                                      \
+                a = b;                                                                           \
+                b = t;                                                                           \
+            }                                                                                    \
+            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            if (old == b + 1)                                                                    \
+                return;                                                                          \
+            b = old - 1;                                                                         \
+        }                                                                                        \
+    }
+
+CCL_DEFINE_UNION_FIND(GLOBAL, global)
+CCL_DEFINE_UNION_FIND(LOCAL, local)

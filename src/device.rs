@@ -1,0 +1,290 @@
+//! Device discovery and selection: every OpenCL device, every CUDA device and the CPU reference,
+//! each with a stable identifier (`cpu`, `opencl:N`, `cuda:N`) that can be passed back.
+
+use std::fmt;
+use std::str::FromStr;
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+use std::sync::Arc;
+
+use crate::labeler::{AnyLabeler, CpuLabeler};
+use crate::{Algorithm, Error, Result};
+
+/// The backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// The CPU reference labeler.
+    Cpu,
+    /// OpenCL, on any vendor's GPU or CPU.
+    OpenCl,
+    /// CUDA, on NVIDIA GPUs.
+    Cuda,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::OpenCl => "opencl",
+            BackendKind::Cuda => "cuda",
+        })
+    }
+}
+
+/// What kind of processor a device is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceType {
+    /// A GPU.
+    Gpu,
+    /// A CPU (the reference, or an OpenCL CPU device such as POCL).
+    Cpu,
+    /// Anything else (OpenCL accelerators).
+    Other,
+}
+
+/// A stable device identifier: `cpu`, `opencl:N` (N-th OpenCL device over all platforms, in
+/// platform order) or `cuda:N` (CUDA ordinal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceId {
+    /// The CPU reference.
+    Cpu,
+    /// The N-th OpenCL device.
+    OpenCl(usize),
+    /// The CUDA device with this ordinal.
+    Cuda(usize),
+}
+
+impl DeviceId {
+    /// The backend of this device.
+    pub fn backend(self) -> BackendKind {
+        match self {
+            DeviceId::Cpu => BackendKind::Cpu,
+            DeviceId::OpenCl(_) => BackendKind::OpenCl,
+            DeviceId::Cuda(_) => BackendKind::Cuda,
+        }
+    }
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceId::Cpu => f.write_str("cpu"),
+            DeviceId::OpenCl(i) => write!(f, "opencl:{i}"),
+            DeviceId::Cuda(i) => write!(f, "cuda:{i}"),
+        }
+    }
+}
+
+impl FromStr for DeviceId {
+    type Err = Error;
+
+    /// Parses `cpu`, `opencl:N`, `cuda:N` (`opencl` and `cuda` alone mean index 0).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |reason: &str| Error::UnknownDevice { id: s.to_string(), reason: reason.to_string() };
+        let lower = s.trim().to_ascii_lowercase();
+        let (backend, index) = match lower.split_once(':') {
+            Some((b, i)) => (b, i.parse::<usize>().map_err(|_| bad("the index after ':' is not a number"))?),
+            None => (lower.as_str(), 0),
+        };
+        match backend {
+            "cpu" => Ok(DeviceId::Cpu),
+            "opencl" | "cl" => Ok(DeviceId::OpenCl(index)),
+            "cuda" => Ok(DeviceId::Cuda(index)),
+            _ => Err(bad("expected cpu, opencl:N or cuda:N")),
+        }
+    }
+}
+
+/// Description of a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Identifier to pass back (`--device`).
+    pub id: DeviceId,
+    /// Device name.
+    pub name: String,
+    /// GPU, CPU or other.
+    pub device_type: DeviceType,
+    /// Platform (OpenCL) or API (CUDA) and driver version.
+    pub driver: String,
+}
+
+impl DeviceInfo {
+    /// The CPU reference device.
+    pub fn cpu() -> Self {
+        DeviceInfo {
+            id: DeviceId::Cpu,
+            name: "CPU reference (sequential union-find)".into(),
+            device_type: DeviceType::Cpu,
+            driver: format!("ccl {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.device_type {
+            DeviceType::Gpu => "GPU",
+            DeviceType::Cpu => "CPU",
+            DeviceType::Other => "other",
+        };
+        write!(f, "{:<10} {:<5} {} [{}]", self.id.to_string(), kind, self.name, self.driver)
+    }
+}
+
+/// Every device found, and why a backend offers none.
+#[derive(Clone, Debug, Default)]
+pub struct Discovery {
+    /// Devices, CUDA first, then OpenCL, then the CPU reference.
+    pub devices: Vec<DeviceInfo>,
+    /// Backends that offer no device, with the reason (library missing, no device).
+    pub unavailable: Vec<(BackendKind, String)>,
+}
+
+#[cfg(feature = "opencl")]
+fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
+    let descs = ccl_opencl::devices().map_err(|e| crate::gpu::opencl::unavailable_or(e, "OpenCL"))?;
+    Ok(descs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let info = DeviceInfo {
+                id: DeviceId::OpenCl(i),
+                name: d.name.clone(),
+                device_type: match d.kind {
+                    ccl_opencl::DeviceKind::Gpu => DeviceType::Gpu,
+                    ccl_opencl::DeviceKind::Cpu => DeviceType::Cpu,
+                    ccl_opencl::DeviceKind::Other => DeviceType::Other,
+                },
+                driver: format!("{}, driver {}", d.platform_name, d.driver_version),
+            };
+            (info, d)
+        })
+        .collect())
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_devices() -> Result<Vec<DeviceInfo>> {
+    let descs = ccl_cuda::devices().map_err(|e| crate::gpu::cuda::unavailable_or(e, "CUDA"))?;
+    Ok(descs
+        .into_iter()
+        .map(|d| DeviceInfo {
+            id: DeviceId::Cuda(d.ordinal),
+            name: d.name,
+            device_type: DeviceType::Gpu,
+            driver: format!(
+                "CUDA driver {}, compute capability {}.{}",
+                d.driver_version, d.compute_capability.0, d.compute_capability.1
+            ),
+        })
+        .collect())
+}
+
+fn not_built(backend: BackendKind) -> Error {
+    Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
+}
+
+/// Lists every device of every backend; never fails, a missing backend is reported in
+/// [`Discovery::unavailable`].
+pub fn discover() -> Discovery {
+    let mut found = Discovery::default();
+    let mut note = |backend: BackendKind, r: Result<Vec<DeviceInfo>>| match r {
+        Ok(v) if v.is_empty() => found.unavailable.push((backend, "no device".into())),
+        Ok(v) => found.devices.extend(v),
+        Err(e) => found.unavailable.push((backend, e.to_string())),
+    };
+    #[cfg(feature = "cuda")]
+    note(BackendKind::Cuda, cuda_devices());
+    #[cfg(not(feature = "cuda"))]
+    note(BackendKind::Cuda, Err(not_built(BackendKind::Cuda)));
+    #[cfg(feature = "opencl")]
+    note(BackendKind::OpenCl, opencl_devices().map(|v| v.into_iter().map(|(i, _)| i).collect()));
+    #[cfg(not(feature = "opencl"))]
+    note(BackendKind::OpenCl, Err(not_built(BackendKind::OpenCl)));
+    found.devices.push(DeviceInfo::cpu());
+    found
+}
+
+/// The device `auto` picks: the first CUDA device, else the first OpenCL GPU, else the first
+/// OpenCL device, else the CPU reference.
+pub fn auto_device() -> DeviceInfo {
+    let found = discover();
+    let pick = |pred: &dyn Fn(&DeviceInfo) -> bool| found.devices.iter().find(|d| pred(d)).cloned();
+    pick(&|d| d.id.backend() == BackendKind::Cuda)
+        .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl && d.device_type == DeviceType::Gpu))
+        .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl))
+        .unwrap_or_else(DeviceInfo::cpu)
+}
+
+/// An opened device, shared by the labelers created from it, so that an image uploaded once can
+/// be labeled by several algorithms.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) info: DeviceInfo,
+    pub(crate) inner: DeviceInner,
+}
+
+#[derive(Clone)]
+pub(crate) enum DeviceInner {
+    Cpu,
+    #[cfg(feature = "opencl")]
+    OpenCl(Arc<crate::labeler::Opened<crate::gpu::opencl::OpenCl>>),
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<crate::labeler::Opened<crate::gpu::cuda::Cuda>>),
+}
+
+impl Device {
+    /// Opens a device by identifier.
+    pub fn open(id: DeviceId) -> Result<Device> {
+        match id {
+            DeviceId::Cpu => Ok(Device { info: DeviceInfo::cpu(), inner: DeviceInner::Cpu }),
+            #[cfg(feature = "opencl")]
+            DeviceId::OpenCl(index) => {
+                let all = opencl_devices()?;
+                let count = all.len();
+                let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
+                    id: id.to_string(),
+                    reason: format!("there are {count} OpenCL devices (see `ccl devices`)"),
+                })?;
+                let gpu = crate::gpu::opencl::OpenCl::open(desc.platform, desc.device)?;
+                Ok(Device { inner: DeviceInner::OpenCl(crate::labeler::Opened::new(gpu, info.clone())), info })
+            }
+            #[cfg(feature = "cuda")]
+            DeviceId::Cuda(ordinal) => {
+                let all = cuda_devices()?;
+                let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
+                    id: id.to_string(),
+                    reason: "no CUDA device with that ordinal (see `ccl devices`)".into(),
+                })?;
+                let gpu = crate::gpu::cuda::Cuda::open(ordinal)?;
+                Ok(Device { inner: DeviceInner::Cuda(crate::labeler::Opened::new(gpu, info.clone())), info })
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(not_built(other.backend())),
+        }
+    }
+
+    /// Opens the device [`auto_device`] picks.
+    pub fn auto() -> Result<Device> {
+        Device::open(auto_device().id)
+    }
+
+    /// This device's description.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Creates a labeler for `algorithm`, compiling its kernels now (for every connectivity the
+    /// algorithm supports); labeling never compiles.
+    pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {
+        Ok(match &self.inner {
+            DeviceInner::Cpu => CpuLabeler::new(algorithm).into(),
+            #[cfg(feature = "opencl")]
+            DeviceInner::OpenCl(gpu) => {
+                crate::labeler::OpenClLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
+            }
+            #[cfg(feature = "cuda")]
+            DeviceInner::Cuda(gpu) => {
+                crate::labeler::CudaLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
+            }
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! Kernel sources. Each kernel is written once in `kernels/` in a portable vocabulary (`KERNEL`,
+//! `GLOBAL`, `LOCAL_ARRAY`, `LOCAL_BARRIER()`, `ATOMIC_MIN`, ...). The exact file each backend
+//! compiles is that source behind its dialect prelude, committed as `kernels-cl/NAME.cl` and
+//! `kernels-cu/NAME.cu`; `tests/kernel_sources.rs` fails when those drift from [`generate`]
+//! (`CCL_BLESS=1 cargo test --test kernel_sources` rewrites them). Specialisation is done with
+//! compile-time defines (`-D CONNECTIVITY=8`), never by editing the text.
+
+/// The backend language a kernel file is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenCL C 1.2.
+    OpenCl,
+    /// CUDA C++ through NVRTC.
+    Cuda,
+}
+
+impl Dialect {
+    /// Both dialects.
+    pub const ALL: [Dialect; 2] = [Dialect::OpenCl, Dialect::Cuda];
+
+    /// Folder of the generated files, relative to the repository root.
+    pub fn folder(self) -> &'static str {
+        match self {
+            Dialect::OpenCl => "kernels-cl",
+            Dialect::Cuda => "kernels-cu",
+        }
+    }
+
+    /// File extension of the generated files.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Dialect::OpenCl => "cl",
+            Dialect::Cuda => "cu",
+        }
+    }
+
+    fn prelude(self) -> &'static str {
+        match self {
+            Dialect::OpenCl => include_str!("../kernels-cl/prelude.h"),
+            Dialect::Cuda => include_str!("../kernels-cu/prelude.cuh"),
+        }
+    }
+}
+
+/// One kernel file: shared parts concatenated in order.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelFile {
+    /// Base name of the generated files (`uf` gives `kernels-cl/uf.cl`, `kernels-cu/uf.cu`).
+    pub name: &'static str,
+    /// (path under `kernels/`, text) of each shared part.
+    parts: &'static [(&'static str, &'static str)],
+    opencl: &'static str,
+    cuda: &'static str,
+}
+
+const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union_find.h"));
+
+/// UF: tile-local merge, border merge, compression.
+pub const UF: KernelFile = KernelFile {
+    name: "uf",
+    parts: &[UNION_FIND, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
+    opencl: include_str!("../kernels-cl/uf.cl"),
+    cuda: include_str!("../kernels-cu/uf.cu"),
+};
+
+/// Every kernel file.
+pub const ALL: &[KernelFile] = &[UF];
+
+impl KernelFile {
+    /// The committed source this dialect's compiler builds.
+    pub fn source(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::OpenCl => self.opencl,
+            Dialect::Cuda => self.cuda,
+        }
+    }
+
+    /// Path of the committed file for `dialect`, relative to the repository root.
+    pub fn path(&self, dialect: Dialect) -> String {
+        format!("{}/{}.{}", dialect.folder(), self.name, dialect.extension())
+    }
+}
+
+/// The source that `kernels-cl/` or `kernels-cu/` must hold for `file`: a header, the
+/// dialect prelude, then the shared parts.
+pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
+    let prelude_path = match dialect {
+        Dialect::OpenCl => "kernels-cl/prelude.h",
+        Dialect::Cuda => "kernels-cu/prelude.cuh",
+    };
+    let mut out = format!(
+        "// GENERATED from {prelude_path} and kernels/{{{}}}: edit those, then run\n\
+         // `CCL_BLESS=1 cargo test --test kernel_sources`.\n\n",
+        file.parts.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+    );
+    for (path, text) in std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied()) {
+        out.push_str(&format!("// ---- {path}\n"));
+        out.push_str(text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}

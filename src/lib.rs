@@ -1,0 +1,45 @@
+//! `ccl`: vendor-neutral GPU connected-components labeling.
+//!
+//! The GPU algorithms of IPAS 2018 and TPDS 2020 on OpenCL (any vendor, or a CPU through POCL)
+//! and CUDA, from one kernel source and one host schedule per algorithm, checked against a CPU
+//! reference.
+//!
+//! ```no_run
+//! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler};
+//!
+//! let image = BinaryImage::from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
+//! let device = Device::auto()?; // CUDA, else an OpenCL GPU, else OpenCL, else the CPU
+//! let mut labeler = device.labeler(Algorithm::UF)?;
+//! let result = labeler.label(&image, Connectivity::Eight)?;
+//! println!("{} components in {:.3} ms", result.labels.component_count(), result.timings.labeling_ms());
+//! # Ok::<(), ccl::Error>(())
+//! ```
+
+mod algorithm;
+mod device;
+mod error;
+mod gpu;
+mod image;
+pub mod io;
+pub mod kernels;
+mod labeler;
+pub mod reference;
+mod schedule;
+mod timings;
+
+pub use algorithm::{Algorithm, Connectivity, UnknownAlgorithm};
+pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
+pub use error::{Error, Result};
+pub use image::{BinaryImage, LabelImage, MAX_PIXELS};
+#[cfg(feature = "cuda")]
+pub use labeler::CudaLabeler;
+#[cfg(feature = "opencl")]
+pub use labeler::OpenClLabeler;
+pub use labeler::{AnyLabeler, CpuLabeler, DeviceArray, DeviceImage, DeviceLabels, Labeler, Labeling};
+pub use timings::{Phase, PhaseTime, Timings};
+
+/// Algorithms with a GPU implementation on both backends (the others run on the CPU backend
+/// only, until their kernels land).
+pub fn gpu_algorithms() -> &'static [Algorithm] {
+    schedule::IMPLEMENTED
+}

@@ -1,0 +1,42 @@
+//! Host-side schedules: which kernels run, in which order, with which loop. Each algorithm's
+//! schedule is written once over [`Gpu`] and so serves OpenCL and CUDA alike.
+
+mod uf;
+
+use crate::gpu::{Gpu, PhaseRecorder};
+use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
+
+/// Algorithms with a GPU schedule.
+pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF];
+
+/// The compiled kernels of one algorithm for one connectivity.
+pub(crate) enum Schedule<G: Gpu> {
+    /// Union Find.
+    Uf(uf::Uf<G>),
+}
+
+impl<G: Gpu> Schedule<G> {
+    /// Compiles the kernels `algorithm` needs for `connectivity`.
+    pub(crate) fn build(gpu: &G, backend: BackendKind, algorithm: Algorithm, connectivity: Connectivity) -> Result<Self> {
+        match algorithm {
+            Algorithm::UF => Ok(Schedule::Uf(uf::Uf::build(gpu, connectivity)?)),
+            _ => Err(Error::NotImplemented { algorithm, backend, implemented: IMPLEMENTED.to_vec() }),
+        }
+    }
+
+    /// Labels `input` into `labels` (both `size`); returns the iteration count of iterative
+    /// algorithms. Schedules that need scratch buffers allocate and free them here, recording
+    /// [`crate::Phase::Allocation`] and [`crate::Phase::Deallocation`].
+    pub(crate) fn run(
+        &mut self,
+        gpu: &G,
+        input: &G::Buffer,
+        labels: &G::Buffer,
+        size: (usize, usize),
+        recorder: &mut PhaseRecorder<G>,
+    ) -> Result<Option<u32>> {
+        match self {
+            Schedule::Uf(uf) => uf.run(gpu, input, labels, size, recorder).map(|()| None),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Per-phase timings of one labeling.
+
+use std::fmt;
+
+/// A phase of a labeling run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Host-to-device copy of the input (host clock).
+    Upload,
+    /// Allocation of the output and scratch buffers.
+    Allocation,
+    /// Initialization of the label (union-find) array.
+    Initialization,
+    /// UF: union-find inside each tile, in local memory.
+    LocalMerge,
+    /// UF: unions across tile borders.
+    BorderMerge,
+    /// Merge (unions between neighbours).
+    Merge,
+    /// KE / BKE: reduction (the unions initialization could not do).
+    Reduction,
+    /// Compression (flattening every tree to its root).
+    Compression,
+    /// Block algorithms: copying block labels to pixels.
+    FinalLabeling,
+    /// The whole labeling of the CPU reference.
+    CpuLabeling,
+    /// Freeing scratch buffers.
+    Deallocation,
+    /// Device-to-host copy of the labels (host clock).
+    Download,
+}
+
+impl Phase {
+    /// A short lowercase name, e.g. `local-merge`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Upload => "upload",
+            Phase::Allocation => "allocation",
+            Phase::Initialization => "initialization",
+            Phase::LocalMerge => "local-merge",
+            Phase::BorderMerge => "border-merge",
+            Phase::Merge => "merge",
+            Phase::Reduction => "reduction",
+            Phase::Compression => "compression",
+            Phase::FinalLabeling => "final-labeling",
+            Phase::CpuLabeling => "cpu-labeling",
+            Phase::Deallocation => "deallocation",
+            Phase::Download => "download",
+        }
+    }
+
+    /// Whether the phase moves data between host and device (outside the labeling proper).
+    pub fn is_transfer(self) -> bool {
+        matches!(self, Phase::Upload | Phase::Download)
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The duration of one phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseTime {
+    /// The phase.
+    pub phase: Phase,
+    /// Milliseconds: from device events for kernels (and for allocation where it is a device
+    /// command, as on CUDA), from the host clock otherwise.
+    pub ms: f64,
+}
+
+/// Timings of one labeling.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Phases in execution order.
+    pub phases: Vec<PhaseTime>,
+    /// Iterations of iterative algorithms (LE, OLE, BE); `None` for direct ones.
+    pub iterations: Option<u32>,
+}
+
+impl Timings {
+    /// Total milliseconds of the labeling proper: every phase but upload and download.
+    pub fn labeling_ms(&self) -> f64 {
+        self.phases.iter().filter(|p| !p.phase.is_transfer()).map(|p| p.ms).sum()
+    }
+
+    /// Milliseconds spent in `phase` (summed when it occurs several times).
+    pub fn phase_ms(&self, phase: Phase) -> f64 {
+        self.phases.iter().filter(|p| p.phase == phase).map(|p| p.ms).sum()
+    }
+}
