@@ -103,9 +103,11 @@ impl Algorithm {
     /// on 2x2 blocks and so only with 8-connectivity.
     pub fn connectivities(self) -> &'static [Connectivity] {
         match self {
-            Algorithm::BE | Algorithm::BUF | Algorithm::BUF_IC | Algorithm::BKE | Algorithm::BKE_IC => {
-                &[Connectivity::Eight]
-            }
+            Algorithm::BE
+            | Algorithm::BUF
+            | Algorithm::BUF_IC
+            | Algorithm::BKE
+            | Algorithm::BKE_IC => &[Connectivity::Eight],
             _ => &Connectivity::ALL,
         }
     }
@@ -117,7 +119,10 @@ impl Algorithm {
 
     /// Whether this is an inline-compression (`_IC`) variant.
     pub fn inline_compression(self) -> bool {
-        matches!(self, Algorithm::UF_IC | Algorithm::KE_IC | Algorithm::BUF_IC | Algorithm::BKE_IC)
+        matches!(
+            self,
+            Algorithm::UF_IC | Algorithm::KE_IC | Algorithm::BUF_IC | Algorithm::BKE_IC
+        )
     }
 }
 
@@ -129,7 +134,9 @@ impl fmt::Display for Algorithm {
 
 /// Error of parsing an algorithm name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown algorithm '{0}' (known: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC)")]
+#[error(
+    "unknown algorithm '{0}' (known: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC)"
+)]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for Algorithm {
@@ -138,6 +145,9 @@ impl FromStr for Algorithm {
     /// Case-insensitive; `-` and `_` are the same (`bke-ic` is `BKE_IC`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_uppercase().replace('-', "_");
-        Self::ALL.into_iter().find(|a| a.name() == wanted).ok_or_else(|| UnknownAlgorithm(s.to_string()))
+        Self::ALL
+            .into_iter()
+            .find(|a| a.name() == wanted)
+            .ok_or_else(|| UnknownAlgorithm(s.to_string()))
     }
 }

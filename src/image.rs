@@ -30,16 +30,35 @@ impl BinaryImage {
     pub fn new(width: usize, height: usize, pixels: Vec<u8>) -> Result<Self> {
         check_size(width, height)?;
         if pixels.len() != width * height {
-            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
+            return Err(Error::SizeMismatch {
+                width,
+                height,
+                len: pixels.len(),
+            });
         }
-        Ok(Self { width, height, pixels })
+        Ok(Self {
+            width,
+            height,
+            pixels,
+        })
     }
 
     /// Builds an image from a predicate on (x, y).
-    pub fn from_fn(width: usize, height: usize, mut f: impl FnMut(usize, usize) -> bool) -> Result<Self> {
+    pub fn from_fn(
+        width: usize,
+        height: usize,
+        mut f: impl FnMut(usize, usize) -> bool,
+    ) -> Result<Self> {
         check_size(width, height)?;
-        let pixels = (0..height).flat_map(|y| (0..width).map(move |x| (x, y))).map(|(x, y)| u8::from(f(x, y))).collect();
-        Ok(Self { width, height, pixels })
+        let pixels = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .map(|(x, y)| u8::from(f(x, y)))
+            .collect();
+        Ok(Self {
+            width,
+            height,
+            pixels,
+        })
     }
 
     /// Width in pixels.
@@ -76,9 +95,17 @@ impl LabelImage {
     pub fn new(width: usize, height: usize, labels: Vec<u32>) -> Result<Self> {
         check_size(width, height)?;
         if labels.len() != width * height {
-            return Err(Error::SizeMismatch { width, height, len: labels.len() });
+            return Err(Error::SizeMismatch {
+                width,
+                height,
+                len: labels.len(),
+            });
         }
-        Ok(Self { width, height, labels })
+        Ok(Self {
+            width,
+            height,
+            labels,
+        })
     }
 
     /// Width in pixels.
@@ -120,11 +147,61 @@ impl LabelImage {
                 }
             })
             .collect();
-        (LabelImage { width: self.width, height: self.height, labels }, next)
+        (
+            LabelImage {
+                width: self.width,
+                height: self.height,
+                labels,
+            },
+            next,
+        )
     }
 
     /// The number of distinct nonzero labels.
     pub fn component_count(&self) -> u32 {
         self.to_consecutive().1
     }
+}
+
+/// A built-in sample page (1024 x 768): random "ink" blobs like characters on a page, concentric
+/// rings, a spiral and a snake (long chains), so `ccl label` runs with no input file.
+pub fn sample_image() -> BinaryImage {
+    let (w, h) = (1024usize, 768usize);
+    let mut rng = rand_mt::Mt::new(2026);
+    // Text-like lines of small blobs in the upper part.
+    let mut blobs = Vec::new();
+    for line in 0..12 {
+        let cy = 30 + line * 32;
+        let mut x = 20;
+        while x < w - 40 {
+            let rx = 3 + (rng.next_u32() % 7) as usize;
+            let ry = 4 + (rng.next_u32() % 8) as usize;
+            blobs.push((x + rx, cy, rx, ry));
+            x += 2 * rx + 3 + (rng.next_u32() % 12) as usize;
+        }
+    }
+    BinaryImage::from_fn(w, h, |x, y| {
+        let (xf, yf) = (x as f64, y as f64);
+        let in_blob = blobs.iter().any(|&(cx, cy, rx, ry)| {
+            let (dx, dy) = ((xf - cx as f64) / rx as f64, (yf - cy as f64) / ry as f64);
+            dx * dx + dy * dy <= 1.0
+        });
+        // Concentric rings, lower left.
+        let r = ((xf - 200.0).powi(2) + (yf - 600.0).powi(2)).sqrt();
+        let ring = r < 150.0 && (r as usize / 6) % 2 == 0;
+        // Archimedean spiral, lower middle: one long component.
+        let (dx, dy) = (xf - 520.0, yf - 600.0);
+        let rr = (dx * dx + dy * dy).sqrt();
+        let theta = dy.atan2(dx) + std::f64::consts::PI;
+        let spiral = rr < 150.0
+            && ((rr - 12.0 * theta / std::f64::consts::TAU * 2.0).rem_euclid(24.0)) < 6.0;
+        // Snake, lower right: a one-pixel-wide path back and forth.
+        let snake = (760..1000).contains(&x)
+            && (460..740).contains(&y)
+            && ((y - 460) % 4 == 0
+                || (x == 760 && (y - 460) % 8 >= 4)
+                || (x == 999 && (y - 460) % 8 < 4));
+        in_blob || ring || spiral || snake
+    })
+    .expect("the sample size is valid")
 }

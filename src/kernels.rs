@@ -58,7 +58,10 @@ const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union
 /// UF: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
     name: "uf",
-    parts: &[UNION_FIND, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
+    parts: &[
+        UNION_FIND,
+        ("uf.kernel", include_str!("../kernels/uf.kernel")),
+    ],
     opencl: include_str!("../kernels-cl/uf.cl"),
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
@@ -91,9 +94,15 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
     let mut out = format!(
         "// GENERATED from {prelude_path} and kernels/{{{}}}: edit those, then run\n\
          // `CCL_BLESS=1 cargo test --test kernel_sources`.\n\n",
-        file.parts.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+        file.parts
+            .iter()
+            .map(|(p, _)| *p)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
-    for (path, text) in std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied()) {
+    for (path, text) in
+        std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied())
+    {
         out.push_str(&format!("// ---- {path}\n"));
         out.push_str(text);
         if !text.ends_with('\n') {

@@ -34,7 +34,11 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
             }
             for &(dx, dy) in backward_neighbours(connectivity) {
                 let (nx, ny) = (x as isize + dx, y as isize + dy);
-                if nx < 0 || ny < 0 || nx >= w as isize || !image.is_foreground(nx as usize, ny as usize) {
+                if nx < 0
+                    || ny < 0
+                    || nx >= w as isize
+                    || !image.is_foreground(nx as usize, ny as usize)
+                {
                     continue;
                 }
                 let a = find(&mut parent, (y * w + x) as u32);
@@ -45,7 +49,13 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
         }
     }
     let labels = (0..w * h)
-        .map(|i| if image.pixels()[i] == 0 { 0 } else { find(&mut parent, i as u32) + 1 })
+        .map(|i| {
+            if image.pixels()[i] == 0 {
+                0
+            } else {
+                find(&mut parent, i as u32) + 1
+            }
+        })
         .collect();
     LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
 }

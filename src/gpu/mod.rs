@@ -64,8 +64,13 @@ pub(crate) trait Gpu: Sized {
     /// Copies the start of a buffer to host bytes and waits.
     fn read(&self, buffer: &Self::Buffer, out: &mut [u8]) -> Result<()>;
     /// Launches a kernel over `global` work-items (a multiple of `local`) in groups of `local`.
-    fn launch(&self, kernel: &mut Self::Kernel, global: [usize; 2], local: [usize; 2], args: &[Arg<Self::Buffer>])
-        -> Result<()>;
+    fn launch(
+        &self,
+        kernel: &mut Self::Kernel,
+        global: [usize; 2],
+        local: [usize; 2],
+        args: &[Arg<Self::Buffer>],
+    ) -> Result<()>;
     /// Marks the current point of the command stream.
     fn mark(&self) -> Result<Self::Mark>;
     /// Device milliseconds between two marks (waits for them).
@@ -88,7 +93,10 @@ pub(crate) trait Gpu: Sized {
         local: [usize; 2],
         args: &[Arg<Self::Buffer>],
     ) -> Result<()> {
-        let global = [width.div_ceil(local[0]) * local[0], height.div_ceil(local[1]) * local[1]];
+        let global = [
+            width.div_ceil(local[0]) * local[0],
+            height.div_ceil(local[1]) * local[1],
+        ];
         self.launch(kernel, global, local, args)
     }
 }
@@ -104,7 +112,11 @@ impl<'g, G: Gpu> PhaseRecorder<'g, G> {
     /// Starts recording at the current point of the stream.
     pub(crate) fn start(gpu: &'g G) -> Result<Self> {
         gpu.reset_marks();
-        Ok(Self { gpu, marks: vec![(gpu.mark()?, Instant::now())], phases: Vec::new() })
+        Ok(Self {
+            gpu,
+            marks: vec![(gpu.mark()?, Instant::now())],
+            phases: Vec::new(),
+        })
     }
 
     /// Ends `phase` here: the commands queued since the previous boundary belong to it.
@@ -120,7 +132,8 @@ impl<'g, G: Gpu> PhaseRecorder<'g, G> {
         let mut out = Vec::with_capacity(self.phases.len());
         for (i, &phase) in self.phases.iter().enumerate() {
             let (from, to) = (&self.marks[i], &self.marks[i + 1]);
-            let host_timed = !G::STREAM_ORDERED_ALLOC && matches!(phase, Phase::Allocation | Phase::Deallocation);
+            let host_timed = !G::STREAM_ORDERED_ALLOC
+                && matches!(phase, Phase::Allocation | Phase::Deallocation);
             let ms = if host_timed {
                 (to.1 - from.1).as_secs_f64() * 1e3
             } else {

@@ -17,10 +17,19 @@ pub(crate) enum Schedule<G: Gpu> {
 
 impl<G: Gpu> Schedule<G> {
     /// Compiles the kernels `algorithm` needs for `connectivity`.
-    pub(crate) fn build(gpu: &G, backend: BackendKind, algorithm: Algorithm, connectivity: Connectivity) -> Result<Self> {
+    pub(crate) fn build(
+        gpu: &G,
+        backend: BackendKind,
+        algorithm: Algorithm,
+        connectivity: Connectivity,
+    ) -> Result<Self> {
         match algorithm {
             Algorithm::UF => Ok(Schedule::Uf(uf::Uf::build(gpu, connectivity)?)),
-            _ => Err(Error::NotImplemented { algorithm, backend, implemented: IMPLEMENTED.to_vec() }),
+            _ => Err(Error::NotImplemented {
+                algorithm,
+                backend,
+                implemented: IMPLEMENTED.to_vec(),
+            }),
         }
     }
 

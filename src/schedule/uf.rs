@@ -25,8 +25,11 @@ pub(crate) struct Uf<G: Gpu> {
 
 impl<G: Gpu> Uf<G> {
     pub(crate) fn build(gpu: &G, connectivity: Connectivity) -> Result<Self> {
-        let defines =
-            [("CONNECTIVITY", connectivity.neighbours()), ("TILE_W", TILE[0] as u32), ("TILE_H", TILE[1] as u32)];
+        let defines = [
+            ("CONNECTIVITY", connectivity.neighbours()),
+            ("TILE_W", TILE[0] as u32),
+            ("TILE_H", TILE[1] as u32),
+        ];
         let program = gpu.build(&kernels::UF, &defines)?;
         Ok(Self {
             local_merge: gpu.kernel(&program, "uf_local_merge")?,
@@ -49,7 +52,12 @@ impl<G: Gpu> Uf<G> {
         recorder.end(Phase::LocalMerge)?;
         gpu.launch_over(&mut self.border_merge, size, TILE, &image_args)?;
         recorder.end(Phase::BorderMerge)?;
-        gpu.launch_over(&mut self.compress, size, TILE, &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)])?;
+        gpu.launch_over(
+            &mut self.compress,
+            size,
+            TILE,
+            &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)],
+        )?;
         recorder.end(Phase::Compression)
     }
 }
