@@ -112,3 +112,55 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
     }
     out
 }
+
+/// One compilation of a kernel file: the defines an algorithm uses for one connectivity.
+#[derive(Clone, Debug)]
+pub struct KernelBuild {
+    /// The algorithm.
+    pub algorithm: crate::Algorithm,
+    /// The connectivity.
+    pub connectivity: crate::Connectivity,
+    /// The kernel file.
+    pub file: KernelFile,
+    /// Compile-time defines (`-D NAME=VALUE`).
+    pub defines: Vec<(&'static str, u32)>,
+}
+
+/// Every compilation the GPU labelers perform: each implemented algorithm x connectivity.
+pub fn builds() -> Vec<KernelBuild> {
+    crate::Algorithm::ALL
+        .into_iter()
+        .flat_map(|algorithm| {
+            crate::Connectivity::ALL
+                .into_iter()
+                .map(move |c| (algorithm, c))
+        })
+        .filter_map(|(algorithm, connectivity)| {
+            let (file, defines) = crate::schedule::kernel_build(algorithm, connectivity)?;
+            Some(KernelBuild {
+                algorithm,
+                connectivity,
+                file,
+                defines,
+            })
+        })
+        .collect()
+}
+
+/// Compiles a build's CUDA source to PTX with NVRTC; needs `libnvrtc` but no GPU or driver.
+#[cfg(feature = "cuda")]
+pub fn compile_cuda_ptx(build: &KernelBuild) -> crate::Result<String> {
+    let options: Vec<String> = build
+        .defines
+        .iter()
+        .map(|(k, v)| format!("-D{k}={v}"))
+        .collect();
+    ccl_cuda::compile_ptx(build.file.source(Dialect::Cuda), &options, None).map_err(|e| match e {
+        ccl_cuda::Error::Build { log } => crate::Error::KernelBuild {
+            kernel: build.file.path(Dialect::Cuda),
+            device: "NVRTC".into(),
+            log,
+        },
+        e => crate::gpu::cuda::unavailable_or(e, "NVRTC"),
+    })
+}

@@ -9,6 +9,21 @@ use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
 /// Algorithms with a GPU schedule.
 pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF];
 
+/// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
+/// schedule and supports that connectivity.
+pub(crate) fn kernel_build(
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+) -> Option<(crate::kernels::KernelFile, Vec<(&'static str, u32)>)> {
+    if !algorithm.supports(connectivity) {
+        return None;
+    }
+    match algorithm {
+        Algorithm::UF => Some((crate::kernels::UF, uf::defines(connectivity))),
+        _ => None,
+    }
+}
+
 /// The compiled kernels of one algorithm for one connectivity.
 pub(crate) enum Schedule<G: Gpu> {
     /// Union Find.

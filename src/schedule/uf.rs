@@ -16,6 +16,15 @@ use crate::{Connectivity, Phase, Result};
 /// full warp per tile row for coalesced rows.
 const TILE: [usize; 2] = [32, 8];
 
+/// The compile-time defines of `kernels/uf.kernel` for `connectivity`.
+pub(crate) fn defines(connectivity: Connectivity) -> Vec<(&'static str, u32)> {
+    vec![
+        ("CONNECTIVITY", connectivity.neighbours()),
+        ("TILE_W", TILE[0] as u32),
+        ("TILE_H", TILE[1] as u32),
+    ]
+}
+
 /// The compiled UF kernels for one connectivity.
 pub(crate) struct Uf<G: Gpu> {
     local_merge: G::Kernel,

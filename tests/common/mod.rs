@@ -1,0 +1,140 @@
+//! Shared test support: which backends are present (and required), test images, paths.
+#![allow(dead_code)]
+
+pub mod images;
+
+use std::path::PathBuf;
+
+use ccl::{BackendKind, Device, DeviceType};
+
+/// A device under test, with the token `CCL_REQUIRE_BACKENDS` names it by.
+pub struct TestDevice {
+    pub token: &'static str,
+    pub device: Device,
+}
+
+/// Tokens `CCL_REQUIRE_BACKENDS` accepts.
+pub const TOKENS: [&str; 5] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc"];
+
+/// The tokens listed in `CCL_REQUIRE_BACKENDS` (comma separated); panics on an unknown one.
+pub fn required() -> Vec<String> {
+    let list = std::env::var("CCL_REQUIRE_BACKENDS").unwrap_or_default();
+    let tokens: Vec<String> = list
+        .split(',')
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect();
+    for t in &tokens {
+        assert!(
+            TOKENS.contains(&t.as_str()),
+            "CCL_REQUIRE_BACKENDS: unknown backend '{t}' (known: {TOKENS:?})"
+        );
+    }
+    tokens
+}
+
+/// Whether `token` is required.
+pub fn is_required(token: &str) -> bool {
+    required().iter().any(|t| t == token)
+}
+
+fn token_of(device: &ccl::DeviceInfo) -> &'static str {
+    match (device.id.backend(), device.device_type) {
+        (BackendKind::Cpu, _) => "cpu",
+        (BackendKind::Cuda, _) => "cuda",
+        (BackendKind::OpenCl, DeviceType::Gpu) => "opencl-gpu",
+        (BackendKind::OpenCl, _) => "opencl-cpu",
+    }
+}
+
+/// Opens the first device of every kind present. Panics when a required kind is missing,
+/// and says on stderr which kinds are absent.
+pub fn devices() -> Vec<TestDevice> {
+    let found = ccl::discover();
+    let mut out: Vec<TestDevice> = Vec::new();
+    for info in &found.devices {
+        let token = token_of(info);
+        if out.iter().any(|d| d.token == token) {
+            continue;
+        }
+        match Device::open(info.id) {
+            Ok(device) => out.push(TestDevice { token, device }),
+            Err(e) if is_required(token) => {
+                panic!("required backend {token} ({}) failed to open: {e}", info.id)
+            }
+            Err(e) => eprintln!(
+                "note: {token} device {} did not open, its cases do not run: {e}",
+                info.id
+            ),
+        }
+    }
+    for token in ["cpu", "opencl-cpu", "opencl-gpu", "cuda"] {
+        if out.iter().any(|d| d.token == token) {
+            continue;
+        }
+        let why: Vec<String> = found
+            .unavailable
+            .iter()
+            .map(|(b, r)| format!("{b}: {r}"))
+            .collect();
+        if is_required(token) {
+            panic!(
+                "CCL_REQUIRE_BACKENDS requires {token}, which is not present ({})",
+                why.join("; ")
+            );
+        }
+        eprintln!(
+            "note: no {token} device; its cases do not run ({})",
+            why.join("; ")
+        );
+    }
+    out
+}
+
+/// The repository root: `CCL_REPO_ROOT` when set (the GPU machine's runner sets it), else the
+/// current directory when it holds `kernels/`, else where this crate was built.
+pub fn repo_root() -> PathBuf {
+    if let Ok(root) = std::env::var("CCL_REPO_ROOT") {
+        return PathBuf::from(root);
+    }
+    let cwd = std::env::current_dir().expect("current directory");
+    if cwd.join("kernels").is_dir() {
+        return cwd;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared real-data folder: `CCL_DATA_DIR`, else `<repo>/../shared/data`; `None` (with a
+/// note on stderr) when absent.
+pub fn data_dir() -> Option<PathBuf> {
+    let dir = std::env::var("CCL_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo_root().join("../shared/data"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "note: real-data folder {} is absent; real-page cases do not run",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Up to `limit` DIBCO originals (sorted), from the shared data folder.
+pub fn dibco_pages(limit: usize) -> Vec<PathBuf> {
+    let Some(dir) = data_dir() else {
+        return Vec::new();
+    };
+    let mut pages = Vec::new();
+    if let Ok(years) = std::fs::read_dir(dir.join("dibco")) {
+        for year in years.flatten() {
+            if let Ok(files) = std::fs::read_dir(year.path().join("Originals")) {
+                pages.extend(files.flatten().map(|f| f.path()));
+            }
+        }
+    }
+    pages.sort();
+    pages.truncate(limit);
+    pages
+}
