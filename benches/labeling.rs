@@ -1,1 +1,71 @@
-fn main() {}
+//! Criterion benches: every GPU algorithm on every available device, on a few fixed images,
+//! with the input already on the device. The measured time is the labeling's device time
+//! (allocation, kernels, synchronisation), from device events, as in TPDS 2020 Sec. 6.2.
+
+use std::time::Duration;
+
+use ccl::{BinaryImage, Connectivity, Device, Labeler};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+fn random(w: usize, h: usize, density_percent: u64, seed: u32) -> BinaryImage {
+    let mut rng = rand_mt::Mt::new(seed);
+    let pixels = (0..w * h)
+        .map(|_| u8::from((rng.next_u32() as u64 * 100) >> 32 < density_percent))
+        .collect();
+    BinaryImage::new(w, h, pixels).expect("valid size")
+}
+
+fn bench_labeling(c: &mut Criterion) {
+    let images = [
+        ("sample-page", ccl::sample_image()),
+        ("1024x1024-d10", random(1024, 1024, 10, 1)),
+        ("1024x1024-d50", random(1024, 1024, 50, 2)),
+        ("1024x1024-d90", random(1024, 1024, 90, 3)),
+    ];
+    let found = ccl::discover();
+    for info in found
+        .devices
+        .iter()
+        .filter(|d| d.id.backend() != ccl::BackendKind::Cpu)
+    {
+        let Ok(device) = Device::open(info.id) else {
+            continue;
+        };
+        for &algorithm in ccl::gpu_algorithms() {
+            let Ok(mut labeler) = device.labeler(algorithm) else {
+                continue;
+            };
+            let mut group = c.benchmark_group(format!("{algorithm}/{}", info.id));
+            for (name, image) in &images {
+                let on_device = labeler.upload(image).expect("upload");
+                group.throughput(Throughput::Elements(
+                    (image.width() * image.height()) as u64,
+                ));
+                group.bench_with_input(
+                    BenchmarkId::from_parameter(name),
+                    &on_device,
+                    |b, input| {
+                        b.iter_custom(|iters| {
+                            let mut total = Duration::ZERO;
+                            for _ in 0..iters {
+                                let (_, timings) = labeler
+                                    .label_on_device(input, Connectivity::Eight)
+                                    .expect("label");
+                                total += Duration::from_secs_f64(timings.labeling_ms() * 1e-3);
+                            }
+                            total
+                        })
+                    },
+                );
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).warm_up_time(Duration::from_millis(500));
+    targets = bench_labeling
+}
+criterion_main!(benches);

@@ -188,7 +188,7 @@ pub fn sample_image() -> BinaryImage {
         });
         // Concentric rings, lower left.
         let r = ((xf - 200.0).powi(2) + (yf - 600.0).powi(2)).sqrt();
-        let ring = r < 150.0 && (r as usize / 6) % 2 == 0;
+        let ring = r < 150.0 && (r as usize / 6).is_multiple_of(2);
         // Archimedean spiral, lower middle: one long component.
         let (dx, dy) = (xf - 520.0, yf - 600.0);
         let rr = (dx * dx + dy * dy).sqrt();

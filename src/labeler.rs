@@ -1,6 +1,8 @@
 //! The [`Labeler`] trait and its implementations: the CPU reference and the GPU labelers, one
 //! generic implementation over [`Gpu`] shared by OpenCL and CUDA; [`AnyLabeler`] chooses at run
 //! time.
+// Built without any GPU feature, only the CPU reference remains.
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -169,7 +171,9 @@ impl Labeler for CpuLabeler {
         connectivity: Connectivity,
     ) -> Result<(DeviceLabels, Timings)> {
         check_connectivity(self.algorithm, connectivity)?;
-        let Storage::Host(pixels) = &image.storage else {
+        #[allow(irrefutable_let_patterns)] // without GPU features, Host is the only storage
+        let Storage::Host(pixels) = &image.storage
+        else {
             return Err(Error::DeviceMismatch {
                 device: self.info.name.clone(),
             });

@@ -1,6 +1,8 @@
 //! The device abstraction the algorithms are written against: compile, allocate, copy, launch,
 //! time. The OpenCL and CUDA runtimes each implement [`Gpu`] in a few lines; every algorithm's
 //! schedule (in `schedule/`) is written once over it.
+// Built without any GPU feature, only the CPU reference remains.
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;

@@ -7,6 +7,7 @@
 //! 3. Compression: every pixel is linked to its root.
 //!
 //! Raw labels: (raster index of the component's first pixel) + 1; background 0.
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 use crate::gpu::{Arg, Gpu, PhaseRecorder};
 use crate::kernels;

@@ -1,0 +1,220 @@
+//! Bad input and missing backends give typed errors naming what is wrong, never panics.
+
+mod common;
+
+use std::path::Path;
+
+use ccl::io::{read_binary, write_labels, Binarize};
+use ccl::{
+    Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error,
+    LabelImage, Labeler,
+};
+
+#[test]
+fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
+    let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
+    for algorithm in [
+        Algorithm::BE,
+        Algorithm::BUF,
+        Algorithm::BUF_IC,
+        Algorithm::BKE,
+        Algorithm::BKE_IC,
+    ] {
+        assert!(!algorithm.supports(Connectivity::Four));
+        let err = CpuLabeler::new(algorithm)
+            .label(&image, Connectivity::Four)
+            .unwrap_err();
+        match &err {
+            Error::UnsupportedConnectivity {
+                algorithm: a,
+                connectivity,
+                supported,
+            } => {
+                assert_eq!((*a, *connectivity), (algorithm, Connectivity::Four));
+                assert_eq!(supported, &[Connectivity::Eight]);
+            }
+            other => panic!("expected UnsupportedConnectivity, got {other:?}"),
+        }
+        assert!(err.to_string().contains("supports 8-connectivity"), "{err}");
+    }
+}
+
+#[test]
+fn gpu_labelers_reject_unsupported_pairs_too() {
+    let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
+    for dev in common::devices() {
+        for &algorithm in ccl::gpu_algorithms() {
+            let mut labeler = dev.device.labeler(algorithm).unwrap();
+            for connectivity in Connectivity::ALL {
+                let r = labeler.label(&image, connectivity);
+                if algorithm.supports(connectivity) {
+                    r.unwrap();
+                } else {
+                    assert!(
+                        matches!(r, Err(Error::UnsupportedConnectivity { .. })),
+                        "{algorithm}/{}",
+                        dev.token
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_and_oversized_images_are_rejected() {
+    assert!(matches!(
+        BinaryImage::new(0, 5, vec![]),
+        Err(Error::EmptyImage {
+            width: 0,
+            height: 5
+        })
+    ));
+    assert!(matches!(
+        BinaryImage::new(5, 0, vec![]),
+        Err(Error::EmptyImage { .. })
+    ));
+    assert!(matches!(
+        BinaryImage::from_fn(0, 0, |_, _| true),
+        Err(Error::EmptyImage { .. })
+    ));
+    let err = BinaryImage::new(70_000, 70_000, vec![]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TooManyPixels {
+                width: 70_000,
+                height: 70_000
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("4900000000"), "{err}");
+    assert!(matches!(
+        BinaryImage::new(3, 3, vec![0; 8]),
+        Err(Error::SizeMismatch { len: 8, .. })
+    ));
+    assert!(matches!(
+        LabelImage::new(2, 2, vec![0; 3]),
+        Err(Error::SizeMismatch { .. })
+    ));
+}
+
+#[test]
+fn device_identifiers_parse_and_unknown_ones_are_named() {
+    assert_eq!("cpu".parse::<DeviceId>().unwrap(), DeviceId::Cpu);
+    assert_eq!("OpenCL:2".parse::<DeviceId>().unwrap(), DeviceId::OpenCl(2));
+    assert_eq!("cuda".parse::<DeviceId>().unwrap(), DeviceId::Cuda(0));
+    assert_eq!(
+        DeviceId::OpenCl(3).to_string().parse::<DeviceId>().unwrap(),
+        DeviceId::OpenCl(3)
+    );
+    for bad in ["gpu", "cuda:x", "opencl:-1"] {
+        let err = bad.parse::<DeviceId>().unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownDevice { id, .. } if id == bad),
+            "{err:?}"
+        );
+    }
+    match Device::open(DeviceId::OpenCl(999)) {
+        Err(Error::UnknownDevice { id, .. }) => assert_eq!(id, "opencl:999"),
+        Err(Error::BackendUnavailable {
+            backend: BackendKind::OpenCl,
+            ..
+        }) => {}
+        other => panic!(
+            "expected an error, got {:?}",
+            other.map(|d| d.info().clone())
+        ),
+    }
+}
+
+#[test]
+fn missing_cuda_is_an_error_not_a_panic() {
+    let cuda_present = ccl::discover()
+        .devices
+        .iter()
+        .any(|d| d.id.backend() == BackendKind::Cuda);
+    match Device::open(DeviceId::Cuda(0)) {
+        Ok(_) => assert!(cuda_present),
+        Err(Error::BackendUnavailable {
+            backend: BackendKind::Cuda,
+            reason,
+        }) => {
+            assert!(!cuda_present);
+            assert!(!reason.is_empty());
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+    match Device::open(DeviceId::Cuda(99)) {
+        Err(Error::BackendUnavailable { .. } | Error::UnknownDevice { .. }) => {}
+        other => panic!("cuda:99 must not open: {:?}", other.is_ok()),
+    }
+}
+
+#[test]
+fn buffers_of_one_device_are_refused_by_another() {
+    let image = BinaryImage::from_fn(8, 8, |x, y| x == y).unwrap();
+    let mut cpu = CpuLabeler::new(Algorithm::UF);
+    let on_host = cpu.upload(&image).unwrap();
+    for dev in common::devices().into_iter().filter(|d| d.token != "cpu") {
+        let mut gpu = dev.device.labeler(Algorithm::UF).unwrap();
+        let r = gpu.label_on_device(&on_host, Connectivity::Eight);
+        assert!(
+            matches!(r, Err(Error::DeviceMismatch { .. })),
+            "{}",
+            dev.token
+        );
+        let on_gpu = gpu.upload(&image).unwrap();
+        assert!(matches!(
+            cpu.label_on_device(&on_gpu, Connectivity::Eight),
+            Err(Error::DeviceMismatch { .. })
+        ));
+        // A second device handle has its own buffers.
+        let other = Device::open(dev.device.info().id)
+            .unwrap()
+            .labeler(Algorithm::UF)
+            .unwrap();
+        let mut other = other;
+        assert!(matches!(
+            other.label_on_device(&on_gpu, Connectivity::Eight),
+            Err(Error::DeviceMismatch { .. })
+        ));
+    }
+}
+
+#[test]
+fn algorithm_names_parse_case_insensitively() {
+    assert_eq!("bke-ic".parse::<Algorithm>().unwrap(), Algorithm::BKE_IC);
+    assert_eq!("BKE_IC".parse::<Algorithm>().unwrap(), Algorithm::BKE_IC);
+    assert_eq!("uf".parse::<Algorithm>().unwrap(), Algorithm::UF);
+    for a in Algorithm::ALL {
+        assert_eq!(a.name().to_lowercase().parse::<Algorithm>().unwrap(), a);
+    }
+    let err = "bfs".parse::<Algorithm>().unwrap_err();
+    assert!(err.to_string().contains("'bfs'"));
+}
+
+#[test]
+fn unreadable_files_and_bad_outputs_are_named() {
+    let missing = Path::new("/nonexistent/page.png");
+    match read_binary(missing, Binarize::default()) {
+        Err(Error::ImageRead { path, .. }) => assert_eq!(path, "/nonexistent/page.png"),
+        other => panic!("{other:?}"),
+    }
+    let dir = std::env::temp_dir().join(format!("ccl-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.png");
+    std::fs::write(&garbage, b"not an image at all").unwrap();
+    assert!(matches!(
+        read_binary(&garbage, Binarize::default()),
+        Err(Error::ImageRead { .. })
+    ));
+    let labels = LabelImage::new(2, 1, vec![1, 0]).unwrap();
+    let err = write_labels(&dir.join("out.bmp"), &labels).unwrap_err();
+    assert!(
+        matches!(err, Error::ImageWrite { .. }) && err.to_string().contains("bmp"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
