@@ -42,6 +42,11 @@ pub use labeler::{
 };
 pub use timings::{Phase, PhaseTime, Timings};
 
+/// The README's examples compile and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Algorithms with a GPU implementation on both backends (the others run on the CPU backend
 /// only, until their kernels land).
 pub fn gpu_algorithms() -> &'static [Algorithm] {
