@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
+use opencl3::error_codes::CL_DEVICE_NOT_FOUND;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
@@ -65,6 +66,16 @@ fn call_error(call: &'static str, e: opencl3::error_codes::ClError) -> Error {
     }
 }
 
+/// Serialises platform discovery, context creation and program builds: concurrent first calls
+/// into the ICD loader and POCL from several threads crash (seen with ocl-icd 2.3 and POCL 3.1).
+static DRIVER_LOCK: Mutex<()> = Mutex::new(());
+
+fn driver_lock() -> std::sync::MutexGuard<'static, ()> {
+    DRIVER_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Whether a device is a GPU, a CPU or something else (accelerator, custom).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
@@ -99,13 +110,18 @@ pub struct DeviceDesc {
 ///
 /// Returns [`Error::Unavailable`] when the loader or any platform is missing.
 pub fn devices() -> Result<Vec<DeviceDesc>> {
+    let _serialised = driver_lock();
     let platforms =
         opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
     let mut out = Vec::new();
     for (p, platform) in platforms.iter().enumerate() {
         let platform_name = platform.name().unwrap_or_default();
         // A platform with no device answers CL_DEVICE_NOT_FOUND: that is not an error here.
-        let ids = platform.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) if e.0 == CL_DEVICE_NOT_FOUND => Vec::new(),
+            Err(e) => return Err(call_error("clGetDeviceIDs", e)),
+        };
         for (d, id) in ids.into_iter().enumerate() {
             out.push(describe(p, d, &platform_name, Device::new(id)));
         }
@@ -190,6 +206,7 @@ pub struct Runtime {
 impl Runtime {
     /// Opens device `device` of platform `platform` (indices as listed by [`devices`]).
     pub fn new(platform: usize, device: usize) -> Result<Self> {
+        let _serialised = driver_lock();
         let platforms =
             opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
         let pl = platforms.get(platform).ok_or_else(|| {
@@ -233,6 +250,7 @@ impl Runtime {
 
     /// Compiles `source` with build `options` (e.g. `-D NAME=VALUE`).
     pub fn build(&self, source: &str, options: &str) -> Result<Program> {
+        let _serialised = driver_lock();
         let mut program = ClProgram::create_from_source(&self.context, source)
             .map_err(|e| call_error("clCreateProgramWithSource", e))?;
         if let Err(e) = program.build(&[self.device.id()], options) {
