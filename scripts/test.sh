@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (conformance matrix on every backend present, CPU reference,
-# kernel drift and compile checks, error paths, command line).
+# kernel drift and compile checks, error paths, command line) and ends with one summary line.
 # CCL_REQUIRE_BACKENDS=cpu,opencl-cpu,opencl-gpu,cuda,nvrtc (any subset) turns an absent
 # backend into a failure instead of a note.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 nvrtc_lib=$PWD/.cache/nvrtc/nvidia/cu13/lib
 [ -d "$nvrtc_lib" ] && export LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-cargo test --release --workspace "$@"
+log=$(mktemp)
+cargo test --release --workspace "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+rm -f "$log"
+exit "$rc"
