@@ -22,13 +22,14 @@
 //
 // Convention: L[i] holds the index of i's parent plus one, and 0 for background, so node i is a
 // root when L[i] == i + 1. Union always hangs the larger root under the smaller one, so the root
-// of a finished tree is its smallest index.
+// of a finished tree is its smallest index. Block algorithms use the same convention on the
+// top-left pixel of each block (the node index is that pixel's raster index).
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // and once for local (shared) memory.
 
 #define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
-    /* Root of the tree holding node i. */                                                       \
+    /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
     {                                                                                            \
         uint parent = L[i] - 1;                                                                  \
@@ -39,8 +40,8 @@
         return i;                                                                                \
     }                                                                                            \
                                                                                                  \
-    /* Joins the trees of a and b. atomic_min can lose to a concurrent union: then the old */    \
-    /* parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */       \
+    /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
+    /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
     {                                                                                            \
         for (;;) {                                                                               \
@@ -63,6 +64,24 @@
 CCL_DEFINE_UNION_FIND(GLOBAL, global)
 CCL_DEFINE_UNION_FIND(LOCAL, local)
 
+// Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
+// (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
+// so threads that read i meanwhile already see a shorter path.
+DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+{
+#if INLINE_COMPRESSION
+    const uint start = i;
+    uint parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        L[start] = i + 1;
+        parent = L[i] - 1;
+    }
+#else
+    L[i] = find_global(L, i) + 1;
+#endif
+}
+
 // ---- uf.kernel
 // UF: union-find labeling of Oliveira & Lotufo (SIBGRAPI 2010), as described in TPDS 2020
 // Sec. 4.1 and IPAS 2018 Sec. II-A (Alg. 1, 2), with the IPAS 2018 8-connectivity extension:
@@ -73,7 +92,8 @@ CCL_DEFINE_UNION_FIND(LOCAL, local)
 // across tile borders are done in global memory, then every tree is flattened (Compression).
 // Raw labels: each component gets (raster index of its first pixel) + 1; background is 0.
 //
-// Build-time defines: CONNECTIVITY (4 or 8), TILE_W and TILE_H (the work-group size).
+// Build-time defines: CONNECTIVITY (4 or 8), TILE_W and TILE_H (the work-group size),
+// INLINE_COMPRESSION (1 for UF_IC).
 
 // Foreground test: any nonzero pixel value is foreground.
 #define FG(v) ((v) != 0)
@@ -152,8 +172,8 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL uint *L, uint width,
 #endif
 }
 
-// Phase 3, Compression (TPDS 2020 Sec. 2.1, Compress): links every foreground pixel directly to
-// the root of its tree, which is the component's smallest pixel index.
+// Phase 3, Compression (TPDS 2020 Sec. 2.1, Compress, or InlineCompress for UF_IC): links every
+// foreground pixel directly to the root of its tree, the component's smallest pixel index.
 KERNEL void uf_compress(GLOBAL uint *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
@@ -161,6 +181,6 @@ KERNEL void uf_compress(GLOBAL uint *L, uint width, uint height)
         return;
     const uint i = y * width + x;
     if (L[i] != 0)
-        L[i] = find_global(L, i) + 1;
+        compress_global(L, i);
 }
 

@@ -2,13 +2,14 @@
 //
 // Convention: L[i] holds the index of i's parent plus one, and 0 for background, so node i is a
 // root when L[i] == i + 1. Union always hangs the larger root under the smaller one, so the root
-// of a finished tree is its smallest index.
+// of a finished tree is its smallest index. Block algorithms use the same convention on the
+// top-left pixel of each block (the node index is that pixel's raster index).
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // and once for local (shared) memory.
 
 #define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
-    /* Root of the tree holding node i. */                                                       \
+    /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
     {                                                                                            \
         uint parent = L[i] - 1;                                                                  \
@@ -19,8 +20,8 @@
         return i;                                                                                \
     }                                                                                            \
                                                                                                  \
-    /* Joins the trees of a and b. atomic_min can lose to a concurrent union: then the old */    \
-    /* parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */       \
+    /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
+    /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
     {                                                                                            \
         for (;;) {                                                                               \
@@ -42,3 +43,21 @@
 
 CCL_DEFINE_UNION_FIND(GLOBAL, global)
 CCL_DEFINE_UNION_FIND(LOCAL, local)
+
+// Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
+// (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
+// so threads that read i meanwhile already see a shorter path.
+DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+{
+#if INLINE_COMPRESSION
+    const uint start = i;
+    uint parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        L[start] = i + 1;
+        parent = L[i] - 1;
+    }
+#else
+    L[i] = find_global(L, i) + 1;
+#endif
+}

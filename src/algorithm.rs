@@ -117,6 +117,18 @@ impl Algorithm {
         self.connectivities().contains(&connectivity)
     }
 
+    /// How the algorithm numbers components in its raw output.
+    pub fn raw_labels(self) -> RawLabels {
+        match self {
+            Algorithm::BE
+            | Algorithm::BUF
+            | Algorithm::BUF_IC
+            | Algorithm::BKE
+            | Algorithm::BKE_IC => RawLabels::FirstBlock,
+            _ => RawLabels::FirstPixel,
+        }
+    }
+
     /// Whether this is an inline-compression (`_IC`) variant.
     pub fn inline_compression(self) -> bool {
         matches!(
@@ -130,6 +142,19 @@ impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The raw label convention of an algorithm: every component is labeled from its smallest
+/// pixel or 2x2-block index, plus one; background is 0. Deterministic, not consecutive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawLabels {
+    /// Pixel algorithms (LE, OLE, UF, KE): raster index of the component's first pixel, + 1.
+    FirstPixel,
+    /// Block algorithms (BE, BUF, BKE): raster index of the top-left pixel of the component's
+    /// first 2x2 block (blocks in raster order), + 1. The first block may hold a pixel that comes
+    /// after the component's first pixel, e.g. a component starting at (2, 0) that also holds
+    /// (1, 1) is labeled 1.
+    FirstBlock,
 }
 
 /// Error of parsing an algorithm name.

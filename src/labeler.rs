@@ -127,8 +127,9 @@ fn check_connectivity(algorithm: Algorithm, connectivity: Connectivity) -> Resul
     }
 }
 
-/// The CPU reference labeler ([`reference::label`]); it accepts every algorithm name, with the
-/// algorithm's connectivity rules, and gives the same raw labels as the GPU algorithms.
+/// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
+/// the algorithm's connectivity rules and raw label convention, so its raw labels equal the GPU
+/// algorithm's.
 pub struct CpuLabeler {
     algorithm: Algorithm,
     info: DeviceInfo,
@@ -180,7 +181,7 @@ impl Labeler for CpuLabeler {
         };
         let start = Instant::now();
         let binary = BinaryImage::new(image.width, image.height, pixels.clone())?;
-        let labels = reference::label(&binary, connectivity);
+        let labels = reference::label_as(&binary, connectivity, self.algorithm.raw_labels());
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let timings = Timings {
             phases: vec![PhaseTime {

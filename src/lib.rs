@@ -27,7 +27,7 @@ pub mod reference;
 mod schedule;
 mod timings;
 
-pub use algorithm::{Algorithm, Connectivity, UnknownAlgorithm};
+pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
 pub use device::{
     auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery,
 };

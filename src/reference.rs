@@ -1,7 +1,7 @@
 //! The CPU reference: a sequential union-find labeling that is simple and obviously right, and
 //! the partition-equality check every test uses.
 
-use crate::{BinaryImage, Connectivity, LabelImage};
+use crate::{BinaryImage, Connectivity, LabelImage, RawLabels};
 
 /// Offsets (dx, dy) of the backward neighbours: those before a pixel in raster order. Joining
 /// every foreground pixel with its foreground backward neighbours visits every adjacent pair once.
@@ -58,6 +58,46 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
         })
         .collect();
     LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
+}
+
+/// Labels `image` on the CPU with the raw labels an algorithm of the given convention produces.
+pub fn label_as(
+    image: &BinaryImage,
+    connectivity: Connectivity,
+    convention: RawLabels,
+) -> LabelImage {
+    let by_first_pixel = label(image, connectivity);
+    match convention {
+        RawLabels::FirstPixel => by_first_pixel,
+        RawLabels::FirstBlock => {
+            let w = image.width();
+            // Smallest block top-left index over each component, keyed by the component's
+            // first-pixel label.
+            let block_of = |i: usize| (i / w / 2 * 2) * w + (i % w / 2 * 2);
+            let mut first_block = std::collections::HashMap::new();
+            for (i, &l) in by_first_pixel.labels().iter().enumerate() {
+                if l != 0 {
+                    let b = block_of(i);
+                    first_block
+                        .entry(l)
+                        .and_modify(|m: &mut usize| *m = (*m).min(b))
+                        .or_insert(b);
+                }
+            }
+            let labels = by_first_pixel
+                .labels()
+                .iter()
+                .map(|&l| {
+                    if l == 0 {
+                        0
+                    } else {
+                        first_block[&l] as u32 + 1
+                    }
+                })
+                .collect();
+            LabelImage::new(w, image.height(), labels).expect("same size")
+        }
+    }
 }
 
 /// Where two labelings differ, as a readable message; `None` when they induce the same

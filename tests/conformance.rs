@@ -1,7 +1,8 @@
 //! The conformance matrix: every GPU algorithm x every available backend x every supported
 //! connectivity x every test image, against the CPU reference. Raw labels must equal the
-//! reference's exactly (each component labeled with its first pixel's raster index + 1), which
-//! implies the same partition with background 0.
+//! reference's exactly under the algorithm's documented convention ([`ccl::RawLabels`]: first
+//! pixel or first 2x2 block of each component, + 1), which implies the same partition with
+//! background 0.
 //!
 //! `CCL_REQUIRE_BACKENDS=opencl-cpu,cuda,...` makes an absent backend a failure.
 
@@ -76,7 +77,8 @@ fn conformance_matrix() {
                         connectivity.neighbours(),
                         case.name
                     );
-                    let expected = reference::label(&case.image, connectivity);
+                    let expected =
+                        reference::label_as(&case.image, connectivity, algorithm.raw_labels());
                     let got = labeler
                         .label_on_device(&on_device, connectivity)
                         .and_then(|(labels, _)| labeler.download(&labels));

@@ -2,8 +2,8 @@
 
 mod common;
 
-use ccl::reference::{label, partition_difference, same_partition};
-use ccl::{BinaryImage, Connectivity, LabelImage};
+use ccl::reference::{label, label_as, partition_difference, same_partition};
+use ccl::{BinaryImage, Connectivity, LabelImage, RawLabels};
 
 fn img(rows: &[&str]) -> BinaryImage {
     let (w, h) = (rows[0].len(), rows.len());
@@ -58,4 +58,17 @@ fn consecutive_numbering_is_raster_order() {
     let (c, n) = l.to_consecutive();
     assert_eq!(c.labels(), &[1, 0, 2, 1, 3]);
     assert_eq!(n, 3);
+}
+
+#[test]
+fn block_convention_labels_from_the_first_block() {
+    // The component starts at (2, 0) but also holds (1, 1), which lies in block 0.
+    let image = img(&["..#.", ".#..", "....", "...#"]);
+    let by_pixel = label_as(&image, Connectivity::Eight, RawLabels::FirstPixel);
+    assert_eq!(by_pixel.labels()[2], 3);
+    let by_block = label_as(&image, Connectivity::Eight, RawLabels::FirstBlock);
+    assert_eq!(
+        by_block.labels(),
+        &[0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11]
+    );
 }

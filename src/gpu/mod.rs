@@ -65,6 +65,8 @@ pub(crate) trait Gpu: Sized {
     fn write(&self, buffer: &mut Self::Buffer, data: &[u8]) -> Result<()>;
     /// Copies the start of a buffer to host bytes and waits.
     fn read(&self, buffer: &Self::Buffer, out: &mut [u8]) -> Result<()>;
+    /// Sets every byte of a buffer to zero.
+    fn zero(&self, buffer: &mut Self::Buffer) -> Result<()>;
     /// Launches a kernel over `global` work-items (a multiple of `local`) in groups of `local`.
     fn launch(
         &self,

@@ -79,6 +79,10 @@ impl Gpu for OpenCl {
         self.rt.read(buffer, out).map_err(|e| self.err(e))
     }
 
+    fn zero(&self, buffer: &mut Self::Buffer) -> Result<()> {
+        self.rt.zero(buffer).map_err(|e| self.err(e))
+    }
+
     fn launch(
         &self,
         kernel: &mut Self::Kernel,

@@ -1,33 +1,36 @@
 //! Host-side schedules: which kernels run, in which order, with which loop. Each algorithm's
-//! schedule is written once over [`Gpu`] and so serves OpenCL and CUDA alike.
+//! schedule is written once over [`Gpu`] and so serves OpenCL and CUDA alike; an `_IC` variant
+//! is the same schedule with `INLINE_COMPRESSION=1`.
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 mod uf;
 
 use crate::gpu::{Gpu, PhaseRecorder};
+use crate::kernels::{self, KernelFile};
 use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
 
 /// Algorithms with a GPU schedule.
-pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF];
+pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF, Algorithm::UF_IC];
 
 /// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
-/// schedule and supports that connectivity.
+/// schedule and supports that connectivity. The single source of truth for every build.
 pub(crate) fn kernel_build(
     algorithm: Algorithm,
     connectivity: Connectivity,
-) -> Option<(crate::kernels::KernelFile, Vec<(&'static str, u32)>)> {
+) -> Option<(KernelFile, Vec<(&'static str, u32)>)> {
     if !algorithm.supports(connectivity) {
         return None;
     }
+    let ic = algorithm.inline_compression();
     match algorithm {
-        Algorithm::UF => Some((crate::kernels::UF, uf::defines(connectivity))),
+        Algorithm::UF | Algorithm::UF_IC => Some((kernels::UF, uf::defines(connectivity, ic))),
         _ => None,
     }
 }
 
 /// The compiled kernels of one algorithm for one connectivity.
 pub(crate) enum Schedule<G: Gpu> {
-    /// Union Find.
+    /// Union Find (and UF_IC).
     Uf(uf::Uf<G>),
 }
 
@@ -39,13 +42,16 @@ impl<G: Gpu> Schedule<G> {
         algorithm: Algorithm,
         connectivity: Connectivity,
     ) -> Result<Self> {
+        let not_implemented = || Error::NotImplemented {
+            algorithm,
+            backend,
+            implemented: IMPLEMENTED.to_vec(),
+        };
+        let (file, defines) = kernel_build(algorithm, connectivity).ok_or_else(not_implemented)?;
+        let program = gpu.build(&file, &defines)?;
         match algorithm {
-            Algorithm::UF => Ok(Schedule::Uf(uf::Uf::build(gpu, connectivity)?)),
-            _ => Err(Error::NotImplemented {
-                algorithm,
-                backend,
-                implemented: IMPLEMENTED.to_vec(),
-            }),
+            Algorithm::UF | Algorithm::UF_IC => Ok(Schedule::Uf(uf::Uf::new(gpu, &program)?)),
+            _ => Err(not_implemented()),
         }
     }
 

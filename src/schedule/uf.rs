@@ -1,5 +1,6 @@
 //! UF, Oliveira & Lotufo 2010 (TPDS 2020 Sec. 4.1; IPAS 2018 Sec. II-A, Alg. 1-2), with the
-//! IPAS 2018 8-connectivity extension. Kernels: `kernels/uf.kernel`.
+//! IPAS 2018 8-connectivity extension; UF_IC compresses inline (TPDS 2020 Sec. 2.1). Kernels:
+//! `kernels/uf.kernel`.
 //!
 //! 1. Local merge: one work-group per tile labels its tile in local memory (initialization and
 //!    merge of the pairs inside the tile).
@@ -10,19 +11,22 @@
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 use crate::gpu::{Arg, Gpu, PhaseRecorder};
-use crate::kernels;
 use crate::{Connectivity, Phase, Result};
 
 /// Tile (work-group) size: 32 x 8 = 256 work-items, a size every OpenCL device accepts, and a
 /// full warp per tile row for coalesced rows.
 const TILE: [usize; 2] = [32, 8];
 
-/// The compile-time defines of `kernels/uf.kernel` for `connectivity`.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<(&'static str, u32)> {
+/// The compile-time defines of `kernels/uf.kernel`.
+pub(crate) fn defines(
+    connectivity: Connectivity,
+    inline_compression: bool,
+) -> Vec<(&'static str, u32)> {
     vec![
         ("CONNECTIVITY", connectivity.neighbours()),
         ("TILE_W", TILE[0] as u32),
         ("TILE_H", TILE[1] as u32),
+        ("INLINE_COMPRESSION", inline_compression.into()),
     ]
 }
 
@@ -34,17 +38,11 @@ pub(crate) struct Uf<G: Gpu> {
 }
 
 impl<G: Gpu> Uf<G> {
-    pub(crate) fn build(gpu: &G, connectivity: Connectivity) -> Result<Self> {
-        let defines = [
-            ("CONNECTIVITY", connectivity.neighbours()),
-            ("TILE_W", TILE[0] as u32),
-            ("TILE_H", TILE[1] as u32),
-        ];
-        let program = gpu.build(&kernels::UF, &defines)?;
+    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
         Ok(Self {
-            local_merge: gpu.kernel(&program, "uf_local_merge")?,
-            border_merge: gpu.kernel(&program, "uf_border_merge")?,
-            compress: gpu.kernel(&program, "uf_compress")?,
+            local_merge: gpu.kernel(program, "uf_local_merge")?,
+            border_merge: gpu.kernel(program, "uf_border_merge")?,
+            compress: gpu.kernel(program, "uf_compress")?,
         })
     }
 
