@@ -9,9 +9,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 fn random(w: usize, h: usize, density_percent: u64, seed: u32) -> BinaryImage {
     let mut rng = rand_mt::Mt::new(seed);
-    let pixels = (0..w * h)
-        .map(|_| u8::from((rng.next_u32() as u64 * 100) >> 32 < density_percent))
-        .collect();
+    let pixels = (0..w * h).map(|_| u8::from((rng.next_u32() as u64 * 100) >> 32 < density_percent)).collect();
     BinaryImage::new(w, h, pixels).expect("valid size")
 }
 
@@ -23,11 +21,7 @@ fn bench_labeling(c: &mut Criterion) {
         ("1024x1024-d90", random(1024, 1024, 90, 3)),
     ];
     let found = ccl::discover();
-    for info in found
-        .devices
-        .iter()
-        .filter(|d| d.id.backend() != ccl::BackendKind::Cpu)
-    {
+    for info in found.devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu) {
         let Ok(device) = Device::open(info.id) else {
             continue;
         };
@@ -38,25 +32,17 @@ fn bench_labeling(c: &mut Criterion) {
             let mut group = c.benchmark_group(format!("{algorithm}/{}", info.id));
             for (name, image) in &images {
                 let on_device = labeler.upload(image).expect("upload");
-                group.throughput(Throughput::Elements(
-                    (image.width() * image.height()) as u64,
-                ));
-                group.bench_with_input(
-                    BenchmarkId::from_parameter(name),
-                    &on_device,
-                    |b, input| {
-                        b.iter_custom(|iters| {
-                            let mut total = Duration::ZERO;
-                            for _ in 0..iters {
-                                let (_, timings) = labeler
-                                    .label_on_device(input, Connectivity::Eight)
-                                    .expect("label");
-                                total += Duration::from_secs_f64(timings.labeling_ms() * 1e-3);
-                            }
-                            total
-                        })
-                    },
-                );
+                group.throughput(Throughput::Elements((image.width() * image.height()) as u64));
+                group.bench_with_input(BenchmarkId::from_parameter(name), &on_device, |b, input| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let (_, timings) = labeler.label_on_device(input, Connectivity::Eight).expect("label");
+                            total += Duration::from_secs_f64(timings.labeling_ms() * 1e-3);
+                        }
+                        total
+                    })
+                });
             }
             group.finish();
         }

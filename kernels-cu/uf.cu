@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{union_find.h, uf.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{union_find.h, compress.kernel, uf.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -82,6 +82,31 @@ DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
 #else
     L[i] = find_global(L, i) + 1;
 #endif
+}
+
+// ---- compress.kernel
+// Compression kernels (TPDS 2020 Sec. 2.1: Compress, or InlineCompress when
+// INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
+
+// Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
+KERNEL void compress_pixels(GLOBAL uint *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const uint i = y * width + x;
+    if (L[i] != 0)
+        compress_global(L, i);
+}
+
+// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
+// pixel, every block (background ones too) holds a valid node there.
+KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
+{
+    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
+    if (c >= width || r >= height)
+        return;
+    compress_global(L, r * width + c);
 }
 
 // ---- uf.kernel
@@ -174,15 +199,5 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL uint *L, uint width,
 #endif
 }
 
-// Phase 3, Compression (TPDS 2020 Sec. 2.1, Compress, or InlineCompress for UF_IC): links every
-// foreground pixel directly to the root of its tree, the component's smallest pixel index.
-KERNEL void uf_compress(GLOBAL uint *L, uint width, uint height)
-{
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
-        return;
-    const uint i = y * width + x;
-    if (L[i] != 0)
-        compress_global(L, i);
-}
+// Phase 3, Compression: `compress_pixels` in kernels/compress.kernel.
 

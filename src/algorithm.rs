@@ -103,11 +103,9 @@ impl Algorithm {
     /// on 2x2 blocks and so only with 8-connectivity.
     pub fn connectivities(self) -> &'static [Connectivity] {
         match self {
-            Algorithm::BE
-            | Algorithm::BUF
-            | Algorithm::BUF_IC
-            | Algorithm::BKE
-            | Algorithm::BKE_IC => &[Connectivity::Eight],
+            Algorithm::BE | Algorithm::BUF | Algorithm::BUF_IC | Algorithm::BKE | Algorithm::BKE_IC => {
+                &[Connectivity::Eight]
+            }
             _ => &Connectivity::ALL,
         }
     }
@@ -120,21 +118,16 @@ impl Algorithm {
     /// How the algorithm numbers components in its raw output.
     pub fn raw_labels(self) -> RawLabels {
         match self {
-            Algorithm::BE
-            | Algorithm::BUF
-            | Algorithm::BUF_IC
-            | Algorithm::BKE
-            | Algorithm::BKE_IC => RawLabels::FirstBlock,
+            Algorithm::BE | Algorithm::BUF | Algorithm::BUF_IC | Algorithm::BKE | Algorithm::BKE_IC => {
+                RawLabels::FirstBlock
+            }
             _ => RawLabels::FirstPixel,
         }
     }
 
     /// Whether this is an inline-compression (`_IC`) variant.
     pub fn inline_compression(self) -> bool {
-        matches!(
-            self,
-            Algorithm::UF_IC | Algorithm::KE_IC | Algorithm::BUF_IC | Algorithm::BKE_IC
-        )
+        matches!(self, Algorithm::UF_IC | Algorithm::KE_IC | Algorithm::BUF_IC | Algorithm::BKE_IC)
     }
 }
 
@@ -159,9 +152,7 @@ pub enum RawLabels {
 
 /// Error of parsing an algorithm name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown algorithm '{0}' (known: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC)"
-)]
+#[error("unknown algorithm '{0}' (known: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC)")]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for Algorithm {
@@ -170,9 +161,6 @@ impl FromStr for Algorithm {
     /// Case-insensitive; `-` and `_` are the same (`bke-ic` is `BKE_IC`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_uppercase().replace('-', "_");
-        Self::ALL
-            .into_iter()
-            .find(|a| a.name() == wanted)
-            .ok_or_else(|| UnknownAlgorithm(s.to_string()))
+        Self::ALL.into_iter().find(|a| a.name() == wanted).ok_or_else(|| UnknownAlgorithm(s.to_string()))
     }
 }

@@ -79,17 +79,10 @@ impl FromStr for DeviceId {
 
     /// Parses `cpu`, `opencl:N`, `cuda:N` (`opencl` and `cuda` alone mean index 0).
     fn from_str(s: &str) -> Result<Self> {
-        let bad = |reason: &str| Error::UnknownDevice {
-            id: s.to_string(),
-            reason: reason.to_string(),
-        };
+        let bad = |reason: &str| Error::UnknownDevice { id: s.to_string(), reason: reason.to_string() };
         let lower = s.trim().to_ascii_lowercase();
         let (backend, index) = match lower.split_once(':') {
-            Some((b, i)) => (
-                b,
-                i.parse::<usize>()
-                    .map_err(|_| bad("the index after ':' is not a number"))?,
-            ),
+            Some((b, i)) => (b, i.parse::<usize>().map_err(|_| bad("the index after ':' is not a number"))?),
             None => (lower.as_str(), 0),
         };
         match backend {
@@ -133,14 +126,7 @@ impl fmt::Display for DeviceInfo {
             DeviceType::Cpu => "CPU",
             DeviceType::Other => "other",
         };
-        write!(
-            f,
-            "{:<10} {:<5} {} [{}]",
-            self.id.to_string(),
-            kind,
-            self.name,
-            self.driver
-        )
+        write!(f, "{:<10} {:<5} {} [{}]", self.id.to_string(), kind, self.name, self.driver)
     }
 }
 
@@ -155,8 +141,7 @@ pub struct Discovery {
 
 #[cfg(feature = "opencl")]
 fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
-    let descs =
-        ccl_opencl::devices().map_err(|e| crate::gpu::opencl::unavailable_or(e, "OpenCL"))?;
+    let descs = ccl_opencl::devices().map_err(|e| crate::gpu::opencl::unavailable_or(e, "OpenCL"))?;
     Ok(descs
         .into_iter()
         .enumerate()
@@ -194,10 +179,7 @@ fn cuda_devices() -> Result<Vec<DeviceInfo>> {
 }
 
 fn not_built(backend: BackendKind) -> Error {
-    Error::BackendUnavailable {
-        backend,
-        reason: format!("ccl was built without the '{backend}' feature"),
-    }
+    Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
 }
 
 /// Lists every device of every backend; never fails, a missing backend is reported in
@@ -214,10 +196,7 @@ pub fn discover() -> Discovery {
     #[cfg(not(feature = "cuda"))]
     note(BackendKind::Cuda, Err(not_built(BackendKind::Cuda)));
     #[cfg(feature = "opencl")]
-    note(
-        BackendKind::OpenCl,
-        opencl_devices().map(|v| v.into_iter().map(|(i, _)| i).collect()),
-    );
+    note(BackendKind::OpenCl, opencl_devices().map(|v| v.into_iter().map(|(i, _)| i).collect()));
     #[cfg(not(feature = "opencl"))]
     note(BackendKind::OpenCl, Err(not_built(BackendKind::OpenCl)));
     found.devices.push(DeviceInfo::cpu());
@@ -230,9 +209,7 @@ pub fn auto_device() -> DeviceInfo {
     let found = discover();
     let pick = |pred: &dyn Fn(&DeviceInfo) -> bool| found.devices.iter().find(|d| pred(d)).cloned();
     pick(&|d| d.id.backend() == BackendKind::Cuda)
-        .or_else(|| {
-            pick(&|d| d.id.backend() == BackendKind::OpenCl && d.device_type == DeviceType::Gpu)
-        })
+        .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl && d.device_type == DeviceType::Gpu))
         .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl))
         .unwrap_or_else(DeviceInfo::cpu)
 }
@@ -258,42 +235,27 @@ impl Device {
     /// Opens a device by identifier.
     pub fn open(id: DeviceId) -> Result<Device> {
         match id {
-            DeviceId::Cpu => Ok(Device {
-                info: DeviceInfo::cpu(),
-                inner: DeviceInner::Cpu,
-            }),
+            DeviceId::Cpu => Ok(Device { info: DeviceInfo::cpu(), inner: DeviceInner::Cpu }),
             #[cfg(feature = "opencl")]
             DeviceId::OpenCl(index) => {
                 let all = opencl_devices()?;
                 let count = all.len();
-                let (info, desc) =
-                    all.into_iter()
-                        .nth(index)
-                        .ok_or_else(|| Error::UnknownDevice {
-                            id: id.to_string(),
-                            reason: format!("there are {count} OpenCL devices (see `ccl devices`)"),
-                        })?;
+                let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
+                    id: id.to_string(),
+                    reason: format!("there are {count} OpenCL devices (see `ccl devices`)"),
+                })?;
                 let gpu = crate::gpu::opencl::OpenCl::open(desc.platform, desc.device)?;
-                Ok(Device {
-                    inner: DeviceInner::OpenCl(crate::labeler::Opened::new(gpu, info.clone())),
-                    info,
-                })
+                Ok(Device { inner: DeviceInner::OpenCl(crate::labeler::Opened::new(gpu, info.clone())), info })
             }
             #[cfg(feature = "cuda")]
             DeviceId::Cuda(ordinal) => {
                 let all = cuda_devices()?;
-                let info =
-                    all.into_iter()
-                        .find(|d| d.id == id)
-                        .ok_or_else(|| Error::UnknownDevice {
-                            id: id.to_string(),
-                            reason: "no CUDA device with that ordinal (see `ccl devices`)".into(),
-                        })?;
+                let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
+                    id: id.to_string(),
+                    reason: "no CUDA device with that ordinal (see `ccl devices`)".into(),
+                })?;
                 let gpu = crate::gpu::cuda::Cuda::open(ordinal)?;
-                Ok(Device {
-                    inner: DeviceInner::Cuda(crate::labeler::Opened::new(gpu, info.clone())),
-                    info,
-                })
+                Ok(Device { inner: DeviceInner::Cuda(crate::labeler::Opened::new(gpu, info.clone())), info })
             }
             #[allow(unreachable_patterns)]
             other => Err(not_built(other.backend())),
@@ -316,16 +278,13 @@ impl Device {
         Ok(match &self.inner {
             DeviceInner::Cpu => CpuLabeler::new(algorithm).into(),
             #[cfg(feature = "opencl")]
-            DeviceInner::OpenCl(gpu) => crate::labeler::OpenClLabeler(
-                crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?,
-            )
-            .into(),
+            DeviceInner::OpenCl(gpu) => {
+                crate::labeler::OpenClLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
+            }
             #[cfg(feature = "cuda")]
-            DeviceInner::Cuda(gpu) => crate::labeler::CudaLabeler(crate::labeler::GpuLabeler::new(
-                gpu.clone(),
-                algorithm,
-            )?)
-            .into(),
+            DeviceInner::Cuda(gpu) => {
+                crate::labeler::CudaLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
+            }
         })
     }
 }

@@ -113,9 +113,5 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 fn list<T: std::fmt::Display>(items: &[T]) -> String {
-    items
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }

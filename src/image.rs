@@ -30,35 +30,17 @@ impl BinaryImage {
     pub fn new(width: usize, height: usize, pixels: Vec<u8>) -> Result<Self> {
         check_size(width, height)?;
         if pixels.len() != width * height {
-            return Err(Error::SizeMismatch {
-                width,
-                height,
-                len: pixels.len(),
-            });
+            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
         }
-        Ok(Self {
-            width,
-            height,
-            pixels,
-        })
+        Ok(Self { width, height, pixels })
     }
 
     /// Builds an image from a predicate on (x, y).
-    pub fn from_fn(
-        width: usize,
-        height: usize,
-        mut f: impl FnMut(usize, usize) -> bool,
-    ) -> Result<Self> {
+    pub fn from_fn(width: usize, height: usize, mut f: impl FnMut(usize, usize) -> bool) -> Result<Self> {
         check_size(width, height)?;
-        let pixels = (0..height)
-            .flat_map(|y| (0..width).map(move |x| (x, y)))
-            .map(|(x, y)| u8::from(f(x, y)))
-            .collect();
-        Ok(Self {
-            width,
-            height,
-            pixels,
-        })
+        let pixels =
+            (0..height).flat_map(|y| (0..width).map(move |x| (x, y))).map(|(x, y)| u8::from(f(x, y))).collect();
+        Ok(Self { width, height, pixels })
     }
 
     /// Width in pixels.
@@ -95,17 +77,9 @@ impl LabelImage {
     pub fn new(width: usize, height: usize, labels: Vec<u32>) -> Result<Self> {
         check_size(width, height)?;
         if labels.len() != width * height {
-            return Err(Error::SizeMismatch {
-                width,
-                height,
-                len: labels.len(),
-            });
+            return Err(Error::SizeMismatch { width, height, len: labels.len() });
         }
-        Ok(Self {
-            width,
-            height,
-            labels,
-        })
+        Ok(Self { width, height, labels })
     }
 
     /// Width in pixels.
@@ -147,14 +121,7 @@ impl LabelImage {
                 }
             })
             .collect();
-        (
-            LabelImage {
-                width: self.width,
-                height: self.height,
-                labels,
-            },
-            next,
-        )
+        (LabelImage { width: self.width, height: self.height, labels }, next)
     }
 
     /// The number of distinct nonzero labels.
@@ -193,14 +160,11 @@ pub fn sample_image() -> BinaryImage {
         let (dx, dy) = (xf - 520.0, yf - 600.0);
         let rr = (dx * dx + dy * dy).sqrt();
         let theta = dy.atan2(dx) + std::f64::consts::PI;
-        let spiral = rr < 150.0
-            && ((rr - 12.0 * theta / std::f64::consts::TAU * 2.0).rem_euclid(24.0)) < 6.0;
+        let spiral = rr < 150.0 && ((rr - 12.0 * theta / std::f64::consts::TAU * 2.0).rem_euclid(24.0)) < 6.0;
         // Snake, lower right: a one-pixel-wide path back and forth.
         let snake = (760..1000).contains(&x)
             && (460..740).contains(&y)
-            && ((y - 460) % 4 == 0
-                || (x == 760 && (y - 460) % 8 >= 4)
-                || (x == 999 && (y - 460) % 8 < 4));
+            && ((y - 460) % 4 == 0 || (x == 760 && (y - 460) % 8 >= 4) || (x == 999 && (y - 460) % 8 < 4));
         in_blob || ring || spiral || snake
     })
     .expect("the sample size is valid")

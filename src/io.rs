@@ -17,10 +17,7 @@ pub struct Binarize {
 
 /// Reads any image format the `image` crate decodes, converts it to 8-bit gray and binarizes it.
 pub fn read_binary(path: &Path, binarize: Binarize) -> Result<BinaryImage> {
-    let err = |reason: String| Error::ImageRead {
-        path: path.display().to_string(),
-        reason,
-    };
+    let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
     let gray = image::ImageReader::open(path)
         .map_err(|e| err(e.to_string()))?
         .with_guessed_format()
@@ -57,11 +54,7 @@ pub enum LabelFormat {
 impl LabelFormat {
     /// The format for a path's extension.
     pub fn from_path(path: &Path) -> Result<Self> {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         match ext.as_str() {
             "npy" => Ok(LabelFormat::Npy),
             "png" => Ok(LabelFormat::Png),
@@ -76,10 +69,7 @@ impl LabelFormat {
 
 /// Writes labels in the format given by the path's extension.
 pub fn write_labels(path: &Path, labels: &LabelImage) -> Result<()> {
-    let err = |reason: String| Error::ImageWrite {
-        path: path.display().to_string(),
-        reason,
-    };
+    let err = |reason: String| Error::ImageWrite { path: path.display().to_string(), reason };
     match LabelFormat::from_path(path)? {
         LabelFormat::Npy => write_npy(path, labels).map_err(|e| err(e.to_string())),
         LabelFormat::Png => colorize(labels).save(path).map_err(|e| err(e.to_string())),
@@ -102,11 +92,7 @@ fn write_tiff(path: &Path, labels: &LabelImage) -> std::result::Result<(), Strin
     let file = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| e.to_string())?);
     let mut encoder = tiff::encoder::TiffEncoder::new(file).map_err(|e| e.to_string())?;
     encoder
-        .write_image::<tiff::encoder::colortype::Gray32>(
-            labels.width() as u32,
-            labels.height() as u32,
-            labels.labels(),
-        )
+        .write_image::<tiff::encoder::colortype::Gray32>(labels.width() as u32, labels.height() as u32, labels.labels())
         .map_err(|e| e.to_string())
 }
 

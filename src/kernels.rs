@@ -54,20 +54,43 @@ pub struct KernelFile {
 }
 
 const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union_find.h"));
+const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/compress.kernel"));
+const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
 
-/// UF: tile-local merge, border merge, compression.
+/// UF and UF_IC: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
     name: "uf",
-    parts: &[
-        UNION_FIND,
-        ("uf.kernel", include_str!("../kernels/uf.kernel")),
-    ],
+    parts: &[UNION_FIND, COMPRESS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
     opencl: include_str!("../kernels-cl/uf.cl"),
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
 
+/// KE and KE_IC: initialization, compression, reduction, compression.
+pub const KE: KernelFile = KernelFile {
+    name: "ke",
+    parts: &[UNION_FIND, COMPRESS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
+    opencl: include_str!("../kernels-cl/ke.cl"),
+    cuda: include_str!("../kernels-cu/ke.cu"),
+};
+
+/// BUF and BUF_IC: initialization, merge, compression, final labeling over 2x2 blocks.
+pub const BUF: KernelFile = KernelFile {
+    name: "buf",
+    parts: &[UNION_FIND, COMPRESS, BLOCKS, ("buf.kernel", include_str!("../kernels/buf.kernel"))],
+    opencl: include_str!("../kernels-cl/buf.cl"),
+    cuda: include_str!("../kernels-cu/buf.cu"),
+};
+
+/// BKE and BKE_IC: initialization, compression, reduction, compression, final labeling.
+pub const BKE: KernelFile = KernelFile {
+    name: "bke",
+    parts: &[UNION_FIND, COMPRESS, BLOCKS, ("bke.kernel", include_str!("../kernels/bke.kernel"))],
+    opencl: include_str!("../kernels-cl/bke.cl"),
+    cuda: include_str!("../kernels-cu/bke.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[UF];
+pub const ALL: &[KernelFile] = &[UF, KE, BUF, BKE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.
@@ -94,15 +117,9 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
     let mut out = format!(
         "// GENERATED from {prelude_path} and kernels/{{{}}}: edit those, then run\n\
          // `CCL_BLESS=1 cargo test --test kernel_sources`.\n\n",
-        file.parts
-            .iter()
-            .map(|(p, _)| *p)
-            .collect::<Vec<_>>()
-            .join(", ")
+        file.parts.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
     );
-    for (path, text) in
-        std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied())
-    {
+    for (path, text) in std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied()) {
         out.push_str(&format!("// ---- {path}\n"));
         out.push_str(text);
         if !text.ends_with('\n') {
@@ -130,19 +147,10 @@ pub struct KernelBuild {
 pub fn builds() -> Vec<KernelBuild> {
     crate::Algorithm::ALL
         .into_iter()
-        .flat_map(|algorithm| {
-            crate::Connectivity::ALL
-                .into_iter()
-                .map(move |c| (algorithm, c))
-        })
+        .flat_map(|algorithm| crate::Connectivity::ALL.into_iter().map(move |c| (algorithm, c)))
         .filter_map(|(algorithm, connectivity)| {
             let (file, defines) = crate::schedule::kernel_build(algorithm, connectivity)?;
-            Some(KernelBuild {
-                algorithm,
-                connectivity,
-                file,
-                defines,
-            })
+            Some(KernelBuild { algorithm, connectivity, file, defines })
         })
         .collect()
 }
@@ -150,17 +158,11 @@ pub fn builds() -> Vec<KernelBuild> {
 /// Compiles a build's CUDA source to PTX with NVRTC; needs `libnvrtc` but no GPU or driver.
 #[cfg(feature = "cuda")]
 pub fn compile_cuda_ptx(build: &KernelBuild) -> crate::Result<String> {
-    let options: Vec<String> = build
-        .defines
-        .iter()
-        .map(|(k, v)| format!("-D{k}={v}"))
-        .collect();
+    let options: Vec<String> = build.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
     ccl_cuda::compile_ptx(build.file.source(Dialect::Cuda), &options, None).map_err(|e| match e {
-        ccl_cuda::Error::Build { log } => crate::Error::KernelBuild {
-            kernel: build.file.path(Dialect::Cuda),
-            device: "NVRTC".into(),
-            log,
-        },
+        ccl_cuda::Error::Build { log } => {
+            crate::Error::KernelBuild { kernel: build.file.path(Dialect::Cuda), device: "NVRTC".into(), log }
+        }
         e => crate::gpu::cuda::unavailable_or(e, "NVRTC"),
     })
 }

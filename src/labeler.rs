@@ -14,8 +14,8 @@ use crate::gpu::{next_owner_id, Gpu, PhaseRecorder, Storage};
 use crate::image::check_size;
 use crate::schedule::Schedule;
 use crate::{
-    reference, Algorithm, BackendKind, BinaryImage, Connectivity, DeviceInfo, Error, LabelImage,
-    Phase, PhaseTime, Result, Timings,
+    reference, Algorithm, BackendKind, BinaryImage, Connectivity, DeviceInfo, Error, LabelImage, Phase, PhaseTime,
+    Result, Timings,
 };
 
 /// An image or label array resident on a device (or in host memory for the CPU backend).
@@ -34,13 +34,7 @@ pub type DeviceLabels = DeviceArray<u32>;
 
 impl<T> DeviceArray<T> {
     fn new(width: usize, height: usize, owner: u64, storage: Storage<T>) -> Self {
-        Self {
-            width,
-            height,
-            owner,
-            storage,
-            _element: PhantomData,
-        }
+        Self { width, height, owner, storage, _element: PhantomData }
     }
 
     /// Width in pixels.
@@ -81,11 +75,7 @@ pub trait Labeler {
 
     /// Labels an image already on the device and leaves the labels there. The timings cover
     /// allocation of the output, every kernel (and flag read-back) and a final synchronisation.
-    fn label_on_device(
-        &mut self,
-        image: &DeviceImage,
-        connectivity: Connectivity,
-    ) -> Result<(DeviceLabels, Timings)>;
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
 
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
@@ -100,17 +90,8 @@ pub trait Labeler {
         let start = Instant::now();
         let labels = self.download(&device_labels)?;
         let download_ms = start.elapsed().as_secs_f64() * 1e3;
-        timings.phases.insert(
-            0,
-            PhaseTime {
-                phase: Phase::Upload,
-                ms: upload_ms,
-            },
-        );
-        timings.phases.push(PhaseTime {
-            phase: Phase::Download,
-            ms: download_ms,
-        });
+        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+        timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
         Ok(Labeling { labels, timings })
     }
 }
@@ -119,11 +100,7 @@ fn check_connectivity(algorithm: Algorithm, connectivity: Connectivity) -> Resul
     if algorithm.supports(connectivity) {
         Ok(())
     } else {
-        Err(Error::UnsupportedConnectivity {
-            algorithm,
-            connectivity,
-            supported: algorithm.connectivities().to_vec(),
-        })
+        Err(Error::UnsupportedConnectivity { algorithm, connectivity, supported: algorithm.connectivities().to_vec() })
     }
 }
 
@@ -140,11 +117,7 @@ impl CpuLabeler {
     /// A CPU labeler standing in for `algorithm`.
     pub fn new(algorithm: Algorithm) -> Self {
         // Host buffers are valid for every CPU labeler: they share one owner id.
-        Self {
-            algorithm,
-            info: DeviceInfo::cpu(),
-            owner: 0,
-        }
+        Self { algorithm, info: DeviceInfo::cpu(), owner: 0 }
     }
 }
 
@@ -158,52 +131,30 @@ impl Labeler for CpuLabeler {
     }
 
     fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        Ok(DeviceArray::new(
-            image.width(),
-            image.height(),
-            self.owner,
-            Storage::Host(image.pixels().to_vec()),
-        ))
+        Ok(DeviceArray::new(image.width(), image.height(), self.owner, Storage::Host(image.pixels().to_vec())))
     }
 
-    fn label_on_device(
-        &mut self,
-        image: &DeviceImage,
-        connectivity: Connectivity,
-    ) -> Result<(DeviceLabels, Timings)> {
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         check_connectivity(self.algorithm, connectivity)?;
         #[allow(irrefutable_let_patterns)] // without GPU features, Host is the only storage
         let Storage::Host(pixels) = &image.storage
         else {
-            return Err(Error::DeviceMismatch {
-                device: self.info.name.clone(),
-            });
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
         let start = Instant::now();
         let binary = BinaryImage::new(image.width, image.height, pixels.clone())?;
         let labels = reference::label_as(&binary, connectivity, self.algorithm.raw_labels());
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        let timings = Timings {
-            phases: vec![PhaseTime {
-                phase: Phase::CpuLabeling,
-                ms,
-            }],
-            iterations: None,
-        };
+        let timings = Timings { phases: vec![PhaseTime { phase: Phase::CpuLabeling, ms }], iterations: None };
         let stored = Storage::Host(labels.labels().to_vec());
-        Ok((
-            DeviceArray::new(image.width, image.height, self.owner, stored),
-            timings,
-        ))
+        Ok((DeviceArray::new(image.width, image.height, self.owner, stored), timings))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
         match &labels.storage {
             Storage::Host(v) => LabelImage::new(labels.width, labels.height, v.clone()),
             #[allow(unreachable_patterns)]
-            _ => Err(Error::DeviceMismatch {
-                device: self.info.name.clone(),
-            }),
+            _ => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
         }
     }
 }
@@ -217,11 +168,7 @@ pub(crate) struct Opened<G: Gpu> {
 
 impl<G: Gpu> Opened<G> {
     pub(crate) fn new(gpu: G, info: DeviceInfo) -> Arc<Self> {
-        Arc::new(Self {
-            gpu,
-            info,
-            owner: next_owner_id(),
-        })
+        Arc::new(Self { gpu, info, owner: next_owner_id() })
     }
 }
 
@@ -240,19 +187,13 @@ impl<G: Gpu> GpuLabeler<G> {
             .iter()
             .map(|&c| Ok((c, Schedule::build(&device.gpu, backend, algorithm, c)?)))
             .collect::<Result<_>>()?;
-        Ok(Self {
-            device,
-            algorithm,
-            schedules,
-        })
+        Ok(Self { device, algorithm, schedules })
     }
 
     fn buffer<'a, T>(&self, array: &'a DeviceArray<T>) -> Result<&'a G::Buffer> {
         match G::from_storage(&array.storage) {
             Some(b) if array.owner == self.device.owner => Ok(b),
-            _ => Err(Error::DeviceMismatch {
-                device: self.device.info.name.clone(),
-            }),
+            _ => Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
         }
     }
 
@@ -260,19 +201,10 @@ impl<G: Gpu> GpuLabeler<G> {
         let gpu = &self.device.gpu;
         let mut buffer = gpu.alloc(image.pixels().len())?;
         gpu.write(&mut buffer, image.pixels())?;
-        Ok(DeviceArray::new(
-            image.width(),
-            image.height(),
-            self.device.owner,
-            G::into_storage(buffer),
-        ))
+        Ok(DeviceArray::new(image.width(), image.height(), self.device.owner, G::into_storage(buffer)))
     }
 
-    fn label_on_device(
-        &mut self,
-        image: &DeviceImage,
-        connectivity: Connectivity,
-    ) -> Result<(DeviceLabels, Timings)> {
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         check_connectivity(self.algorithm, connectivity)?;
         let input = self.buffer(image)?;
         let size = image.size();
@@ -297,10 +229,7 @@ impl<G: Gpu> GpuLabeler<G> {
         let buffer = self.buffer(labels)?;
         let mut bytes = vec![0u8; labels.width * labels.height * 4];
         self.device.gpu.read(buffer, &mut bytes)?;
-        let values = bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let values = bytes.chunks_exact(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
         LabelImage::new(labels.width, labels.height, values)
     }
 }

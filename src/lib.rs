@@ -28,18 +28,14 @@ mod schedule;
 mod timings;
 
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
-pub use device::{
-    auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery,
-};
+pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
 pub use error::{Error, Result};
 pub use image::{sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 #[cfg(feature = "cuda")]
 pub use labeler::CudaLabeler;
 #[cfg(feature = "opencl")]
 pub use labeler::OpenClLabeler;
-pub use labeler::{
-    AnyLabeler, CpuLabeler, DeviceArray, DeviceImage, DeviceLabels, Labeler, Labeling,
-};
+pub use labeler::{AnyLabeler, CpuLabeler, DeviceArray, DeviceImage, DeviceLabels, Labeler, Labeling};
 pub use timings::{Phase, PhaseTime, Timings};
 
 /// The README's examples compile and run as doctests.

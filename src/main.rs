@@ -8,11 +8,7 @@ use ccl::{Algorithm, BackendKind, Connectivity, Device, DeviceId, DeviceInfo, La
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(
-    name = "ccl",
-    version,
-    about = "GPU connected-components labeling on OpenCL and CUDA"
-)]
+#[command(name = "ccl", version, about = "GPU connected-components labeling on OpenCL and CUDA")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -103,21 +99,10 @@ fn devices() -> ccl::Result<()> {
 fn choose_device(args: &LabelArgs) -> ccl::Result<(DeviceInfo, String)> {
     let first_of = |backend: BackendKind| -> ccl::Result<DeviceInfo> {
         let found = ccl::discover();
-        found
-            .devices
-            .into_iter()
-            .find(|d| d.id.backend() == backend)
-            .ok_or_else(|| {
-                let reason = found
-                    .unavailable
-                    .iter()
-                    .find(|(b, _)| *b == backend)
-                    .map(|(_, r)| r.clone());
-                ccl::Error::BackendUnavailable {
-                    backend,
-                    reason: reason.unwrap_or_else(|| "no device".into()),
-                }
-            })
+        found.devices.into_iter().find(|d| d.id.backend() == backend).ok_or_else(|| {
+            let reason = found.unavailable.iter().find(|(b, _)| *b == backend).map(|(_, r)| r.clone());
+            ccl::Error::BackendUnavailable { backend, reason: reason.unwrap_or_else(|| "no device".into()) }
+        })
     };
     if let Some(id) = args.device {
         let wanted = match args.backend {
@@ -133,11 +118,7 @@ fn choose_device(args: &LabelArgs) -> ccl::Result<(DeviceInfo, String)> {
             });
         }
         let info = ccl::discover().devices.into_iter().find(|d| d.id == id);
-        let info = info.unwrap_or(DeviceInfo {
-            id,
-            name: id.to_string(),
-            ..DeviceInfo::cpu()
-        });
+        let info = info.unwrap_or(DeviceInfo { id, name: id.to_string(), ..DeviceInfo::cpu() });
         return Ok((info, "given with --device".into()));
     }
     Ok(match args.backend {
@@ -154,17 +135,9 @@ fn label(args: LabelArgs) -> ccl::Result<()> {
         ConnectivityChoice::Eight => Connectivity::Eight,
     };
     let image = match &args.input {
-        Some(path) => read_binary(
-            path,
-            Binarize {
-                threshold: args.threshold,
-                invert: args.invert,
-            },
-        )?,
+        Some(path) => read_binary(path, Binarize { threshold: args.threshold, invert: args.invert })?,
         None => {
-            println!(
-                "input: built-in sample page (1024x768); pass an image path to label your own"
-            );
+            println!("input: built-in sample page (1024x768); pass an image path to label your own");
             ccl::sample_image()
         }
     };
@@ -174,18 +147,10 @@ fn label(args: LabelArgs) -> ccl::Result<()> {
     let mut labeler = device.labeler(args.algo)?;
     let result = labeler.label(&image, connectivity)?;
     let (consecutive, count) = result.labels.to_consecutive();
-    let output = if args.raw {
-        &result.labels
-    } else {
-        &consecutive
-    };
+    let output = if args.raw { &result.labels } else { &consecutive };
     write_labels(&args.output, output)?;
     let t = &result.timings;
-    let phases: Vec<String> = t
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.3}", p.phase, p.ms))
-        .collect();
+    let phases: Vec<String> = t.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     println!(
         "{count} components ({}x{}, {}, {connectivity}) in {:.3} ms labeling; phases ms: {}",
         image.width(),

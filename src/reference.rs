@@ -34,11 +34,7 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
             }
             for &(dx, dy) in backward_neighbours(connectivity) {
                 let (nx, ny) = (x as isize + dx, y as isize + dy);
-                if nx < 0
-                    || ny < 0
-                    || nx >= w as isize
-                    || !image.is_foreground(nx as usize, ny as usize)
-                {
+                if nx < 0 || ny < 0 || nx >= w as isize || !image.is_foreground(nx as usize, ny as usize) {
                     continue;
                 }
                 let a = find(&mut parent, (y * w + x) as u32);
@@ -48,24 +44,12 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
             }
         }
     }
-    let labels = (0..w * h)
-        .map(|i| {
-            if image.pixels()[i] == 0 {
-                0
-            } else {
-                find(&mut parent, i as u32) + 1
-            }
-        })
-        .collect();
+    let labels = (0..w * h).map(|i| if image.pixels()[i] == 0 { 0 } else { find(&mut parent, i as u32) + 1 }).collect();
     LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
 }
 
 /// Labels `image` on the CPU with the raw labels an algorithm of the given convention produces.
-pub fn label_as(
-    image: &BinaryImage,
-    connectivity: Connectivity,
-    convention: RawLabels,
-) -> LabelImage {
+pub fn label_as(image: &BinaryImage, connectivity: Connectivity, convention: RawLabels) -> LabelImage {
     let by_first_pixel = label(image, connectivity);
     match convention {
         RawLabels::FirstPixel => by_first_pixel,
@@ -78,23 +62,11 @@ pub fn label_as(
             for (i, &l) in by_first_pixel.labels().iter().enumerate() {
                 if l != 0 {
                     let b = block_of(i);
-                    first_block
-                        .entry(l)
-                        .and_modify(|m: &mut usize| *m = (*m).min(b))
-                        .or_insert(b);
+                    first_block.entry(l).and_modify(|m: &mut usize| *m = (*m).min(b)).or_insert(b);
                 }
             }
-            let labels = by_first_pixel
-                .labels()
-                .iter()
-                .map(|&l| {
-                    if l == 0 {
-                        0
-                    } else {
-                        first_block[&l] as u32 + 1
-                    }
-                })
-                .collect();
+            let labels =
+                by_first_pixel.labels().iter().map(|&l| if l == 0 { 0 } else { first_block[&l] as u32 + 1 }).collect();
             LabelImage::new(w, image.height(), labels).expect("same size")
         }
     }

@@ -84,19 +84,11 @@ pub struct Timings {
 impl Timings {
     /// Total milliseconds of the labeling proper: every phase but upload and download.
     pub fn labeling_ms(&self) -> f64 {
-        self.phases
-            .iter()
-            .filter(|p| !p.phase.is_transfer())
-            .map(|p| p.ms)
-            .sum()
+        self.phases.iter().filter(|p| !p.phase.is_transfer()).map(|p| p.ms).sum()
     }
 
     /// Milliseconds spent in `phase` (summed when it occurs several times).
     pub fn phase_ms(&self, phase: Phase) -> f64 {
-        self.phases
-            .iter()
-            .filter(|p| p.phase == phase)
-            .map(|p| p.ms)
-            .sum()
+        self.phases.iter().filter(|p| p.phase == phase).map(|p| p.ms).sum()
     }
 }

@@ -24,18 +24,8 @@ fn real_pages() -> Vec<Case> {
         .into_iter()
         .map(|path| {
             // Dark ink is foreground: gray <= 128.
-            let image = read_binary(
-                &path,
-                Binarize {
-                    threshold: Some(128),
-                    invert: true,
-                },
-            )
-            .expect("readable page");
-            Case {
-                name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()),
-                image,
-            }
+            let image = read_binary(&path, Binarize { threshold: Some(128), invert: true }).expect("readable page");
+            Case { name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()), image }
         })
         .collect()
 }
@@ -52,10 +42,7 @@ fn conformance_matrix() {
             let mut labeler = match dev.device.labeler(algorithm) {
                 Ok(l) => l,
                 Err(e) => {
-                    failures.push(format!(
-                        "{algorithm}/{}: labeler creation failed: {e}",
-                        dev.token
-                    ));
+                    failures.push(format!("{algorithm}/{}: labeler creation failed: {e}", dev.token));
                     continue;
                 }
             };
@@ -63,22 +50,13 @@ fn conformance_matrix() {
                 let on_device = match labeler.upload(&case.image) {
                     Ok(d) => d,
                     Err(e) => {
-                        failures.push(format!(
-                            "{algorithm}/{}/*/{}: upload failed: {e}",
-                            dev.token, case.name
-                        ));
+                        failures.push(format!("{algorithm}/{}/*/{}: upload failed: {e}", dev.token, case.name));
                         continue;
                     }
                 };
                 for &connectivity in algorithm.connectivities() {
-                    let name = format!(
-                        "{algorithm}/{}/{}/{}",
-                        dev.token,
-                        connectivity.neighbours(),
-                        case.name
-                    );
-                    let expected =
-                        reference::label_as(&case.image, connectivity, algorithm.raw_labels());
+                    let name = format!("{algorithm}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
+                    let expected = reference::label_as(&case.image, connectivity, algorithm.raw_labels());
                     let got = labeler
                         .label_on_device(&on_device, connectivity)
                         .and_then(|(labels, _)| labeler.download(&labels));
@@ -87,11 +65,8 @@ fn conformance_matrix() {
                         Ok(actual) => {
                             if let Some(diff) = partition_difference(&expected, &actual) {
                                 failures.push(format!("{name}: wrong partition: {diff}"));
-                            } else if let Some(i) = expected
-                                .labels()
-                                .iter()
-                                .zip(actual.labels())
-                                .position(|(a, b)| a != b)
+                            } else if let Some(i) =
+                                expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b)
                             {
                                 failures.push(format!(
                                     "{name}: raw label at index {i} is {}, convention says {}",
@@ -108,15 +83,7 @@ fn conformance_matrix() {
         }
     }
     let tokens: Vec<&str> = devices.iter().map(|d| d.token).collect();
-    eprintln!(
-        "conformance: {passed} cases passed, {} failed, on {tokens:?}",
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} conformance failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    eprintln!("conformance: {passed} cases passed, {} failed, on {tokens:?}", failures.len());
+    assert!(failures.is_empty(), "{} conformance failures:\n{}", failures.len(), failures.join("\n"));
     assert!(passed > 0, "no conformance case ran");
 }

@@ -6,30 +6,17 @@ use std::path::Path;
 
 use ccl::io::{read_binary, write_labels, Binarize};
 use ccl::{
-    Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error,
-    LabelImage, Labeler,
+    Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage, Labeler,
 };
 
 #[test]
 fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
     let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
-    for algorithm in [
-        Algorithm::BE,
-        Algorithm::BUF,
-        Algorithm::BUF_IC,
-        Algorithm::BKE,
-        Algorithm::BKE_IC,
-    ] {
+    for algorithm in [Algorithm::BE, Algorithm::BUF, Algorithm::BUF_IC, Algorithm::BKE, Algorithm::BKE_IC] {
         assert!(!algorithm.supports(Connectivity::Four));
-        let err = CpuLabeler::new(algorithm)
-            .label(&image, Connectivity::Four)
-            .unwrap_err();
+        let err = CpuLabeler::new(algorithm).label(&image, Connectivity::Four).unwrap_err();
         match &err {
-            Error::UnsupportedConnectivity {
-                algorithm: a,
-                connectivity,
-                supported,
-            } => {
+            Error::UnsupportedConnectivity { algorithm: a, connectivity, supported } => {
                 assert_eq!((*a, *connectivity), (algorithm, Connectivity::Four));
                 assert_eq!(supported, &[Connectivity::Eight]);
             }
@@ -50,11 +37,7 @@ fn gpu_labelers_reject_unsupported_pairs_too() {
                 if algorithm.supports(connectivity) {
                     r.unwrap();
                 } else {
-                    assert!(
-                        matches!(r, Err(Error::UnsupportedConnectivity { .. })),
-                        "{algorithm}/{}",
-                        dev.token
-                    );
+                    assert!(matches!(r, Err(Error::UnsupportedConnectivity { .. })), "{algorithm}/{}", dev.token);
                 }
             }
         }
@@ -63,41 +46,14 @@ fn gpu_labelers_reject_unsupported_pairs_too() {
 
 #[test]
 fn empty_and_oversized_images_are_rejected() {
-    assert!(matches!(
-        BinaryImage::new(0, 5, vec![]),
-        Err(Error::EmptyImage {
-            width: 0,
-            height: 5
-        })
-    ));
-    assert!(matches!(
-        BinaryImage::new(5, 0, vec![]),
-        Err(Error::EmptyImage { .. })
-    ));
-    assert!(matches!(
-        BinaryImage::from_fn(0, 0, |_, _| true),
-        Err(Error::EmptyImage { .. })
-    ));
+    assert!(matches!(BinaryImage::new(0, 5, vec![]), Err(Error::EmptyImage { width: 0, height: 5 })));
+    assert!(matches!(BinaryImage::new(5, 0, vec![]), Err(Error::EmptyImage { .. })));
+    assert!(matches!(BinaryImage::from_fn(0, 0, |_, _| true), Err(Error::EmptyImage { .. })));
     let err = BinaryImage::new(70_000, 70_000, vec![]).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::TooManyPixels {
-                width: 70_000,
-                height: 70_000
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, Error::TooManyPixels { width: 70_000, height: 70_000 }), "{err:?}");
     assert!(err.to_string().contains("4900000000"), "{err}");
-    assert!(matches!(
-        BinaryImage::new(3, 3, vec![0; 8]),
-        Err(Error::SizeMismatch { len: 8, .. })
-    ));
-    assert!(matches!(
-        LabelImage::new(2, 2, vec![0; 3]),
-        Err(Error::SizeMismatch { .. })
-    ));
+    assert!(matches!(BinaryImage::new(3, 3, vec![0; 8]), Err(Error::SizeMismatch { len: 8, .. })));
+    assert!(matches!(LabelImage::new(2, 2, vec![0; 3]), Err(Error::SizeMismatch { .. })));
 }
 
 #[test]
@@ -105,42 +61,24 @@ fn device_identifiers_parse_and_unknown_ones_are_named() {
     assert_eq!("cpu".parse::<DeviceId>().unwrap(), DeviceId::Cpu);
     assert_eq!("OpenCL:2".parse::<DeviceId>().unwrap(), DeviceId::OpenCl(2));
     assert_eq!("cuda".parse::<DeviceId>().unwrap(), DeviceId::Cuda(0));
-    assert_eq!(
-        DeviceId::OpenCl(3).to_string().parse::<DeviceId>().unwrap(),
-        DeviceId::OpenCl(3)
-    );
+    assert_eq!(DeviceId::OpenCl(3).to_string().parse::<DeviceId>().unwrap(), DeviceId::OpenCl(3));
     for bad in ["gpu", "cuda:x", "opencl:-1"] {
         let err = bad.parse::<DeviceId>().unwrap_err();
-        assert!(
-            matches!(&err, Error::UnknownDevice { id, .. } if id == bad),
-            "{err:?}"
-        );
+        assert!(matches!(&err, Error::UnknownDevice { id, .. } if id == bad), "{err:?}");
     }
     match Device::open(DeviceId::OpenCl(999)) {
         Err(Error::UnknownDevice { id, .. }) => assert_eq!(id, "opencl:999"),
-        Err(Error::BackendUnavailable {
-            backend: BackendKind::OpenCl,
-            ..
-        }) => {}
-        other => panic!(
-            "expected an error, got {:?}",
-            other.map(|d| d.info().clone())
-        ),
+        Err(Error::BackendUnavailable { backend: BackendKind::OpenCl, .. }) => {}
+        other => panic!("expected an error, got {:?}", other.map(|d| d.info().clone())),
     }
 }
 
 #[test]
 fn missing_cuda_is_an_error_not_a_panic() {
-    let cuda_present = ccl::discover()
-        .devices
-        .iter()
-        .any(|d| d.id.backend() == BackendKind::Cuda);
+    let cuda_present = ccl::discover().devices.iter().any(|d| d.id.backend() == BackendKind::Cuda);
     match Device::open(DeviceId::Cuda(0)) {
         Ok(_) => assert!(cuda_present),
-        Err(Error::BackendUnavailable {
-            backend: BackendKind::Cuda,
-            reason,
-        }) => {
+        Err(Error::BackendUnavailable { backend: BackendKind::Cuda, reason }) => {
             assert!(!cuda_present);
             assert!(!reason.is_empty());
         }
@@ -160,26 +98,13 @@ fn buffers_of_one_device_are_refused_by_another() {
     for dev in common::devices().into_iter().filter(|d| d.token != "cpu") {
         let mut gpu = dev.device.labeler(Algorithm::UF).unwrap();
         let r = gpu.label_on_device(&on_host, Connectivity::Eight);
-        assert!(
-            matches!(r, Err(Error::DeviceMismatch { .. })),
-            "{}",
-            dev.token
-        );
+        assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{}", dev.token);
         let on_gpu = gpu.upload(&image).unwrap();
-        assert!(matches!(
-            cpu.label_on_device(&on_gpu, Connectivity::Eight),
-            Err(Error::DeviceMismatch { .. })
-        ));
+        assert!(matches!(cpu.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
         // A second device handle has its own buffers.
-        let other = Device::open(dev.device.info().id)
-            .unwrap()
-            .labeler(Algorithm::UF)
-            .unwrap();
+        let other = Device::open(dev.device.info().id).unwrap().labeler(Algorithm::UF).unwrap();
         let mut other = other;
-        assert!(matches!(
-            other.label_on_device(&on_gpu, Connectivity::Eight),
-            Err(Error::DeviceMismatch { .. })
-        ));
+        assert!(matches!(other.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
     }
 }
 
@@ -206,15 +131,9 @@ fn unreadable_files_and_bad_outputs_are_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let garbage = dir.join("garbage.png");
     std::fs::write(&garbage, b"not an image at all").unwrap();
-    assert!(matches!(
-        read_binary(&garbage, Binarize::default()),
-        Err(Error::ImageRead { .. })
-    ));
+    assert!(matches!(read_binary(&garbage, Binarize::default()), Err(Error::ImageRead { .. })));
     let labels = LabelImage::new(2, 1, vec![1, 0]).unwrap();
     let err = write_labels(&dir.join("out.bmp"), &labels).unwrap_err();
-    assert!(
-        matches!(err, Error::ImageWrite { .. }) && err.to_string().contains("bmp"),
-        "{err}"
-    );
+    assert!(matches!(err, Error::ImageWrite { .. }) && err.to_string().contains("bmp"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

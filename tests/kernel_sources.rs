@@ -26,12 +26,7 @@ fn generated_kernel_files_match_shared_sources() {
             }
             // The library embeds the committed file; it must be the one on disk.
             if !bless {
-                assert_eq!(
-                    file.source(dialect),
-                    on_disk,
-                    "{}: rebuild after blessing",
-                    file.path(dialect)
-                );
+                assert_eq!(file.source(dialect), on_disk, "{}: rebuild after blessing", file.path(dialect));
             }
         }
     }
@@ -52,32 +47,21 @@ fn every_kernel_build_compiles_with_nvrtc() {
         match kernels::compile_cuda_ptx(build) {
             Ok(ptx) => assert!(ptx.contains(".entry"), "PTX without kernels"),
             Err(ccl::Error::BackendUnavailable { reason, .. }) => {
-                assert!(
-                    !common::is_required("nvrtc"),
-                    "CCL_REQUIRE_BACKENDS requires nvrtc: {reason}"
-                );
+                assert!(!common::is_required("nvrtc"), "CCL_REQUIRE_BACKENDS requires nvrtc: {reason}");
                 eprintln!("note: NVRTC absent, CUDA kernels not compiled: {reason}");
                 return;
             }
             Err(e) => failures.push(format!("{}/{}: {e}", build.algorithm, build.connectivity)),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "NVRTC failures:\n{}",
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "NVRTC failures:\n{}", failures.join("\n"));
     eprintln!("NVRTC compiled {} kernel builds", builds.len());
 }
 
 #[test]
 fn every_kernel_build_compiles_with_every_opencl_device() {
     let found = ccl::discover();
-    let opencl: Vec<_> = found
-        .devices
-        .iter()
-        .filter(|d| d.id.backend() == ccl::BackendKind::OpenCl)
-        .collect();
+    let opencl: Vec<_> = found.devices.iter().filter(|d| d.id.backend() == ccl::BackendKind::OpenCl).collect();
     if opencl.is_empty() {
         assert!(
             !common::is_required("opencl-cpu") && !common::is_required("opencl-gpu"),

@@ -67,8 +67,5 @@ fn block_convention_labels_from_the_first_block() {
     let by_pixel = label_as(&image, Connectivity::Eight, RawLabels::FirstPixel);
     assert_eq!(by_pixel.labels()[2], 3);
     let by_block = label_as(&image, Connectivity::Eight, RawLabels::FirstBlock);
-    assert_eq!(
-        by_block.labels(),
-        &[0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11]
-    );
+    assert_eq!(by_block.labels(), &[0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11]);
 }

@@ -27,14 +27,8 @@ impl Cuda {
 /// Maps a runtime error to the crate's error type.
 pub(crate) fn unavailable_or(e: cu::Error, device: &str) -> Error {
     match e {
-        cu::Error::Unavailable(reason) => Error::BackendUnavailable {
-            backend: BackendKind::Cuda,
-            reason,
-        },
-        e => Error::Device {
-            device: device.to_string(),
-            message: e.to_string(),
-        },
+        cu::Error::Unavailable(reason) => Error::BackendUnavailable { backend: BackendKind::Cuda, reason },
+        e => Error::Device { device: device.to_string(), message: e.to_string() },
     }
 }
 
@@ -47,16 +41,12 @@ impl Gpu for Cuda {
 
     fn build(&self, file: &KernelFile, defines: &[(&str, u32)]) -> Result<Self::Program> {
         let options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-        self.rt
-            .build(file.source(Dialect::Cuda), &options)
-            .map_err(|e| match e {
-                cu::Error::Build { log } => Error::KernelBuild {
-                    kernel: file.path(Dialect::Cuda),
-                    device: self.name.clone(),
-                    log,
-                },
-                e => self.err(e),
-            })
+        self.rt.build(file.source(Dialect::Cuda), &options).map_err(|e| match e {
+            cu::Error::Build { log } => {
+                Error::KernelBuild { kernel: file.path(Dialect::Cuda), device: self.name.clone(), log }
+            }
+            e => self.err(e),
+        })
     }
 
     fn kernel(&self, program: &Self::Program, name: &str) -> Result<Self::Kernel> {
@@ -93,9 +83,7 @@ impl Gpu for Cuda {
                 Arg::U32(v) => cu::Arg::U32(*v),
             })
             .collect();
-        self.rt
-            .launch(kernel, global, local, &args)
-            .map_err(|e| self.err(e))
+        self.rt.launch(kernel, global, local, &args).map_err(|e| self.err(e))
     }
 
     fn mark(&self) -> Result<Self::Mark> {

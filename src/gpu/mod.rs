@@ -97,10 +97,7 @@ pub(crate) trait Gpu: Sized {
         local: [usize; 2],
         args: &[Arg<Self::Buffer>],
     ) -> Result<()> {
-        let global = [
-            width.div_ceil(local[0]) * local[0],
-            height.div_ceil(local[1]) * local[1],
-        ];
+        let global = [width.div_ceil(local[0]) * local[0], height.div_ceil(local[1]) * local[1]];
         self.launch(kernel, global, local, args)
     }
 }
@@ -116,11 +113,7 @@ impl<'g, G: Gpu> PhaseRecorder<'g, G> {
     /// Starts recording at the current point of the stream.
     pub(crate) fn start(gpu: &'g G) -> Result<Self> {
         gpu.reset_marks();
-        Ok(Self {
-            gpu,
-            marks: vec![(gpu.mark()?, Instant::now())],
-            phases: Vec::new(),
-        })
+        Ok(Self { gpu, marks: vec![(gpu.mark()?, Instant::now())], phases: Vec::new() })
     }
 
     /// Ends `phase` here: the commands queued since the previous boundary belong to it.
@@ -136,13 +129,9 @@ impl<'g, G: Gpu> PhaseRecorder<'g, G> {
         let mut out = Vec::with_capacity(self.phases.len());
         for (i, &phase) in self.phases.iter().enumerate() {
             let (from, to) = (&self.marks[i], &self.marks[i + 1]);
-            let host_timed = !G::STREAM_ORDERED_ALLOC
-                && matches!(phase, Phase::Allocation | Phase::Deallocation);
-            let ms = if host_timed {
-                (to.1 - from.1).as_secs_f64() * 1e3
-            } else {
-                self.gpu.elapsed_ms(&from.0, &to.0)?
-            };
+            let host_timed = !G::STREAM_ORDERED_ALLOC && matches!(phase, Phase::Allocation | Phase::Deallocation);
+            let ms =
+                if host_timed { (to.1 - from.1).as_secs_f64() * 1e3 } else { self.gpu.elapsed_ms(&from.0, &to.0)? };
             out.push(PhaseTime { phase, ms });
         }
         Ok(out)

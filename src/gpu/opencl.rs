@@ -14,8 +14,7 @@ pub(crate) struct OpenCl {
 
 impl OpenCl {
     pub(crate) fn open(platform: usize, device: usize) -> Result<Self> {
-        let rt =
-            cl::Runtime::new(platform, device).map_err(|e| unavailable_or(e, "OpenCL device"))?;
+        let rt = cl::Runtime::new(platform, device).map_err(|e| unavailable_or(e, "OpenCL device"))?;
         let name = format!("{} ({})", rt.desc().name, rt.desc().platform_name);
         Ok(Self { rt, name })
     }
@@ -28,14 +27,8 @@ impl OpenCl {
 /// Maps a runtime error to the crate's error type.
 pub(crate) fn unavailable_or(e: cl::Error, device: &str) -> Error {
     match e {
-        cl::Error::Unavailable(reason) => Error::BackendUnavailable {
-            backend: BackendKind::OpenCl,
-            reason,
-        },
-        e => Error::Device {
-            device: device.to_string(),
-            message: e.to_string(),
-        },
+        cl::Error::Unavailable(reason) => Error::BackendUnavailable { backend: BackendKind::OpenCl, reason },
+        e => Error::Device { device: device.to_string(), message: e.to_string() },
     }
 }
 
@@ -47,20 +40,13 @@ impl Gpu for OpenCl {
     const STREAM_ORDERED_ALLOC: bool = false;
 
     fn build(&self, file: &KernelFile, defines: &[(&str, u32)]) -> Result<Self::Program> {
-        let options: String = defines
-            .iter()
-            .map(|(k, v)| format!("-D {k}={v} "))
-            .collect();
-        self.rt
-            .build(file.source(Dialect::OpenCl), options.trim_end())
-            .map_err(|e| match e {
-                cl::Error::Build { log } => Error::KernelBuild {
-                    kernel: file.path(Dialect::OpenCl),
-                    device: self.name.clone(),
-                    log,
-                },
-                e => self.err(e),
-            })
+        let options: String = defines.iter().map(|(k, v)| format!("-D {k}={v} ")).collect();
+        self.rt.build(file.source(Dialect::OpenCl), options.trim_end()).map_err(|e| match e {
+            cl::Error::Build { log } => {
+                Error::KernelBuild { kernel: file.path(Dialect::OpenCl), device: self.name.clone(), log }
+            }
+            e => self.err(e),
+        })
     }
 
     fn kernel(&self, program: &Self::Program, name: &str) -> Result<Self::Kernel> {
@@ -97,9 +83,7 @@ impl Gpu for OpenCl {
                 Arg::U32(v) => cl::Arg::U32(*v),
             })
             .collect();
-        self.rt
-            .launch(kernel, global, local, &args)
-            .map_err(|e| self.err(e))
+        self.rt.launch(kernel, global, local, &args).map_err(|e| self.err(e))
     }
 
     fn mark(&self) -> Result<Self::Mark> {

@@ -3,6 +3,9 @@
 //! is the same schedule with `INLINE_COMPRESSION=1`.
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
+mod bke;
+mod buf;
+mod ke;
 mod uf;
 
 use crate::gpu::{Gpu, PhaseRecorder};
@@ -10,7 +13,16 @@ use crate::kernels::{self, KernelFile};
 use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
 
 /// Algorithms with a GPU schedule.
-pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF, Algorithm::UF_IC];
+pub(crate) const IMPLEMENTED: &[Algorithm] = &[
+    Algorithm::UF,
+    Algorithm::UF_IC,
+    Algorithm::KE,
+    Algorithm::KE_IC,
+    Algorithm::BUF,
+    Algorithm::BUF_IC,
+    Algorithm::BKE,
+    Algorithm::BKE_IC,
+];
 
 /// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
 /// schedule and supports that connectivity. The single source of truth for every build.
@@ -24,6 +36,9 @@ pub(crate) fn kernel_build(
     let ic = algorithm.inline_compression();
     match algorithm {
         Algorithm::UF | Algorithm::UF_IC => Some((kernels::UF, uf::defines(connectivity, ic))),
+        Algorithm::KE | Algorithm::KE_IC => Some((kernels::KE, ke::defines(connectivity, ic))),
+        Algorithm::BUF | Algorithm::BUF_IC => Some((kernels::BUF, buf::defines(ic))),
+        Algorithm::BKE | Algorithm::BKE_IC => Some((kernels::BKE, bke::defines(ic))),
         _ => None,
     }
 }
@@ -32,6 +47,12 @@ pub(crate) fn kernel_build(
 pub(crate) enum Schedule<G: Gpu> {
     /// Union Find (and UF_IC).
     Uf(uf::Uf<G>),
+    /// Komura Equivalence (and KE_IC).
+    Ke(ke::Ke<G>),
+    /// Block-based Union Find (and BUF_IC).
+    Buf(buf::Buf<G>),
+    /// Block-based Komura Equivalence (and BKE_IC).
+    Bke(bke::Bke<G>),
 }
 
 impl<G: Gpu> Schedule<G> {
@@ -42,15 +63,14 @@ impl<G: Gpu> Schedule<G> {
         algorithm: Algorithm,
         connectivity: Connectivity,
     ) -> Result<Self> {
-        let not_implemented = || Error::NotImplemented {
-            algorithm,
-            backend,
-            implemented: IMPLEMENTED.to_vec(),
-        };
+        let not_implemented = || Error::NotImplemented { algorithm, backend, implemented: IMPLEMENTED.to_vec() };
         let (file, defines) = kernel_build(algorithm, connectivity).ok_or_else(not_implemented)?;
         let program = gpu.build(&file, &defines)?;
         match algorithm {
             Algorithm::UF | Algorithm::UF_IC => Ok(Schedule::Uf(uf::Uf::new(gpu, &program)?)),
+            Algorithm::KE | Algorithm::KE_IC => Ok(Schedule::Ke(ke::Ke::new(gpu, &program)?)),
+            Algorithm::BUF | Algorithm::BUF_IC => Ok(Schedule::Buf(buf::Buf::new(gpu, &program)?)),
+            Algorithm::BKE | Algorithm::BKE_IC => Ok(Schedule::Bke(bke::Bke::new(gpu, &program)?)),
             _ => Err(not_implemented()),
         }
     }
@@ -68,6 +88,9 @@ impl<G: Gpu> Schedule<G> {
     ) -> Result<Option<u32>> {
         match self {
             Schedule::Uf(uf) => uf.run(gpu, input, labels, size, recorder).map(|()| None),
+            Schedule::Ke(ke) => ke.run(gpu, input, labels, size, recorder).map(|()| None),
+            Schedule::Buf(buf) => buf.run(gpu, input, labels, size, recorder).map(|()| None),
+            Schedule::Bke(bke) => bke.run(gpu, input, labels, size, recorder).map(|()| None),
         }
     }
 }

@@ -18,10 +18,7 @@ use crate::{Connectivity, Phase, Result};
 const TILE: [usize; 2] = [32, 8];
 
 /// The compile-time defines of `kernels/uf.kernel`.
-pub(crate) fn defines(
-    connectivity: Connectivity,
-    inline_compression: bool,
-) -> Vec<(&'static str, u32)> {
+pub(crate) fn defines(connectivity: Connectivity, inline_compression: bool) -> Vec<(&'static str, u32)> {
     vec![
         ("CONNECTIVITY", connectivity.neighbours()),
         ("TILE_W", TILE[0] as u32),
@@ -42,7 +39,7 @@ impl<G: Gpu> Uf<G> {
         Ok(Self {
             local_merge: gpu.kernel(program, "uf_local_merge")?,
             border_merge: gpu.kernel(program, "uf_border_merge")?,
-            compress: gpu.kernel(program, "uf_compress")?,
+            compress: gpu.kernel(program, "compress_pixels")?,
         })
     }
 
@@ -60,12 +57,7 @@ impl<G: Gpu> Uf<G> {
         recorder.end(Phase::LocalMerge)?;
         gpu.launch_over(&mut self.border_merge, size, TILE, &image_args)?;
         recorder.end(Phase::BorderMerge)?;
-        gpu.launch_over(
-            &mut self.compress,
-            size,
-            TILE,
-            &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)],
-        )?;
+        gpu.launch_over(&mut self.compress, size, TILE, &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)])?;
         recorder.end(Phase::Compression)
     }
 }

@@ -10,10 +10,7 @@ pub struct Case {
 }
 
 fn case(name: impl Into<String>, image: BinaryImage) -> Case {
-    Case {
-        name: name.into(),
-        image,
-    }
+    Case { name: name.into(), image }
 }
 
 fn from_fn(w: usize, h: usize, f: impl FnMut(usize, usize) -> bool) -> BinaryImage {
@@ -25,12 +22,8 @@ fn from_fn(w: usize, h: usize, f: impl FnMut(usize, usize) -> bool) -> BinaryIma
 pub fn random(w: usize, h: usize, density: u32, granularity: usize, seed: u32) -> BinaryImage {
     let mut rng = Mt::new(seed);
     let (bw, bh) = (w.div_ceil(granularity), h.div_ceil(granularity));
-    let blocks: Vec<bool> = (0..bw * bh)
-        .map(|_| (rng.next_u32() as u64 * 100) >> 32 < density as u64)
-        .collect();
-    from_fn(w, h, |x, y| {
-        blocks[(y / granularity) * bw + x / granularity]
-    })
+    let blocks: Vec<bool> = (0..bw * bh).map(|_| (rng.next_u32() as u64 * 100) >> 32 < density as u64).collect();
+    from_fn(w, h, |x, y| blocks[(y / granularity) * bw + x / granularity])
 }
 
 /// A square spiral corridor: one long component winding inwards.
@@ -61,9 +54,7 @@ pub fn spiral(n: usize) -> BinaryImage {
 
 /// A snake: rows on every other line joined alternately at the right and left ends.
 pub fn snake(w: usize, h: usize) -> BinaryImage {
-    from_fn(w, h, |x, y| {
-        y % 2 == 0 || (y % 4 == 1 && x == w - 1) || (y % 4 == 3 && x == 0)
-    })
+    from_fn(w, h, |x, y| y % 2 == 0 || (y % 4 == 1 && x == w - 1) || (y % 4 == 3 && x == 0))
 }
 
 /// A diagonal-only staircase: connected under 8-connectivity, single pixels under 4.
@@ -73,51 +64,26 @@ pub fn diagonals(w: usize, h: usize) -> BinaryImage {
 
 /// Images with foreground value `value` instead of 1.
 pub fn with_value(image: &BinaryImage, value: u8) -> BinaryImage {
-    let pixels = image
-        .pixels()
-        .iter()
-        .map(|&p| if p != 0 { value } else { 0 })
-        .collect();
+    let pixels = image.pixels().iter().map(|&p| if p != 0 { value } else { 0 }).collect();
     BinaryImage::new(image.width(), image.height(), pixels).expect("same size")
 }
 
 /// Every conformance image of the foundation issue.
 pub fn conformance_cases() -> Vec<Case> {
-    let mut cases = vec![
-        case("1x1-bg", from_fn(1, 1, |_, _| false)),
-        case("1x1-fg", from_fn(1, 1, |_, _| true)),
-    ];
+    let mut cases = vec![case("1x1-bg", from_fn(1, 1, |_, _| false)), case("1x1-fg", from_fn(1, 1, |_, _| true))];
     for n in [2usize, 7, 8, 33, 64, 257] {
-        cases.push(case(
-            format!("1x{n}-alternating"),
-            from_fn(1, n, |_, y| y % 3 != 2),
-        ));
-        cases.push(case(
-            format!("{n}x1-alternating"),
-            from_fn(n, 1, |x, _| x % 3 != 2),
-        ));
+        cases.push(case(format!("1x{n}-alternating"), from_fn(1, n, |_, y| y % 3 != 2)));
+        cases.push(case(format!("{n}x1-alternating"), from_fn(n, 1, |x, _| x % 3 != 2)));
         cases.push(case(format!("1x{n}-fg"), from_fn(1, n, |_, _| true)));
         cases.push(case(format!("{n}x1-fg"), from_fn(n, 1, |_, _| true)));
     }
     cases.push(case("17x31-random50", random(17, 31, 50, 1, 1)));
     cases.push(case("31x17-random50", random(31, 17, 50, 1, 2)));
     for (w, h) in [(64, 64), (97, 45)] {
-        cases.push(case(
-            format!("{w}x{h}-background"),
-            from_fn(w, h, |_, _| false),
-        ));
-        cases.push(case(
-            format!("{w}x{h}-foreground"),
-            from_fn(w, h, |_, _| true),
-        ));
-        cases.push(case(
-            format!("{w}x{h}-checkerboard"),
-            from_fn(w, h, |x, y| (x + y) % 2 == 0),
-        ));
-        cases.push(case(
-            format!("{w}x{h}-checkerboard2"),
-            from_fn(w, h, |x, y| (x / 2 + y / 2) % 2 == 0),
-        ));
+        cases.push(case(format!("{w}x{h}-background"), from_fn(w, h, |_, _| false)));
+        cases.push(case(format!("{w}x{h}-foreground"), from_fn(w, h, |_, _| true)));
+        cases.push(case(format!("{w}x{h}-checkerboard"), from_fn(w, h, |x, y| (x + y) % 2 == 0)));
+        cases.push(case(format!("{w}x{h}-checkerboard2"), from_fn(w, h, |x, y| (x / 2 + y / 2) % 2 == 0)));
         cases.push(case(format!("{w}x{h}-diagonals"), diagonals(w, h)));
     }
     cases.push(case("129x129-spiral", spiral(129)));
@@ -128,23 +94,14 @@ pub fn conformance_cases() -> Vec<Case> {
         for granularity in [1, 4, 16] {
             cases.push(case(
                 format!("300x200-mt-d{density}-g{granularity}"),
-                random(
-                    300,
-                    200,
-                    density,
-                    granularity,
-                    1000 + density * 7 + granularity as u32,
-                ),
+                random(300, 200, density, granularity, 1000 + density * 7 + granularity as u32),
             ));
         }
     }
     cases.push(case("1000x1000-mt-d45-g1", random(1000, 1000, 45, 1, 45)));
     let base = random(123, 77, 55, 2, 9);
     for value in [2u8, 128, 255] {
-        cases.push(case(
-            format!("123x77-value{value}"),
-            with_value(&base, value),
-        ));
+        cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
     }
     cases
 }

@@ -19,16 +19,10 @@ pub const TOKENS: [&str; 5] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc
 /// The tokens listed in `CCL_REQUIRE_BACKENDS` (comma separated); panics on an unknown one.
 pub fn required() -> Vec<String> {
     let list = std::env::var("CCL_REQUIRE_BACKENDS").unwrap_or_default();
-    let tokens: Vec<String> = list
-        .split(',')
-        .map(|t| t.trim().to_ascii_lowercase())
-        .filter(|t| !t.is_empty())
-        .collect();
+    let tokens: Vec<String> =
+        list.split(',').map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).collect();
     for t in &tokens {
-        assert!(
-            TOKENS.contains(&t.as_str()),
-            "CCL_REQUIRE_BACKENDS: unknown backend '{t}' (known: {TOKENS:?})"
-        );
+        assert!(TOKENS.contains(&t.as_str()), "CCL_REQUIRE_BACKENDS: unknown backend '{t}' (known: {TOKENS:?})");
     }
     tokens
 }
@@ -62,31 +56,18 @@ pub fn devices() -> Vec<TestDevice> {
             Err(e) if is_required(token) => {
                 panic!("required backend {token} ({}) failed to open: {e}", info.id)
             }
-            Err(e) => eprintln!(
-                "note: {token} device {} did not open, its cases do not run: {e}",
-                info.id
-            ),
+            Err(e) => eprintln!("note: {token} device {} did not open, its cases do not run: {e}", info.id),
         }
     }
     for token in ["cpu", "opencl-cpu", "opencl-gpu", "cuda"] {
         if out.iter().any(|d| d.token == token) {
             continue;
         }
-        let why: Vec<String> = found
-            .unavailable
-            .iter()
-            .map(|(b, r)| format!("{b}: {r}"))
-            .collect();
+        let why: Vec<String> = found.unavailable.iter().map(|(b, r)| format!("{b}: {r}")).collect();
         if is_required(token) {
-            panic!(
-                "CCL_REQUIRE_BACKENDS requires {token}, which is not present ({})",
-                why.join("; ")
-            );
+            panic!("CCL_REQUIRE_BACKENDS requires {token}, which is not present ({})", why.join("; "));
         }
-        eprintln!(
-            "note: no {token} device; its cases do not run ({})",
-            why.join("; ")
-        );
+        eprintln!("note: no {token} device; its cases do not run ({})", why.join("; "));
     }
     out
 }
@@ -107,16 +88,11 @@ pub fn repo_root() -> PathBuf {
 /// The shared real-data folder: `CCL_DATA_DIR`, else `<repo>/../shared/data`; `None` (with a
 /// note on stderr) when absent.
 pub fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var("CCL_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("../shared/data"));
+    let dir = std::env::var("CCL_DATA_DIR").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("../shared/data"));
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "note: real-data folder {} is absent; real-page cases do not run",
-            dir.display()
-        );
+        eprintln!("note: real-data folder {} is absent; real-page cases do not run", dir.display());
         None
     }
 }

@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
-    LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
@@ -49,9 +48,7 @@ pub fn driver_present() -> Result<()> {
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable(
-            "the CUDA driver library (libcuda.so.1) is not installed".into(),
-        ))
+        Err(Error::Unavailable("the CUDA driver library (libcuda.so.1) is not installed".into()))
     }
 }
 
@@ -61,9 +58,7 @@ pub fn nvrtc_present() -> Result<()> {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable(
-            "the NVRTC library (libnvrtc.so.13) is not installed or not on LD_LIBRARY_PATH".into(),
-        ))
+        Err(Error::Unavailable("the NVRTC library (libnvrtc.so.13) is not installed or not on LD_LIBRARY_PATH".into()))
     }
 }
 
@@ -84,21 +79,10 @@ pub struct DeviceDesc {
 pub fn devices() -> Result<Vec<DeviceDesc>> {
     driver_present()?;
     let n = CudaContext::device_count().map_err(|e| match e.0 {
-        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => {
-            Error::Unavailable("no CUDA device".into())
-        }
-        _ => Error::Driver {
-            call: "cuDeviceGetCount",
-            source: e,
-        },
+        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Error::Unavailable("no CUDA device".into()),
+        _ => Error::Driver { call: "cuDeviceGetCount", source: e },
     })?;
-    (0..n as usize)
-        .map(|i| {
-            CudaContext::new(i)
-                .map_err(driver("cuCtxCreate"))
-                .map(|ctx| describe(&ctx))
-        })
-        .collect()
+    (0..n as usize).map(|i| CudaContext::new(i).map_err(driver("cuCtxCreate")).map(|ctx| describe(&ctx))).collect()
 }
 
 fn describe(ctx: &Arc<CudaContext>) -> DeviceDesc {
@@ -117,26 +101,14 @@ fn describe(ctx: &Arc<CudaContext>) -> DeviceDesc {
 /// virtual architecture such as `compute_90`, or NVRTC's default. Needs no GPU.
 pub fn compile_ptx(source: &str, options: &[String], arch: Option<&'static str>) -> Result<String> {
     nvrtc_present()?;
-    let opts = CompileOptions {
-        options: options.to_vec(),
-        arch,
-        ..Default::default()
-    };
+    let opts = CompileOptions { options: options.to_vec(), arch, ..Default::default() };
     match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(CompileError::CompileError { log, nvrtc, .. }) => {
             let log = log.to_string_lossy().into_owned();
-            Err(Error::Build {
-                log: if log.trim().is_empty() {
-                    format!("{nvrtc:?}")
-                } else {
-                    log
-                },
-            })
+            Err(Error::Build { log: if log.trim().is_empty() { format!("{nvrtc:?}") } else { log } })
         }
-        Err(e) => Err(Error::Build {
-            log: format!("{e:?}"),
-        }),
+        Err(e) => Err(Error::Build { log: format!("{e:?}") }),
     }
 }
 
@@ -219,20 +191,14 @@ impl Runtime {
         nvrtc_present()?;
         let n = devices()?.len();
         if ordinal >= n {
-            return Err(Error::Unavailable(format!(
-                "no CUDA device {ordinal} ({n} present)"
-            )));
+            return Err(Error::Unavailable(format!("no CUDA device {ordinal} ({n} present)")));
         }
         let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
         // One stream, in order: cudarc's per-buffer event tracking is not needed.
         // SAFETY: every buffer of this runtime is used on its single stream only.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
-        Ok(Self {
-            desc: describe(&ctx),
-            ctx,
-            stream,
-        })
+        Ok(Self { desc: describe(&ctx), ctx, stream })
     }
 
     /// The device this runtime drives.
@@ -243,90 +209,54 @@ impl Runtime {
     /// Compiles `source` with NVRTC for this device and loads it.
     pub fn build(&self, source: &str, options: &[String]) -> Result<Program> {
         let ptx = compile_ptx(source, options, arch_for(self.desc.compute_capability))?;
-        let module = self
-            .ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(driver("cuModuleLoadData"))?;
+        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(driver("cuModuleLoadData"))?;
         Ok(Program(module))
     }
 
     /// Looks up kernel `name` in a loaded module.
     pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        let inner = program
-            .0
-            .load_function(name)
-            .map_err(driver("cuModuleGetFunction"))?;
-        Ok(Kernel {
-            inner,
-            name: name.to_string(),
-        })
+        let inner = program.0.load_function(name).map_err(driver("cuModuleGetFunction"))?;
+        Ok(Kernel { inner, name: name.to_string() })
     }
 
     /// Allocates `len` bytes of device memory, stream-ordered (at least one byte).
     pub fn alloc(&self, len: usize) -> Result<Buffer> {
         // SAFETY: the contents are uninitialised; every kernel writes before it reads.
-        let inner =
-            unsafe { self.stream.alloc::<u8>(len.max(1)) }.map_err(driver("cuMemAllocAsync"))?;
+        let inner = unsafe { self.stream.alloc::<u8>(len.max(1)) }.map_err(driver("cuMemAllocAsync"))?;
         Ok(Buffer { inner, len })
     }
 
     /// Copies `data` into the start of `buffer` (stream-ordered).
     pub fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
-        assert!(
-            data.len() <= buffer.len,
-            "write of {} bytes into a {}-byte buffer",
-            data.len(),
-            buffer.len
-        );
+        assert!(data.len() <= buffer.len, "write of {} bytes into a {}-byte buffer", data.len(), buffer.len);
         if data.is_empty() {
             return Ok(());
         }
         let mut view = buffer.inner.slice_mut(0..data.len());
-        self.stream
-            .memcpy_htod(data, &mut view)
-            .map_err(driver("cuMemcpyHtoDAsync"))
+        self.stream.memcpy_htod(data, &mut view).map_err(driver("cuMemcpyHtoDAsync"))
     }
 
     /// Copies the start of `buffer` into `out` and waits for the copy.
     pub fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
-        assert!(
-            out.len() <= buffer.len,
-            "read of {} bytes from a {}-byte buffer",
-            out.len(),
-            buffer.len
-        );
+        assert!(out.len() <= buffer.len, "read of {} bytes from a {}-byte buffer", out.len(), buffer.len);
         if out.is_empty() {
             return Ok(());
         }
         let view = buffer.inner.slice(0..out.len());
-        self.stream
-            .memcpy_dtoh(&view, out)
-            .map_err(driver("cuMemcpyDtoHAsync"))?;
+        self.stream.memcpy_dtoh(&view, out).map_err(driver("cuMemcpyDtoHAsync"))?;
         self.finish()
     }
 
     /// Sets every byte of `buffer` to zero (stream-ordered).
     pub fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        self.stream
-            .memset_zeros(&mut buffer.inner)
-            .map_err(driver("cuMemsetD8Async"))
+        self.stream.memset_zeros(&mut buffer.inner).map_err(driver("cuMemsetD8Async"))
     }
 
     /// Launches `kernel` over a 2D range of `global` threads in blocks of `local` threads.
     /// `global` must be a multiple of `local` in each dimension.
-    pub fn launch(
-        &self,
-        kernel: &mut Kernel,
-        global: [usize; 2],
-        local: [usize; 2],
-        args: &[Arg],
-    ) -> Result<()> {
+    pub fn launch(&self, kernel: &mut Kernel, global: [usize; 2], local: [usize; 2], args: &[Arg]) -> Result<()> {
         let cfg = LaunchConfig {
-            grid_dim: (
-                (global[0] / local[0]) as u32,
-                (global[1] / local[1]) as u32,
-                1,
-            ),
+            grid_dim: ((global[0] / local[0]) as u32, (global[1] / local[1]) as u32, 1),
             block_dim: (local[0] as u32, local[1] as u32, 1),
             shared_mem_bytes: 0,
         };
@@ -345,26 +275,18 @@ impl Runtime {
 
     /// Records a timing event at the current point of the stream.
     pub fn mark(&self) -> Result<Mark> {
-        let ev = self
-            .ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(driver("cuEventCreate"))?;
+        let ev = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))?;
         ev.record(&self.stream).map_err(driver("cuEventRecord"))?;
         Ok(Mark(ev))
     }
 
     /// Milliseconds between two marks (waits for the later one).
     pub fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64> {
-        from.0
-            .elapsed_ms(&to.0)
-            .map(f64::from)
-            .map_err(driver("cuEventElapsedTime"))
+        from.0.elapsed_ms(&to.0).map(f64::from).map_err(driver("cuEventElapsedTime"))
     }
 
     /// Waits for every command on the stream.
     pub fn finish(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(driver("cuStreamSynchronize"))
+        self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
     }
 }

@@ -52,17 +52,11 @@ const PLATFORM_NOT_FOUND: cl_int = -1001;
 fn call_error(call: &'static str, e: opencl3::error_codes::ClError) -> Error {
     let code: cl_int = e.0;
     match code {
-        LIBRARY_MISSING => {
-            Error::Unavailable("the OpenCL ICD loader (libOpenCL.so.1) is not installed".into())
+        LIBRARY_MISSING => Error::Unavailable("the OpenCL ICD loader (libOpenCL.so.1) is not installed".into()),
+        PLATFORM_NOT_FOUND => {
+            Error::Unavailable("no OpenCL platform is installed (no ICD in /etc/OpenCL/vendors)".into())
         }
-        PLATFORM_NOT_FOUND => Error::Unavailable(
-            "no OpenCL platform is installed (no ICD in /etc/OpenCL/vendors)".into(),
-        ),
-        code => Error::Call {
-            call,
-            code,
-            name: opencl3::error_codes::error_text(code).to_string(),
-        },
+        code => Error::Call { call, code, name: opencl3::error_codes::error_text(code).to_string() },
     }
 }
 
@@ -71,9 +65,7 @@ fn call_error(call: &'static str, e: opencl3::error_codes::ClError) -> Error {
 static DRIVER_LOCK: Mutex<()> = Mutex::new(());
 
 fn driver_lock() -> std::sync::MutexGuard<'static, ()> {
-    DRIVER_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    DRIVER_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Whether a device is a GPU, a CPU or something else (accelerator, custom).
@@ -111,8 +103,7 @@ pub struct DeviceDesc {
 /// Returns [`Error::Unavailable`] when the loader or any platform is missing.
 pub fn devices() -> Result<Vec<DeviceDesc>> {
     let _serialised = driver_lock();
-    let platforms =
-        opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
+    let platforms = opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
     let mut out = Vec::new();
     for (p, platform) in platforms.iter().enumerate() {
         let platform_name = platform.name().unwrap_or_default();
@@ -207,20 +198,13 @@ impl Runtime {
     /// Opens device `device` of platform `platform` (indices as listed by [`devices`]).
     pub fn new(platform: usize, device: usize) -> Result<Self> {
         let _serialised = driver_lock();
-        let platforms =
-            opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
+        let platforms = opencl3::platform::get_platforms().map_err(|e| call_error("clGetPlatformIDs", e))?;
         let pl = platforms.get(platform).ok_or_else(|| {
-            Error::Unavailable(format!(
-                "no OpenCL platform {platform} ({} present)",
-                platforms.len()
-            ))
+            Error::Unavailable(format!("no OpenCL platform {platform} ({} present)", platforms.len()))
         })?;
         let ids = pl.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
         let id = *ids.get(device).ok_or_else(|| {
-            Error::Unavailable(format!(
-                "OpenCL platform {platform} has no device {device} ({} present)",
-                ids.len()
-            ))
+            Error::Unavailable(format!("OpenCL platform {platform} has no device {device} ({} present)", ids.len()))
         })?;
         let dev = Device::new(id);
         let desc = describe(platform, device, &pl.name().unwrap_or_default(), dev);
@@ -229,13 +213,7 @@ impl Runtime {
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
         let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error("clCreateCommandQueue", e))?;
-        Ok(Self {
-            desc,
-            device: dev,
-            context,
-            queue,
-            events: Mutex::new(Vec::new()),
-        })
+        Ok(Self { desc, device: dev, context, queue, events: Mutex::new(Vec::new()) })
     }
 
     /// The device this runtime drives.
@@ -255,78 +233,47 @@ impl Runtime {
             .map_err(|e| call_error("clCreateProgramWithSource", e))?;
         if let Err(e) = program.build(&[self.device.id()], options) {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            return Err(if log.trim().is_empty() {
-                call_error("clBuildProgram", e)
-            } else {
-                Error::Build { log }
-            });
+            return Err(if log.trim().is_empty() { call_error("clBuildProgram", e) } else { Error::Build { log } });
         }
         Ok(Program(program))
     }
 
     /// Looks up kernel `name` in a compiled program.
     pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        let inner =
-            ClKernel::create(&program.0, name).map_err(|e| call_error("clCreateKernel", e))?;
-        Ok(Kernel {
-            inner,
-            name: name.to_string(),
-        })
+        let inner = ClKernel::create(&program.0, name).map_err(|e| call_error("clCreateKernel", e))?;
+        Ok(Kernel { inner, name: name.to_string() })
     }
 
     /// Allocates `len` bytes of device memory (at least one byte is allocated).
     pub fn alloc(&self, len: usize) -> Result<Buffer> {
         // SAFETY: no host pointer is passed, so OpenCL owns the storage.
-        let inner = unsafe {
-            ClBuffer::<u8>::create(
-                &self.context,
-                CL_MEM_READ_WRITE,
-                len.max(1),
-                ptr::null_mut(),
-            )
-        }
-        .map_err(|e| call_error("clCreateBuffer", e))?;
+        let inner = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
+            .map_err(|e| call_error("clCreateBuffer", e))?;
         Ok(Buffer { inner, len })
     }
 
     /// Copies `data` into the start of `buffer` and waits for the copy.
     pub fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
-        assert!(
-            data.len() <= buffer.len,
-            "write of {} bytes into a {}-byte buffer",
-            data.len(),
-            buffer.len
-        );
+        assert!(data.len() <= buffer.len, "write of {} bytes into a {}-byte buffer", data.len(), buffer.len);
         if data.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking write of `data.len()` bytes, within the buffer (checked above).
-        let ev = unsafe {
-            self.queue
-                .enqueue_write_buffer(&mut buffer.inner, CL_BLOCKING, 0, data, &[])
-        }
-        .map_err(|e| call_error("clEnqueueWriteBuffer", e))?;
+        let ev = unsafe { self.queue.enqueue_write_buffer(&mut buffer.inner, CL_BLOCKING, 0, data, &[]) }
+            .map_err(|e| call_error("clEnqueueWriteBuffer", e))?;
         self.record(ev);
         Ok(())
     }
 
     /// Copies the start of `buffer` into `out` and waits for the copy.
     pub fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
-        assert!(
-            out.len() <= buffer.len,
-            "read of {} bytes from a {}-byte buffer",
-            out.len(),
-            buffer.len
-        );
+        assert!(out.len() <= buffer.len, "read of {} bytes from a {}-byte buffer", out.len(), buffer.len);
         if out.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking read of `out.len()` bytes, within the buffer (checked above).
-        let ev = unsafe {
-            self.queue
-                .enqueue_read_buffer(&buffer.inner, CL_BLOCKING, 0, out, &[])
-        }
-        .map_err(|e| call_error("clEnqueueReadBuffer", e))?;
+        let ev = unsafe { self.queue.enqueue_read_buffer(&buffer.inner, CL_BLOCKING, 0, out, &[]) }
+            .map_err(|e| call_error("clEnqueueReadBuffer", e))?;
         self.record(ev);
         Ok(())
     }
@@ -335,24 +282,15 @@ impl Runtime {
     pub fn zero(&self, buffer: &mut Buffer) -> Result<()> {
         let len = buffer.len;
         // SAFETY: the fill covers exactly the buffer.
-        let ev = unsafe {
-            self.queue
-                .enqueue_fill_buffer(&mut buffer.inner, &[0u8], 0, len.max(1), &[])
-        }
-        .map_err(|e| call_error("clEnqueueFillBuffer", e))?;
+        let ev = unsafe { self.queue.enqueue_fill_buffer(&mut buffer.inner, &[0u8], 0, len.max(1), &[]) }
+            .map_err(|e| call_error("clEnqueueFillBuffer", e))?;
         self.record(ev);
         Ok(())
     }
 
     /// Enqueues `kernel` over a 2D range of `global` work-items in work-groups of `local`.
     /// `global` must be a multiple of `local` in each dimension.
-    pub fn launch(
-        &self,
-        kernel: &mut Kernel,
-        global: [usize; 2],
-        local: [usize; 2],
-        args: &[Arg],
-    ) -> Result<()> {
+    pub fn launch(&self, kernel: &mut Kernel, global: [usize; 2], local: [usize; 2], args: &[Arg]) -> Result<()> {
         for (i, arg) in args.iter().enumerate() {
             // SAFETY: each argument is a cl_mem handle or a 32-bit scalar, matching the kernels'
             // `__global` pointer and `uint` parameters; a mismatch is reported by the driver.
@@ -369,14 +307,7 @@ impl Runtime {
         }
         // SAFETY: all arguments were set above; the sizes are valid pointers to two values.
         let ev = unsafe {
-            self.queue.enqueue_nd_range_kernel(
-                kernel.inner.get(),
-                2,
-                ptr::null(),
-                global.as_ptr(),
-                local.as_ptr(),
-                &[],
-            )
+            self.queue.enqueue_nd_range_kernel(kernel.inner.get(), 2, ptr::null(), global.as_ptr(), local.as_ptr(), &[])
         }
         .map_err(|e| call_error("clEnqueueNDRangeKernel", e))?;
         self.record(ev);
@@ -398,12 +329,8 @@ impl Runtime {
         let first = &events[from.0];
         let last = &events[to.0 - 1];
         last.wait().map_err(|e| call_error("clWaitForEvents", e))?;
-        let start = first
-            .profiling_command_start()
-            .map_err(|e| call_error("clGetEventProfilingInfo", e))?;
-        let end = last
-            .profiling_command_end()
-            .map_err(|e| call_error("clGetEventProfilingInfo", e))?;
+        let start = first.profiling_command_start().map_err(|e| call_error("clGetEventProfilingInfo", e))?;
+        let end = last.profiling_command_end().map_err(|e| call_error("clGetEventProfilingInfo", e))?;
         Ok(end.saturating_sub(start) as f64 * 1e-6)
     }
 

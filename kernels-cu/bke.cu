@@ -1,0 +1,284 @@
+// GENERATED from kernels-cu/prelude.cuh and kernels/{union_find.h, compress.kernel, blocks.h, bke.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cu/prelude.cuh
+// CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
+typedef unsigned char uchar;
+typedef unsigned int uint;
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define LOCAL
+#define DEVICE_FN __device__ __forceinline__
+#define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
+#define LOCAL_ID_X threadIdx.x
+#define LOCAL_ID_Y threadIdx.y
+#define GROUP_ID_X blockIdx.x
+#define GROUP_ID_Y blockIdx.y
+#define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
+#define GLOBAL_ID_Y (blockIdx.y * blockDim.y + threadIdx.y)
+#define LOCAL_BARRIER() __syncthreads()
+#define ATOMIC_MIN(p, v) atomicMin((p), (v))
+
+// ---- union_find.h
+// Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
+//
+// Convention: L[i] holds the index of i's parent plus one, and 0 for background, so node i is a
+// root when L[i] == i + 1. Union always hangs the larger root under the smaller one, so the root
+// of a finished tree is its smallest index. Block algorithms use the same convention on the
+// top-left pixel of each block (the node index is that pixel's raster index).
+//
+// OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
+// and once for local (shared) memory.
+
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+    /* Find: the root of the tree holding node i. */                                             \
+    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    {                                                                                            \
+        uint parent = L[i] - 1;                                                                  \
+        while (parent != i) {                                                                    \
+            i = parent;                                                                          \
+            parent = L[i] - 1;                                                                   \
+        }                                                                                        \
+        return i;                                                                                \
+    }                                                                                            \
+                                                                                                 \
+    /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
+    /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
+    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    {                                                                                            \
+        for (;;) {                                                                               \
+            a = find_##SUFFIX(L, a);                                                             \
+            b = find_##SUFFIX(L, b);                                                             \
+            if (a == b)                                                                          \
+                return;                                                                          \
+            if (a > b) {                                                                         \
+                uint t = a;                                                                      \
+                a = b;                                                                           \
+                b = t;                                                                           \
+            }                                                                                    \
+            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            if (old == b + 1)                                                                    \
+                return;                                                                          \
+            b = old - 1;                                                                         \
+        }                                                                                        \
+    }
+
+CCL_DEFINE_UNION_FIND(GLOBAL, global)
+CCL_DEFINE_UNION_FIND(LOCAL, local)
+
+// Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
+// (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
+// so threads that read i meanwhile already see a shorter path.
+DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+{
+#if INLINE_COMPRESSION
+    const uint start = i;
+    uint parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        L[start] = i + 1;
+        parent = L[i] - 1;
+    }
+#else
+    L[i] = find_global(L, i) + 1;
+#endif
+}
+
+// ---- compress.kernel
+// Compression kernels (TPDS 2020 Sec. 2.1: Compress, or InlineCompress when
+// INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
+
+// Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
+KERNEL void compress_pixels(GLOBAL uint *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const uint i = y * width + x;
+    if (L[i] != 0)
+        compress_global(L, i);
+}
+
+// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
+// pixel, every block (background ones too) holds a valid node there.
+KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
+{
+    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
+    if (c >= width || r >= height)
+        return;
+    compress_global(L, r * width + c);
+}
+
+// ---- blocks.h
+// Shared pieces of the block algorithms (BUF, BKE; TPDS 2020 Sec. 5): one work-item per 2x2
+// block X whose top-left pixel is (r, c); the union-find node of a block is that pixel's raster
+// index, stored (+1) in the output image at that pixel.
+
+#define FG(v) ((v) != 0)
+
+// The bitset BS over the 4x4 window around X (TPDS 2020 Fig. 7: bit 4*dy + dx, with (0, 0) the
+// pixel above-left of X): for every foreground pixel of X, its 3x3 neighbourhood is set (0x777
+// for the top-left pixel, shifted 1 for the right column, 4 for the bottom row). The
+// bottom-right pixel never touches a backward block, so it is not read. Bits 0-3 and 4, 8 are
+// the pixels of the backward blocks P (NW), Q (N), R (NE) and S (W) that may touch X.
+DEVICE_FN uint block_bitset(GLOBAL const uchar *img, uint r, uint c, uint width, uint height)
+{
+    const uint i = r * width + c;
+    uint bs = 0;
+    if (FG(img[i]))
+        bs |= 0x777u;
+    if (c + 1 < width && FG(img[i + 1]))
+        bs |= 0x777u << 1;
+    if (r + 1 < height && FG(img[i + width]))
+        bs |= 0x777u << 4;
+    return bs;
+}
+
+#define HAS_BIT(bs, b) (((bs) >> (b)) & 1u)
+
+// Which backward blocks are connected to X, from BS and the pixels they hold next to X.
+#define CONNECTED_P 1u
+#define CONNECTED_Q 2u
+#define CONNECTED_R 4u
+#define CONNECTED_S 8u
+
+DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint r, uint c, uint width, uint height)
+{
+    const uint i = r * width + c;
+    uint connected = 0;
+    if (r > 0) {
+        if (c > 0 && HAS_BIT(bs, 0) && FG(img[i - width - 1]))
+            connected |= CONNECTED_P;
+        if ((HAS_BIT(bs, 1) && FG(img[i - width])) || (c + 1 < width && HAS_BIT(bs, 2) && FG(img[i - width + 1])))
+            connected |= CONNECTED_Q;
+        if (c + 2 < width && HAS_BIT(bs, 3) && FG(img[i - width + 2]))
+            connected |= CONNECTED_R;
+    }
+    if (c > 0) {
+        if ((HAS_BIT(bs, 4) && FG(img[i - 1])) || (r + 1 < height && HAS_BIT(bs, 8) && FG(img[i + width - 1])))
+            connected |= CONNECTED_S;
+    }
+    return connected;
+}
+
+// ---- bke.kernel
+// BKE: Block-based Komura Equivalence (TPDS 2020 Sec. 5.2), 8-connectivity.
+//
+// Kernels, in order: bke_init, compress_blocks, bke_reduce, compress_blocks, bke_final.
+// Raw labels: (raster index of the top-left pixel of the component's first 2x2 block) + 1;
+// background 0. Build-time defines: INLINE_COMPRESSION (1 for BKE_IC).
+//
+// The information byte of a block (TPDS 2020 Table 1): bits 0-3 say which of its pixels
+// (top-left, top-right, bottom-left, bottom-right) are foreground; bits 5, 6, 7 say that Q (N),
+// R (NE), S (W) are connected to X but were not linked at initialization, so Reduction must
+// join them. It lives in the output image (Fig. 8), see info_slot.
+
+#define INFO_UNION_Q (1u << 5)
+#define INFO_UNION_R (1u << 6)
+#define INFO_UNION_S (1u << 7)
+#define NO_SLOT 0xFFFFFFFFu
+
+// Where block X keeps its information byte: its top-right pixel; in the last column of an image
+// of odd width, its bottom-left pixel; for the lone corner pixel of an odd x odd image, the
+// bottom-right pixel of the block diagonally above-left (unused until FinalLabeling); and for
+// 1xN / Nx1 images with N odd (1x1 too) NO_SLOT: a separate one-word buffer.
+DEVICE_FN uint info_slot(uint r, uint c, uint width, uint height)
+{
+    if (c + 1 < width)
+        return r * width + c + 1;
+    if (r + 1 < height)
+        return (r + 1) * width + c;
+    if (r > 0 && c > 0)
+        return (r - 1) * width + c - 1;
+    return NO_SLOT;
+}
+
+// Initialization: X links to the connected backward block of smallest index (P < Q < R < S in
+// raster order), and records the other connected ones and its foreground pixels.
+KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra, uint width, uint height)
+{
+    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
+    if (c >= width || r >= height)
+        return;
+    const uint i = r * width + c;
+    uint info = FG(img[i]) ? 1u : 0u;
+    if (c + 1 < width && FG(img[i + 1]))
+        info |= 2u;
+    if (r + 1 < height) {
+        if (FG(img[i + width]))
+            info |= 4u;
+        if (c + 1 < width && FG(img[i + width + 1]))
+            info |= 8u;
+    }
+    uint parent = i;
+    const uint bs = block_bitset(img, r, c, width, height);
+    if (bs != 0) {
+        const uint connected = connected_backward_blocks(img, bs, r, c, width, height);
+        if (connected & CONNECTED_P)
+            parent = i - 2 * width - 2;
+        else if (connected & CONNECTED_Q)
+            parent = i - 2 * width;
+        else if (connected & CONNECTED_R)
+            parent = i - 2 * width + 2;
+        else if (connected & CONNECTED_S)
+            parent = i - 2;
+        if ((connected & CONNECTED_Q) && parent != i - 2 * width)
+            info |= INFO_UNION_Q;
+        if ((connected & CONNECTED_R) && parent != i - 2 * width + 2)
+            info |= INFO_UNION_R;
+        if ((connected & CONNECTED_S) && parent != i - 2)
+            info |= INFO_UNION_S;
+    }
+    L[i] = parent + 1;
+    const uint slot = info_slot(r, c, width, height);
+    if (slot == NO_SLOT)
+        extra[0] = info;
+    else
+        L[slot] = info;
+}
+
+// Reduction: the unions initialization could not express.
+KERNEL void bke_reduce(GLOBAL uint *L, GLOBAL const uint *extra, uint width, uint height)
+{
+    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
+    if (c >= width || r >= height)
+        return;
+    const uint slot = info_slot(r, c, width, height);
+    const uint info = slot == NO_SLOT ? extra[0] : L[slot];
+    const uint i = r * width + c;
+    if (info & INFO_UNION_Q)
+        union_global(L, i, i - 2 * width);
+    if (info & INFO_UNION_R)
+        union_global(L, i, i - 2 * width + 2);
+    if (info & INFO_UNION_S)
+        union_global(L, i, i - 2);
+}
+
+// FinalLabeling: the block's label goes to its foreground pixels, known from the information
+// byte. The lone corner block reads its one pixel from the image instead: its byte lives in a
+// pixel that the block above-left overwrites in this same kernel.
+KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL const uint *extra, uint width, uint height)
+{
+    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
+    if (c >= width || r >= height)
+        return;
+    const uint i = r * width + c;
+    const uint slot = info_slot(r, c, width, height);
+    uint info;
+    if (slot == NO_SLOT)
+        info = extra[0];
+    else if (c + 1 >= width && r + 1 >= height)
+        info = FG(img[i]) ? 1u : 0u;
+    else
+        info = L[slot];
+    const uint label = L[i];
+    L[i] = (info & 1u) ? label : 0;
+    if (c + 1 < width)
+        L[i + 1] = (info & 2u) ? label : 0;
+    if (r + 1 < height) {
+        L[i + width] = (info & 4u) ? label : 0;
+        if (c + 1 < width)
+            L[i + width + 1] = (info & 8u) ? label : 0;
+    }
+}
+
