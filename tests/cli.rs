@@ -179,3 +179,36 @@ fn errors_are_clean_and_name_the_problem() {
     assert!(out.status.success());
     assert!(stdout(&out).contains("# opencl:"), "{}", stdout(&out));
 }
+
+/// `--algo NAME` works for every algorithm, in any spelling, and gives the partition of
+/// `--backend cpu` (consecutive labels are canonical, so the files must be identical).
+#[test]
+fn every_algorithm_name_labels_like_the_cpu_reference() {
+    let dir = scratch("algos");
+    let found = ccl::discover();
+    let gpu_devices: Vec<String> =
+        found.devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).map(|d| d.id.to_string()).collect();
+    let label = |device: &str, algo: &str, connectivity: &str, out: &Path| {
+        let o = run(ccl()
+            .args(["label", "--device", device, "--algo", algo, "--connectivity", connectivity, "-o"])
+            .arg(out));
+        assert!(o.status.success(), "{device} {algo} {connectivity}: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    for (a, algorithm) in ccl::Algorithm::ALL.into_iter().enumerate() {
+        let spellings = [algorithm.name().to_string(), algorithm.name().to_lowercase().replace('_', "-")];
+        for &connectivity in algorithm.connectivities() {
+            let c = connectivity.neighbours().to_string();
+            let expected = label("cpu", &spellings[0], &c, &dir.join("cpu.npy"));
+            for (k, device) in gpu_devices.iter().enumerate() {
+                if !ccl::gpu_algorithms().contains(&algorithm) {
+                    continue;
+                }
+                let spelling = &spellings[(a + k) % 2];
+                let got = label(device, spelling, &c, &dir.join("gpu.npy"));
+                assert!(got == expected, "{algorithm} ({spelling}) on {device}, {c}-connectivity differs from cpu");
+            }
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -62,13 +62,28 @@ pub fn diagonals(w: usize, h: usize) -> BinaryImage {
     from_fn(w, h, |x, y| (x + y) % 4 == 0)
 }
 
+/// Concentric square rings, one pixel wide, one apart.
+pub fn rings(w: usize, h: usize) -> BinaryImage {
+    from_fn(w, h, |x, y| x.min(y).min(w - 1 - x).min(h - 1 - y) % 2 == 0)
+}
+
+/// Vertical stripes `width` wide, `gap` apart.
+pub fn stripes(w: usize, h: usize, width: usize, gap: usize) -> BinaryImage {
+    from_fn(w, h, |x, _| x % (width + gap) < width)
+}
+
+/// The most components a 8-connected image can have: foreground on even rows and even columns.
+pub fn max_labels(w: usize, h: usize) -> BinaryImage {
+    from_fn(w, h, |x, y| x % 2 == 0 && y % 2 == 0)
+}
+
 /// Images with foreground value `value` instead of 1.
 pub fn with_value(image: &BinaryImage, value: u8) -> BinaryImage {
     let pixels = image.pixels().iter().map(|&p| if p != 0 { value } else { 0 }).collect();
     BinaryImage::new(image.width(), image.height(), pixels).expect("same size")
 }
 
-/// Every conformance image of the foundation issue.
+/// Every conformance image.
 pub fn conformance_cases() -> Vec<Case> {
     let mut cases = vec![case("1x1-bg", from_fn(1, 1, |_, _| false)), case("1x1-fg", from_fn(1, 1, |_, _| true))];
     for n in [2usize, 7, 8, 33, 64, 257] {
@@ -99,6 +114,33 @@ pub fn conformance_cases() -> Vec<Case> {
         }
     }
     cases.push(case("1000x1000-mt-d45-g1", random(1000, 1000, 45, 1, 45)));
+    // The algorithm issue's additions: small and odd sizes, patterns, the density x granularity
+    // grid, big images.
+    for (w, h) in [(2, 2), (3, 3), (15, 15), (16, 16), (31, 17), (255, 257), (1023, 1025)] {
+        cases.push(case(format!("{w}x{h}-mt-d50-g1"), random(w, h, 50, 1, (w * 31 + h) as u32)));
+    }
+    for (w, h) in [(2, 2), (3, 3), (15, 15), (16, 16), (31, 17)] {
+        cases.push(case(format!("{w}x{h}-foreground"), from_fn(w, h, |_, _| true)));
+        cases.push(case(format!("{w}x{h}-max-labels"), max_labels(w, h)));
+    }
+    for (w, h) in [(128, 96), (255, 257)] {
+        cases.push(case(format!("{w}x{h}-rings"), rings(w, h)));
+        cases.push(case(format!("{w}x{h}-max-labels"), max_labels(w, h)));
+        cases.push(case(format!("{w}x{h}-stripes1"), stripes(w, h, 1, 1)));
+        cases.push(case(format!("{w}x{h}-stripes3"), stripes(w, h, 3, 2)));
+        cases.push(case(format!("{w}x{h}-diagonals"), diagonals(w, h)));
+    }
+    for density in (0..=100).step_by(10) {
+        for granularity in [1, 2, 4, 8, 16] {
+            cases.push(case(
+                format!("255x257-mt-d{density}-g{granularity}"),
+                random(255, 257, density, granularity, 7919 * density + granularity as u32),
+            ));
+        }
+    }
+    for density in [10, 50, 90] {
+        cases.push(case(format!("2048x2048-mt-d{density}-g1"), random(2048, 2048, density, 1, 2048 + density)));
+    }
     let base = random(123, 77, 55, 2, 9);
     for value in [2u8, 128, 255] {
         cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));

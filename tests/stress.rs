@@ -1,0 +1,61 @@
+//! Races in union-find show up under contention first: every GPU algorithm labels the same
+//! high-contention images many times in a row, and every run must give identical raw labels
+//! (which must also be right).
+
+mod common;
+
+use ccl::{reference, BackendKind, BinaryImage, DeviceType, Labeler};
+use common::images::random;
+
+/// Runs per image: many on a GPU, a few on an OpenCL CPU device (2 cores in CI).
+fn runs(device: &ccl::DeviceInfo) -> usize {
+    match device.device_type {
+        DeviceType::Gpu => 50,
+        _ => 3,
+    }
+}
+
+#[test]
+fn repeated_runs_give_identical_raw_labels() {
+    let images = [
+        ("1024x1024-d45", random(1024, 1024, 45, 1, 451)),
+        ("2048x2048-foreground", BinaryImage::from_fn(2048, 2048, |_, _| true).unwrap()),
+    ];
+    let devices: Vec<_> =
+        common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu).collect();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dev in &devices {
+        let n = runs(dev.device.info());
+        for &algorithm in ccl::gpu_algorithms() {
+            let mut labeler = dev.device.labeler(algorithm).expect("labeler");
+            for (name, image) in &images {
+                let on_device = labeler.upload(image).expect("upload");
+                for &connectivity in algorithm.connectivities() {
+                    let expected = reference::label_as(image, connectivity, algorithm.raw_labels());
+                    let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
+                    for run in 0..n {
+                        let got =
+                            labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download(&l));
+                        match got {
+                            Ok(labels) if labels == expected => {}
+                            Ok(labels) => {
+                                let wrong =
+                                    labels.labels().iter().zip(expected.labels()).filter(|(a, b)| a != b).count();
+                                failures.push(format!("{case}: run {run} differs in {wrong} pixels"));
+                                break;
+                            }
+                            Err(e) => {
+                                failures.push(format!("{case}: run {run}: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    eprintln!("stress: {checked} algorithm/backend/connectivity/image cases, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
