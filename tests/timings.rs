@@ -1,0 +1,44 @@
+//! Every algorithm reports per-phase timings through the trait, and iterative ones their
+//! iteration count.
+
+mod common;
+
+use ccl::{Algorithm, BackendKind, Connectivity, Labeler, Phase};
+use common::images::random;
+
+#[test]
+fn every_algorithm_reports_its_phases() {
+    let image = random(301, 203, 45, 1, 3);
+    for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
+        for &algorithm in ccl::gpu_algorithms() {
+            let mut labeler = dev.device.labeler(algorithm).unwrap();
+            let on_device = labeler.upload(&image).unwrap();
+            let (_, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+            let name = format!("{algorithm}/{}", dev.token);
+            let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+            assert_eq!(phases.first(), Some(&Phase::Allocation), "{name}: {phases:?}");
+            assert!(t.phases.iter().all(|p| p.ms.is_finite() && p.ms >= 0.0), "{name}: {:?}", t.phases);
+            assert!(t.labeling_ms() > 0.0, "{name}: no time measured");
+            let expected_kernel_phases: &[Phase] = match algorithm {
+                Algorithm::UF | Algorithm::UF_IC => &[Phase::LocalMerge, Phase::BorderMerge, Phase::Compression],
+                Algorithm::KE | Algorithm::KE_IC => &[Phase::Initialization, Phase::Compression, Phase::Reduction],
+                Algorithm::BUF | Algorithm::BUF_IC => {
+                    &[Phase::Initialization, Phase::Merge, Phase::Compression, Phase::FinalLabeling]
+                }
+                Algorithm::BKE | Algorithm::BKE_IC => {
+                    &[Phase::Initialization, Phase::Compression, Phase::Reduction, Phase::FinalLabeling]
+                }
+                Algorithm::LE | Algorithm::OLE => &[Phase::Initialization, Phase::Merge],
+                Algorithm::BE => &[Phase::Initialization, Phase::Merge, Phase::FinalLabeling],
+            };
+            for phase in expected_kernel_phases {
+                assert!(phases.contains(phase), "{name}: {phase} missing from {phases:?}");
+            }
+            let iterative = matches!(algorithm, Algorithm::LE | Algorithm::OLE | Algorithm::BE);
+            assert_eq!(t.iterations.is_some(), iterative, "{name}: iterations {:?}", t.iterations);
+            if let Some(n) = t.iterations {
+                assert!(n >= 1, "{name}");
+            }
+        }
+    }
+}
