@@ -4,21 +4,15 @@
 
 use std::time::Duration;
 
-use ccl::{BinaryImage, Connectivity, Device, Labeler};
+use ccl::{Connectivity, Device, Labeler};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-
-fn random(w: usize, h: usize, density_percent: u64, seed: u32) -> BinaryImage {
-    let mut rng = rand_mt::Mt::new(seed);
-    let pixels = (0..w * h).map(|_| u8::from((rng.next_u32() as u64 * 100) >> 32 < density_percent)).collect();
-    BinaryImage::new(w, h, pixels).expect("valid size")
-}
 
 fn bench_labeling(c: &mut Criterion) {
     let images = [
         ("sample-page", ccl::sample_image()),
-        ("1024x1024-d10", random(1024, 1024, 10, 1)),
-        ("1024x1024-d50", random(1024, 1024, 50, 2)),
-        ("1024x1024-d90", random(1024, 1024, 90, 3)),
+        ("1024x1024-d10", ccl::random_image(1024, 1024, 10, 1, 1).expect("valid size")),
+        ("1024x1024-d50", ccl::random_image(1024, 1024, 50, 1, 2).expect("valid size")),
+        ("1024x1024-d90", ccl::random_image(1024, 1024, 90, 1, 3).expect("valid size")),
     ];
     let found = ccl::discover();
     for info in found.devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu) {

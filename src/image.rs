@@ -130,6 +130,25 @@ impl LabelImage {
     }
 }
 
+/// A random image as in the papers' density/granularity experiments: the image is cut into
+/// `granularity` x `granularity` squares, and each square, in raster order, is foreground when
+/// the next MT19937 output (std::mt19937 seeded with `seed`) is below `density_percent`% of 2^32.
+pub fn random_image(
+    width: usize,
+    height: usize,
+    density_percent: u32,
+    granularity: usize,
+    seed: u32,
+) -> Result<BinaryImage> {
+    let g = granularity.max(1);
+    check_size(width, height)?;
+    let mut rng = rand_mt::Mt::new(seed);
+    let (bw, bh) = (width.div_ceil(g), height.div_ceil(g));
+    let threshold = (u64::from(density_percent.min(100)) << 32) / 100;
+    let squares: Vec<bool> = (0..bw * bh).map(|_| u64::from(rng.next_u32()) < threshold).collect();
+    BinaryImage::from_fn(width, height, |x, y| squares[(y / g) * bw + x / g])
+}
+
 /// A built-in sample page (1024 x 768): random "ink" blobs like characters on a page, concentric
 /// rings, a spiral and a snake (long chains), so `ccl label` runs with no input file.
 pub fn sample_image() -> BinaryImage {

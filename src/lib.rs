@@ -30,7 +30,7 @@ mod timings;
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
 pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
 pub use error::{Error, Result};
-pub use image::{sample_image, BinaryImage, LabelImage, MAX_PIXELS};
+pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 #[cfg(feature = "cuda")]
 pub use labeler::CudaLabeler;
 #[cfg(feature = "opencl")]

@@ -212,3 +212,19 @@ fn every_algorithm_name_labels_like_the_cpu_reference() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn generate_writes_the_random_image_the_library_makes() {
+    let dir = scratch("generate");
+    let png = dir.join("r.png");
+    let out = run(ccl()
+        .args(["generate", "--width", "67", "--height", "45", "--density", "30", "--granularity", "4"])
+        .args(["--seed", "7", "-o"])
+        .arg(&png));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = image::open(&png).unwrap().into_luma8();
+    let expected = ccl::random_image(67, 45, 30, 4, 7).unwrap();
+    assert_eq!(written.as_raw().iter().map(|&p| u8::from(p != 0)).collect::<Vec<_>>(), expected.pixels());
+    assert!(!run(ccl().args(["generate", "--density", "101", "-o"]).arg(&png)).status.success());
+    std::fs::remove_dir_all(dir).unwrap();
+}

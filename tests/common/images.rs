@@ -1,7 +1,6 @@
 //! Test images that break naive labelers: degenerate sizes, long chains, random textures.
 
 use ccl::BinaryImage;
-use rand_mt::Mt;
 
 /// A named test image.
 pub struct Case {
@@ -17,13 +16,9 @@ fn from_fn(w: usize, h: usize, f: impl FnMut(usize, usize) -> bool) -> BinaryIma
     BinaryImage::from_fn(w, h, f).expect("valid test size")
 }
 
-/// MT19937 random image (std::mt19937 semantics, seed `seed`): each `granularity` x
-/// `granularity` square is foreground with probability `density` percent.
+/// MT19937 random image (see [`ccl::random_image`]).
 pub fn random(w: usize, h: usize, density: u32, granularity: usize, seed: u32) -> BinaryImage {
-    let mut rng = Mt::new(seed);
-    let (bw, bh) = (w.div_ceil(granularity), h.div_ceil(granularity));
-    let blocks: Vec<bool> = (0..bw * bh).map(|_| (rng.next_u32() as u64 * 100) >> 32 < density as u64).collect();
-    from_fn(w, h, |x, y| blocks[(y / granularity) * bw + x / granularity])
+    ccl::random_image(w, h, density, granularity, seed).expect("valid test size")
 }
 
 /// A square spiral corridor: one long component winding inwards.

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the GPU machine (binaries staged by ../shared/tools/gpu-pack in .gpu/): runs the CUDA
+# kernels of UF, KE, BUF and BKE once under compute-sanitizer memcheck and racecheck on a
+# 512x512 random image (45 % density), 4- and 8-connectivity where supported.
+set -uo pipefail
+ccl=${CCL_BIN:-.gpu/bin/ccl}
+img=$(mktemp --suffix=.png)
+"$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
+rc=0
+for algo in UF KE BUF BKE; do
+  for conn in 4 8; do
+    case $algo:$conn in BUF:4|BKE:4) continue ;; esac
+    for tool in memcheck racecheck; do
+      out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$img" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize.npy 2>&1)
+      code=$?
+      summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
+      echo "$algo $conn-conn $tool: exit $code; ${summary:-no summary}"
+      [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+    done
+  done
+done
+exit $rc
