@@ -66,8 +66,21 @@ pub const UF: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
 
+const EQUIVALENCE: (&str, &str) = ("equivalence.h", include_str!("../kernels/equivalence.h"));
+
+/// LE: init, then scan, analysis, labelling until no change.
+pub const LE: KernelFile = KernelFile {
+    name: "le",
+    parts: &[
+        EQUIVALENCE,
+        ("le.kernel", include_str!("../kernels/le.kernel")),
+    ],
+    opencl: include_str!("../kernels-cl/le.cl"),
+    cuda: include_str!("../kernels-cu/le.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[UF];
+pub const ALL: &[KernelFile] = &[UF, LE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

@@ -3,6 +3,7 @@
 //! is the same schedule with `INLINE_COMPRESSION=1`.
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
+mod le;
 mod uf;
 
 use crate::gpu::{Gpu, PhaseRecorder};
@@ -10,7 +11,7 @@ use crate::kernels::{self, KernelFile};
 use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
 
 /// Algorithms with a GPU schedule.
-pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF, Algorithm::UF_IC];
+pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF, Algorithm::UF_IC, Algorithm::LE];
 
 /// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
 /// schedule and supports that connectivity. The single source of truth for every build.
@@ -24,6 +25,7 @@ pub(crate) fn kernel_build(
     let ic = algorithm.inline_compression();
     match algorithm {
         Algorithm::UF | Algorithm::UF_IC => Some((kernels::UF, uf::defines(connectivity, ic))),
+        Algorithm::LE => Some((kernels::LE, le::defines(connectivity))),
         _ => None,
     }
 }
@@ -32,6 +34,8 @@ pub(crate) fn kernel_build(
 pub(crate) enum Schedule<G: Gpu> {
     /// Union Find (and UF_IC).
     Uf(uf::Uf<G>),
+    /// Label Equivalence.
+    Le(le::Le<G>),
 }
 
 impl<G: Gpu> Schedule<G> {
@@ -51,6 +55,7 @@ impl<G: Gpu> Schedule<G> {
         let program = gpu.build(&file, &defines)?;
         match algorithm {
             Algorithm::UF | Algorithm::UF_IC => Ok(Schedule::Uf(uf::Uf::new(gpu, &program)?)),
+            Algorithm::LE => Ok(Schedule::Le(le::Le::new(gpu, &program)?)),
             _ => Err(not_implemented()),
         }
     }
@@ -68,6 +73,7 @@ impl<G: Gpu> Schedule<G> {
     ) -> Result<Option<u32>> {
         match self {
             Schedule::Uf(uf) => uf.run(gpu, input, labels, size, recorder).map(|()| None),
+            Schedule::Le(le) => le.run(gpu, input, labels, size, recorder).map(Some),
         }
     }
 }
