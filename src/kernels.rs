@@ -79,8 +79,19 @@ pub const LE: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/le.cu"),
 };
 
+/// OLE: init, then scan, analysis (fused labelling) until no change.
+pub const OLE: KernelFile = KernelFile {
+    name: "ole",
+    parts: &[
+        EQUIVALENCE,
+        ("ole.kernel", include_str!("../kernels/ole.kernel")),
+    ],
+    opencl: include_str!("../kernels-cl/ole.cl"),
+    cuda: include_str!("../kernels-cu/ole.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[UF, LE];
+pub const ALL: &[KernelFile] = &[UF, LE, OLE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

@@ -4,6 +4,7 @@
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
 mod le;
+mod ole;
 mod uf;
 
 use crate::gpu::{Gpu, PhaseRecorder};
@@ -11,7 +12,12 @@ use crate::kernels::{self, KernelFile};
 use crate::{Algorithm, BackendKind, Connectivity, Error, Result};
 
 /// Algorithms with a GPU schedule.
-pub(crate) const IMPLEMENTED: &[Algorithm] = &[Algorithm::UF, Algorithm::UF_IC, Algorithm::LE];
+pub(crate) const IMPLEMENTED: &[Algorithm] = &[
+    Algorithm::UF,
+    Algorithm::UF_IC,
+    Algorithm::LE,
+    Algorithm::OLE,
+];
 
 /// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
 /// schedule and supports that connectivity. The single source of truth for every build.
@@ -26,6 +32,7 @@ pub(crate) fn kernel_build(
     match algorithm {
         Algorithm::UF | Algorithm::UF_IC => Some((kernels::UF, uf::defines(connectivity, ic))),
         Algorithm::LE => Some((kernels::LE, le::defines(connectivity))),
+        Algorithm::OLE => Some((kernels::OLE, le::defines(connectivity))),
         _ => None,
     }
 }
@@ -36,6 +43,8 @@ pub(crate) enum Schedule<G: Gpu> {
     Uf(uf::Uf<G>),
     /// Label Equivalence.
     Le(le::Le<G>),
+    /// Optimized Label Equivalence.
+    Ole(ole::Ole<G>),
 }
 
 impl<G: Gpu> Schedule<G> {
@@ -56,6 +65,7 @@ impl<G: Gpu> Schedule<G> {
         match algorithm {
             Algorithm::UF | Algorithm::UF_IC => Ok(Schedule::Uf(uf::Uf::new(gpu, &program)?)),
             Algorithm::LE => Ok(Schedule::Le(le::Le::new(gpu, &program)?)),
+            Algorithm::OLE => Ok(Schedule::Ole(ole::Ole::new(gpu, &program)?)),
             _ => Err(not_implemented()),
         }
     }
@@ -74,6 +84,7 @@ impl<G: Gpu> Schedule<G> {
         match self {
             Schedule::Uf(uf) => uf.run(gpu, input, labels, size, recorder).map(|()| None),
             Schedule::Le(le) => le.run(gpu, input, labels, size, recorder).map(Some),
+            Schedule::Ole(ole) => ole.run(gpu, input, labels, size, recorder).map(Some),
         }
     }
 }
