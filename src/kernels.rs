@@ -90,8 +90,19 @@ pub const OLE: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/ole.cu"),
 };
 
+/// BE: block init (labels, connectivity bytes), OLE on blocks until no change, final labeling.
+pub const BE: KernelFile = KernelFile {
+    name: "be",
+    parts: &[
+        EQUIVALENCE,
+        ("be.kernel", include_str!("../kernels/be.kernel")),
+    ],
+    opencl: include_str!("../kernels-cl/be.cl"),
+    cuda: include_str!("../kernels-cu/be.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[UF, LE, OLE];
+pub const ALL: &[KernelFile] = &[UF, LE, OLE, BE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

@@ -3,6 +3,7 @@
 //! is the same schedule with `INLINE_COMPRESSION=1`.
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
+mod be;
 mod le;
 mod ole;
 mod uf;
@@ -17,6 +18,7 @@ pub(crate) const IMPLEMENTED: &[Algorithm] = &[
     Algorithm::UF_IC,
     Algorithm::LE,
     Algorithm::OLE,
+    Algorithm::BE,
 ];
 
 /// The kernel file and defines `algorithm` is compiled with for `connectivity`, if it has a GPU
@@ -33,6 +35,7 @@ pub(crate) fn kernel_build(
         Algorithm::UF | Algorithm::UF_IC => Some((kernels::UF, uf::defines(connectivity, ic))),
         Algorithm::LE => Some((kernels::LE, le::defines(connectivity))),
         Algorithm::OLE => Some((kernels::OLE, le::defines(connectivity))),
+        Algorithm::BE => Some((kernels::BE, le::defines(connectivity))),
         _ => None,
     }
 }
@@ -45,6 +48,8 @@ pub(crate) enum Schedule<G: Gpu> {
     Le(le::Le<G>),
     /// Optimized Label Equivalence.
     Ole(ole::Ole<G>),
+    /// Block Equivalence.
+    Be(be::Be<G>),
 }
 
 impl<G: Gpu> Schedule<G> {
@@ -66,6 +71,7 @@ impl<G: Gpu> Schedule<G> {
             Algorithm::UF | Algorithm::UF_IC => Ok(Schedule::Uf(uf::Uf::new(gpu, &program)?)),
             Algorithm::LE => Ok(Schedule::Le(le::Le::new(gpu, &program)?)),
             Algorithm::OLE => Ok(Schedule::Ole(ole::Ole::new(gpu, &program)?)),
+            Algorithm::BE => Ok(Schedule::Be(be::Be::new(gpu, &program)?)),
             _ => Err(not_implemented()),
         }
     }
@@ -85,6 +91,7 @@ impl<G: Gpu> Schedule<G> {
             Schedule::Uf(uf) => uf.run(gpu, input, labels, size, recorder).map(|()| None),
             Schedule::Le(le) => le.run(gpu, input, labels, size, recorder).map(Some),
             Schedule::Ole(ole) => ole.run(gpu, input, labels, size, recorder).map(Some),
+            Schedule::Be(be) => be.run(gpu, input, labels, size, recorder).map(Some),
         }
     }
 }
