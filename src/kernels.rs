@@ -65,6 +65,32 @@ pub const UF: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
 
+const EQUIVALENCE: (&str, &str) = ("equivalence.h", include_str!("../kernels/equivalence.h"));
+
+/// LE: init, then scan, analysis, labelling until no change.
+pub const LE: KernelFile = KernelFile {
+    name: "le",
+    parts: &[EQUIVALENCE, ("le.kernel", include_str!("../kernels/le.kernel"))],
+    opencl: include_str!("../kernels-cl/le.cl"),
+    cuda: include_str!("../kernels-cu/le.cu"),
+};
+
+/// OLE: init, then scan, analysis (fused labelling) until no change.
+pub const OLE: KernelFile = KernelFile {
+    name: "ole",
+    parts: &[EQUIVALENCE, ("ole.kernel", include_str!("../kernels/ole.kernel"))],
+    opencl: include_str!("../kernels-cl/ole.cl"),
+    cuda: include_str!("../kernels-cu/ole.cu"),
+};
+
+/// BE: block init (labels, connectivity bytes), OLE on blocks until no change, final labeling.
+pub const BE: KernelFile = KernelFile {
+    name: "be",
+    parts: &[EQUIVALENCE, ("be.kernel", include_str!("../kernels/be.kernel"))],
+    opencl: include_str!("../kernels-cl/be.cl"),
+    cuda: include_str!("../kernels-cu/be.cu"),
+};
+
 /// KE and KE_IC: initialization, compression, reduction, compression.
 pub const KE: KernelFile = KernelFile {
     name: "ke",
@@ -90,7 +116,7 @@ pub const BKE: KernelFile = KernelFile {
 };
 
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[UF, KE, BUF, BKE];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

@@ -43,8 +43,8 @@ pub use timings::{Phase, PhaseTime, Timings};
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-/// Algorithms with a GPU implementation on both backends (the others run on the CPU backend
-/// only, until their kernels land).
+/// Algorithms with a GPU implementation on both backends (all of [`Algorithm::ALL`]; 3D
+/// algorithms will extend the list).
 pub fn gpu_algorithms() -> &'static [Algorithm] {
     schedule::IMPLEMENTED
 }

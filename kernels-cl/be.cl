@@ -1,0 +1,234 @@
+// GENERATED from kernels-cl/prelude.h and kernels/{equivalence.h, be.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cl/prelude.h
+// OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
+#define KERNEL __kernel
+#define GLOBAL __global
+#define LOCAL __local
+#define DEVICE_FN
+#define LOCAL_ARRAY(type, name, size) __local type name[size]
+#define LOCAL_ID_X ((uint)get_local_id(0))
+#define LOCAL_ID_Y ((uint)get_local_id(1))
+#define GROUP_ID_X ((uint)get_group_id(0))
+#define GROUP_ID_Y ((uint)get_group_id(1))
+#define GLOBAL_ID_X ((uint)get_global_id(0))
+#define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define ATOMIC_MIN(p, v) atomic_min((p), (v))
+
+// ---- equivalence.h
+// Label equivalence vocabulary shared by the iterative algorithms LE, OLE and BE (TPDS 2020
+// Sec. 3.1; IPAS 2018 Sec. II).
+//
+// Convention: a label is an element index + 1 (a pixel for LE and OLE, a 2x2 block for BE) and
+// 0 is background. An element's label, or its entry in LE's reference array, is only ever
+// replaced by a smaller label of the same component, and starts as the element's own index + 1.
+// So entry k never exceeds k + 1, every chain of references strictly decreases until it reaches
+// a label that refers to itself, and the fixed point a component converges to is its smallest
+// index + 1.
+//
+// Build-time define: CONNECTIVITY (4 or 8).
+
+// Foreground test: any nonzero pixel value is foreground.
+#define FG(v) ((v) != 0)
+
+// The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
+DEVICE_FN uint min_label(uint mn, uint l)
+{
+    return (l != 0 && l < mn) ? l : mn;
+}
+
+// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
+// and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
+DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint width, uint height,
+                                   uint own)
+{
+    const uint i = y * width + x;
+    const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
+    uint mn = own;
+    if (west)
+        mn = min_label(mn, L[i - 1]);
+    if (east)
+        mn = min_label(mn, L[i + 1]);
+    if (north)
+        mn = min_label(mn, L[i - width]);
+    if (south)
+        mn = min_label(mn, L[i + width]);
+#if CONNECTIVITY == 8
+    if (north && west)
+        mn = min_label(mn, L[i - width - 1]);
+    if (north && east)
+        mn = min_label(mn, L[i - width + 1]);
+    if (south && west)
+        mn = min_label(mn, L[i + width - 1]);
+    if (south && east)
+        mn = min_label(mn, L[i + width + 1]);
+#endif
+    return mn;
+}
+
+// The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
+// label that refers to itself. Other work-items may lower entries of R meanwhile; every value
+// read is still a label of the same component on the same decreasing chain, so the walk ends.
+DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
+{
+    uint next = R[label - 1];
+    while (next != label) {
+        label = next;
+        next = R[label - 1];
+    }
+    return label;
+}
+
+// ---- be.kernel
+// BE: Block Equivalence of Zavalishin, Safonov, Bekhtin and Kurilin (Electronic Imaging 2016),
+// as summarised in TPDS 2020 Sec. 3.1 and IPAS 2018 Sec. II. With 8-connectivity the foreground
+// pixels of a 2x2 block are always connected, so OLE runs on blocks instead of pixels. Two
+// scratch arrays, one entry per block: block labels B (block index + 1, 0 for a block without
+// foreground) and a connectivity byte C telling which of the eight neighbour blocks touch it.
+//
+// The host runs be_init once (one work-item per block), repeats be_scan, be_analysis until
+// be_scan leaves the `changed` word at 0, then runs be_final_labeling (one work-item per pixel).
+// Blocks: bw = ceil(width / 2) per row, bh = ceil(height / 2) rows; pixels outside the image
+// are background, so odd sizes and 1xN / Nx1 images need no special case.
+// Raw labels: each component gets (raster index of the top-left pixel of its first block) + 1;
+// background is 0.
+//
+// Build-time define: CONNECTIVITY (8; BE is not defined for 4).
+
+// Bits of the connectivity byte, one per neighbour block.
+#define BE_NW 0x01u
+#define BE_N 0x02u
+#define BE_NE 0x04u
+#define BE_W 0x08u
+#define BE_E 0x10u
+#define BE_SW 0x20u
+#define BE_S 0x40u
+#define BE_SE 0x80u
+
+// Bit of pixel (row dy, column dx) of the 4x4 window around a block: rows and columns 1 and 2
+// are the block's own pixels, 0 and 3 the ring of pixels of the neighbour blocks around it.
+#define WIN(dy, dx) (1u << (4 * (dy) + (dx)))
+
+// Whether the window `mask` has a foreground pixel among `a` and one among `b`.
+#define BOTH(mask, a, b) (((mask) & (a)) != 0 && ((mask) & (b)) != 0)
+
+// Initialization: reads the 4x4 window of block (bx, by) into a 16-bit mask, labels the block
+// with its own index + 1 if it holds a foreground pixel, and records in C every neighbour block
+// holding a foreground pixel 8-adjacent to one of the block's: for N, any of the two pixels
+// above the block with any of its two top pixels; for NW, the pixel above-left with the
+// top-left pixel; and so on around the block.
+KERNEL void be_init(GLOBAL const uchar *img, GLOBAL uint *B, GLOBAL uchar *C, uint width,
+                    uint height, uint bw, uint bh)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
+    if (bx >= bw || by >= bh)
+        return;
+    uint mask = 0;
+    for (uint dy = 0; dy < 4; dy++) {
+        // Row 2 * by + dy - 1, column 2 * bx + dx - 1; "outside" covers -1 by wrapping around.
+        const uint y = 2 * by + dy - 1;
+        if (y >= height)
+            continue;
+        for (uint dx = 0; dx < 4; dx++) {
+            const uint x = 2 * bx + dx - 1;
+            if (x < width && FG(img[y * width + x]))
+                mask |= WIN(dy, dx);
+        }
+    }
+
+    const uint top = WIN(1, 1) | WIN(1, 2), bottom = WIN(2, 1) | WIN(2, 2);
+    const uint left = WIN(1, 1) | WIN(2, 1), right = WIN(1, 2) | WIN(2, 2);
+    uint c = 0;
+    if (BOTH(mask, WIN(0, 0), WIN(1, 1)))
+        c |= BE_NW;
+    if (BOTH(mask, WIN(0, 1) | WIN(0, 2), top))
+        c |= BE_N;
+    if (BOTH(mask, WIN(0, 3), WIN(1, 2)))
+        c |= BE_NE;
+    if (BOTH(mask, WIN(1, 0) | WIN(2, 0), left))
+        c |= BE_W;
+    if (BOTH(mask, WIN(1, 3) | WIN(2, 3), right))
+        c |= BE_E;
+    if (BOTH(mask, WIN(3, 0), WIN(2, 1)))
+        c |= BE_SW;
+    if (BOTH(mask, WIN(3, 1) | WIN(3, 2), bottom))
+        c |= BE_S;
+    if (BOTH(mask, WIN(3, 3), WIN(2, 2)))
+        c |= BE_SE;
+
+    const uint b = by * bw + bx;
+    B[b] = (mask & (top | bottom)) != 0 ? b + 1 : 0;
+    C[b] = (uchar)c;
+}
+
+// Scan (OLE on blocks): a foreground block takes the smallest label among itself and the
+// neighbour blocks C says it touches; if that is smaller than its label, it lowers the label's
+// representative B[label - 1] with a plain store, as OLE does (see kernels/ole.kernel for why no
+// atomic is needed), and sets `changed`. A bit of C is only set when the neighbour's pixel lies
+// inside the image, so the neighbour block exists.
+KERNEL void be_scan(GLOBAL uint *B, GLOBAL const uchar *C, GLOBAL uint *changed, uint bw,
+                    uint bh)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
+    if (bx >= bw || by >= bh)
+        return;
+    const uint b = by * bw + bx;
+    const uint label = B[b];
+    if (label == 0)
+        return;
+    const uint c = C[b];
+    uint mn = label;
+    if (c & BE_NW)
+        mn = min_label(mn, B[b - bw - 1]);
+    if (c & BE_N)
+        mn = min_label(mn, B[b - bw]);
+    if (c & BE_NE)
+        mn = min_label(mn, B[b - bw + 1]);
+    if (c & BE_W)
+        mn = min_label(mn, B[b - 1]);
+    if (c & BE_E)
+        mn = min_label(mn, B[b + 1]);
+    if (c & BE_SW)
+        mn = min_label(mn, B[b + bw - 1]);
+    if (c & BE_S)
+        mn = min_label(mn, B[b + bw]);
+    if (c & BE_SE)
+        mn = min_label(mn, B[b + bw + 1]);
+    if (mn < label) {
+        B[label - 1] = mn;
+        changed[0] = 1;
+    }
+}
+
+// Analysis with fused labelling (OLE on blocks): every foreground block follows its label's
+// chain of representatives to a label that refers to itself, and takes it.
+KERNEL void be_analysis(GLOBAL uint *B, uint bw, uint bh)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
+    if (bx >= bw || by >= bh)
+        return;
+    const uint b = by * bw + bx;
+    const uint label = B[b];
+    if (label != 0)
+        B[b] = chain_end(B, label);
+}
+
+// Final labeling: every foreground pixel gets the raster index + 1 of the top-left pixel of its
+// block's root block k (block row k / bw, block column k % bw); background gets 0.
+KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const uint *B, GLOBAL uint *L,
+                              uint width, uint height, uint bw)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const uint i = y * width + x;
+    uint label = 0;
+    if (FG(img[i])) {
+        const uint k = B[(y / 2) * bw + x / 2] - 1;
+        label = (k / bw) * 2 * width + (k % bw) * 2 + 1;
+    }
+    L[i] = label;
+}
+

@@ -1,0 +1,62 @@
+// Label equivalence vocabulary shared by the iterative algorithms LE, OLE and BE (TPDS 2020
+// Sec. 3.1; IPAS 2018 Sec. II).
+//
+// Convention: a label is an element index + 1 (a pixel for LE and OLE, a 2x2 block for BE) and
+// 0 is background. An element's label, or its entry in LE's reference array, is only ever
+// replaced by a smaller label of the same component, and starts as the element's own index + 1.
+// So entry k never exceeds k + 1, every chain of references strictly decreases until it reaches
+// a label that refers to itself, and the fixed point a component converges to is its smallest
+// index + 1.
+//
+// Build-time define: CONNECTIVITY (4 or 8).
+
+// Foreground test: any nonzero pixel value is foreground.
+#define FG(v) ((v) != 0)
+
+// The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
+DEVICE_FN uint min_label(uint mn, uint l)
+{
+    return (l != 0 && l < mn) ? l : mn;
+}
+
+// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
+// and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
+DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint width, uint height,
+                                   uint own)
+{
+    const uint i = y * width + x;
+    const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
+    uint mn = own;
+    if (west)
+        mn = min_label(mn, L[i - 1]);
+    if (east)
+        mn = min_label(mn, L[i + 1]);
+    if (north)
+        mn = min_label(mn, L[i - width]);
+    if (south)
+        mn = min_label(mn, L[i + width]);
+#if CONNECTIVITY == 8
+    if (north && west)
+        mn = min_label(mn, L[i - width - 1]);
+    if (north && east)
+        mn = min_label(mn, L[i - width + 1]);
+    if (south && west)
+        mn = min_label(mn, L[i + width - 1]);
+    if (south && east)
+        mn = min_label(mn, L[i + width + 1]);
+#endif
+    return mn;
+}
+
+// The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
+// label that refers to itself. Other work-items may lower entries of R meanwhile; every value
+// read is still a label of the same component on the same decreasing chain, so the walk ends.
+DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
+{
+    uint next = R[label - 1];
+    while (next != label) {
+        label = next;
+        next = R[label - 1];
+    }
+    return label;
+}
