@@ -16,6 +16,7 @@
 //! ```
 
 mod algorithm;
+pub mod bench;
 mod device;
 mod error;
 mod gpu;

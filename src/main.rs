@@ -7,6 +7,8 @@ use ccl::io::{read_binary, write_labels, Binarize};
 use ccl::{Algorithm, BackendKind, Connectivity, Device, DeviceId, DeviceInfo, Labeler};
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod cli_bench;
+
 #[derive(Parser)]
 #[command(name = "ccl", version, about = "GPU connected-components labeling on OpenCL and CUDA")]
 struct Cli {
@@ -20,6 +22,9 @@ enum Command {
     Devices,
     /// Label the connected components of an image.
     Label(LabelArgs),
+    /// Benchmark algorithms and backends (tables, results.csv, plots).
+    #[command(subcommand)]
+    Bench(cli_bench::BenchCommand),
     /// Write a random binary image (MT19937, the papers' density x granularity images) as PNG.
     Generate(GenerateArgs),
 }
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
         Command::Devices => devices(),
         Command::Label(args) => label(args),
         Command::Generate(args) => generate(args),
+        Command::Bench(command) => cli_bench::bench(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

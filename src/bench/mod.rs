@@ -1,0 +1,19 @@
+//! Comparative benchmarking in the style of the papers' YACCLAB (TPDS 2020 Sec. 6): the same
+//! inputs on every device and algorithm, timed by device events, written as one CSV row per run
+//! (so an interrupted run keeps what it measured), summarised as markdown tables and plots.
+//!
+//! Modes: `average` (a dataset, per image the minimum over the runs, then the mean over images),
+//! `steps` (the same with per-phase times), `density` (MT19937 images over densities and
+//! granularities, the papers' Fig. 4 / Fig. 15) and `size` (growing images at one density).
+
+mod inputs;
+mod plot;
+mod record;
+mod report;
+mod runner;
+
+pub use inputs::{density_inputs, directory_inputs, random_inputs, size_inputs, Input};
+pub use plot::write_plots;
+pub use record::{machine_description, read_records, Record, RecordWriter};
+pub use report::{summary_markdown, Mode};
+pub use runner::{run, BenchOptions};

@@ -1,0 +1,124 @@
+//! One CSV row per measured run, and the machine description written with it.
+
+use std::fs::File;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// One labeling run (or, for peers, one timed call), as written to `results.csv`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// `average`, `steps`, `density` or `size`.
+    pub mode: String,
+    /// Host description (CPU, OS).
+    pub machine: String,
+    /// Device identifier (`cuda:0`, `opencl:1`, `cpu`, or a peer such as `npp`).
+    pub device_id: String,
+    /// Device name.
+    pub device: String,
+    /// Driver / platform version.
+    pub driver: String,
+    /// `cuda`, `opencl`, `cpu`, or a peer library.
+    pub backend: String,
+    /// Algorithm name.
+    pub algorithm: String,
+    /// 4 or 8.
+    pub connectivity: u32,
+    /// Input name.
+    pub image: String,
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Foreground density, percent.
+    pub density: f64,
+    /// Random-image granularity (0 for files).
+    pub granularity: u32,
+    /// Run index (0-based, after warm-up).
+    pub run: u32,
+    /// Labeling time in ms: allocation, kernels, flag read-backs, final synchronisation.
+    pub labeling_ms: f64,
+    /// Host-to-device copy of this input, ms (measured once per input and device).
+    pub upload_ms: f64,
+    /// Device-to-host copy of the labels, ms (measured once per input and device).
+    pub download_ms: f64,
+    /// Iterations of iterative algorithms, 0 otherwise.
+    pub iterations: u32,
+    /// Per-phase times, `phase=ms;phase=ms;...` in execution order (repeated phases summed).
+    pub phases: String,
+}
+
+impl Record {
+    /// Megapixels per second of this run.
+    pub fn mpx_per_s(&self) -> f64 {
+        (self.width * self.height) as f64 / (self.labeling_ms * 1e3)
+    }
+
+    /// The phases as (name, ms) pairs.
+    pub fn phase_list(&self) -> Vec<(String, f64)> {
+        self.phases
+            .split(';')
+            .filter_map(|kv| kv.split_once('='))
+            .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+            .collect()
+    }
+}
+
+/// Appends records to a CSV file, flushing each row, so that an interrupted run keeps them.
+pub struct RecordWriter {
+    writer: csv::Writer<File>,
+    path: String,
+}
+
+impl RecordWriter {
+    /// Creates (truncates) `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        let err = |e: std::io::Error| Error::ImageWrite { path: path.display().to_string(), reason: e.to_string() };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let file = File::create(path).map_err(err)?;
+        Ok(Self { writer: csv::Writer::from_writer(file), path: path.display().to_string() })
+    }
+
+    /// Writes one record and flushes it to disk.
+    pub fn write(&mut self, record: &Record) -> Result<()> {
+        let err = |reason: String| Error::ImageWrite { path: self.path.clone(), reason };
+        self.writer.serialize(record).map_err(|e| err(e.to_string()))?;
+        self.writer.flush().map_err(|e| err(e.to_string()))
+    }
+}
+
+/// Reads records from one or more CSV files (ccl's and the peers script's).
+pub fn read_records(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+        let mut reader = csv::Reader::from_path(path).map_err(|e| err(e.to_string()))?;
+        for row in reader.deserialize() {
+            out.push(row.map_err(|e| err(e.to_string()))?);
+        }
+    }
+    Ok(out)
+}
+
+/// A one-line description of the host: CPU model, core count, OS.
+pub fn machine_description() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| l[12..].trim_matches('"').to_string()))
+        .unwrap_or_else(|| std::env::consts::OS.to_string());
+    format!("{cpu} x{cores}, {os}")
+}

@@ -1,0 +1,119 @@
+//! Runs the measurements: every device x input x algorithm, warm-up first, then `runs` timed
+//! runs with the input already on the device (TPDS 2020 Sec. 6.2).
+
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::inputs::Input;
+use super::record::{machine_description, Record, RecordWriter};
+use super::report::Mode;
+use crate::{Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Labeler, Result, Timings};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// The experiment (only names the records; the measurement is the same).
+    pub mode: Mode,
+    /// Algorithms to run on every GPU / OpenCL device.
+    pub algorithms: Vec<Algorithm>,
+    /// Devices; `cpu` runs the CPU reference once per input (as algorithm `reference`).
+    pub devices: Vec<DeviceId>,
+    /// Connectivity; algorithms that do not support it are skipped.
+    pub connectivity: Connectivity,
+    /// Timed runs per input (the minimum is reported).
+    pub runs: u32,
+    /// Untimed runs per input before the timed ones.
+    pub warmup: u32,
+    /// Show a progress bar on stderr (hidden when stderr is not a terminal).
+    pub progress: bool,
+}
+
+fn phase_string(t: &Timings) -> String {
+    let mut merged: Vec<(&str, f64)> = Vec::new();
+    for p in &t.phases {
+        match merged.iter_mut().find(|(n, _)| *n == p.phase.name()) {
+            Some(entry) => entry.1 += p.ms,
+            None => merged.push((p.phase.name(), p.ms)),
+        }
+    }
+    merged.iter().map(|(n, ms)| format!("{n}={ms:.6}")).collect::<Vec<_>>().join(";")
+}
+
+/// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
+pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) -> Result<Vec<Record>> {
+    let machine = machine_description();
+    let algorithms: Vec<Algorithm> =
+        options.algorithms.iter().copied().filter(|a| a.supports(options.connectivity)).collect();
+    let per_device = |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { algorithms.len() };
+    let total: usize = options.devices.iter().map(|d| per_device(d) * inputs.len()).sum();
+    let bar = if options.progress { ProgressBar::new(total as u64) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let mut records = Vec::new();
+    for &id in &options.devices {
+        let device = Device::open(id)?;
+        let info = device.info().clone();
+        let mut labelers: Vec<(String, AnyLabeler)> = if id.backend() == BackendKind::Cpu {
+            vec![("reference".to_string(), device.labeler(Algorithm::UF)?)]
+        } else {
+            algorithms.iter().map(|&a| Ok((a.name().to_string(), device.labeler(a)?))).collect::<Result<_>>()?
+        };
+        for input in inputs {
+            let start = Instant::now();
+            let on_device = labelers[0].1.upload(&input.image)?;
+            let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+            let mut download_ms = None;
+            for (name, labeler) in labelers.iter_mut() {
+                bar.set_message(format!("{id} {name} {}", input.name));
+                for _ in 0..options.warmup {
+                    labeler.label_on_device(&on_device, options.connectivity)?;
+                }
+                let mut timings = Vec::with_capacity(options.runs as usize);
+                let mut last = None;
+                for _ in 0..options.runs.max(1) {
+                    let (labels, t) = labeler.label_on_device(&on_device, options.connectivity)?;
+                    timings.push(t);
+                    last = Some(labels);
+                }
+                if download_ms.is_none() {
+                    let labels = last.expect("at least one run");
+                    let start = Instant::now();
+                    labeler.download(&labels)?;
+                    download_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+                }
+                for (run, t) in timings.iter().enumerate() {
+                    let record = Record {
+                        mode: options.mode.name().into(),
+                        machine: machine.clone(),
+                        device_id: id.to_string(),
+                        device: info.name.clone(),
+                        driver: info.driver.clone(),
+                        backend: id.backend().to_string(),
+                        algorithm: name.clone(),
+                        connectivity: options.connectivity.neighbours(),
+                        image: input.name.clone(),
+                        width: input.image.width(),
+                        height: input.image.height(),
+                        density: input.density,
+                        granularity: input.granularity,
+                        run: run as u32,
+                        labeling_ms: t.labeling_ms(),
+                        upload_ms,
+                        download_ms: download_ms.unwrap_or(0.0),
+                        iterations: t.iterations.unwrap_or(0),
+                        phases: phase_string(t),
+                    };
+                    writer.write(&record)?;
+                    records.push(record);
+                }
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(records)
+}
