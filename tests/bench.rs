@@ -1,0 +1,149 @@
+//! `ccl bench` end to end on the devices present (small sizes): every mode writes its results
+//! file, summary and plots; `bench plot` redraws from results files; an interrupted run keeps
+//! the rows it measured.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn ccl() -> Command {
+    Command::new(std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string()))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccl-bench-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run ccl");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && !text.contains("panicked"), "{text}");
+    text
+}
+
+fn rows(csv: &Path) -> Vec<ccl::bench::Record> {
+    ccl::bench::read_records(&[csv]).expect("readable results")
+}
+
+fn devices_arg() -> String {
+    // Every device present except the CPU reference, which is slow at any size; plus `cpu`.
+    let found = ccl::discover();
+    found.devices.iter().map(|d| d.id.to_string()).collect::<Vec<_>>().join(",")
+}
+
+#[test]
+fn density_mode_writes_results_summary_and_plots() {
+    let dir = scratch("density");
+    let devices = devices_arg();
+    run_ok(
+        ccl()
+            .args(["bench", "density", "--size", "96x64", "--densities", "0:100:50", "--granularities", "1,4"])
+            .args([
+                "--images",
+                "2",
+                "--runs",
+                "2",
+                "--warmup",
+                "1",
+                "--algos",
+                "uf,bke_ic,ole,be",
+                "--devices",
+                &devices,
+                "--save-images",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let records = rows(&dir.join("results.csv"));
+    let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
+    // 3 densities x 2 granularities x 2 images = 12 inputs, 2 runs; 4 algorithms per device,
+    // one reference run set on the CPU.
+    assert_eq!(records.len(), 12 * 2 * (4 * gpu_devices + 1), "{} records", records.len());
+    assert!(records.iter().all(|r| r.labeling_ms > 0.0 && r.mode == "density"));
+    assert!(records.iter().filter(|r| r.algorithm == "OLE").all(|r| r.iterations >= 1));
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("granularity 4") && summary.contains("| BKE_IC |"), "{summary}");
+    for g in [1, 4] {
+        for ext in ["png", "svg"] {
+            assert!(dir.join(format!("density-cpu-g{g}.{ext}")).is_file());
+        }
+    }
+    assert!(dir.join("backends.png").is_file() == (gpu_devices > 0));
+    let manifest = std::fs::read_to_string(dir.join("images/inputs.csv")).unwrap();
+    assert_eq!(manifest.lines().count(), 13);
+    // Redraw from the results file.
+    let replot = dir.join("replot");
+    run_ok(ccl().args(["bench", "plot", "--results"]).arg(dir.join("results.csv")).arg("--out").arg(&replot));
+    assert_eq!(std::fs::read_to_string(replot.join("summary.md")).unwrap(), summary);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn average_steps_and_size_modes() {
+    let dir = scratch("modes");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for (k, d) in [20u32, 60].iter().enumerate() {
+        let img = ccl::random_image(70, 33, *d, 2, k as u32).unwrap();
+        let gray = image::GrayImage::from_raw(70, 33, img.pixels().iter().map(|p| p * 255).collect()).unwrap();
+        gray.save(data.join(format!("page{k}.png"))).unwrap();
+    }
+    let devices = devices_arg();
+    let common = ["--runs", "2", "--warmup", "0", "--algos", "le,bke", "--devices", &devices];
+    let avg = dir.join("avg");
+    let text = run_ok(
+        ccl()
+            .args(["bench", "average", "--dataset"])
+            .arg(&data)
+            .args(["--threshold", "128"])
+            .args(common)
+            .arg("--out")
+            .arg(&avg),
+    );
+    assert!(text.contains("ms (Mpx/s)") && text.contains("upload ms"), "{text}");
+    assert_eq!(rows(&avg.join("results.csv")).iter().filter(|r| r.image == "page1").count() % 2, 0);
+    let steps = dir.join("steps");
+    let text = run_ok(
+        ccl().args(["bench", "steps", "--size", "40x30", "--images", "2"]).args(common).arg("--out").arg(&steps),
+    );
+    assert!(text.contains("| iterations |"), "{text}");
+    let size = dir.join("size");
+    run_ok(ccl().args(["bench", "size", "--sizes", "16,32"]).args(common).arg("--out").arg(&size));
+    assert!(size.join("size-cpu.png").is_file());
+    let recs = rows(&size.join("results.csv"));
+    assert!(recs.iter().any(|r| r.width == 32) && recs.iter().any(|r| r.width == 16));
+    // Bad arguments are errors, not panics.
+    let out = ccl().args(["bench", "density", "--densities", "0:200:10"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("percentages"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_interrupted_run_keeps_what_it_measured() {
+    let dir = scratch("interrupted");
+    let mut child = ccl()
+        .args(["bench", "density", "--size", "256x256", "--densities", "0:100:1", "--images", "3", "--runs", "3"])
+        .args(["--devices", "cpu", "--out"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let csv = dir.join("results.csv");
+    let start = Instant::now();
+    while std::fs::read_to_string(&csv).map(|s| s.lines().count()).unwrap_or(0) < 10 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no rows written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = rows(&csv);
+    assert!(kept.len() >= 9 && kept.len() < 101 * 3 * 3, "{} rows", kept.len());
+    run_ok(ccl().args(["bench", "plot", "--results"]).arg(&csv).arg("--out").arg(dir.join("plots")));
+    std::fs::remove_dir_all(dir).unwrap();
+}
