@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The benchmark suite behind the README's results: one command.
+#
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick]
+#
+# OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
+#            and headline.md, the README table)
+# PAGES_DIR  a folder of real document pages (e.g. DIBCO originals), thresholded at 128, ink
+#            as foreground
+# quick      small sizes and few runs, to check the pipeline on a machine without a GPU
+#
+# Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
+# the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
+# OpenCV) run where numpy and those libraries are installed.
+set -euo pipefail
+ccl=${CCL_BIN:-target/release/ccl}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
+quick=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+all=$("$ccl" devices | awk '!/^#/{print $1}' | paste -sd, -)
+gpus=$("$ccl" devices | awk '!/^#/ && / GPU /{print $1}' | paste -sd, -)
+[ -n "$gpus" ] || gpus=$("$ccl" devices | awk '/^opencl/{print $1}' | paste -sd, -)
+if [ -n "$quick" ]; then
+  small=256x256; big=512x512; sizes=64,128,256,512; runs=3; warmup=1; per_point=2; grans=1,4
+else
+  small=2048x2048; big=8192x8192; sizes=256,512,1024,2048,4096,8192,16384; runs=10; warmup=3; per_point=3; grans=1,4,16
+fi
+peers() { # folder
+  if python3 -c "import numpy" 2>/dev/null; then python3 "$here/peers.py" "$1" --runs "$runs" --warmup "$warmup" || true; fi
+}
+echo "devices: $all (GPUs: $gpus)"
+
+# Real pages on every device: average and steps (the same measurements, two summaries).
+"$ccl" bench average --dataset "$pages" --threshold 128 --invert --devices "$all" --runs "$runs" --warmup "$warmup" --save-images --out "$out/pages"
+peers "$out/pages"
+"$ccl" bench plot --results "$out/pages/results.csv" --mode steps --out "$out/pages-steps"
+
+# Density x granularity (papers' Fig. 4 / 15) at the small size: GPUs over every granularity,
+# every device at granularity 1.
+"$ccl" bench density --size "$small" --densities 0:100:10 --granularities "$grans" --images "$per_point" --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/density"
+peers "$out/density"
+"$ccl" bench density --size "$small" --densities 0:100:10 --granularities 1 --images 1 --devices "$all" --runs 3 --warmup 1 --out "$out/density-all-devices"
+
+# The big size at 10, 50, 90 % on the GPUs.
+"$ccl" bench density --size "$big" --densities 10,50,90 --images 1 --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/big"
+peers "$out/big"
+
+# Growing sizes at 50 % on the GPUs.
+"$ccl" bench size --sizes "$sizes" --density 50 --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size"
+
+# Side-by-side plots with the peers, and the headline table.
+for d in pages density big; do
+  if [ -f "$out/$d/peers.csv" ]; then
+    "$ccl" bench plot --results "$out/$d/results.csv,$out/$d/peers.csv" --out "$out/$d/with-peers"
+  fi
+done
+python3 "$here/headline.py" "$out" > "$out/headline.md"
+cat "$out/headline.md"

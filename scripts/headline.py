@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The README's headline table, from the suite's results files (see bench-suite.sh).
+
+For every input the minimum over its runs, then the mean over the inputs of a row: real pages,
+and random images at the small and big size with densities 10, 50, 90 %. Columns: BKE_IC on each
+GPU device, the fastest other ccl algorithm there, and each peer. Standard library only.
+"""
+import csv
+import os
+import sys
+from collections import defaultdict
+
+
+def load(*paths):
+    rows = []
+    for p in paths:
+        if os.path.exists(p):
+            with open(p) as f:
+                rows.extend(csv.DictReader(f))
+    return rows
+
+
+def best(rows):
+    b = {}
+    for r in rows:
+        k = (r["device_id"], r["algorithm"], r["image"])
+        if k not in b or float(r["labeling_ms"]) < float(b[k]["labeling_ms"]):
+            b[k] = r
+    return list(b.values())
+
+
+def main(out):
+    groups = []  # (label, rows)
+    pages = best(load(f"{out}/pages/results.csv", f"{out}/pages/peers.csv"))
+    groups.append((f"real pages ({len({r['image'] for r in pages})} DIBCO)", pages))
+    for folder in ("density", "big"):
+        rows = [r for r in best(load(f"{out}/{folder}/results.csv", f"{out}/{folder}/peers.csv"))
+                if r["granularity"] in ("1", "0")]
+        for d in ("10", "50", "90"):
+            sel = [r for r in rows if float(r["density"]) == float(d)]
+            if sel:
+                groups.append((f"{sel[0]['width']}x{sel[0]['height']}, {d} %", sel))
+    series = []  # (column title, device_id, algorithm or None for 'best other')
+    seen = set()
+    for _, rows in groups:
+        for r in rows:
+            key = (r["device_id"], r["backend"])
+            if key in seen:
+                continue
+            seen.add(key)
+            if r["backend"] in ("cuda", "opencl") and r["algorithm"] != "reference":
+                series.append((f"BKE_IC `{r['device_id']}`", r["device_id"], "BKE_IC"))
+            elif r["backend"] not in ("cuda", "opencl", "cpu"):
+                series.append((f"{r['algorithm']}", r["device_id"], r["algorithm"]))
+    print("| input | " + " | ".join(s[0] for s in series) + " |")
+    print("|---|" + "---:|" * len(series))
+    for label, rows in groups:
+        cells = []
+        for _, dev, algo in series:
+            t = [float(r["labeling_ms"]) for r in rows if r["device_id"] == dev and r["algorithm"] == algo]
+            cells.append(f"{sum(t) / len(t):.3f}" if t else "—")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    devices = defaultdict(str)
+    for _, rows in groups:
+        for r in rows:
+            devices[r["device_id"]] = f"{r['device']} ({r['driver']})"
+    print()
+    for d, desc in devices.items():
+        print(f"- `{d}`: {desc}")
+    print("\nms; per input the minimum over the runs, then the mean over the inputs of the row.")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
