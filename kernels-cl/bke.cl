@@ -159,6 +159,39 @@ DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint 
     return connected;
 }
 
+// The connected backward blocks X must actually join (a subset of `connected`): a union is left
+// out when the neighbour blocks already join each other directly and that pair belongs to an
+// earlier block's thread (the block version of IPAS 2018 Fig. 1's delegation). With a = (r-1,
+// c-1), b = (r-1, c), b2 = (r-1, c+1), w1 = (r, c-1):
+// - when P is joined (P connected implies a): Q touches P through b, R touches Q through b2 (and
+//   then Q is joined too), S touches P through w1;
+// - when Q is joined first: R touches Q through b2, S touches Q through w1 and b.
+// The smallest connected block is always kept (BKE links to it at initialization).
+DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, uint c, uint width)
+{
+    const uint i = r * width + c;
+    if (r == 0 || (connected & (CONNECTED_P | CONNECTED_Q)) == 0)
+        return connected;
+    const int b = FG(img[i - width]);
+    const int b2 = (connected & CONNECTED_R) && FG(img[i - width + 1]); // R connected: c + 2 < width
+    const int w1 = c > 0 && FG(img[i - 1]);
+    uint join = connected;
+    if (connected & CONNECTED_P) {
+        if (b)
+            join &= ~CONNECTED_Q;
+        if (b2)
+            join &= ~CONNECTED_R;
+        if (w1)
+            join &= ~CONNECTED_S;
+    } else {
+        if (b2)
+            join &= ~CONNECTED_R;
+        if (w1 && b)
+            join &= ~CONNECTED_S;
+    }
+    return join;
+}
+
 // ---- bke.kernel
 // BKE: Block-based Komura Equivalence (TPDS 2020 Sec. 5.2), 8-connectivity.
 //
@@ -192,7 +225,8 @@ DEVICE_FN uint info_slot(uint r, uint c, uint width, uint height)
 }
 
 // Initialization: X links to the connected backward block of smallest index (P < Q < R < S in
-// raster order), and records the other connected ones and its foreground pixels.
+// raster order), and records the other connected ones it must join (blocks_to_join) and its
+// foreground pixels.
 KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
@@ -211,7 +245,7 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra
     uint parent = i;
     const uint bs = block_bitset(img, r, c, width, height);
     if (bs != 0) {
-        const uint connected = connected_backward_blocks(img, bs, r, c, width, height);
+        const uint connected = blocks_to_join(img, connected_backward_blocks(img, bs, r, c, width, height), r, c, width);
         if (connected & CONNECTED_P)
             parent = i - 2 * width - 2;
         else if (connected & CONNECTED_Q)
