@@ -111,6 +111,27 @@ fn line_chart<DB: DrawingBackend>(
             chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled()))).map_err(err)?;
         }
         chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(err)?;
+    } else if y1 / y0 > 30.0 {
+        // Peers or slow devices next to fast ones: a log time axis keeps every curve readable.
+        let mut chart = builder.build_cartesian_2d(x0..x1, (y0 * 0.8..y1 * 1.25).log_scale()).map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc("ms (log scale)")
+            .y_label_formatter(&tick)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()
+            .map_err(err)?;
+        for (i, s) in series.iter().enumerate() {
+            let (name, c, dashed) = style(&s.name, i, s.dashed);
+            let stroke = if dashed { c.stroke_width(1) } else { c.stroke_width(2) };
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), stroke))
+                .map_err(err)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        }
+        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(err)?;
     } else {
         let mut chart = builder.build_cartesian_2d(x0..x1, 0.0..y1 * 1.1).map_err(err)?;
         chart
