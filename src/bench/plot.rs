@@ -66,7 +66,7 @@ fn err(e: impl std::fmt::Display) -> String {
 struct Series {
     name: String,
     points: Vec<(f64, f64)>,
-    dashed: bool,
+    peer: bool,
 }
 
 fn line_chart<DB: DrawingBackend>(
@@ -87,11 +87,11 @@ fn line_chart<DB: DrawingBackend>(
     }
     let mut builder = ChartBuilder::on(&root);
     builder.caption(title, ("sans-serif", 22)).margin(12).x_label_area_size(40).y_label_area_size(64);
-    let style = |name: &str, i: usize, dashed: bool| (name.to_string(), color(i), dashed);
+    let whole = |x: &f64| format!("{x:.0}");
     if log {
-        let mut chart = builder
-            .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), (y0 * 0.8..y1 * 1.25).log_scale())
-            .map_err(err)?;
+        // Size: log-log, with markers on the measured sizes.
+        let x = (x0 * 0.9..x1 * 1.1).log_scale();
+        let mut chart = builder.build_cartesian_2d(x, (y0 * 0.8..y1 * 1.25).log_scale()).map_err(err)?;
         chart
             .configure_mesh()
             .x_desc(x_label)
@@ -100,38 +100,14 @@ fn line_chart<DB: DrawingBackend>(
             .y_label_formatter(&tick)
             .draw()
             .map_err(err)?;
-        for (i, s) in series.iter().enumerate() {
-            let (name, c, dashed) = style(&s.name, i, s.dashed);
-            let stroke = if dashed { c.stroke_width(1) } else { c.stroke_width(2) };
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), stroke))
-                .map_err(err)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled()))).map_err(err)?;
-        }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(err)?;
+        draw_lines(&mut chart, series, true)?;
     } else if y1 / y0 > 30.0 {
         // Peers or slow devices next to fast ones: a log time axis keeps every curve readable.
         let mut chart = builder.build_cartesian_2d(x0..x1, (y0 * 0.8..y1 * 1.25).log_scale()).map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc("ms (log scale)")
-            .y_label_formatter(&tick)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw()
-            .map_err(err)?;
-        for (i, s) in series.iter().enumerate() {
-            let (name, c, dashed) = style(&s.name, i, s.dashed);
-            let stroke = if dashed { c.stroke_width(1) } else { c.stroke_width(2) };
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), stroke))
-                .map_err(err)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(err)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(x_label).y_desc("ms (log scale)").y_label_formatter(&tick).x_label_formatter(&whole);
+        mesh.draw().map_err(err)?;
+        draw_lines(&mut chart, series, false)?;
     } else {
         let mut chart = builder.build_cartesian_2d(x0..x1, 0.0..y1 * 1.1).map_err(err)?;
         chart
@@ -139,27 +115,41 @@ fn line_chart<DB: DrawingBackend>(
             .x_desc(x_label)
             .y_desc("ms")
             .y_label_formatter(&tick)
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_label_formatter(&whole)
             .draw()
             .map_err(err)?;
-        for (i, s) in series.iter().enumerate() {
-            let (name, c, dashed) = style(&s.name, i, s.dashed);
-            let stroke = if dashed { c.stroke_width(1) } else { c.stroke_width(2) };
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), stroke))
-                .map_err(err)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_lines(&mut chart, series, false)?;
     }
     root.present().map_err(err)
+}
+
+/// Draws every series (peers thin), optional point markers, and the legend.
+fn draw_lines<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    series: &[Series],
+    markers: bool,
+) -> Plot {
+    // Size curves rise to the right, density curves sit low: keep the legend off them.
+    let corner = if markers { SeriesLabelPosition::UpperLeft } else { SeriesLabelPosition::UpperRight };
+    for (i, s) in series.iter().enumerate() {
+        let c = color(i);
+        let stroke = if s.peer { c.stroke_width(1) } else { c.stroke_width(2) };
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), stroke))
+            .map_err(err)?
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        if markers {
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled()))).map_err(err)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
 }
 
 /// Bars: for every category, one bar per group (grouped, log scale: backends differ by orders of
@@ -302,7 +292,7 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
                             })
                             .collect();
                             let peer = &dev != d;
-                            Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, dashed: peer }
+                            Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, peer }
                         })
                         .collect();
                     let size = mine.first().map(|r| format!("{}x{}", r.width, r.height)).unwrap_or_default();
@@ -331,7 +321,7 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
                             .collect();
                         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                         let peer = &dev != d;
-                        Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, dashed: peer }
+                        Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, peer }
                     })
                     .collect();
                 let title = format!("{d} {}: time against image size", name_of(d));
