@@ -31,8 +31,8 @@ pub struct Common {
     #[arg(long, value_delimiter = ',')]
     devices: Vec<DeviceId>,
     /// Connectivity (4 or 8); algorithms that do not support it are skipped.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(4..=8))]
-    connectivity: u32,
+    #[arg(long, default_value = "8", value_parser = parse_connectivity)]
+    connectivity: Connectivity,
     /// Timed runs per input; the minimum is kept.
     #[arg(long, default_value_t = 10)]
     runs: u32,
@@ -156,11 +156,16 @@ fn parse_range(s: &str) -> std::result::Result<Densities, String> {
     Ok(Densities(values))
 }
 
+fn parse_connectivity(s: &str) -> std::result::Result<Connectivity, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .and_then(Connectivity::from_neighbours)
+        .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
+}
+
 fn options(common: &Common, mode: Mode) -> Result<BenchOptions> {
-    let connectivity = Connectivity::from_neighbours(common.connectivity).ok_or_else(|| Error::UnknownDevice {
-        id: common.connectivity.to_string(),
-        reason: "connectivity is 4 or 8".into(),
-    })?;
+    let connectivity = common.connectivity;
     let algorithms = if common.algos.is_empty() { Algorithm::ALL.to_vec() } else { common.algos.clone() };
     let devices = if common.devices.is_empty() {
         ccl::discover().devices.into_iter().map(|d| d.id).collect()

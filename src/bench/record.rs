@@ -51,11 +51,6 @@ pub struct Record {
 }
 
 impl Record {
-    /// Megapixels per second of this run.
-    pub fn mpx_per_s(&self) -> f64 {
-        (self.width * self.height) as f64 / (self.labeling_ms * 1e3)
-    }
-
     /// The phases as (name, ms) pairs.
     pub fn phase_list(&self) -> Vec<(String, f64)> {
         self.phases

@@ -1,6 +1,6 @@
 //! Summaries of benchmark records: per input the best (minimum) run, then means, as markdown.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::record::Record;
@@ -48,19 +48,20 @@ pub(crate) fn ordered<T: PartialEq + Clone>(items: impl IntoIterator<Item = T>) 
 
 /// For every (device, algorithm, image), the run with the smallest labeling time.
 pub(crate) fn best_runs(records: &[Record]) -> Vec<&Record> {
-    let mut best: BTreeMap<(&str, &str, &str), &Record> = BTreeMap::new();
+    // Index of the best record per key, keys in order of first appearance.
+    let mut slot: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    let mut out: Vec<&Record> = Vec::new();
     for r in records {
         let key = (r.device_id.as_str(), r.algorithm.as_str(), r.image.as_str());
-        match best.get(&key) {
-            Some(b) if b.labeling_ms <= r.labeling_ms => {}
-            _ => {
-                best.insert(key, r);
+        match slot.get(&key) {
+            Some(&i) if out[i].labeling_ms <= r.labeling_ms => {}
+            Some(&i) => out[i] = r,
+            None => {
+                slot.insert(key, out.len());
+                out.push(r);
             }
         }
     }
-    // Keep the order of the records.
-    let mut out: Vec<&Record> = best.into_values().collect();
-    out.sort_by_key(|r| records.iter().position(|x| std::ptr::eq(x, *r)));
     out
 }
 

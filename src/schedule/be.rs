@@ -14,7 +14,7 @@
 //! background 0 ([`crate::RawLabels::FirstBlock`]).
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use super::le::{clear_flag, flag_set, GROUP};
+use super::le::{flag_set, GROUP};
 use crate::gpu::{Arg, Gpu, PhaseRecorder};
 use crate::{Phase, Result};
 
@@ -72,7 +72,7 @@ impl<G: Gpu> Be<G> {
         let mut iterations = 0;
         loop {
             iterations += 1;
-            clear_flag(gpu, &mut changed)?;
+            gpu.zero(&mut changed)?;
             gpu.launch_over(
                 &mut self.scan,
                 blocks,

@@ -23,11 +23,6 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<(&'static str, u32)> {
     vec![("CONNECTIVITY", connectivity.neighbours())]
 }
 
-/// Zeroes the one-word flag, for the next iteration to set.
-pub(crate) fn clear_flag<G: Gpu>(gpu: &G, flag: &mut G::Buffer) -> Result<()> {
-    gpu.zero(flag)
-}
-
 /// Reads the one-word flag back (waits for the iteration): whether a scan changed anything.
 pub(crate) fn flag_set<G: Gpu>(gpu: &G, flag: &G::Buffer) -> Result<bool> {
     let mut word = [0u8; 4];
@@ -78,7 +73,7 @@ impl<G: Gpu> Le<G> {
         let mut iterations = 0;
         loop {
             iterations += 1;
-            clear_flag(gpu, &mut changed)?;
+            gpu.zero(&mut changed)?;
             gpu.launch_over(
                 &mut self.scan,
                 size,

@@ -12,7 +12,7 @@
 //! Raw labels: (raster index of the component's first pixel) + 1; background 0.
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use super::le::{clear_flag, flag_set, GROUP};
+use super::le::{flag_set, GROUP};
 use crate::gpu::{Arg, Gpu, PhaseRecorder};
 use crate::{Phase, Result};
 
@@ -51,7 +51,7 @@ impl<G: Gpu> Ole<G> {
         let mut iterations = 0;
         loop {
             iterations += 1;
-            clear_flag(gpu, &mut changed)?;
+            gpu.zero(&mut changed)?;
             gpu.launch_over(
                 &mut self.scan,
                 size,
