@@ -62,6 +62,14 @@ pub struct Labeling {
 }
 
 /// A connected-components labeler: one algorithm on one device.
+///
+/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
+/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
+/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
+/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
+/// that device may be passed between them (every call waits for its own commands before it
+/// returns). Labelings running at the same time share the device, so each may take longer than
+/// alone; the time reported is still that labeling's own.
 #[enum_dispatch]
 pub trait Labeler {
     /// The algorithm.
@@ -142,12 +150,21 @@ impl Labeler for CpuLabeler {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
         let start = Instant::now();
-        let binary = BinaryImage::new(image.width, image.height, pixels.clone())?;
-        let labels = reference::label_as(&binary, connectivity, self.algorithm.raw_labels());
+        let labels =
+            reference::raw_labels(image.width, image.height, pixels, connectivity, self.algorithm.raw_labels());
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let timings = Timings { phases: vec![PhaseTime { phase: Phase::CpuLabeling, ms }], iterations: None };
-        let stored = Storage::Host(labels.labels().to_vec());
-        Ok((DeviceArray::new(image.width, image.height, self.owner, stored), timings))
+        Ok((DeviceArray::new(image.width, image.height, self.owner, Storage::Host(labels)), timings))
+    }
+
+    /// Labels on the host directly, without the copies that upload and download would make.
+    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        check_connectivity(self.algorithm, connectivity)?;
+        let start = Instant::now();
+        let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let timings = Timings { phases: vec![PhaseTime { phase: Phase::CpuLabeling, ms }], iterations: None };
+        Ok(Labeling { labels, timings })
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
@@ -172,9 +189,11 @@ impl<G: Gpu> Opened<G> {
     }
 }
 
-/// One algorithm on one GPU, with its kernels compiled for every supported connectivity.
+/// One algorithm on one GPU, with its kernels compiled for every supported connectivity and a
+/// command queue (stream) of its own.
 pub(crate) struct GpuLabeler<G: Gpu> {
     device: Arc<Opened<G>>,
+    gpu: G,
     algorithm: Algorithm,
     schedules: Vec<(Connectivity, Schedule<G>)>,
 }
@@ -182,12 +201,27 @@ pub(crate) struct GpuLabeler<G: Gpu> {
 impl<G: Gpu> GpuLabeler<G> {
     pub(crate) fn new(device: Arc<Opened<G>>, algorithm: Algorithm) -> Result<Self> {
         let backend = device.info.id.backend();
+        let gpu = device.gpu.new_queue()?;
         let schedules = algorithm
             .connectivities()
             .iter()
-            .map(|&c| Ok((c, Schedule::build(&device.gpu, backend, algorithm, c)?)))
+            .map(|&c| Ok((c, Schedule::build(&gpu, backend, algorithm, c)?)))
             .collect::<Result<_>>()?;
-        Ok(Self { device, algorithm, schedules })
+        let mut labeler = Self { device, gpu, algorithm, schedules };
+        labeler.warm_up()?;
+        Ok(labeler)
+    }
+
+    /// Runs every schedule once, untimed, on a small image. Some drivers finish preparing a
+    /// kernel at its first launch (POCL compiles it for the work-group size then, CUDA loads
+    /// modules lazily); doing it here keeps that cost out of the first labeling's phases.
+    fn warm_up(&mut self) -> Result<()> {
+        let image = BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?;
+        let on_device = self.upload(&image)?;
+        for connectivity in self.algorithm.connectivities() {
+            self.label_on_device(&on_device, *connectivity)?;
+        }
+        Ok(())
     }
 
     fn buffer<'a, T>(&self, array: &'a DeviceArray<T>) -> Result<&'a G::Buffer> {
@@ -198,7 +232,7 @@ impl<G: Gpu> GpuLabeler<G> {
     }
 
     fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        let gpu = &self.device.gpu;
+        let gpu = &self.gpu;
         let mut buffer = gpu.alloc(image.pixels().len())?;
         gpu.write(&mut buffer, image.pixels())?;
         Ok(DeviceArray::new(image.width(), image.height(), self.device.owner, G::into_storage(buffer)))
@@ -209,7 +243,7 @@ impl<G: Gpu> GpuLabeler<G> {
         let input = self.buffer(image)?;
         let size = image.size();
         check_size(size.0, size.1)?;
-        let gpu = &self.device.gpu;
+        let gpu = &self.gpu;
         let schedule = self
             .schedules
             .iter_mut()
@@ -227,9 +261,9 @@ impl<G: Gpu> GpuLabeler<G> {
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
         let buffer = self.buffer(labels)?;
-        let mut bytes = vec![0u8; labels.width * labels.height * 4];
-        self.device.gpu.read(buffer, &mut bytes)?;
-        let values = bytes.chunks_exact(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
+        // Straight into the label vector (zero pages from the allocator, no second copy).
+        let mut values = vec![0u32; labels.width * labels.height];
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
         LabelImage::new(labels.width, labels.height, values)
     }
 }

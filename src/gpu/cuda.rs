@@ -28,6 +28,11 @@ impl Cuda {
 pub(crate) fn unavailable_or(e: cu::Error, device: &str) -> Error {
     match e {
         cu::Error::Unavailable(reason) => Error::BackendUnavailable { backend: BackendKind::Cuda, reason },
+        cu::Error::NoSuchDevice { ordinal, .. } => {
+            let reason = e.to_string();
+            let reason = reason.split_once(": ").map_or(reason.clone(), |(_, r)| r.to_string());
+            Error::UnknownDevice { id: format!("cuda:{ordinal}"), reason: format!("{reason} (see `ccl devices`)") }
+        }
         e => Error::Device { device: device.to_string(), message: e.to_string() },
     }
 }
@@ -38,6 +43,10 @@ impl Gpu for Cuda {
     type Kernel = cu::Kernel;
     type Mark = cu::Mark;
     const STREAM_ORDERED_ALLOC: bool = true;
+
+    fn new_queue(&self) -> Result<Self> {
+        Ok(Self { rt: self.rt.new_stream().map_err(|e| self.err(e))?, name: self.name.clone() })
+    }
 
     fn build(&self, file: &KernelFile, defines: &[(&str, u32)]) -> Result<Self::Program> {
         let options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();

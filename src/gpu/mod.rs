@@ -55,6 +55,10 @@ pub(crate) trait Gpu: Sized {
     /// not (OpenCL), allocation and deallocation are timed on the host clock.
     const STREAM_ORDERED_ALLOC: bool;
 
+    /// Another handle on the same device whose commands and timing marks are its own (OpenCL:
+    /// a command queue; CUDA: a stream). Buffers and programs are shared between handles; every
+    /// copy waits for its queue, so a buffer written through one handle may be read by another.
+    fn new_queue(&self) -> Result<Self>;
     /// Compiles `file` with integer `defines`.
     fn build(&self, file: &KernelFile, defines: &[(&str, u32)]) -> Result<Self::Program>;
     /// Looks up a kernel of a compiled file.
@@ -81,7 +85,8 @@ pub(crate) trait Gpu: Sized {
     fn elapsed_ms(&self, from: &Self::Mark, to: &Self::Mark) -> Result<f64>;
     /// Waits for every queued command.
     fn finish(&self) -> Result<()>;
-    /// Forgets timing state older than this call (OpenCL keeps one event per command).
+    /// Forgets this handle's timing state older than this call (OpenCL keeps one event per
+    /// kernel or fill until then).
     fn reset_marks(&self) {}
     /// Moves a buffer into backend-neutral storage.
     fn into_storage<T>(buffer: Self::Buffer) -> Storage<T>;

@@ -39,6 +39,10 @@ impl Gpu for OpenCl {
     type Mark = cl::Mark;
     const STREAM_ORDERED_ALLOC: bool = false;
 
+    fn new_queue(&self) -> Result<Self> {
+        Ok(Self { rt: self.rt.new_queue().map_err(|e| self.err(e))?, name: self.name.clone() })
+    }
+
     fn build(&self, file: &KernelFile, defines: &[(&str, u32)]) -> Result<Self::Program> {
         let options: String = defines.iter().map(|(k, v)| format!("-D {k}={v} ")).collect();
         self.rt.build(file.source(Dialect::OpenCl), options.trim_end()).map_err(|e| match e {

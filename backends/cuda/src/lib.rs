@@ -16,9 +16,17 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 /// Errors of the CUDA runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// CUDA cannot be used here: driver or NVRTC library missing, or no such device.
+    /// CUDA cannot be used here: driver or NVRTC library missing, or no device.
     #[error("CUDA unavailable: {0}")]
     Unavailable(String),
+    /// No device has this ordinal.
+    #[error("no CUDA device {ordinal}: there {}", count_phrase(*.count))]
+    NoSuchDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many CUDA devices there are.
+        count: usize,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver call {call} failed: {source}")]
     Driver {
@@ -35,6 +43,14 @@ pub enum Error {
     },
 }
 
+fn count_phrase(count: usize) -> String {
+    match count {
+        0 => "are no CUDA devices".into(),
+        1 => "is 1 CUDA device (cuda:0)".into(),
+        n => format!("are {n} CUDA devices (cuda:0 to cuda:{})", n.saturating_sub(1)),
+    }
+}
+
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -48,7 +64,7 @@ pub fn driver_present() -> Result<()> {
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable("the CUDA driver library (libcuda.so.1) is not installed".into()))
+        Err(Error::Unavailable(load_problem("cuda", "the CUDA driver library (libcuda.so.1)")))
     }
 }
 
@@ -58,8 +74,26 @@ pub fn nvrtc_present() -> Result<()> {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable("the NVRTC library (libnvrtc.so.13) is not installed or not on LD_LIBRARY_PATH".into()))
+        Err(Error::Unavailable(load_problem("nvrtc", "the NVRTC library (libnvrtc.so.13)")))
     }
+}
+
+/// Why no file of the names cudarc tries for `lib` could be loaded: none exists on the library
+/// path, or one exists but is broken (the loader's message, e.g. "invalid ELF header").
+fn load_problem(lib: &str, what: &str) -> String {
+    for candidate in cudarc::get_lib_name_candidates(lib) {
+        // SAFETY: the same load cudarc performs; it runs only the library's constructors.
+        match unsafe { libloading::Library::new(&candidate) } {
+            Ok(_) => {}
+            Err(e) => {
+                let text = e.to_string();
+                if !(text.contains("No such file") || text.contains("not found") || text.contains("cannot find")) {
+                    return format!("{what} was found as {candidate} but could not be loaded: {text}");
+                }
+            }
+        }
+    }
+    format!("{what} is not installed or not on the library path (LD_LIBRARY_PATH)")
 }
 
 /// Description of one CUDA device.
@@ -177,7 +211,11 @@ pub enum Arg<'a> {
 /// A CUDA event recorded on the runtime's stream.
 pub struct Mark(CudaEvent);
 
-/// One CUDA device with its primary context and a stream.
+/// One CUDA device (its primary context) and a stream of this handle's own.
+///
+/// [`Runtime::new_stream`] makes another handle on the same context with its own stream:
+/// buffers and modules are shared, commands and timing events are not. Every copy waits for
+/// its stream, so a buffer written through one handle may be used through another.
 pub struct Runtime {
     desc: DeviceDesc,
     ctx: Arc<CudaContext>,
@@ -191,7 +229,7 @@ impl Runtime {
         nvrtc_present()?;
         let n = devices()?.len();
         if ordinal >= n {
-            return Err(Error::Unavailable(format!("no CUDA device {ordinal} ({n} present)")));
+            return Err(Error::NoSuchDevice { ordinal, count: n });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
         // One stream, in order: cudarc's per-buffer event tracking is not needed.
@@ -199,6 +237,12 @@ impl Runtime {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
         Ok(Self { desc: describe(&ctx), ctx, stream })
+    }
+
+    /// Another handle on the same device and context with a stream of its own.
+    pub fn new_stream(&self) -> Result<Self> {
+        let stream = self.ctx.new_stream().map_err(driver("cuStreamCreate"))?;
+        Ok(Self { desc: self.desc.clone(), ctx: self.ctx.clone(), stream })
     }
 
     /// The device this runtime drives.
@@ -226,14 +270,16 @@ impl Runtime {
         Ok(Buffer { inner, len })
     }
 
-    /// Copies `data` into the start of `buffer` (stream-ordered).
+    /// Copies `data` into the start of `buffer` and waits for the copy, so that any stream may
+    /// use the buffer afterwards.
     pub fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len, "write of {} bytes into a {}-byte buffer", data.len(), buffer.len);
         if data.is_empty() {
             return Ok(());
         }
         let mut view = buffer.inner.slice_mut(0..data.len());
-        self.stream.memcpy_htod(data, &mut view).map_err(driver("cuMemcpyHtoDAsync"))
+        self.stream.memcpy_htod(data, &mut view).map_err(driver("cuMemcpyHtoDAsync"))?;
+        self.finish()
     }
 
     /// Copies the start of `buffer` into `out` and waits for the copy.

@@ -52,12 +52,60 @@ const PLATFORM_NOT_FOUND: cl_int = -1001;
 fn call_error(call: &'static str, e: opencl3::error_codes::ClError) -> Error {
     let code: cl_int = e.0;
     match code {
-        LIBRARY_MISSING => Error::Unavailable("the OpenCL ICD loader (libOpenCL.so.1) is not installed".into()),
-        PLATFORM_NOT_FOUND => {
-            Error::Unavailable("no OpenCL platform is installed (no ICD in /etc/OpenCL/vendors)".into())
-        }
+        LIBRARY_MISSING => Error::Unavailable(loader_problem()),
+        PLATFORM_NOT_FOUND => Error::Unavailable(no_platform_reason()),
         code => Error::Call { call, code, name: opencl3::error_codes::error_text(code).to_string() },
     }
+}
+
+/// The ICD loader library `opencl3` opens (it also tries the `;`-separated paths of
+/// `OPENCL_DYLIB_PATH` first).
+const LOADER: &str = if cfg!(target_os = "windows") {
+    "OpenCL.dll"
+} else if cfg!(target_os = "macos") {
+    "/System/Library/Frameworks/OpenCL.framework/OpenCL"
+} else {
+    "libOpenCL.so.1"
+};
+
+/// Why the ICD loader could not be loaded: absent, or present but broken (the loader's own
+/// message, e.g. "invalid ELF header" or "file too short").
+fn loader_problem() -> String {
+    let mut candidates: Vec<String> = std::env::var("OPENCL_DYLIB_PATH")
+        .map(|v| v.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    candidates.push(LOADER.to_string());
+    for candidate in &candidates {
+        // SAFETY: loading the ICD loader runs no initialisation code beyond its constructors,
+        // which opencl3 runs anyway when it loads the same library.
+        match unsafe { libloading::Library::new(candidate) } {
+            Ok(_) => continue,
+            Err(e) if is_not_found(&e) => continue,
+            Err(e) => return format!("the OpenCL ICD loader {candidate} could not be loaded: {e}"),
+        }
+    }
+    format!("the OpenCL ICD loader ({LOADER}) is not installed or not on the library path")
+}
+
+/// Whether a library load failed only because no file was found.
+fn is_not_found(e: &libloading::Error) -> bool {
+    let text = e.to_string();
+    text.contains("No such file") || text.contains("not found") || text.contains("cannot find")
+}
+
+/// Why the loader found no platform, naming where it looked: `OCL_ICD_VENDORS` (a folder or
+/// one `.icd` file) and `OCL_ICD_FILENAMES` when set, else `/etc/OpenCL/vendors`.
+fn no_platform_reason() -> String {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let mut places = Vec::new();
+    if let Some(files) = var("OCL_ICD_FILENAMES") {
+        places.push(format!("the drivers in OCL_ICD_FILENAMES={files}"));
+    }
+    match var("OCL_ICD_VENDORS") {
+        Some(dir) => places.push(format!("the .icd files in OCL_ICD_VENDORS={dir}")),
+        None => places.push("the .icd files in /etc/OpenCL/vendors".to_string()),
+    }
+    format!("no OpenCL platform: the ICD loader found no usable driver in {}", places.join(" or "))
 }
 
 /// Serialises platform discovery, context creation and program builds: concurrent first calls
@@ -185,12 +233,25 @@ pub enum Arg<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Mark(usize);
 
-/// One OpenCL device with its context and an in-order profiling command queue.
-pub struct Runtime {
+/// The parts of an opened device that every queue shares: buffers and programs belong to the
+/// context, so any queue of it may use them.
+struct Shared {
     desc: DeviceDesc,
     device: Device,
     context: Context,
+}
+
+/// One OpenCL device (its context) and an in-order profiling command queue of this handle's own.
+///
+/// [`Runtime::new_queue`] makes another handle on the same context with its own queue: buffers
+/// and programs are shared, while commands and timing events are not, so handles used from
+/// different threads never see each other's commands. `Runtime` is `Send + Sync`; one handle's
+/// marks are only meaningful to the thread that enqueues on it.
+pub struct Runtime {
+    shared: std::sync::Arc<Shared>,
     queue: CommandQueue,
+    /// Events of the kernels and fills enqueued since [`Runtime::clear_marks`], for timing.
+    /// Copies record none, so uploads and downloads outside a timed labeling retain nothing.
     events: Mutex<Vec<Event>>,
 }
 
@@ -209,30 +270,42 @@ impl Runtime {
         let dev = Device::new(id);
         let desc = describe(platform, device, &pl.name().unwrap_or_default(), dev);
         let context = Context::from_device(&dev).map_err(|e| call_error("clCreateContext", e))?;
+        let shared = std::sync::Arc::new(Shared { desc, device: dev, context });
+        Self::with_queue(shared)
+    }
+
+    /// Another handle on the same device and context with a command queue of its own.
+    pub fn new_queue(&self) -> Result<Self> {
+        let _serialised = driver_lock();
+        Self::with_queue(self.shared.clone())
+    }
+
+    fn with_queue(shared: std::sync::Arc<Shared>) -> Result<Self> {
         #[allow(deprecated)]
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
-        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+        let queue = CommandQueue::create_default(&shared.context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error("clCreateCommandQueue", e))?;
-        Ok(Self { desc, device: dev, context, queue, events: Mutex::new(Vec::new()) })
+        Ok(Self { shared, queue, events: Mutex::new(Vec::new()) })
     }
 
     /// The device this runtime drives.
     pub fn desc(&self) -> &DeviceDesc {
-        &self.desc
+        &self.shared.desc
     }
 
     /// Maximum work-group size of the device.
     pub fn max_work_group_size(&self) -> usize {
-        self.device.max_work_group_size().unwrap_or(256)
+        self.shared.device.max_work_group_size().unwrap_or(256)
     }
 
     /// Compiles `source` with build `options` (e.g. `-D NAME=VALUE`).
     pub fn build(&self, source: &str, options: &str) -> Result<Program> {
         let _serialised = driver_lock();
-        let mut program = ClProgram::create_from_source(&self.context, source)
+        let device = self.shared.device.id();
+        let mut program = ClProgram::create_from_source(&self.shared.context, source)
             .map_err(|e| call_error("clCreateProgramWithSource", e))?;
-        if let Err(e) = program.build(&[self.device.id()], options) {
-            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+        if let Err(e) = program.build(&[device], options) {
+            let log = program.get_build_log(device).unwrap_or_default();
             return Err(if log.trim().is_empty() { call_error("clBuildProgram", e) } else { Error::Build { log } });
         }
         Ok(Program(program))
@@ -247,34 +320,35 @@ impl Runtime {
     /// Allocates `len` bytes of device memory (at least one byte is allocated).
     pub fn alloc(&self, len: usize) -> Result<Buffer> {
         // SAFETY: no host pointer is passed, so OpenCL owns the storage.
-        let inner = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
-            .map_err(|e| call_error("clCreateBuffer", e))?;
+        let inner =
+            unsafe { ClBuffer::<u8>::create(&self.shared.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
+                .map_err(|e| call_error("clCreateBuffer", e))?;
         Ok(Buffer { inner, len })
     }
 
-    /// Copies `data` into the start of `buffer` and waits for the copy.
+    /// Copies `data` into the start of `buffer` and waits for the copy (untimed: it keeps no
+    /// event).
     pub fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len, "write of {} bytes into a {}-byte buffer", data.len(), buffer.len);
         if data.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking write of `data.len()` bytes, within the buffer (checked above).
-        let ev = unsafe { self.queue.enqueue_write_buffer(&mut buffer.inner, CL_BLOCKING, 0, data, &[]) }
+        unsafe { self.queue.enqueue_write_buffer(&mut buffer.inner, CL_BLOCKING, 0, data, &[]) }
             .map_err(|e| call_error("clEnqueueWriteBuffer", e))?;
-        self.record(ev);
         Ok(())
     }
 
-    /// Copies the start of `buffer` into `out` and waits for the copy.
+    /// Copies the start of `buffer` into `out` and waits for the copy (untimed: it keeps no
+    /// event).
     pub fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
         assert!(out.len() <= buffer.len, "read of {} bytes from a {}-byte buffer", out.len(), buffer.len);
         if out.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking read of `out.len()` bytes, within the buffer (checked above).
-        let ev = unsafe { self.queue.enqueue_read_buffer(&buffer.inner, CL_BLOCKING, 0, out, &[]) }
+        unsafe { self.queue.enqueue_read_buffer(&buffer.inner, CL_BLOCKING, 0, out, &[]) }
             .map_err(|e| call_error("clEnqueueReadBuffer", e))?;
-        self.record(ev);
         Ok(())
     }
 
@@ -334,7 +408,8 @@ impl Runtime {
         Ok(end.saturating_sub(start) as f64 * 1e-6)
     }
 
-    /// Forgets the events recorded so far (marks taken before are invalid afterwards).
+    /// Forgets the events recorded so far on this handle's queue (its marks taken before are
+    /// invalid afterwards); other handles are not affected.
     pub fn clear_marks(&self) {
         self.events.lock().expect("event list poisoned").clear();
     }
