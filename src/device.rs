@@ -77,7 +77,8 @@ impl fmt::Display for DeviceId {
 impl FromStr for DeviceId {
     type Err = Error;
 
-    /// Parses `cpu`, `opencl:N`, `cuda:N` (`opencl` and `cuda` alone mean index 0).
+    /// Parses `cpu`, `opencl:N`, `cuda:N` (`opencl` and `cuda` alone mean index 0; `cpu:0` is
+    /// `cpu`, any other CPU index is an error).
     fn from_str(s: &str) -> Result<Self> {
         let bad = |reason: &str| Error::UnknownDevice { id: s.to_string(), reason: reason.to_string() };
         let lower = s.trim().to_ascii_lowercase();
@@ -86,7 +87,8 @@ impl FromStr for DeviceId {
             None => (lower.as_str(), 0),
         };
         match backend {
-            "cpu" => Ok(DeviceId::Cpu),
+            "cpu" if index == 0 => Ok(DeviceId::Cpu),
+            "cpu" => Err(bad("there is one CPU device, `cpu`")),
             "opencl" | "cl" => Ok(DeviceId::OpenCl(index)),
             "cuda" => Ok(DeviceId::Cuda(index)),
             _ => Err(bad("expected cpu, opencl:N or cuda:N")),
@@ -178,6 +180,16 @@ fn cuda_devices() -> Result<Vec<DeviceInfo>> {
         .collect())
 }
 
+/// "is 1 OpenCL device (opencl:0)", "are 3 OpenCL devices (opencl:0 to opencl:2)".
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+fn count_phrase(count: usize, name: &str, prefix: &str) -> String {
+    match count {
+        0 => format!("are no {name} devices"),
+        1 => format!("is 1 {name} device ({prefix}:0)"),
+        n => format!("are {n} {name} devices ({prefix}:0 to {prefix}:{})", n - 1),
+    }
+}
+
 fn not_built(backend: BackendKind) -> Error {
     Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
 }
@@ -189,6 +201,8 @@ pub fn discover() -> Discovery {
     let mut note = |backend: BackendKind, r: Result<Vec<DeviceInfo>>| match r {
         Ok(v) if v.is_empty() => found.unavailable.push((backend, "no device".into())),
         Ok(v) => found.devices.extend(v),
+        // The reason alone: callers that wrap it in an error name the backend themselves.
+        Err(Error::BackendUnavailable { reason, .. }) => found.unavailable.push((backend, reason)),
         Err(e) => found.unavailable.push((backend, e.to_string())),
     };
     #[cfg(feature = "cuda")]
@@ -242,7 +256,7 @@ impl Device {
                 let count = all.len();
                 let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
                     id: id.to_string(),
-                    reason: format!("there are {count} OpenCL devices (see `ccl devices`)"),
+                    reason: format!("there {} (see `ccl devices`)", count_phrase(count, "OpenCL", "opencl")),
                 })?;
                 let gpu = crate::gpu::opencl::OpenCl::open(desc.platform, desc.device)?;
                 Ok(Device { inner: DeviceInner::OpenCl(crate::labeler::Opened::new(gpu, info.clone())), info })
@@ -250,9 +264,10 @@ impl Device {
             #[cfg(feature = "cuda")]
             DeviceId::Cuda(ordinal) => {
                 let all = cuda_devices()?;
+                let count = all.len();
                 let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
                     id: id.to_string(),
-                    reason: "no CUDA device with that ordinal (see `ccl devices`)".into(),
+                    reason: format!("there {} (see `ccl devices`)", count_phrase(count, "CUDA", "cuda")),
                 })?;
                 let gpu = crate::gpu::cuda::Cuda::open(ordinal)?;
                 Ok(Device { inner: DeviceInner::Cuda(crate::labeler::Opened::new(gpu, info.clone())), info })

@@ -91,6 +91,66 @@ pub enum Error {
         /// Why it matched nothing (and what exists).
         reason: String,
     },
+    /// A parameter is outside its valid range or otherwise unusable.
+    #[error("invalid {name}: {reason}")]
+    InvalidParameter {
+        /// The parameter (as the command line names it).
+        name: String,
+        /// What is wrong with the value given.
+        reason: String,
+    },
+    /// An input image is larger than the limit the caller set (or than 32-bit labels allow).
+    #[error(
+        "{path} is {width}x{height} ({:.1} Mpx), more than the limit of {limit} pixels{}; reading and labeling it \
+         needs about {} of host memory",
+        *.width as f64 * *.height as f64 / 1e6,
+        if *.limit == crate::MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
+        human_bytes(*.memory_bytes)
+    )]
+    ImageTooLarge {
+        /// The file.
+        path: String,
+        /// Width in pixels.
+        width: u64,
+        /// Height in pixels.
+        height: u64,
+        /// The pixel limit.
+        limit: u64,
+        /// Estimated peak host memory, bytes.
+        memory_bytes: u64,
+    },
+    /// The host has less memory available than a task needs.
+    #[error("{what} needs about {} of host memory, but only {} is available", human_bytes(*.needed_bytes), human_bytes(*.available_bytes))]
+    InsufficientMemory {
+        /// The task (e.g. "labeling big.png (24000x24000)").
+        what: String,
+        /// Estimated need, bytes.
+        needed_bytes: u64,
+        /// Available memory (`MemAvailable`), bytes.
+        available_bytes: u64,
+    },
+    /// The output path names the input file.
+    #[error("refusing to write over the input {path}: choose another output path")]
+    OutputIsInput {
+        /// The input file.
+        path: String,
+    },
+    /// A file other than an image (a results CSV, a folder) could not be read.
+    #[error("cannot read {path}: {reason}")]
+    FileRead {
+        /// The file or folder.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file other than an image (a summary, a plot, standard output) could not be written.
+    #[error("cannot write {path}: {reason}")]
+    FileWrite {
+        /// The file or folder.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// An input file could not be read or decoded.
     #[error("cannot read image {path}: {reason}")]
     ImageRead {
@@ -111,6 +171,18 @@ pub enum Error {
 
 /// Result type of the crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Bytes as a short human-readable size (`1.5 GB`, `300 MB`).
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", (b / 1e3).ceil())
+    }
+}
 
 fn list<T: std::fmt::Display>(items: &[T]) -> String {
     items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

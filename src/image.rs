@@ -105,34 +105,33 @@ impl LabelImage {
     /// The same partition numbered 1..=N in raster order of first appearance (background 0),
     /// and N, the number of components.
     pub fn to_consecutive(&self) -> (LabelImage, u32) {
+        self.clone().into_consecutive()
+    }
+
+    /// [`LabelImage::to_consecutive`] in place, without a second label array.
+    pub fn into_consecutive(mut self) -> (LabelImage, u32) {
         let mut map = std::collections::HashMap::new();
         let mut next = 0u32;
-        let labels = self
-            .labels
-            .iter()
-            .map(|&l| {
-                if l == 0 {
-                    0
-                } else {
-                    *map.entry(l).or_insert_with(|| {
-                        next += 1;
-                        next
-                    })
-                }
-            })
-            .collect();
-        (LabelImage { width: self.width, height: self.height, labels }, next)
+        for l in self.labels.iter_mut().filter(|l| **l != 0) {
+            *l = *map.entry(*l).or_insert_with(|| {
+                next += 1;
+                next
+            });
+        }
+        (self, next)
     }
 
     /// The number of distinct nonzero labels.
     pub fn component_count(&self) -> u32 {
-        self.to_consecutive().1
+        let distinct: std::collections::HashSet<u32> = self.labels.iter().copied().filter(|&l| l != 0).collect();
+        distinct.len() as u32
     }
 }
 
 /// A random image as in the papers' density/granularity experiments: the image is cut into
 /// `granularity` x `granularity` squares, and each square, in raster order, is foreground when
 /// the next MT19937 output (std::mt19937 seeded with `seed`) is below `density_percent`% of 2^32.
+/// A density above 100 or a granularity of 0 is an [`Error::InvalidParameter`].
 pub fn random_image(
     width: usize,
     height: usize,
@@ -140,11 +139,20 @@ pub fn random_image(
     granularity: usize,
     seed: u32,
 ) -> Result<BinaryImage> {
-    let g = granularity.max(1);
+    if density_percent > 100 {
+        return Err(Error::InvalidParameter {
+            name: "density".into(),
+            reason: format!("{density_percent} is not a percentage (0 to 100)"),
+        });
+    }
+    if granularity == 0 {
+        return Err(Error::InvalidParameter { name: "granularity".into(), reason: "it must be at least 1".into() });
+    }
+    let g = granularity;
     check_size(width, height)?;
     let mut rng = rand_mt::Mt::new(seed);
     let (bw, bh) = (width.div_ceil(g), height.div_ceil(g));
-    let threshold = (u64::from(density_percent.min(100)) << 32) / 100;
+    let threshold = (u64::from(density_percent) << 32) / 100;
     let squares: Vec<bool> = (0..bw * bh).map(|_| u64::from(rng.next_u32()) < threshold).collect();
     BinaryImage::from_fn(width, height, |x, y| squares[(y / g) * bw + x / g])
 }

@@ -25,16 +25,35 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
 /// Labels `image` on the CPU. Raw labels follow the GPU algorithms' convention: every pixel of a
 /// component gets (raster index of the component's first pixel) + 1; background is 0.
 pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
+    label_as(image, connectivity, RawLabels::FirstPixel)
+}
+
+/// Labels `image` on the CPU with the raw labels an algorithm of the given convention produces.
+pub fn label_as(image: &BinaryImage, connectivity: Connectivity, convention: RawLabels) -> LabelImage {
     let (w, h) = (image.width(), image.height());
+    let labels = raw_labels(w, h, image.pixels(), connectivity, convention);
+    LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
+}
+
+/// [`label_as`] over row-major pixels (`width * height` of them, nonzero is foreground). The
+/// union-find forest becomes the label array in place: 4 bytes per pixel in all.
+pub(crate) fn raw_labels(
+    w: usize,
+    h: usize,
+    pixels: &[u8],
+    connectivity: Connectivity,
+    convention: RawLabels,
+) -> Vec<u32> {
+    let fg = |x: usize, y: usize| pixels[y * w + x] != 0;
     let mut parent: Vec<u32> = (0..(w * h) as u32).collect();
     for y in 0..h {
         for x in 0..w {
-            if !image.is_foreground(x, y) {
+            if !fg(x, y) {
                 continue;
             }
             for &(dx, dy) in backward_neighbours(connectivity) {
                 let (nx, ny) = (x as isize + dx, y as isize + dy);
-                if nx < 0 || ny < 0 || nx >= w as isize || !image.is_foreground(nx as usize, ny as usize) {
+                if nx < 0 || ny < 0 || nx >= w as isize || !fg(nx as usize, ny as usize) {
                     continue;
                 }
                 let a = find(&mut parent, (y * w + x) as u32);
@@ -44,31 +63,33 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
             }
         }
     }
-    let labels = (0..w * h).map(|i| if image.pixels()[i] == 0 { 0 } else { find(&mut parent, i as u32) + 1 }).collect();
-    LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
+    // Every parent precedes its child in raster order, so one pass in that order links each
+    // pixel to its root, and a second turns roots into labels.
+    for i in 0..parent.len() {
+        parent[i] = parent[parent[i] as usize];
+    }
+    for (i, l) in parent.iter_mut().enumerate() {
+        *l = if pixels[i] == 0 { 0 } else { *l + 1 };
+    }
+    if convention == RawLabels::FirstBlock {
+        to_first_block(w, &mut parent);
+    }
+    parent
 }
 
-/// Labels `image` on the CPU with the raw labels an algorithm of the given convention produces.
-pub fn label_as(image: &BinaryImage, connectivity: Connectivity, convention: RawLabels) -> LabelImage {
-    let by_first_pixel = label(image, connectivity);
-    match convention {
-        RawLabels::FirstPixel => by_first_pixel,
-        RawLabels::FirstBlock => {
-            let w = image.width();
-            // Smallest block top-left index over each component, keyed by the component's
-            // first-pixel label.
-            let block_of = |i: usize| (i / w / 2 * 2) * w + (i % w / 2 * 2);
-            let mut first_block = std::collections::HashMap::new();
-            for (i, &l) in by_first_pixel.labels().iter().enumerate() {
-                if l != 0 {
-                    let b = block_of(i);
-                    first_block.entry(l).and_modify(|m: &mut usize| *m = (*m).min(b)).or_insert(b);
-                }
-            }
-            let labels =
-                by_first_pixel.labels().iter().map(|&l| if l == 0 { 0 } else { first_block[&l] as u32 + 1 }).collect();
-            LabelImage::new(w, image.height(), labels).expect("same size")
+/// Relabels first-pixel labels in place by each component's first 2x2 block: the raster index
+/// of the top-left pixel of the first block (blocks in raster order) holding one of its pixels.
+fn to_first_block(w: usize, labels: &mut [u32]) {
+    let block_of = |i: usize| (i / w / 2 * 2) * w + (i % w / 2 * 2);
+    let mut first_block = std::collections::HashMap::new();
+    for (i, &l) in labels.iter().enumerate() {
+        if l != 0 {
+            let b = block_of(i);
+            first_block.entry(l).and_modify(|m: &mut usize| *m = (*m).min(b)).or_insert(b);
         }
+    }
+    for l in labels.iter_mut().filter(|l| **l != 0) {
+        *l = first_block[l] as u32 + 1;
     }
 }
 

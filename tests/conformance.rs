@@ -24,7 +24,7 @@ fn real_pages() -> Vec<Case> {
         .into_iter()
         .map(|path| {
             // Dark ink is foreground: gray <= 128.
-            let image = read_binary(&path, Binarize { threshold: Some(128), invert: true }).expect("readable page");
+            let image = read_binary(&path, Binarize { threshold: Some(128.0), invert: true }).expect("readable page");
             Case { name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()), image }
         })
         .collect()

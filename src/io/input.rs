@@ -1,0 +1,398 @@
+//! Reading input images: foreground is decided on the file's own samples, at full precision, for
+//! every bit depth and channel layout the `image` crate decodes.
+//!
+//! - Without a threshold, a pixel is foreground when any color channel is nonzero (alpha is
+//!   ignored): a 16-bit value of 1 and an RGB (1, 0, 0) pixel are foreground.
+//! - With a threshold `T`, a pixel is foreground when its gray value is `> T`, where gray is the
+//!   sample itself for gray images and `(2126 R + 7152 G + 722 B) / 10000` (Rec. 709 luma,
+//!   integer division, as the `image` crate converts to gray) at the file's own depth for color
+//!   images. `T` is in the file's range: 0-255 for 8-bit samples (images of 1, 2 or 4 bits are
+//!   expanded to 8 bits by the decoders), 0-65535 for 16-bit, any finite value for 32-bit float
+//!   (compared with the stored values; gray = 0.2126 R + 0.7152 G + 0.0722 B).
+//! - `invert` swaps foreground and background after that.
+//! - Multi-page TIFF, animated GIF, PNG and WebP: the first frame is read, and [`SourceInfo`]
+//!   says there are more.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use image::{ColorType, ImageDecoder, ImageFormat, ImageReader, Limits};
+
+use crate::{BinaryImage, Error, Result, MAX_PIXELS};
+
+/// How sample values become foreground.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Binarize {
+    /// Foreground is `gray > threshold`, in the input's own sample range (see the module
+    /// documentation); `None` means any nonzero color channel is foreground.
+    pub threshold: Option<f64>,
+    /// Swap foreground and background (dark ink on white paper becomes foreground).
+    pub invert: bool,
+}
+
+/// How to read an input image.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReadOptions {
+    /// How samples become foreground.
+    pub binarize: Binarize,
+    /// Larger images are refused before decoding ([`Error::ImageTooLarge`]); at most
+    /// [`MAX_PIXELS`], the limit of 32-bit labels.
+    pub max_pixels: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self { binarize: Binarize::default(), max_pixels: MAX_PIXELS }
+    }
+}
+
+/// The type of an input's decoded samples, which sets the range of the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleType {
+    /// 8-bit unsigned (0-255); also images of 1, 2 or 4 bits, expanded by the decoder.
+    U8,
+    /// 16-bit unsigned (0-65535).
+    U16,
+    /// 32-bit float (any value).
+    F32,
+}
+
+impl SampleType {
+    /// The largest value a threshold may take, `None` for float samples.
+    pub fn max_value(self) -> Option<f64> {
+        match self {
+            SampleType::U8 => Some(255.0),
+            SampleType::U16 => Some(65535.0),
+            SampleType::F32 => None,
+        }
+    }
+
+    fn bits(self) -> u32 {
+        match self {
+            SampleType::U8 => 8,
+            SampleType::U16 => 16,
+            SampleType::F32 => 32,
+        }
+    }
+}
+
+/// How many frames (pages) an input holds; only the first is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frames {
+    /// One image.
+    Single,
+    /// Several pages or animation frames, with the count when the format gives it cheaply.
+    Several(Option<usize>),
+}
+
+/// What an input file holds, as read from its header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceInfo {
+    /// Container format, e.g. `PNG`.
+    pub format: String,
+    /// Width in pixels.
+    pub width: u64,
+    /// Height in pixels.
+    pub height: u64,
+    /// Type of the decoded samples.
+    pub samples: SampleType,
+    /// Color channels (1 gray, 3 RGB), alpha not counted.
+    pub color_channels: u8,
+    /// Whether there is an alpha channel (ignored for the foreground test).
+    pub alpha: bool,
+    /// Bits per pixel as stored, when the decoder expands them (e.g. 1 for a bilevel image).
+    pub stored_bits_per_pixel: u16,
+    /// Frames or pages in the file.
+    pub frames: Frames,
+    /// Bytes the decoded image takes in memory.
+    pub decoded_bytes: u64,
+}
+
+impl SourceInfo {
+    /// Pixels in the (first) image.
+    pub fn pixels(&self) -> u64 {
+        self.width * self.height
+    }
+
+    /// Short description, e.g. `PNG, 16-bit gray` or `TIFF, 8-bit RGB + alpha, 3 pages`.
+    pub fn describe(&self) -> String {
+        let kind = match self.samples {
+            SampleType::F32 => "32-bit float".to_string(),
+            s => format!("{}-bit", s.bits()),
+        };
+        let color = if self.color_channels == 1 { "gray" } else { "RGB" };
+        let alpha = if self.alpha { " + alpha" } else { "" };
+        let decoded_bpp = u16::from(self.color_channels + u8::from(self.alpha)) * self.samples.bits() as u16;
+        let stored = if self.stored_bits_per_pixel != 0 && self.stored_bits_per_pixel < decoded_bpp {
+            format!(" (stored as {} bits per pixel)", self.stored_bits_per_pixel)
+        } else {
+            String::new()
+        };
+        let frames = match self.frames {
+            Frames::Single => String::new(),
+            Frames::Several(Some(n)) => format!(", {n} frames (the first is read)"),
+            Frames::Several(None) => ", several frames (the first is read)".into(),
+        };
+        format!("{}, {kind} {color}{alpha}{stored}{frames}", self.format)
+    }
+}
+
+/// A decoded, binarized input and what its file held.
+#[derive(Clone, Debug)]
+pub struct DecodedImage {
+    /// Foreground 1, background 0.
+    pub image: BinaryImage,
+    /// The file's format, depth, channels and frames.
+    pub source: SourceInfo,
+}
+
+/// Reads any image the `image` crate decodes and binarizes it (see the module documentation).
+pub fn read_binary(path: &Path, binarize: Binarize) -> Result<BinaryImage> {
+    Ok(read_image(path, &ReadOptions { binarize, ..ReadOptions::default() })?.image)
+}
+
+/// Reads an image's header only: size, sample type, channels, frames.
+pub fn probe(path: &Path) -> Result<SourceInfo> {
+    let (decoder, format) = open_decoder(path)?;
+    source_info(path, &decoder, format)
+}
+
+/// Reads and binarizes an image, refusing it before decoding when it has more than
+/// `options.max_pixels` pixels, and checking the threshold against the file's sample range.
+pub fn read_image(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
+    let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+    let (mut decoder, format) = open_decoder(path)?;
+    let source = source_info(path, &decoder, format)?;
+    let limit = options.max_pixels.min(MAX_PIXELS);
+    if source.pixels() > limit {
+        return Err(Error::ImageTooLarge {
+            path: path.display().to_string(),
+            width: source.width,
+            height: source.height,
+            limit,
+            memory_bytes: estimated_peak_bytes(&source, 0),
+        });
+    }
+    check_threshold(path, options.binarize.threshold, source.samples)?;
+    // The limit of what the decoder may allocate follows the image's real size (the decoded
+    // buffer plus room for the decoder's own buffers), instead of the crate's fixed default.
+    let mut limits = Limits::no_limits();
+    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
+    decoder.set_limits(limits).map_err(|e| err(e.to_string()))?;
+    let color = decoder.color_type();
+    let (w, h) = (source.width as usize, source.height as usize);
+    let binarize = options.binarize;
+    // A decoder that panics on a malformed file is an unreadable file, not a crash.
+    let pixels = catch_unwind(AssertUnwindSafe(|| decode_binary(decoder, color, w * h, binarize)))
+        .map_err(|_| err("the decoder failed on malformed data".into()))?
+        .map_err(err)?;
+    let image = BinaryImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    Ok(DecodedImage { image, source })
+}
+
+/// Peak host memory, in bytes, of reading an image and labeling it on any backend: the
+/// decoded samples plus the binary image while decoding, then the binary image, the 32-bit
+/// labels and `output_bytes_per_pixel` more for the output (e.g. 3 for a colorized PNG).
+pub fn estimated_peak_bytes(source: &SourceInfo, output_bytes_per_pixel: u64) -> u64 {
+    let px = source.pixels();
+    let decoding = source.decoded_bytes.saturating_add(px);
+    let labeling = px.saturating_mul(5 + output_bytes_per_pixel);
+    decoding.max(labeling)
+}
+
+/// Memory the system can give without swapping (Linux `MemAvailable`), when known.
+pub fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn check_threshold(path: &Path, threshold: Option<f64>, samples: SampleType) -> Result<()> {
+    let Some(t) = threshold else {
+        return Ok(());
+    };
+    let bad = |reason: String| Error::InvalidParameter { name: "threshold".into(), reason };
+    if !t.is_finite() {
+        return Err(bad(format!("{t} is not a number")));
+    }
+    if let Some(max) = samples.max_value() {
+        if !(0.0..=max).contains(&t) {
+            return Err(bad(format!(
+                "{t} is outside 0-{max}, the range of {}'s {}-bit samples",
+                path.display(),
+                samples.bits()
+            )));
+        }
+    }
+    Ok(())
+}
+
+type Decoder = Box<dyn ImageDecoder>;
+
+fn open_decoder(path: &Path) -> Result<(Decoder, Option<ImageFormat>)> {
+    let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+    let mut reader = ImageReader::open(path)
+        .map_err(|e| err(e.to_string()))?
+        .with_guessed_format()
+        .map_err(|e| err(e.to_string()))?;
+    // The header is read without limits; the size is checked against the caller's limit and
+    // the decoder's allocation limit set from the real size before any pixel is decoded.
+    reader.no_limits();
+    let format = reader.format();
+    let decoder = catch_unwind(AssertUnwindSafe(|| reader.into_decoder().map(|d| Box::new(d) as Decoder)))
+        .map_err(|_| err("the decoder failed on a malformed header".into()))?
+        .map_err(|e| err(e.to_string()))?;
+    Ok((decoder, format))
+}
+
+fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>) -> Result<SourceInfo> {
+    let (width, height) = decoder.dimensions();
+    let color = decoder.color_type();
+    let samples = match color {
+        ColorType::L8 | ColorType::La8 | ColorType::Rgb8 | ColorType::Rgba8 => SampleType::U8,
+        ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => SampleType::U16,
+        ColorType::Rgb32F | ColorType::Rgba32F => SampleType::F32,
+        other => {
+            return Err(Error::ImageRead {
+                path: path.display().to_string(),
+                reason: format!("unsupported sample layout {other:?}"),
+            })
+        }
+    };
+    let color_channels = if color.has_color() { 3 } else { 1 };
+    Ok(SourceInfo {
+        format: format.map(|f| format!("{f:?}").to_uppercase()).unwrap_or_else(|| "image".into()),
+        width: width.into(),
+        height: height.into(),
+        samples,
+        color_channels,
+        alpha: color.has_alpha(),
+        stored_bits_per_pixel: decoder.original_color_type().bits_per_pixel(),
+        frames: format.map_or(Frames::Single, |f| count_frames(path, f)),
+        decoded_bytes: decoder.total_bytes(),
+    })
+}
+
+/// Whether a multi-frame format holds more than one frame; any error reads as a single frame
+/// (the decoder proper reports real problems).
+fn count_frames(path: &Path, format: ImageFormat) -> Frames {
+    let several = |n: usize| if n > 1 { Frames::Several(Some(n)) } else { Frames::Single };
+    let open = || File::open(path).ok().map(BufReader::new);
+    let guarded = |f: &dyn Fn() -> Option<Frames>| catch_unwind(AssertUnwindSafe(f)).ok().flatten();
+    let found = match format {
+        ImageFormat::Tiff => guarded(&|| {
+            let mut decoder = tiff::decoder::Decoder::new(open()?).ok()?;
+            let mut pages = 1;
+            // A cap guards against files whose page chain loops.
+            while decoder.more_images() && pages < 100_000 {
+                decoder.next_image().ok()?;
+                pages += 1;
+            }
+            Some(several(pages))
+        }),
+        ImageFormat::Gif => guarded(&|| {
+            use image::AnimationDecoder;
+            let decoder = image::codecs::gif::GifDecoder::new(open()?).ok()?;
+            let n = decoder.into_frames().take(2).filter(|f| f.is_ok()).count();
+            Some(if n > 1 { Frames::Several(None) } else { Frames::Single })
+        }),
+        ImageFormat::Png => guarded(&|| {
+            let apng = image::codecs::png::PngDecoder::new(open()?).ok()?.is_apng().ok()?;
+            Some(if apng { Frames::Several(None) } else { Frames::Single })
+        }),
+        ImageFormat::WebP => guarded(&|| {
+            let animated = image::codecs::webp::WebPDecoder::new(open()?).ok()?.has_animation();
+            Some(if animated { Frames::Several(None) } else { Frames::Single })
+        }),
+        _ => None,
+    };
+    found.unwrap_or(Frames::Single)
+}
+
+/// Decodes into samples of the decoder's type and binarizes them. 8-bit gray is binarized in
+/// place (1 byte per pixel in all).
+fn decode_binary(
+    decoder: Decoder,
+    color: ColorType,
+    pixels: usize,
+    binarize: Binarize,
+) -> std::result::Result<Vec<u8>, String> {
+    let channels = usize::from(color.channel_count());
+    let color_channels = if color.has_color() { 3 } else { 1 };
+    let decode_err = |e: image::ImageError| e.to_string();
+    Ok(match color {
+        ColorType::L8 => {
+            let mut samples = vec![0u8; pixels];
+            decoder.read_image_boxed(&mut samples).map_err(decode_err)?;
+            let t = binarize.threshold;
+            for p in samples.iter_mut() {
+                let fg = match t {
+                    Some(t) => f64::from(*p) > t,
+                    None => *p != 0,
+                };
+                *p = u8::from(fg != binarize.invert);
+            }
+            samples
+        }
+        ColorType::La8 | ColorType::Rgb8 | ColorType::Rgba8 => {
+            let mut samples = vec![0u8; pixels * channels];
+            decoder.read_image_boxed(&mut samples).map_err(decode_err)?;
+            binarize_integer(&samples, channels, color_channels, binarize)
+        }
+        ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => {
+            let mut samples = vec![0u16; pixels * channels];
+            decoder.read_image_boxed(bytemuck::cast_slice_mut(&mut samples)).map_err(decode_err)?;
+            binarize_integer(&samples, channels, color_channels, binarize)
+        }
+        ColorType::Rgb32F | ColorType::Rgba32F => {
+            let mut samples = vec![0f32; pixels * channels];
+            decoder.read_image_boxed(bytemuck::cast_slice_mut(&mut samples)).map_err(decode_err)?;
+            if samples.iter().any(|s| s.is_nan()) {
+                return Err("it holds NaN samples, which are neither foreground nor background".into());
+            }
+            binarize_float(&samples, channels, binarize)
+        }
+        other => return Err(format!("unsupported sample layout {other:?}")),
+    })
+}
+
+fn binarize_integer<T: Copy + Into<u64>>(
+    samples: &[T],
+    channels: usize,
+    color_channels: usize,
+    binarize: Binarize,
+) -> Vec<u8> {
+    samples
+        .chunks_exact(channels)
+        .map(|px| {
+            let fg = match binarize.threshold {
+                None => px[..color_channels].iter().any(|&s| s.into() != 0),
+                Some(t) => {
+                    let gray = if color_channels == 1 {
+                        px[0].into()
+                    } else {
+                        (2126 * px[0].into() + 7152 * px[1].into() + 722 * px[2].into()) / 10000
+                    };
+                    gray as f64 > t
+                }
+            };
+            u8::from(fg != binarize.invert)
+        })
+        .collect()
+}
+
+fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u8> {
+    samples
+        .chunks_exact(channels)
+        .map(|px| {
+            let fg = match binarize.threshold {
+                None => px[..3].iter().any(|&s| s != 0.0),
+                Some(t) => 0.2126 * f64::from(px[0]) + 0.7152 * f64::from(px[1]) + 0.0722 * f64::from(px[2]) > t,
+            };
+            u8::from(fg != binarize.invert)
+        })
+        .collect()
+}

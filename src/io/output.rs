@@ -1,0 +1,162 @@
+//! Writing label images (`.npy`, `.png`, `.tiff`) and other outputs safely: each file is written
+//! to a temporary file beside the target, flushed to disk, then renamed over the target. A
+//! failure at any point (a full disk, a killed process) leaves the previous file, if any,
+//! untouched and no partial file behind; two writers of one path leave one complete file.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use npyz::WriterBuilder;
+
+use crate::{Error, LabelImage, Result};
+
+/// Output formats, chosen by file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelFormat {
+    /// NumPy `.npy`: `<u4`, shape (H, W), C order.
+    Npy,
+    /// PNG, labels colorized, background black.
+    Png,
+    /// TIFF, 32-bit gray labels (BigTIFF beyond 4 GB).
+    Tiff,
+}
+
+impl LabelFormat {
+    /// The format for a path's extension.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        match ext.as_str() {
+            "npy" => Ok(LabelFormat::Npy),
+            "png" => Ok(LabelFormat::Png),
+            "tif" | "tiff" => Ok(LabelFormat::Tiff),
+            _ => Err(Error::ImageWrite {
+                path: path.display().to_string(),
+                reason: format!("unknown output extension '{ext}' (use .npy, .png or .tiff)"),
+            }),
+        }
+    }
+
+    /// Extra host memory per pixel the writer needs beyond the labels (the colorized image of
+    /// a PNG).
+    pub fn extra_bytes_per_pixel(self) -> u64 {
+        match self {
+            LabelFormat::Png => 3,
+            LabelFormat::Npy | LabelFormat::Tiff => 0,
+        }
+    }
+}
+
+/// Checks an output path before any work is done: a known extension, an existing folder to
+/// write into, not a folder itself, and not the input file (also through another name or a
+/// hard link). Returns the format.
+pub fn check_output(output: &Path, input: Option<&Path>) -> Result<LabelFormat> {
+    let format = LabelFormat::from_path(output)?;
+    let bad = |reason: &str| Error::ImageWrite { path: output.display().to_string(), reason: reason.to_string() };
+    if output.is_dir() {
+        return Err(bad("it is a folder"));
+    }
+    let parent = parent_dir(output);
+    if !parent.is_dir() {
+        return Err(bad(&format!("the folder {} does not exist", parent.display())));
+    }
+    if let Some(input) = input {
+        if same_file::is_same_file(input, output).unwrap_or(false) {
+            return Err(Error::OutputIsInput { path: input.display().to_string() });
+        }
+    }
+    Ok(format)
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `path` through `write`, atomically: into a temporary file in the same folder, then
+/// flushed, synced and renamed over `path`. On any error the temporary file is removed and an
+/// existing `path` is left as it was.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "output".into());
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        // The usual mode of a new file (0666 less the umask), not tempfile's private 0600.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(parent_dir(path))?;
+    {
+        let mut writer = BufWriter::with_capacity(1 << 20, temp.as_file_mut());
+        write(&mut writer)?;
+        writer.flush()?;
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Writes labels in the format given by the path's extension, atomically (see
+/// [`write_atomically`]).
+pub fn write_labels(path: &Path, labels: &LabelImage) -> Result<()> {
+    let format = LabelFormat::from_path(path)?;
+    let err = |reason: String| Error::ImageWrite { path: path.display().to_string(), reason };
+    write_atomically(path, |w| match format {
+        LabelFormat::Npy => write_npy(w, labels),
+        LabelFormat::Png => write_png(w, labels),
+        LabelFormat::Tiff => write_tiff(w, labels),
+    })
+    .map_err(|e| err(e.to_string()))
+}
+
+fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
+    let mut writer = npyz::WriteOptions::<u32>::new()
+        .default_dtype()
+        .shape(&[labels.height() as u64, labels.width() as u64])
+        .writer(w)
+        .begin_nd()?;
+    writer.extend(labels.labels().iter().copied())?;
+    writer.finish()
+}
+
+fn write_png(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
+    use image::ImageEncoder;
+    let rgb = colorize(labels);
+    image::codecs::png::PngEncoder::new(w)
+        .write_image(rgb.as_raw(), rgb.width(), rgb.height(), image::ExtendedColorType::Rgb8)
+        .map_err(std::io::Error::other)
+}
+
+fn write_tiff<W: Write + std::io::Seek>(w: &mut W, labels: &LabelImage) -> std::io::Result<()> {
+    use tiff::encoder::{colortype::Gray32, TiffEncoder};
+    let (width, height) = (labels.width() as u32, labels.height() as u32);
+    // Classic TIFF addresses 4 GB; larger label images need BigTIFF.
+    let big = labels.labels().len() as u64 * 4 > (u32::MAX as u64) - (1 << 20);
+    let result = if big {
+        TiffEncoder::new_big(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.labels()))
+    } else {
+        TiffEncoder::new(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.labels()))
+    };
+    result.map_err(std::io::Error::other)
+}
+
+/// Colorizes labels: each label gets a stable bright color from a hash, background is black.
+pub fn colorize(labels: &LabelImage) -> image::RgbImage {
+    image::RgbImage::from_fn(labels.width() as u32, labels.height() as u32, |x, y| {
+        let l = labels.get(x as usize, y as usize);
+        if l == 0 {
+            return image::Rgb([0, 0, 0]);
+        }
+        // Fibonacci hashing spreads consecutive labels over distant hues.
+        let h = l.wrapping_mul(0x9E37_79B9);
+        let [a, b, c, _] = h.to_le_bytes();
+        image::Rgb([64 | a, 64 | b, 64 | c])
+    })
+}
