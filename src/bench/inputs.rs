@@ -1,6 +1,6 @@
 //! The images a benchmark runs on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::io::{read_binary, Binarize};
 use crate::{random_image, BinaryImage, Error, Result};
@@ -23,26 +23,40 @@ fn measured_density(image: &BinaryImage) -> f64 {
     100.0 * fg as f64 / image.pixels().len() as f64
 }
 
-/// Every image file directly in `dir` (sorted by name), binarized.
-pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<Vec<Input>> {
+/// The images of a folder: those read, those skipped (with why) and files ignored for not
+/// having an image extension.
+#[derive(Debug, Default)]
+pub struct DirectoryInputs {
+    /// Readable images, sorted by file name.
+    pub inputs: Vec<Input>,
+    /// Files with an image extension that could not be read, and the error.
+    pub skipped: Vec<(PathBuf, Error)>,
+    /// Files without an image extension.
+    pub ignored: Vec<PathBuf>,
+}
+
+/// Every image file directly in `dir` (sorted by name), binarized. A file that cannot be read
+/// is skipped and listed, not fatal; only an unreadable folder is an error.
+pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInputs> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::ImageRead { path: dir.display().to_string(), reason: e.to_string() })?;
+        .map_err(|e| Error::FileRead { path: dir.display().to_string(), reason: e.to_string() })?;
     let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
     paths.sort();
-    let mut inputs = Vec::new();
+    let mut found = DirectoryInputs::default();
     for path in paths {
-        let known = image::ImageFormat::from_path(&path).is_ok();
-        if !known {
+        if image::ImageFormat::from_path(&path).is_err() {
+            found.ignored.push(path);
             continue;
         }
-        let image = read_binary(&path, binarize)?;
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        inputs.push(Input { name, density: measured_density(&image), image, granularity: 0 });
+        match read_binary(&path, binarize) {
+            Ok(image) => {
+                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                found.inputs.push(Input { name, density: measured_density(&image), image, granularity: 0 });
+            }
+            Err(e) => found.skipped.push((path, e)),
+        }
     }
-    if inputs.is_empty() {
-        return Err(Error::ImageRead { path: dir.display().to_string(), reason: "no image file in the folder".into() });
-    }
-    Ok(inputs)
+    Ok(found)
 }
 
 /// `count` random images of one size, density and granularity (seeds `seed`, `seed + 1`, ...).
@@ -77,8 +91,9 @@ pub fn density_inputs(
     let mut inputs = Vec::new();
     for &g in granularities {
         for &d in densities {
-            // A different seed per point, as independent draws.
-            inputs.extend(random_inputs(size, d, g, count, seed.wrapping_add(1000 * d + 100_000 * g))?);
+            // A different seed per point, as independent draws (modulo 2^32 for large values).
+            let point_seed = seed.wrapping_add(d.wrapping_mul(1000)).wrapping_add(g.wrapping_mul(100_000));
+            inputs.extend(random_inputs(size, d, g, count, point_seed)?);
         }
     }
     Ok(inputs)

@@ -12,7 +12,7 @@ mod record;
 mod report;
 mod runner;
 
-pub use inputs::{density_inputs, directory_inputs, random_inputs, size_inputs, Input};
+pub use inputs::{density_inputs, directory_inputs, random_inputs, size_inputs, DirectoryInputs, Input};
 pub use plot::write_plots;
 pub use record::{machine_description, read_records, Record, RecordWriter};
 pub use report::{summary_markdown, Mode};

@@ -238,15 +238,25 @@ fn draw_bars<'a, DB: DrawingBackend + 'a, Y: Ranged<ValueType = f64>>(
     chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(err)
 }
 
+/// Renders through a temporary file beside `path` (same extension, so the backend picks the
+/// same format), then renames it over `path`: a failed plot leaves no partial file.
+fn render_atomically(path: &Path, draw: impl FnOnce(&Path) -> Plot) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = path.with_file_name(format!(".tmp-{}-{name}", std::process::id()));
+    let result = draw(&temp).and_then(|()| std::fs::rename(&temp, path).map_err(|e| e.to_string()));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map_err(|reason| Error::FileWrite { path: path.display().to_string(), reason })
+}
+
 /// Renders one chart to `<dir>/<stem>.png` and `.svg`.
 macro_rules! render {
     ($out:expr, $dir:expr, $stem:expr, $size:expr, $chart:ident ( $($arg:expr),* )) => {{
         let png = $dir.join(format!("{}.png", $stem));
-        $chart(BitMapBackend::new(&png, $size).into_drawing_area(), $($arg),*)
-            .map_err(|reason| Error::ImageWrite { path: png.display().to_string(), reason })?;
+        render_atomically(&png, |p| $chart(BitMapBackend::new(p, $size).into_drawing_area(), $($arg),*))?;
         let svg = $dir.join(format!("{}.svg", $stem));
-        $chart(SVGBackend::new(&svg, $size).into_drawing_area(), $($arg),*)
-            .map_err(|reason| Error::ImageWrite { path: svg.display().to_string(), reason })?;
+        render_atomically(&svg, |p| $chart(SVGBackend::new(p, $size).into_drawing_area(), $($arg),*))?;
         $out.push(png);
         $out.push(svg);
     }};
@@ -260,7 +270,7 @@ fn file_stem(s: &str) -> String {
 pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<PathBuf>> {
     register_font();
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::ImageWrite { path: dir.display().to_string(), reason: e.to_string() })?;
+        .map_err(|e| Error::FileWrite { path: dir.display().to_string(), reason: e.to_string() })?;
     let best = best_runs(records);
     let mut written = Vec::new();
     let ours: Vec<String> = ordered(best.iter().filter(|r| !is_peer(r)).map(|r| r.device_id.clone()));

@@ -61,6 +61,29 @@ impl Record {
     }
 }
 
+/// The CSV header: [`Record`]'s field names in order.
+pub const HEADER: [&str; 19] = [
+    "mode",
+    "machine",
+    "device_id",
+    "device",
+    "driver",
+    "backend",
+    "algorithm",
+    "connectivity",
+    "image",
+    "width",
+    "height",
+    "density",
+    "granularity",
+    "run",
+    "labeling_ms",
+    "upload_ms",
+    "download_ms",
+    "iterations",
+    "phases",
+];
+
 /// Appends records to a CSV file, flushing each row, so that an interrupted run keeps them.
 pub struct RecordWriter {
     writer: csv::Writer<File>,
@@ -68,19 +91,22 @@ pub struct RecordWriter {
 }
 
 impl RecordWriter {
-    /// Creates (truncates) `path` and writes the header.
+    /// Creates (truncates) `path` and writes the header at once, so even a run that records
+    /// nothing leaves a well-formed file.
     pub fn create(path: &Path) -> Result<Self> {
-        let err = |e: std::io::Error| Error::ImageWrite { path: path.display().to_string(), reason: e.to_string() };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
+        let err = |e: String| Error::FileWrite { path: path.display().to_string(), reason: e };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
         }
-        let file = File::create(path).map_err(err)?;
-        Ok(Self { writer: csv::Writer::from_writer(file), path: path.display().to_string() })
+        let file = File::create(path).map_err(|e| err(e.to_string()))?;
+        let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(file);
+        writer.write_record(HEADER).and_then(|()| Ok(writer.flush()?)).map_err(|e| err(e.to_string()))?;
+        Ok(Self { writer, path: path.display().to_string() })
     }
 
     /// Writes one record and flushes it to disk.
     pub fn write(&mut self, record: &Record) -> Result<()> {
-        let err = |reason: String| Error::ImageWrite { path: self.path.clone(), reason };
+        let err = |reason: String| Error::FileWrite { path: self.path.clone(), reason };
         self.writer.serialize(record).map_err(|e| err(e.to_string()))?;
         self.writer.flush().map_err(|e| err(e.to_string()))
     }
@@ -91,7 +117,7 @@ pub fn read_records(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     for path in paths {
         let path = path.as_ref();
-        let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+        let err = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
         let mut reader = csv::Reader::from_path(path).map_err(|e| err(e.to_string()))?;
         for row in reader.deserialize() {
             out.push(row.map_err(|e| err(e.to_string()))?);

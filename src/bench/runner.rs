@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
-use crate::{Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Labeler, Result, Timings};
+use crate::{Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Error, Labeler, Result, Timings};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -29,6 +29,31 @@ pub struct BenchOptions {
     pub progress: bool,
 }
 
+impl BenchOptions {
+    /// The algorithms that run on GPU and OpenCL devices: those that support the connectivity.
+    pub fn runnable_algorithms(&self) -> Vec<Algorithm> {
+        self.algorithms.iter().copied().filter(|a| a.supports(self.connectivity)).collect()
+    }
+
+    /// Checks that the options describe a measurement: at least one device and run, and at
+    /// least one algorithm for the connectivity when a GPU or OpenCL device is listed.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |name: &str, reason: String| Err(Error::InvalidParameter { name: name.into(), reason });
+        if self.devices.is_empty() {
+            return bad("devices", "no device to run on".into());
+        }
+        if self.runs == 0 {
+            return bad("runs", "at least one timed run is needed".into());
+        }
+        let needs_algorithms = self.devices.iter().any(|d| d.backend() != BackendKind::Cpu);
+        if needs_algorithms && self.runnable_algorithms().is_empty() {
+            let given: Vec<&str> = self.algorithms.iter().map(|a| a.name()).collect();
+            return bad("algos", format!("none of [{}] supports {}", given.join(", "), self.connectivity));
+        }
+        Ok(())
+    }
+}
+
 fn phase_string(t: &Timings) -> String {
     let mut merged: Vec<(&str, f64)> = Vec::new();
     for p in &t.phases {
@@ -41,10 +66,15 @@ fn phase_string(t: &Timings) -> String {
 }
 
 /// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
+/// Fails before measuring anything when the options are invalid ([`BenchOptions::validate`]) or
+/// there is no input.
 pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) -> Result<Vec<Record>> {
+    options.validate()?;
+    if inputs.is_empty() {
+        return Err(Error::InvalidParameter { name: "inputs".into(), reason: "there is no input image".into() });
+    }
     let machine = machine_description();
-    let algorithms: Vec<Algorithm> =
-        options.algorithms.iter().copied().filter(|a| a.supports(options.connectivity)).collect();
+    let algorithms = options.runnable_algorithms();
     let per_device = |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { algorithms.len() };
     let total: usize = options.devices.iter().map(|d| per_device(d) * inputs.len()).sum();
     let bar = if options.progress { ProgressBar::new(total as u64) } else { ProgressBar::hidden() };
@@ -74,7 +104,7 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 }
                 let mut timings = Vec::with_capacity(options.runs as usize);
                 let mut last = None;
-                for _ in 0..options.runs.max(1) {
+                for _ in 0..options.runs {
                     let (labels, t) = labeler.label_on_device(&on_device, options.connectivity)?;
                     timings.push(t);
                     last = Some(labels);

@@ -1,12 +1,17 @@
-//! `ccl bench`: the command-line front of [`ccl::bench`].
+//! `ccl bench`: the command-line front of [`ccl::bench`]. Inputs, devices and algorithms are
+//! checked before anything runs: an empty set or an impossible range is an error, repeats are
+//! dropped with a note.
 
 use std::path::{Path, PathBuf};
 
 use ccl::bench::{self, BenchOptions, Input, Mode, RecordWriter};
-use ccl::io::Binarize;
-use ccl::{Algorithm, Connectivity, DeviceId, Error, Result};
+use ccl::io::{write_atomically, Binarize};
+use ccl::{Algorithm, BackendKind, Connectivity, DeviceId, Error, Result};
 use clap::{Args, Subcommand};
 use npyz::WriterBuilder;
+
+use super::args;
+use super::console::{note, say};
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -31,13 +36,13 @@ pub struct Common {
     #[arg(long, value_delimiter = ',')]
     devices: Vec<DeviceId>,
     /// Connectivity (4 or 8); algorithms that do not support it are skipped.
-    #[arg(long, default_value = "8", value_parser = parse_connectivity)]
+    #[arg(long, default_value = "8", value_parser = args::connectivity)]
     connectivity: Connectivity,
-    /// Timed runs per input; the minimum is kept.
-    #[arg(long, default_value_t = 10)]
+    /// Timed runs per input, 1-10000; the minimum is kept.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     runs: u32,
-    /// Untimed warm-up runs per input.
-    #[arg(long, default_value_t = 3)]
+    /// Untimed warm-up runs per input, 0-10000.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     warmup: u32,
     /// Output folder for results.csv, summary.md and the plots (default: bench-out/MODE).
     #[arg(long)]
@@ -52,23 +57,25 @@ pub struct Common {
 pub struct DatasetArgs {
     #[command(flatten)]
     common: Common,
-    /// Folder of images (every file the `image` crate reads); without it, random images.
+    /// Folder of images (every file with an image extension; undecodable ones are skipped and
+    /// named); without it, random images.
     #[arg(long)]
     dataset: Option<PathBuf>,
-    /// With --dataset: foreground is gray > T (default: nonzero).
-    #[arg(long)]
-    threshold: Option<u8>,
+    /// With --dataset: foreground is gray > T, in each image's own sample range (default:
+    /// nonzero).
+    #[arg(long, value_parser = args::threshold)]
+    threshold: Option<f64>,
     /// With --dataset: swap foreground and background (dark ink is foreground).
     #[arg(long)]
     invert: bool,
     /// Without --dataset: size of the random images, WxH.
-    #[arg(long, default_value = "2048x2048", value_parser = parse_size)]
+    #[arg(long, default_value = "2048x2048", value_parser = args::size)]
     size: (usize, usize),
-    /// Without --dataset: density of the random images, percent.
-    #[arg(long, default_value_t = 50)]
+    /// Without --dataset: density of the random images, percent (0-100).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     density: u32,
-    /// Without --dataset: number of random images.
-    #[arg(long, default_value_t = 3)]
+    /// Without --dataset: number of random images, 1-10000.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     images: u32,
     /// MT19937 seed of the first random image.
     #[arg(long, default_value_t = 5489)]
@@ -80,16 +87,16 @@ pub struct DensityArgs {
     #[command(flatten)]
     common: Common,
     /// Image size, WxH.
-    #[arg(long, default_value = "2048x2048", value_parser = parse_size)]
+    #[arg(long, default_value = "2048x2048", value_parser = args::size)]
     size: (usize, usize),
     /// Densities, percent: FROM:TO:STEP or a comma list.
-    #[arg(long, default_value = "0:100:10", value_parser = parse_range)]
-    densities: Densities,
-    /// Granularities, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    #[arg(long, default_value = "0:100:10", value_parser = args::densities)]
+    densities: args::Densities,
+    /// Granularities, comma-separated, each 1-65535.
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=65535))]
     granularities: Vec<u32>,
-    /// Images per point.
-    #[arg(long, default_value_t = 3)]
+    /// Images per point, 1-10000.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     images: u32,
     /// MT19937 seed.
     #[arg(long, default_value_t = 5489)]
@@ -100,14 +107,14 @@ pub struct DensityArgs {
 pub struct SizeArgs {
     #[command(flatten)]
     common: Common,
-    /// Side lengths of the square images, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096,8192,16384")]
+    /// Side lengths of the square images, comma-separated, each 1-65535.
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096,8192,16384", value_parser = args::square_side)]
     sizes: Vec<usize>,
-    /// Density, percent.
-    #[arg(long, default_value_t = 50)]
+    /// Density, percent (0-100).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     density: u32,
-    /// Granularity.
-    #[arg(long, default_value_t = 1)]
+    /// Granularity, 1-65535.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65535))]
     granularity: u32,
     /// MT19937 seed.
     #[arg(long, default_value_t = 5489)]
@@ -127,52 +134,29 @@ pub struct PlotArgs {
     out: PathBuf,
 }
 
-fn parse_size(s: &str) -> std::result::Result<(usize, usize), String> {
-    let (w, h) = s.split_once(['x', 'X']).unwrap_or((s, s));
-    let n = |v: &str| v.trim().parse::<usize>().map_err(|_| format!("'{s}' is not WxH"));
-    Ok((n(w)?, n(h)?))
-}
-
-/// A list of densities, percent.
-#[derive(Clone, Debug)]
-pub struct Densities(Vec<u32>);
-
-fn parse_range(s: &str) -> std::result::Result<Densities, String> {
-    let bad = || format!("'{s}' is not FROM:TO:STEP or a comma list of percentages");
-    let values: Vec<u32> = if let Some((from, rest)) = s.split_once(':') {
-        let (to, step) = rest.split_once(':').unwrap_or((rest, "1"));
-        let (from, to, step): (u32, u32, u32) =
-            (from.parse().map_err(|_| bad())?, to.parse().map_err(|_| bad())?, step.parse().map_err(|_| bad())?);
-        if step == 0 {
-            return Err(bad());
+/// `items` without repeats, in order; names each repeat dropped.
+fn distinct<T: PartialEq + Copy + std::fmt::Display>(items: &[T], what: &str) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &item in items {
+        if out.contains(&item) {
+            note!("note: {what} {item} is listed more than once; it runs once");
+        } else {
+            out.push(item);
         }
-        (from..=to).step_by(step as usize).collect()
-    } else {
-        s.split(',').map(|v| v.trim().parse().map_err(|_| bad())).collect::<std::result::Result<_, _>>()?
-    };
-    if values.iter().any(|&v| v > 100) {
-        return Err(format!("'{s}': densities are percentages, 0 to 100"));
     }
-    Ok(Densities(values))
-}
-
-fn parse_connectivity(s: &str) -> std::result::Result<Connectivity, String> {
-    s.trim()
-        .parse()
-        .ok()
-        .and_then(Connectivity::from_neighbours)
-        .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
+    out
 }
 
 fn options(common: &Common, mode: Mode) -> Result<BenchOptions> {
     let connectivity = common.connectivity;
-    let algorithms = if common.algos.is_empty() { Algorithm::ALL.to_vec() } else { common.algos.clone() };
+    let algorithms =
+        if common.algos.is_empty() { Algorithm::ALL.to_vec() } else { distinct(&common.algos, "algorithm") };
     let devices = if common.devices.is_empty() {
         ccl::discover().devices.into_iter().map(|d| d.id).collect()
     } else {
-        common.devices.clone()
+        distinct(&common.devices, "device")
     };
-    Ok(BenchOptions {
+    let options = BenchOptions {
         mode,
         algorithms,
         devices,
@@ -180,56 +164,61 @@ fn options(common: &Common, mode: Mode) -> Result<BenchOptions> {
         runs: common.runs,
         warmup: common.warmup,
         progress: true,
-    })
+    };
+    options.validate()?;
+    Ok(options)
 }
 
 fn save_inputs(dir: &Path, inputs: &[Input]) -> Result<()> {
     let images = dir.join("images");
-    let werr = |p: &Path, e: String| Error::ImageWrite { path: p.display().to_string(), reason: e };
+    let werr = |p: &Path, e: String| Error::FileWrite { path: p.display().to_string(), reason: e };
     std::fs::create_dir_all(&images).map_err(|e| werr(&images, e.to_string()))?;
-    let manifest = images.join("inputs.csv");
-    let mut list = csv::Writer::from_path(&manifest).map_err(|e| werr(&manifest, e.to_string()))?;
-    list.write_record(["name", "file", "width", "height", "density", "granularity"])
-        .map_err(|e| werr(&manifest, e.to_string()))?;
+    let mut manifest = csv::Writer::from_writer(Vec::new());
+    let mut rows = vec![["name", "file", "width", "height", "density", "granularity"].map(String::from)];
     for input in inputs {
         let file = format!("{}.npy", input.name);
         let path = images.join(&file);
         let (w, h) = (input.image.width() as u64, input.image.height() as u64);
-        npyz::WriteOptions::<u8>::new()
-            .default_dtype()
-            .shape(&[h, w])
-            .writer(std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| werr(&path, e.to_string()))?))
-            .begin_nd()
-            .and_then(|mut wr| {
-                wr.extend(input.image.pixels().iter().map(|&p| u8::from(p != 0)))?;
-                wr.finish()
-            })
-            .map_err(|e| werr(&path, e.to_string()))?;
-        let row = [
-            input.name.clone(),
-            file,
-            w.to_string(),
-            h.to_string(),
-            input.density.to_string(),
-            input.granularity.to_string(),
-        ];
-        list.write_record(&row).map_err(|e| werr(&manifest, e.to_string()))?;
+        write_atomically(&path, |out| {
+            let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(&[h, w]).writer(out).begin_nd()?;
+            writer.extend(input.image.pixels().iter().map(|&p| u8::from(p != 0)))?;
+            writer.finish()
+        })
+        .map_err(|e| werr(&path, e.to_string()))?;
+        let (d, g) = (input.density.to_string(), input.granularity.to_string());
+        rows.push([input.name.clone(), file, w.to_string(), h.to_string(), d, g]);
     }
-    list.flush().map_err(|e| werr(&manifest, e.to_string()))
+    let path = images.join("inputs.csv");
+    for row in rows {
+        manifest.write_record(&row).map_err(|e| werr(&path, e.to_string()))?;
+    }
+    let bytes = manifest.into_inner().map_err(|e| werr(&path, e.to_string()))?;
+    write_atomically(&path, |out| std::io::Write::write_all(out, &bytes)).map_err(|e| werr(&path, e.to_string()))
 }
 
 fn measure(common: &Common, mode: Mode, inputs: Vec<Input>) -> Result<()> {
     let opts = options(common, mode)?;
+    if inputs.is_empty() {
+        return Err(Error::InvalidParameter { name: "inputs".into(), reason: "there is no input image".into() });
+    }
     let out = common.out.clone().unwrap_or_else(|| PathBuf::from("bench-out").join(mode.name()));
     if common.save_images {
         save_inputs(&out, &inputs)?;
     }
     let results = out.join("results.csv");
-    println!(
-        "{} inputs x {} devices x {} algorithms, {} runs each after {} warm-up; writing {}",
+    let runnable = opts.runnable_algorithms();
+    let per_device: Vec<String> = opts
+        .devices
+        .iter()
+        .map(|d| match d.backend() {
+            BackendKind::Cpu => format!("{d} (CPU reference)"),
+            _ => format!("{d} ({} algorithm{})", runnable.len(), if runnable.len() == 1 { "" } else { "s" }),
+        })
+        .collect();
+    say!(
+        "{} inputs on {}; {} runs each after {} warm-up; writing {}",
         inputs.len(),
-        opts.devices.len(),
-        opts.algorithms.len(),
+        per_device.join(", "),
         opts.runs,
         opts.warmup,
         results.display()
@@ -241,20 +230,36 @@ fn measure(common: &Common, mode: Mode, inputs: Vec<Input>) -> Result<()> {
 
 fn report(records: &[bench::Record], mode: Mode, out: &Path) -> Result<()> {
     let summary = bench::summary_markdown(records, mode);
-    println!("\n{summary}");
+    say!("\n{summary}");
     let path = out.join("summary.md");
     std::fs::create_dir_all(out)
-        .map_err(|e| Error::ImageWrite { path: out.display().to_string(), reason: e.to_string() })?;
-    std::fs::write(&path, &summary)
-        .map_err(|e| Error::ImageWrite { path: path.display().to_string(), reason: e.to_string() })?;
+        .map_err(|e| Error::FileWrite { path: out.display().to_string(), reason: e.to_string() })?;
+    write_atomically(&path, |w| std::io::Write::write_all(w, summary.as_bytes()))
+        .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })?;
     let plots = bench::write_plots(records, mode, out)?;
-    println!("wrote {} and {} plots in {}", path.display(), plots.len(), out.display());
+    say!("wrote {} and {} plots in {}", path.display(), plots.len(), out.display());
     Ok(())
 }
 
 fn dataset_inputs(a: &DatasetArgs) -> Result<Vec<Input>> {
     match &a.dataset {
-        Some(dir) => bench::directory_inputs(dir, Binarize { threshold: a.threshold, invert: a.invert }),
+        Some(dir) => {
+            let found = bench::directory_inputs(dir, Binarize { threshold: a.threshold, invert: a.invert })?;
+            for (path, e) in &found.skipped {
+                note!("warning: skipping {}: {e}", path.display());
+            }
+            if !found.ignored.is_empty() {
+                let names: Vec<String> = found.ignored.iter().map(|p| p.display().to_string()).collect();
+                note!("note: ignoring {} files without an image extension: {}", names.len(), names.join(", "));
+            }
+            if found.inputs.is_empty() {
+                return Err(Error::FileRead {
+                    path: dir.display().to_string(),
+                    reason: format!("no readable image in the folder ({} skipped)", found.skipped.len()),
+                });
+            }
+            Ok(found.inputs)
+        }
         None => bench::random_inputs(a.size, a.density, 1, a.images, a.seed),
     }
 }
@@ -265,20 +270,28 @@ pub fn bench(command: BenchCommand) -> Result<()> {
         BenchCommand::Average(a) => measure(&a.common, Mode::Average, dataset_inputs(&a)?),
         BenchCommand::Steps(a) => measure(&a.common, Mode::Steps, dataset_inputs(&a)?),
         BenchCommand::Density(d) => {
-            let inputs = bench::density_inputs(d.size, &d.densities.0, &d.granularities, d.images, d.seed)?;
+            let granularities = distinct(&d.granularities, "granularity");
+            let densities = distinct(&d.densities.0, "density");
+            let inputs = bench::density_inputs(d.size, &densities, &granularities, d.images, d.seed)?;
             measure(&d.common, Mode::Density, inputs)
         }
         BenchCommand::Size(s) => {
-            let inputs = bench::size_inputs(&s.sizes, s.density, s.granularity, s.seed)?;
+            let inputs = bench::size_inputs(&distinct(&s.sizes, "size"), s.density, s.granularity, s.seed)?;
             measure(&s.common, Mode::Size, inputs)
         }
         BenchCommand::Plot(p) => {
             let records = bench::read_records(&p.results)?;
             let name = p.mode.clone().or_else(|| records.first().map(|r| r.mode.clone())).unwrap_or_default();
-            let mode = Mode::from_name(&name).ok_or_else(|| Error::ImageRead {
-                path: p.results[0].display().to_string(),
-                reason: format!("unknown mode '{name}' (average, steps, density, size)"),
+            let mode = Mode::from_name(&name).ok_or_else(|| Error::InvalidParameter {
+                name: "mode".into(),
+                reason: format!("'{name}' is not average, steps, density or size"),
             })?;
+            if records.is_empty() {
+                return Err(Error::FileRead {
+                    path: p.results[0].display().to_string(),
+                    reason: "the results files hold no record".into(),
+                });
+            }
             report(&records, mode, &p.out)
         }
     }

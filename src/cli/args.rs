@@ -1,0 +1,76 @@
+//! Value parsers shared by the subcommands: every numeric option is range-checked here or by
+//! clap's ranged parsers, with a message naming the valid range.
+
+use ccl::Connectivity;
+
+/// Largest side of a square benchmark image whose pixels fit 32-bit labels.
+pub const MAX_SQUARE_SIDE: usize = 65535;
+
+/// `--threshold`: a finite number >= 0 (checked against the input's own range once it is read).
+pub fn threshold(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a threshold: give a number >= 0 in the input's sample range \
+             (0-255 for 8-bit images, 0-65535 for 16-bit)"
+        )),
+    }
+}
+
+/// `--connectivity` of 2D images: 4 or 8.
+pub fn connectivity(s: &str) -> Result<Connectivity, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .and_then(Connectivity::from_neighbours)
+        .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
+}
+
+/// An image size `WxH` (or `N` for a square): both sides >= 1, at most 2^32 - 1 pixels.
+pub fn size(s: &str) -> Result<(usize, usize), String> {
+    let (w, h) = s.split_once(['x', 'X']).unwrap_or((s, s));
+    let side = |v: &str| v.trim().parse::<usize>().ok().filter(|&n| n >= 1);
+    let (Some(w), Some(h)) = (side(w), side(h)) else {
+        return Err(format!("'{s}' is not WxH with sides of at least 1 pixel"));
+    };
+    if (w as u128) * (h as u128) > u128::from(ccl::MAX_PIXELS) {
+        return Err(format!("'{s}' has more than {} pixels, the limit of 32-bit labels", ccl::MAX_PIXELS));
+    }
+    Ok((w, h))
+}
+
+/// One side of a square image: 1 to 65535.
+pub fn square_side(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_SQUARE_SIDE).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a side length from 1 to {MAX_SQUARE_SIDE}")),
+    }
+}
+
+/// A list of densities, percent.
+#[derive(Clone, Debug)]
+pub struct Densities(pub Vec<u32>);
+
+/// A list of densities in percent: `FROM:TO:STEP` (STEP >= 1, FROM <= TO) or a comma list,
+/// every value 0 to 100, at least one value.
+pub fn densities(s: &str) -> Result<Densities, String> {
+    let bad = || format!("'{s}' is not FROM:TO:STEP (FROM <= TO, STEP >= 1) or a comma list of percentages");
+    let values: Vec<u32> = if let Some((from, rest)) = s.split_once(':') {
+        let (to, step) = rest.split_once(':').unwrap_or((rest, "1"));
+        let parse = |v: &str| v.trim().parse::<u32>().map_err(|_| bad());
+        let (from, to, step) = (parse(from)?, parse(to)?, parse(step)?);
+        if step == 0 || from > to {
+            return Err(bad());
+        }
+        (from..=to).step_by(step as usize).collect()
+    } else {
+        s.split(',').map(|v| v.trim().parse().map_err(|_| bad())).collect::<Result<_, _>>()?
+    };
+    if values.is_empty() {
+        return Err(bad());
+    }
+    if let Some(v) = values.iter().find(|&&v| v > 100) {
+        return Err(format!("'{s}': densities are percentages, 0 to 100 ({v} is not)"));
+    }
+    Ok(Densities(values))
+}

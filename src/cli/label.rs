@@ -1,0 +1,177 @@
+//! `ccl label`: read an image, label it on a device, write the labels. Everything that can be
+//! checked before the work is checked first (output format and folder, output not the input,
+//! image size and memory, threshold range), and the output is written atomically.
+
+use std::path::{Path, PathBuf};
+
+use ccl::io::{self, Binarize, Frames, ReadOptions};
+use ccl::{Algorithm, BackendKind, Connectivity, Device, DeviceId, Error, Labeler, Result};
+use clap::ValueEnum;
+
+use super::args;
+use super::console::{note, say};
+
+/// Images from this many pixels on get a note with the host memory they need.
+const LARGE_IMAGE_PIXELS: u64 = 100_000_000;
+
+#[derive(clap::Args)]
+pub struct LabelArgs {
+    /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
+    /// TIFF). Without it, a built-in sample page is labeled.
+    input: Option<PathBuf>,
+    /// Output file: .npy (uint32, shape (H, W)), .png (colorized) or .tiff (32-bit labels);
+    /// written to a temporary file, then renamed, so it is never left half-written.
+    #[arg(short, long, default_value = "labels.png")]
+    output: PathBuf,
+    /// Algorithm: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC (any case, - or _).
+    #[arg(long, default_value = "uf")]
+    algo: Algorithm,
+    /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+    /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
+    #[arg(long)]
+    device: Option<DeviceId>,
+    /// Pixel connectivity: 4 or 8.
+    #[arg(long, default_value = "8", value_parser = args::connectivity)]
+    connectivity: Connectivity,
+    /// Foreground is gray > T, with T in the input's own range: 0-255 for 8-bit images, 0-65535
+    /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
+    /// weights at full depth). Default: any nonzero color channel is foreground.
+    #[arg(long, value_parser = args::threshold)]
+    threshold: Option<f64>,
+    /// Swap foreground and background (after thresholding): dark ink becomes foreground.
+    #[arg(long)]
+    invert: bool,
+    /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
+    #[arg(long)]
+    raw: bool,
+    /// Refuse inputs with more pixels than this, before decoding them (a guard against files
+    /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
+    #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
+    max_pixels: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendChoice {
+    Auto,
+    Cpu,
+    Opencl,
+    Cuda,
+}
+
+impl BackendChoice {
+    fn kind(self) -> Option<BackendKind> {
+        match self {
+            BackendChoice::Auto => None,
+            BackendChoice::Cpu => Some(BackendKind::Cpu),
+            BackendChoice::Opencl => Some(BackendKind::OpenCl),
+            BackendChoice::Cuda => Some(BackendKind::Cuda),
+        }
+    }
+}
+
+/// Opens the device to use, and says how it was chosen.
+fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
+    if let Some(id) = args.device {
+        if args.backend.kind().is_some_and(|b| b != id.backend()) {
+            return Err(Error::UnknownDevice {
+                id: id.to_string(),
+                reason: "it does not belong to the backend given with --backend".into(),
+            });
+        }
+        return Ok((Device::open(id)?, "given with --device"));
+    }
+    let first_of = |backend: BackendKind| -> Result<Device> {
+        let found = ccl::discover();
+        match found.devices.iter().find(|d| d.id.backend() == backend) {
+            Some(d) => Device::open(d.id),
+            None => {
+                let reason = found.unavailable.iter().find(|(b, _)| *b == backend).map(|(_, r)| r.clone());
+                Err(Error::BackendUnavailable { backend, reason: reason.unwrap_or_else(|| "no device".into()) })
+            }
+        }
+    };
+    Ok(match args.backend {
+        BackendChoice::Auto => (Device::auto()?, "chosen by --backend auto"),
+        BackendChoice::Cpu => (Device::open(DeviceId::Cpu)?, "--backend cpu"),
+        BackendChoice::Opencl => (first_of(BackendKind::OpenCl)?, "first OpenCL device"),
+        BackendChoice::Cuda => (first_of(BackendKind::Cuda)?, "first CUDA device"),
+    })
+}
+
+/// Reads the input after checking its size against `--max-pixels` and the host's memory.
+fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> Result<ccl::BinaryImage> {
+    let source = io::probe(path)?;
+    let needed = io::estimated_peak_bytes(&source, output_format.extra_bytes_per_pixel());
+    let options = ReadOptions {
+        binarize: Binarize { threshold: args.threshold, invert: args.invert },
+        max_pixels: args.max_pixels,
+    };
+    if source.pixels() <= options.max_pixels {
+        if let Some(available) = io::available_memory().filter(|&a| a < needed) {
+            return Err(Error::InsufficientMemory {
+                what: format!("labeling {} ({}x{})", path.display(), source.width, source.height),
+                needed_bytes: needed,
+                available_bytes: available,
+            });
+        }
+        if source.pixels() >= LARGE_IMAGE_PIXELS {
+            let file = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            note!(
+                "note: {} ({:.1} MB) is {}x{} ({:.0} Mpx); reading and labeling it takes about {:.1} GB of host memory",
+                path.display(),
+                file as f64 / 1e6,
+                source.width,
+                source.height,
+                source.pixels() as f64 / 1e6,
+                needed as f64 / 1e9
+            );
+        }
+    }
+    let decoded = io::read_image(path, &options)?;
+    let s = &decoded.source;
+    say!("input: {} ({}x{}, {})", path.display(), s.width, s.height, s.describe());
+    if let Frames::Several(count) = s.frames {
+        let count = count.map_or("several".to_string(), |n| n.to_string());
+        note!("note: {} holds {count} frames or pages; only the first is labeled", path.display());
+    }
+    Ok(decoded.image)
+}
+
+/// Runs `ccl label`.
+pub fn label(args: LabelArgs) -> Result<()> {
+    let format = io::check_output(&args.output, args.input.as_deref())?;
+    let image = match &args.input {
+        Some(path) => read_input(path, &args, format)?,
+        None => {
+            say!("input: built-in sample page (1024x768); pass an image path to label your own");
+            ccl::sample_image()
+        }
+    };
+    let (device, how) = open_device(&args)?;
+    let info = device.info();
+    say!("device: {} {} ({how})", info.id, info.name);
+    let mut labeler = device.labeler(args.algo)?;
+    let result = labeler.label(&image, args.connectivity)?;
+    let (width, height) = (image.width(), image.height());
+    drop(image);
+    let timings = result.timings;
+    let (labels, count) = if args.raw {
+        let count = result.labels.component_count();
+        (result.labels, count)
+    } else {
+        result.labels.into_consecutive()
+    };
+    io::write_labels(&args.output, &labels)?;
+    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
+    say!(
+        "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
+        args.algo,
+        args.connectivity,
+        timings.labeling_ms(),
+        phases.join(", ")
+    );
+    say!("wrote {}", args.output.display());
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! The subcommands of the `ccl` binary.
+
+pub mod args;
+pub mod bench;
+pub mod console;
+pub mod generate;
+pub mod label;
