@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 nvrtc_lib=$PWD/.cache/nvrtc/nvidia/cu13/lib
 [ -d "$nvrtc_lib" ] && export LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 log=$(mktemp)
-cargo test --release --workspace "$@" 2>&1 | tee "$log"
+cargo test --profile checked --workspace "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 rm -f "$log"

@@ -147,3 +147,116 @@ fn an_interrupted_run_keeps_what_it_measured() {
     run_ok(ccl().args(["bench", "plot", "--results"]).arg(&csv).arg("--out").arg(dir.join("plots")));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every results file starts with the header, even when nothing is recorded, and the header is
+/// the one serde gives `Record`.
+#[test]
+fn results_files_always_have_the_header() {
+    let dir = scratch("header");
+    let path = dir.join("results.csv");
+    drop(ccl::bench::RecordWriter::create(&path).unwrap());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.trim_end(), ccl::bench::HEADER.join(","));
+    let record = ccl::bench::Record {
+        mode: "average".into(),
+        machine: String::new(),
+        device_id: "cpu".into(),
+        device: String::new(),
+        driver: String::new(),
+        backend: "cpu".into(),
+        algorithm: "reference".into(),
+        connectivity: 8,
+        image: "x".into(),
+        width: 1,
+        height: 1,
+        density: 0.0,
+        granularity: 0,
+        run: 0,
+        labeling_ms: 1.0,
+        upload_ms: 0.0,
+        download_ms: 0.0,
+        iterations: 0,
+        phases: String::new(),
+    };
+    let mut serde_csv = csv::Writer::from_writer(Vec::new());
+    serde_csv.serialize(&record).unwrap();
+    let serde_text = String::from_utf8(serde_csv.into_inner().unwrap()).unwrap();
+    assert_eq!(serde_text.lines().next().unwrap(), ccl::bench::HEADER.join(","));
+    let mut writer = ccl::bench::RecordWriter::create(&path).unwrap();
+    writer.write(&record).unwrap();
+    assert_eq!(rows(&path), vec![record]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Nonsense is refused before anything runs: no input, an algorithm set that cannot run at the
+/// connectivity; repeats run once; a folder's undecodable file is skipped and named.
+#[test]
+fn bench_refuses_nonsense_and_skips_bad_files() {
+    use ccl::bench::{BenchOptions, Mode};
+    use ccl::{Algorithm, Connectivity, DeviceId};
+    let opts = |algorithms: Vec<Algorithm>, devices: Vec<DeviceId>| BenchOptions {
+        mode: Mode::Average,
+        algorithms,
+        devices,
+        connectivity: Connectivity::Four,
+        runs: 1,
+        warmup: 0,
+        progress: false,
+    };
+    let err = opts(vec![Algorithm::BKE, Algorithm::BUF], vec![DeviceId::OpenCl(0)]).validate().unwrap_err();
+    assert!(err.to_string().contains("none of [BKE, BUF] supports 4-connectivity"), "{err}");
+    assert!(opts(vec![Algorithm::BKE], vec![DeviceId::Cpu]).validate().is_ok(), "the CPU runs the reference");
+    assert!(opts(vec![Algorithm::UF], vec![]).validate().is_err());
+    let dir = scratch("nonsense");
+    let mut writer = ccl::bench::RecordWriter::create(&dir.join("r.csv")).unwrap();
+    let err = ccl::bench::run(&opts(vec![Algorithm::UF], vec![DeviceId::Cpu]), &[], &mut writer).unwrap_err();
+    assert!(err.to_string().contains("no input"), "{err}");
+
+    // A folder with one good image, one undecodable and one text file.
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    image::GrayImage::from_fn(20, 10, |x, _| image::Luma([if x % 3 == 0 { 255 } else { 0 }]))
+        .save(data.join("good.png"))
+        .unwrap();
+    std::fs::write(data.join("broken.png"), b"\x89PNG\r\n\x1a\n truncated").unwrap();
+    std::fs::write(data.join("notes.txt"), b"not an image").unwrap();
+    let out = ccl()
+        .args(["bench", "average", "--dataset"])
+        .arg(&data)
+        .args(["--devices", "cpu,cpu", "--runs", "2", "--warmup", "0", "--out"])
+        .arg(dir.join("avg"))
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("skipping") && text.contains("broken.png") && text.contains("notes.txt"), "{text}");
+    assert!(text.contains("cpu (CPU reference)") && !text.contains("11 algorithms"), "{text}");
+    assert!(text.contains("device cpu is listed more than once"), "{text}");
+    let records = rows(&dir.join("avg/results.csv"));
+    assert_eq!(records.len(), 2, "one image, one device once, two runs");
+    assert!(records.iter().all(|r| r.image == "good"));
+
+    // Nothing readable: an error, not an empty run.
+    std::fs::remove_file(data.join("good.png")).unwrap();
+    let out = ccl().args(["bench", "average", "--devices", "cpu", "--dataset"]).arg(&data).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("no readable image"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Granularities up to 65535 give valid seeds (the per-point seed wraps modulo 2^32, as
+/// std::mt19937 seeds do) instead of overflowing.
+#[test]
+fn large_granularities_make_valid_inputs() {
+    let inputs = ccl::bench::density_inputs((16, 16), &[0, 100], &[1, 65535], 1, u32::MAX - 3).unwrap();
+    assert_eq!(inputs.len(), 4);
+    assert!(inputs[3].image.pixels().iter().all(|&p| p == 1), "density 100 is all foreground");
+    let dir = scratch("granularity");
+    run_ok(
+        ccl()
+            .args(["bench", "density", "--size", "16x16", "--densities", "50", "--granularities", "65535"])
+            .args(["--devices", "cpu", "--runs", "1", "--warmup", "0", "--out"])
+            .arg(&dir),
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

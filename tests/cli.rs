@@ -225,3 +225,176 @@ fn generate_writes_the_random_image_the_library_makes() {
     assert!(!run(ccl().args(["generate", "--density", "101", "-o"]).arg(&png)).status.success());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A 16-bit image with blocks of 100, 128, 129, 300 and 65535 has five components on every
+/// backend (they used to be cut to 8 bits first, which left three), and `--threshold` is in
+/// the 16-bit range.
+#[test]
+fn sixteen_bit_inputs_label_on_their_own_values_on_every_backend() {
+    let dir = scratch("16bit");
+    let values = [100u16, 128, 129, 300, 65535];
+    let image = image::ImageBuffer::from_fn(42, 10, |x, y| {
+        let inside = x % 8 >= 2 && (2..8).contains(&y) && x / 8 < 5;
+        image::Luma([if inside { values[(x / 8) as usize] } else { 0 }])
+    });
+    let mut devices = vec!["cpu".to_string()];
+    devices.extend(
+        ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).map(|d| d.id.to_string()),
+    );
+    for ext in ["png", "tiff"] {
+        let input = dir.join(format!("blocks.{ext}"));
+        image.save(&input).unwrap();
+        for device in &devices {
+            for (threshold, expected) in [(None, 5), (Some("200"), 2), (Some("128.5"), 3)] {
+                let mut cmd = ccl();
+                cmd.arg("label").arg(&input).args(["--device", device, "-o"]).arg(dir.join("l.npy"));
+                if let Some(t) = threshold {
+                    cmd.args(["--threshold", t]);
+                }
+                let out = run(&mut cmd);
+                assert!(out.status.success(), "{ext} {device}: {}", String::from_utf8_lossy(&out.stderr));
+                assert_eq!(count_of(&stdout(&out)), expected, "{ext} on {device}, threshold {threshold:?}");
+                assert!(stdout(&out).contains("16-bit gray"), "{}", stdout(&out));
+            }
+        }
+        let out =
+            run(ccl().arg("label").arg(&input).args(["--threshold", "70000", "--backend", "cpu", "-o", "/tmp/x.npy"]));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("0-65535"), "{err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A multi-page TIFF says that only its first page is labeled.
+#[test]
+fn multi_page_inputs_say_only_the_first_page_is_labeled() {
+    let dir = scratch("pages");
+    let path = dir.join("pages.tiff");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+        for _ in 0..2 {
+            encoder.write_image::<tiff::encoder::colortype::Gray8>(4, 4, &[255; 16]).unwrap();
+        }
+    }
+    let out = run(ccl().arg("label").arg(&path).args(["--backend", "cpu", "-o"]).arg(dir.join("l.npy")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("holds 2 frames or pages; only the first is labeled"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Errors say their cause once, with the real numbers and places.
+#[test]
+fn error_messages_name_the_real_cause_once() {
+    // A missing platform: said once, naming the folder the loader searched.
+    let out = run(ccl().env("OCL_ICD_VENDORS", "/nonexistent/vendors").env("OCL_ICD_FILENAMES", "").args([
+        "label",
+        "--backend",
+        "opencl",
+        "-o",
+        "/tmp/x.png",
+    ]));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.matches("backend unavailable").count(), 1, "{err}");
+    assert!(err.contains("OCL_ICD_VENDORS=/nonexistent/vendors"), "{err}");
+    // A broken loader library is not reported as missing.
+    let dir = scratch("broken-lib");
+    std::fs::write(dir.join("libOpenCL.so.1"), b"not a shared library").unwrap();
+    std::fs::write(dir.join("libcuda.so.1"), b"not a shared library").unwrap();
+    let out = run(ccl().env("LD_LIBRARY_PATH", &dir).arg("devices"));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    for lib in ["libOpenCL.so.1", "libcuda.so.1"] {
+        let line = text.lines().find(|l| l.contains(lib)).unwrap_or_else(|| panic!("no line on {lib}:\n{text}"));
+        assert!(line.contains("could not be loaded") && !line.contains("not installed"), "{line}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+    // An unknown index names how many devices there are; the device line is not printed.
+    let found = ccl::discover();
+    let opencl = found.devices.iter().filter(|d| d.id.backend() == ccl::BackendKind::OpenCl).count();
+    if opencl > 0 {
+        let out = run(ccl().args(["label", "--device", "opencl:99", "-o", "/tmp/x.png"]));
+        let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success() && !text.contains("device: opencl:99"), "{text}");
+        let expected = if opencl == 1 {
+            "there is 1 OpenCL device (opencl:0)".to_string()
+        } else {
+            format!("there are {opencl} OpenCL devices")
+        };
+        assert!(text.contains(&expected), "{text}");
+    }
+    // There is one CPU device.
+    let out = run(ccl().args(["label", "--device", "cpu:5", "-o", "/tmp/x.png"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is one CPU device"));
+    // A results file that is not there is a file, not an image.
+    let out = run(ccl().args(["bench", "plot", "--results", "/nonexistent/results.csv", "--out", "/tmp/ccl-plot"]));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("cannot read /nonexistent/results.csv") && !err.contains("image"),
+        "{err}"
+    );
+}
+
+/// Every numeric option is range-checked by the argument parser (exit status 2, a message
+/// naming the range) instead of failing later, panicking or allocating without bound.
+#[test]
+fn numeric_options_are_range_checked() {
+    let cases: &[&[&str]] = &[
+        &["bench", "average", "--runs", "4294967295"],
+        &["bench", "average", "--runs", "0"],
+        &["bench", "average", "--warmup", "99999999"],
+        &["bench", "average", "--images", "0"],
+        &["bench", "average", "--density", "500"],
+        &["bench", "average", "--size", "0x10"],
+        &["bench", "average", "--size", "70000x70000"],
+        &["bench", "density", "--densities", "100:0:10"],
+        &["bench", "density", "--densities", "0:100:0"],
+        &["bench", "density", "--granularities", "0"],
+        &["bench", "size", "--sizes", "0"],
+        &["bench", "size", "--sizes", "100000"],
+        &["bench", "size", "--density", "101"],
+        &["bench", "steps", "--connectivity", "6"],
+        &["generate", "-o", "/tmp/g.png", "--granularity", "0"],
+        &["generate", "-o", "/tmp/g.png", "--width", "0"],
+        &["generate", "-o", "/tmp/g.png", "--density", "101"],
+        &["label", "--threshold=-1"],
+        &["label", "--threshold", "abc"],
+        &["label", "--threshold", "inf"],
+        &["label", "--max-pixels", "0"],
+        &["label", "--max-pixels", "4294967296"],
+        &["label", "--connectivity", "6"],
+    ];
+    for args in cases {
+        let out = run(ccl().args(*args));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value"), "{args:?}: {err}");
+    }
+}
+
+/// A 24000x24000 image (576 Mpx, beyond the image crate's default 512 MB decoding limit) is read
+/// and labeled; `--max-pixels` refuses it before decoding, naming its size and memory.
+#[test]
+fn a_24000_by_24000_image_is_read_and_labeled() {
+    let dir = scratch("large");
+    let png = dir.join("large.png");
+    let out = run(ccl()
+        .args(["generate", "--width", "24000", "--height", "24000", "--density", "50", "--granularity", "1000"])
+        .arg("-o")
+        .arg(&png));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(ccl().arg("label").arg(&png).args(["--max-pixels", "100000000", "-o"]).arg(dir.join("l.npy")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("24000x24000") && err.contains("--max-pixels"), "{err}");
+    assert!(err.contains("GB of host memory"), "{err}");
+    let npy = dir.join("labels.npy");
+    let out = run(ccl().arg("label").arg(&png).args(["--backend", "cpu", "-o"]).arg(&npy));
+    let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("24000x24000") && text.contains("GB of host memory"), "{text}");
+    let expected = ccl::reference::label(&ccl::random_image(24, 24, 50, 1, 5489).unwrap(), ccl::Connectivity::Eight);
+    assert_eq!(count_of(&stdout(&out)), u64::from(expected.component_count()), "one draw per 1000x1000 square");
+    assert_eq!(std::fs::metadata(&npy).unwrap().len(), 128 + 24000 * 24000 * 4);
+    std::fs::remove_dir_all(dir).unwrap();
+}

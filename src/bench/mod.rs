@@ -14,6 +14,6 @@ mod runner;
 
 pub use inputs::{density_inputs, directory_inputs, random_inputs, size_inputs, DirectoryInputs, Input};
 pub use plot::write_plots;
-pub use record::{machine_description, read_records, Record, RecordWriter};
+pub use record::{machine_description, read_records, Record, RecordWriter, HEADER};
 pub use report::{summary_markdown, Mode};
 pub use runner::{run, BenchOptions};

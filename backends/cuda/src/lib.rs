@@ -83,13 +83,12 @@ pub fn nvrtc_present() -> Result<()> {
 fn load_problem(lib: &str, what: &str) -> String {
     for candidate in cudarc::get_lib_name_candidates(lib) {
         // SAFETY: the same load cudarc performs; it runs only the library's constructors.
-        match unsafe { libloading::Library::new(&candidate) } {
-            Ok(_) => {}
-            Err(e) => {
-                let text = e.to_string();
-                if !(text.contains("No such file") || text.contains("not found") || text.contains("cannot find")) {
-                    return format!("{what} was found as {candidate} but could not be loaded: {text}");
-                }
+        if let Err(e) = unsafe { libloading::Library::new(&candidate) } {
+            // libloading keeps the dynamic linker's message in the error's source.
+            use std::error::Error as _;
+            let text = e.source().map_or_else(|| e.to_string(), |s| s.to_string());
+            if !(text.contains("No such file") || text.contains("not found") || text.contains("cannot find")) {
+                return format!("{what} was found as {candidate} but could not be loaded: {text}");
             }
         }
     }

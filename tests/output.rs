@@ -1,0 +1,166 @@
+//! Outputs are never lost or half-written: every file goes through a temporary file and a rename,
+//! the output is checked before any work, the input is never overwritten, and a closed or full
+//! standard output neither panics nor loses the file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn ccl() -> Command {
+    Command::new(std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string()))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccl-output-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// A file-size limit makes every write past 64 kB fail (EFBIG), as a full disk would: the label
+/// command fails cleanly, the good file already at the target is untouched, and no partial or
+/// temporary file is left, for every output format.
+#[test]
+fn a_failed_write_keeps_the_old_file_and_leaves_nothing_behind() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch("efbig");
+    for ext in ["npy", "png", "tiff"] {
+        let target = dir.join(format!("labels.{ext}"));
+        std::fs::write(&target, b"the good file of an earlier run").unwrap();
+        let mut cmd = ccl();
+        cmd.args(["label", "--backend", "cpu", "-o"]).arg(&target);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let limit = libc::rlimit { rlim_cur: 64 << 10, rlim_max: 64 << 10 };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{ext}: {t}");
+        assert!(t.contains(&format!("cannot write {}", target.display())) && !t.contains("panicked"), "{ext}: {t}");
+        let kept = std::fs::read(&target).unwrap();
+        assert!(
+            kept == b"the good file of an earlier run",
+            "{ext}: the earlier file was replaced ({} bytes)",
+            kept.len()
+        );
+        assert_eq!(files_in(&dir), vec![format!("labels.{ext}")], "{ext}: leftovers");
+        std::fs::remove_file(&target).unwrap();
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Targets that cannot be written are reported before any labeling: unknown extension, missing
+/// folder, a folder, a read-only file system; and the input is never the output.
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let dir = scratch("checks");
+    let input = dir.join("in.png");
+    image::GrayImage::from_fn(40, 30, |x, _| image::Luma([if x % 7 == 0 { 255 } else { 0 }])).save(&input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let missing = dir.join("no-such-folder").join("l.npy");
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (dir.join("l.bmp"), "unknown output extension 'bmp'"),
+        (missing, "does not exist"),
+        (dir.clone(), "unknown output extension"),
+        (input.clone(), "refusing to write over the input"),
+        (dir.join(".").join("in.png"), "refusing to write over the input"),
+    ];
+    for (output, message) in cases {
+        let out = ccl().arg("label").arg(&input).arg("-o").arg(&output).output().unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{}: {t}", output.display());
+        assert!(t.contains(message), "{}: expected '{message}' in {t}", output.display());
+        assert!(!t.contains("device:") && !t.contains("components"), "{}: work was done: {t}", output.display());
+    }
+    // A hard link to the input is the input too.
+    let link = dir.join("link.png");
+    std::fs::hard_link(&input, &link).unwrap();
+    let out = ccl().arg("label").arg(&input).arg("-o").arg(&link).output().unwrap();
+    assert!(text(&out).contains("refusing to write over the input"), "{}", text(&out));
+    assert!(std::fs::read(&input).unwrap() == before, "the input was modified");
+    // A read-only file system: a clean error, no panic.
+    let out = ccl().args(["label", "--backend", "cpu", "-o", "/proc/ccl-labels.npy"]).output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("cannot write /proc/ccl-labels.npy") && !t.contains("panicked"), "{t}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Two processes writing one path at once leave one complete file: one of the two results,
+/// byte for byte, never a mix.
+#[test]
+fn concurrent_writers_leave_one_complete_file() {
+    let dir = scratch("race");
+    let inputs = [dir.join("one.png"), dir.join("two.png")];
+    for (seed, input) in inputs.iter().enumerate() {
+        let out = ccl()
+            .args(["generate", "--width", "2000", "--height", "2000", "--density", "30", "--seed", &seed.to_string()])
+            .arg("-o")
+            .arg(input)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let label = |input: &Path, output: &Path| {
+        let mut cmd = ccl();
+        cmd.arg("label").arg(input).args(["--backend", "cpu", "-o"]).arg(output);
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        cmd
+    };
+    let (a, b) = (dir.join("a.npy"), dir.join("b.npy"));
+    assert!(label(&inputs[0], &a).status().unwrap().success() && label(&inputs[1], &b).status().unwrap().success());
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    let shared = dir.join("shared.npy");
+    for round in 0..4 {
+        let mut first = label(&inputs[0], &shared).spawn().unwrap();
+        let mut second = label(&inputs[1], &shared).spawn().unwrap();
+        assert!(first.wait().unwrap().success() && second.wait().unwrap().success());
+        let got = std::fs::read(&shared).unwrap();
+        assert!(got == a || got == b, "round {round}: the file is neither result ({} bytes)", got.len());
+    }
+    let leftovers: Vec<String> = files_in(&dir).into_iter().filter(|n| n.starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `ccl label ... | head -1` and `ccl devices | head -1`: a closed standard output ends the
+/// program quietly (exit 0) with the file written; `> /dev/full` is a clean error after the file
+/// is written.
+#[test]
+fn a_closed_or_full_stdout_neither_panics_nor_loses_the_file() {
+    let dir = scratch("stdout");
+    let output = dir.join("labels.npy");
+    for args in [vec!["label", "--backend", "cpu", "-o", output.to_str().unwrap()], vec!["devices"]] {
+        let mut child = ccl().args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take()); // the reader goes away before the first line
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.is_empty(), "{args:?}: {:?} {stderr}", out.status);
+    }
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), 128 + 1024 * 768 * 4);
+    std::fs::remove_file(&output).unwrap();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = ccl().args(["label", "--backend", "cpu", "-o"]).arg(&output).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write standard output") && !stderr.contains("panicked"), "{stderr}");
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), 128 + 1024 * 768 * 4, "the file is written");
+    std::fs::remove_dir_all(dir).unwrap();
+}
