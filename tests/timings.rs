@@ -42,33 +42,3 @@ fn every_algorithm_reports_its_phases() {
         }
     }
 }
-
-/// Resident memory of this process, bytes (Linux).
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-    pages * 4096
-}
-
-/// Copies outside a labeling keep nothing alive: 40,000 uploads and downloads leave the
-/// resident memory where it was (each used to retain an OpenCL event, ~280 bytes).
-#[test]
-fn copies_retain_nothing() {
-    let image = random(16, 16, 50, 1, 1);
-    for dev in common::devices() {
-        let mut labeler = dev.device.labeler(Algorithm::UF).unwrap();
-        let on_device = labeler.upload(&image).unwrap();
-        let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
-        let mut cycle = |n: usize| {
-            for _ in 0..n {
-                drop(labeler.upload(&image).unwrap());
-                labeler.download(&labels).unwrap();
-            }
-        };
-        cycle(2_000);
-        let before = resident_bytes();
-        cycle(40_000);
-        let grown = resident_bytes().saturating_sub(before);
-        assert!(grown < 4 << 20, "{}: resident memory grew by {} kB over 80,000 copies", dev.token, grown >> 10);
-    }
-}
