@@ -236,6 +236,16 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
     assert_eq!(records.len(), 2, "one image, one device once, two runs");
     assert!(records.iter().all(|r| r.image == "good"));
 
+    // A device that does not exist fails the run before anything is measured.
+    let out = ccl()
+        .args(["bench", "average", "--size", "32x32", "--devices", "cpu,opencl:99", "--out"])
+        .arg(dir.join("bad-device"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("opencl"), "{err}");
+    assert!(rows(&dir.join("bad-device/results.csv")).is_empty(), "nothing was measured");
+
     // Nothing readable: an error, not an empty run.
     std::fs::remove_file(data.join("good.png")).unwrap();
     let out = ccl().args(["bench", "average", "--devices", "cpu", "--dataset"]).arg(&data).output().unwrap();

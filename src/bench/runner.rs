@@ -84,8 +84,10 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
             .progress_chars("=> "),
     );
     let mut records = Vec::new();
-    for &id in &options.devices {
-        let device = Device::open(id)?;
+    // Every device opens before anything is measured: an unknown one fails the run at once.
+    let devices = options.devices.iter().map(|&id| Device::open(id)).collect::<Result<Vec<_>>>()?;
+    for device in &devices {
+        let id = device.info().id;
         let info = device.info().clone();
         let mut labelers: Vec<(String, AnyLabeler)> = if id.backend() == BackendKind::Cpu {
             vec![("reference".to_string(), device.labeler(Algorithm::UF)?)]
