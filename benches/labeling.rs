@@ -19,7 +19,7 @@ fn bench_labeling(c: &mut Criterion) {
         let Ok(device) = Device::open(info.id) else {
             continue;
         };
-        for &algorithm in ccl::gpu_algorithms() {
+        for &algorithm in ccl::Algorithm::ALL {
             let Ok(mut labeler) = device.labeler(algorithm) else {
                 continue;
             };

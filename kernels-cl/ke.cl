@@ -1,4 +1,4 @@
-// GENERATED from kernels-cl/prelude.h and kernels/{union_find.h, compress.kernel, ke.kernel}: edit those, then run
+// GENERATED from kernels-cl/prelude.h and kernels/{common.h, union_find.h, compress.kernel, ke.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cl/prelude.h
@@ -10,12 +10,45 @@
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_ID_X ((uint)get_local_id(0))
 #define LOCAL_ID_Y ((uint)get_local_id(1))
+#define LOCAL_ID_Z ((uint)get_local_id(2))
 #define GROUP_ID_X ((uint)get_group_id(0))
 #define GROUP_ID_Y ((uint)get_group_id(1))
+#define GROUP_ID_Z ((uint)get_group_id(2))
 #define GLOBAL_ID_X ((uint)get_global_id(0))
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ATOMIC_MIN(p, v) atom_min((p), (v))
+#else
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#endif
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
 
 // ---- union_find.h
 // Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
@@ -26,13 +59,13 @@
 // top-left pixel of each block (the node index is that pixel's raster index).
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
-// and once for local (shared) memory.
+// memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
     /* Find: the root of the tree holding node i. */                                             \
-    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        uint parent = L[i] - 1;                                                                  \
+        T parent = L[i] - 1;                                                                     \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
             parent = L[i] - 1;                                                                   \
@@ -42,7 +75,7 @@
                                                                                                  \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
-    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
         for (;;) {                                                                               \
             a = find_##SUFFIX(L, a);                                                             \
@@ -50,28 +83,28 @@
             if (a == b)                                                                          \
                 return;                                                                          \
             if (a > b) {                                                                         \
-                uint t = a;                                                                      \
+                T t = a;                                                                         \
                 a = b;                                                                           \
                 b = t;                                                                           \
             }                                                                                    \
-            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
             if (old == b + 1)                                                                    \
                 return;                                                                          \
             b = old - 1;                                                                         \
         }                                                                                        \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global)
-CCL_DEFINE_UNION_FIND(LOCAL, local)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
 // so threads that read i meanwhile already see a shorter path.
-DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
-    const uint start = i;
-    uint parent = L[i] - 1;
+    const index_t start = i;
+    label_t parent = L[i] - 1;
     while (parent != i) {
         i = parent;
         L[start] = i + 1;
@@ -87,24 +120,24 @@ DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
 // INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
 
 // Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
-KERNEL void compress_pixels(GLOBAL uint *L, uint width, uint height)
+KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     if (L[i] != 0)
         compress_global(L, i);
 }
 
 // Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
 // pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
         return;
-    compress_global(L, r * width + c);
+    compress_global(L, PIXEL_INDEX(c, r, width));
 }
 
 // ---- ke.kernel
@@ -115,22 +148,20 @@ KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
 // Raw labels: (raster index of the component's first pixel) + 1; background 0.
 // Build-time defines: CONNECTIVITY (4 or 8), INLINE_COMPRESSION (1 for KE_IC).
 
-#define FG(v) ((v) != 0)
-
 // Initialization (IPAS 2018 Alg. 3, lines 1-10): a foreground pixel points at its foreground
 // neighbour of smallest index (8: NW, N, NE, W in that order; 4: N, W), or at itself. This
 // already builds trees, so no per-pixel union is needed for these links.
-KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint height)
+KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     if (!FG(img[i])) {
         L[i] = 0;
         return;
     }
-    uint parent = i;
+    index_t parent = i;
 #if CONNECTIVITY == 8
     if (y > 0 && x > 0 && FG(img[i - width - 1]))
         parent = i - width - 1;
@@ -156,12 +187,12 @@ KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint he
 // without NW (init chose NE, W is not adjacent to it).
 // 4 (Playne & Hawick 2018): only when N and W are both foreground and NW is background (with NW
 // foreground, W and N are already joined through it).
-KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint height)
+KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     if (!FG(img[i]) || y == 0)
         return;
     const int n = FG(img[i - width]);

@@ -1,4 +1,4 @@
-// GENERATED from kernels-cl/prelude.h and kernels/{equivalence.h, ole.kernel}: edit those, then run
+// GENERATED from kernels-cl/prelude.h and kernels/{common.h, equivalence.h, ole.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cl/prelude.h
@@ -10,12 +10,45 @@
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_ID_X ((uint)get_local_id(0))
 #define LOCAL_ID_Y ((uint)get_local_id(1))
+#define LOCAL_ID_Z ((uint)get_local_id(2))
 #define GROUP_ID_X ((uint)get_group_id(0))
 #define GROUP_ID_Y ((uint)get_group_id(1))
+#define GROUP_ID_Z ((uint)get_group_id(2))
 #define GLOBAL_ID_X ((uint)get_global_id(0))
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ATOMIC_MIN(p, v) atom_min((p), (v))
+#else
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#endif
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
 
 // ---- equivalence.h
 // Label equivalence vocabulary shared by the iterative algorithms LE, OLE and BE (TPDS 2020
@@ -30,23 +63,20 @@
 //
 // Build-time define: CONNECTIVITY (4 or 8).
 
-// Foreground test: any nonzero pixel value is foreground.
-#define FG(v) ((v) != 0)
-
 // The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
-DEVICE_FN uint min_label(uint mn, uint l)
+DEVICE_FN label_t min_label(label_t mn, label_t l)
 {
     return (l != 0 && l < mn) ? l : mn;
 }
 
 // The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
 // and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint width, uint height,
-                                   uint own)
+DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, uint width, uint height,
+                                      label_t own)
 {
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
-    uint mn = own;
+    label_t mn = own;
     if (west)
         mn = min_label(mn, L[i - 1]);
     if (east)
@@ -71,9 +101,9 @@ DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint wi
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
 // label that refers to itself. Other work-items may lower entries of R meanwhile; every value
 // read is still a label of the same component on the same decreasing chain, so the walk ends.
-DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
+DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 {
-    uint next = R[label - 1];
+    label_t next = R[label - 1];
     while (next != label) {
         label = next;
         next = R[label - 1];
@@ -94,12 +124,12 @@ DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
 // Build-time define: CONNECTIVITY (4 or 8).
 
 // Initialization: every foreground pixel is its own label.
-KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint height)
+KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     L[i] = FG(img[i]) ? i + 1 : 0;
 }
 
@@ -109,15 +139,15 @@ KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL uint *L, uint width, uint h
 // the same component smaller than the label it replaced at the start of the kernel, so no chain
 // grows a cycle and labels never rise across iterations; a lost (smaller) value only costs
 // iterations, never correctness, and any store sets `changed`, so the loop goes on.
-KERNEL void ole_scan(GLOBAL uint *L, GLOBAL uint *changed, uint width, uint height)
+KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint label = L[y * width + x];
+    const label_t label = L[PIXEL_INDEX(x, y, width)];
     if (label == 0)
         return;
-    const uint mn = min_neighbour_label(L, x, y, width, height, label);
+    const label_t mn = min_neighbour_label(L, x, y, width, height, label);
     if (mn < label) {
         L[label - 1] = mn;
         changed[0] = 1;
@@ -126,13 +156,13 @@ KERNEL void ole_scan(GLOBAL uint *L, GLOBAL uint *changed, uint width, uint heig
 
 // Analysis with fused labelling: every foreground pixel follows its label's chain of
 // representatives to a label that refers to itself, and takes it.
-KERNEL void ole_analysis(GLOBAL uint *L, uint width, uint height)
+KERNEL void ole_analysis(GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
-    const uint label = L[i];
+    const index_t i = PIXEL_INDEX(x, y, width);
+    const label_t label = L[i];
     if (label != 0)
         L[i] = chain_end(L, label);
 }

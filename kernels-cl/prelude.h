@@ -6,9 +6,17 @@
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_ID_X ((uint)get_local_id(0))
 #define LOCAL_ID_Y ((uint)get_local_id(1))
+#define LOCAL_ID_Z ((uint)get_local_id(2))
 #define GROUP_ID_X ((uint)get_group_id(0))
 #define GROUP_ID_Y ((uint)get_group_id(1))
+#define GROUP_ID_Z ((uint)get_group_id(2))
 #define GLOBAL_ID_X ((uint)get_global_id(0))
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ATOMIC_MIN(p, v) atom_min((p), (v))
+#else
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#endif

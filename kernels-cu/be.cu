@@ -1,10 +1,11 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{equivalence.h, be.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, equivalence.h, be.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
 // CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
 typedef unsigned char uchar;
 typedef unsigned int uint;
+typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
 #define GLOBAL
 #define LOCAL
@@ -12,12 +13,50 @@ typedef unsigned int uint;
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_ID_X threadIdx.x
 #define LOCAL_ID_Y threadIdx.y
+#define LOCAL_ID_Z threadIdx.z
 #define GROUP_ID_X blockIdx.x
+// A 2D launch with more groups along y than the grid allows (65535) is folded by the host into
+// y and z (LaunchRange::fold in ccl-backend): the group along y is blockIdx.y + gridDim.y *
+// blockIdx.z, and the last groups may lie past the range (kernels check their coordinates).
+// Kernels built with DIMS=3 are launched unfolded.
+#if defined(DIMS) && DIMS == 3
 #define GROUP_ID_Y blockIdx.y
+#define GROUP_ID_Z blockIdx.z
+#else
+#define GROUP_ID_Y (blockIdx.y + gridDim.y * blockIdx.z)
+#define GROUP_ID_Z 0u
+#endif
 #define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
-#define GLOBAL_ID_Y (blockIdx.y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
 
 // ---- equivalence.h
 // Label equivalence vocabulary shared by the iterative algorithms LE, OLE and BE (TPDS 2020
@@ -32,23 +71,20 @@ typedef unsigned int uint;
 //
 // Build-time define: CONNECTIVITY (4 or 8).
 
-// Foreground test: any nonzero pixel value is foreground.
-#define FG(v) ((v) != 0)
-
 // The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
-DEVICE_FN uint min_label(uint mn, uint l)
+DEVICE_FN label_t min_label(label_t mn, label_t l)
 {
     return (l != 0 && l < mn) ? l : mn;
 }
 
 // The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
 // and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint width, uint height,
-                                   uint own)
+DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, uint width, uint height,
+                                      label_t own)
 {
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
-    uint mn = own;
+    label_t mn = own;
     if (west)
         mn = min_label(mn, L[i - 1]);
     if (east)
@@ -73,9 +109,9 @@ DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint wi
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
 // label that refers to itself. Other work-items may lower entries of R meanwhile; every value
 // read is still a label of the same component on the same decreasing chain, so the walk ends.
-DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
+DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 {
-    uint next = R[label - 1];
+    label_t next = R[label - 1];
     while (next != label) {
         label = next;
         next = R[label - 1];
@@ -121,7 +157,7 @@ DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
 // holding a foreground pixel 8-adjacent to one of the block's: for N, any of the two pixels
 // above the block with any of its two top pixels; for NW, the pixel above-left with the
 // top-left pixel; and so on around the block.
-KERNEL void be_init(GLOBAL const uchar *img, GLOBAL uint *B, GLOBAL uchar *C, uint width,
+KERNEL void be_init(GLOBAL const uchar *img, GLOBAL label_t *B, GLOBAL uchar *C, uint width,
                     uint height, uint bw, uint bh)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
@@ -135,7 +171,7 @@ KERNEL void be_init(GLOBAL const uchar *img, GLOBAL uint *B, GLOBAL uchar *C, ui
             continue;
         for (uint dx = 0; dx < 4; dx++) {
             const uint x = 2 * bx + dx - 1;
-            if (x < width && FG(img[y * width + x]))
+            if (x < width && FG(img[PIXEL_INDEX(x, y, width)]))
                 mask |= WIN(dy, dx);
         }
     }
@@ -160,7 +196,7 @@ KERNEL void be_init(GLOBAL const uchar *img, GLOBAL uint *B, GLOBAL uchar *C, ui
     if (BOTH(mask, WIN(3, 3), WIN(2, 2)))
         c |= BE_SE;
 
-    const uint b = by * bw + bx;
+    const index_t b = PIXEL_INDEX(bx, by, bw);
     B[b] = (mask & (top | bottom)) != 0 ? b + 1 : 0;
     C[b] = (uchar)c;
 }
@@ -170,18 +206,18 @@ KERNEL void be_init(GLOBAL const uchar *img, GLOBAL uint *B, GLOBAL uchar *C, ui
 // representative B[label - 1] with a plain store, as OLE does (see kernels/ole.kernel for why no
 // atomic is needed), and sets `changed`. A bit of C is only set when the neighbour's pixel lies
 // inside the image, so the neighbour block exists.
-KERNEL void be_scan(GLOBAL uint *B, GLOBAL const uchar *C, GLOBAL uint *changed, uint bw,
+KERNEL void be_scan(GLOBAL label_t *B, GLOBAL const uchar *C, GLOBAL uint *changed, uint bw,
                     uint bh)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
     if (bx >= bw || by >= bh)
         return;
-    const uint b = by * bw + bx;
-    const uint label = B[b];
+    const index_t b = PIXEL_INDEX(bx, by, bw);
+    const label_t label = B[b];
     if (label == 0)
         return;
     const uint c = C[b];
-    uint mn = label;
+    label_t mn = label;
     if (c & BE_NW)
         mn = min_label(mn, B[b - bw - 1]);
     if (c & BE_N)
@@ -206,30 +242,30 @@ KERNEL void be_scan(GLOBAL uint *B, GLOBAL const uchar *C, GLOBAL uint *changed,
 
 // Analysis with fused labelling (OLE on blocks): every foreground block follows its label's
 // chain of representatives to a label that refers to itself, and takes it.
-KERNEL void be_analysis(GLOBAL uint *B, uint bw, uint bh)
+KERNEL void be_analysis(GLOBAL label_t *B, uint bw, uint bh)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
     if (bx >= bw || by >= bh)
         return;
-    const uint b = by * bw + bx;
-    const uint label = B[b];
+    const index_t b = PIXEL_INDEX(bx, by, bw);
+    const label_t label = B[b];
     if (label != 0)
         B[b] = chain_end(B, label);
 }
 
 // Final labeling: every foreground pixel gets the raster index + 1 of the top-left pixel of its
 // block's root block k (block row k / bw, block column k % bw); background gets 0.
-KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const uint *B, GLOBAL uint *L,
+KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const label_t *B, GLOBAL label_t *L,
                               uint width, uint height, uint bw)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
-    uint label = 0;
+    const index_t i = PIXEL_INDEX(x, y, width);
+    label_t label = 0;
     if (FG(img[i])) {
-        const uint k = B[(y / 2) * bw + x / 2] - 1;
-        label = (k / bw) * 2 * width + (k % bw) * 2 + 1;
+        const index_t k = B[PIXEL_INDEX(x / 2, y / 2, bw)] - 1;
+        label = PIXEL_INDEX((k % bw) * 2, (k / bw) * 2, width) + 1;
     }
     L[i] = label;
 }

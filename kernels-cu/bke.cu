@@ -1,10 +1,11 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{union_find.h, compress.kernel, blocks.h, bke.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, blocks.h, bke.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
 // CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
 typedef unsigned char uchar;
 typedef unsigned int uint;
+typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
 #define GLOBAL
 #define LOCAL
@@ -12,12 +13,50 @@ typedef unsigned int uint;
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_ID_X threadIdx.x
 #define LOCAL_ID_Y threadIdx.y
+#define LOCAL_ID_Z threadIdx.z
 #define GROUP_ID_X blockIdx.x
+// A 2D launch with more groups along y than the grid allows (65535) is folded by the host into
+// y and z (LaunchRange::fold in ccl-backend): the group along y is blockIdx.y + gridDim.y *
+// blockIdx.z, and the last groups may lie past the range (kernels check their coordinates).
+// Kernels built with DIMS=3 are launched unfolded.
+#if defined(DIMS) && DIMS == 3
 #define GROUP_ID_Y blockIdx.y
+#define GROUP_ID_Z blockIdx.z
+#else
+#define GROUP_ID_Y (blockIdx.y + gridDim.y * blockIdx.z)
+#define GROUP_ID_Z 0u
+#endif
 #define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
-#define GLOBAL_ID_Y (blockIdx.y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
 
 // ---- union_find.h
 // Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
@@ -28,13 +67,13 @@ typedef unsigned int uint;
 // top-left pixel of each block (the node index is that pixel's raster index).
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
-// and once for local (shared) memory.
+// memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
     /* Find: the root of the tree holding node i. */                                             \
-    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        uint parent = L[i] - 1;                                                                  \
+        T parent = L[i] - 1;                                                                     \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
             parent = L[i] - 1;                                                                   \
@@ -44,7 +83,7 @@ typedef unsigned int uint;
                                                                                                  \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
-    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
         for (;;) {                                                                               \
             a = find_##SUFFIX(L, a);                                                             \
@@ -52,28 +91,28 @@ typedef unsigned int uint;
             if (a == b)                                                                          \
                 return;                                                                          \
             if (a > b) {                                                                         \
-                uint t = a;                                                                      \
+                T t = a;                                                                         \
                 a = b;                                                                           \
                 b = t;                                                                           \
             }                                                                                    \
-            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
             if (old == b + 1)                                                                    \
                 return;                                                                          \
             b = old - 1;                                                                         \
         }                                                                                        \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global)
-CCL_DEFINE_UNION_FIND(LOCAL, local)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
 // so threads that read i meanwhile already see a shorter path.
-DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
-    const uint start = i;
-    uint parent = L[i] - 1;
+    const index_t start = i;
+    label_t parent = L[i] - 1;
     while (parent != i) {
         i = parent;
         L[start] = i + 1;
@@ -89,32 +128,30 @@ DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
 // INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
 
 // Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
-KERNEL void compress_pixels(GLOBAL uint *L, uint width, uint height)
+KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     if (L[i] != 0)
         compress_global(L, i);
 }
 
 // Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
 // pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
         return;
-    compress_global(L, r * width + c);
+    compress_global(L, PIXEL_INDEX(c, r, width));
 }
 
 // ---- blocks.h
 // Shared pieces of the block algorithms (BUF, BKE; TPDS 2020 Sec. 5): one work-item per 2x2
 // block X whose top-left pixel is (r, c); the union-find node of a block is that pixel's raster
 // index, stored (+1) in the output image at that pixel.
-
-#define FG(v) ((v) != 0)
 
 // The bitset BS over the 4x4 window around X (TPDS 2020 Fig. 7: bit 4*dy + dx, with (0, 0) the
 // pixel above-left of X): for every foreground pixel of X, its 3x3 neighbourhood is set (0x777
@@ -123,7 +160,7 @@ KERNEL void compress_blocks(GLOBAL uint *L, uint width, uint height)
 // the pixels of the backward blocks P (NW), Q (N), R (NE) and S (W) that may touch X.
 DEVICE_FN uint block_bitset(GLOBAL const uchar *img, uint r, uint c, uint width, uint height)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     uint bs = 0;
     if (FG(img[i]))
         bs |= 0x777u;
@@ -144,7 +181,7 @@ DEVICE_FN uint block_bitset(GLOBAL const uchar *img, uint r, uint c, uint width,
 
 DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint r, uint c, uint width, uint height)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     uint connected = 0;
     if (r > 0) {
         if (c > 0 && HAS_BIT(bs, 0) && FG(img[i - width - 1]))
@@ -171,7 +208,7 @@ DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint 
 // The smallest connected block is always kept (BKE links to it at initialization).
 DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, uint c, uint width)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     if (r == 0 || (connected & (CONNECTED_P | CONNECTED_Q)) == 0)
         return connected;
     const int b = FG(img[i - width]);
@@ -209,32 +246,32 @@ DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, u
 #define INFO_UNION_Q (1u << 5)
 #define INFO_UNION_R (1u << 6)
 #define INFO_UNION_S (1u << 7)
-#define NO_SLOT 0xFFFFFFFFu
+#define NO_SLOT ((index_t)-1)
 
 // Where block X keeps its information byte: its top-right pixel; in the last column of an image
 // of odd width, its bottom-left pixel; for the lone corner pixel of an odd x odd image, the
 // bottom-right pixel of the block diagonally above-left (unused until FinalLabeling); and for
 // 1xN / Nx1 images with N odd (1x1 too) NO_SLOT: a separate one-word buffer.
-DEVICE_FN uint info_slot(uint r, uint c, uint width, uint height)
+DEVICE_FN index_t info_slot(uint r, uint c, uint width, uint height)
 {
     if (c + 1 < width)
-        return r * width + c + 1;
+        return PIXEL_INDEX(c + 1, r, width);
     if (r + 1 < height)
-        return (r + 1) * width + c;
+        return PIXEL_INDEX(c, r + 1, width);
     if (r > 0 && c > 0)
-        return (r - 1) * width + c - 1;
+        return PIXEL_INDEX(c - 1, r - 1, width);
     return NO_SLOT;
 }
 
 // Initialization: X links to the connected backward block of smallest index (P < Q < R < S in
 // raster order), and records the other connected ones it must join (blocks_to_join) and its
 // foreground pixels.
-KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra, uint width, uint height)
+KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *extra, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
         return;
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     uint info = FG(img[i]) ? 1u : 0u;
     if (c + 1 < width && FG(img[i + 1]))
         info |= 2u;
@@ -244,7 +281,7 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra
         if (c + 1 < width && FG(img[i + width + 1]))
             info |= 8u;
     }
-    uint parent = i;
+    index_t parent = i;
     const uint bs = block_bitset(img, r, c, width, height);
     if (bs != 0) {
         const uint connected = blocks_to_join(img, connected_backward_blocks(img, bs, r, c, width, height), r, c, width);
@@ -264,7 +301,7 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra
             info |= INFO_UNION_S;
     }
     L[i] = parent + 1;
-    const uint slot = info_slot(r, c, width, height);
+    const index_t slot = info_slot(r, c, width, height);
     if (slot == NO_SLOT)
         extra[0] = info;
     else
@@ -272,14 +309,15 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL uint *extra
 }
 
 // Reduction: the unions initialization could not express.
-KERNEL void bke_reduce(GLOBAL uint *L, GLOBAL const uint *extra, uint width, uint height)
+KERNEL void bke_reduce(GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
         return;
-    const uint slot = info_slot(r, c, width, height);
-    const uint info = slot == NO_SLOT ? extra[0] : L[slot];
-    const uint i = r * width + c;
+    const index_t slot = info_slot(r, c, width, height);
+    // Only the low byte of a borrowed slot is the information byte.
+    const uint info = (uint)(slot == NO_SLOT ? extra[0] : L[slot]) & 0xFFu;
+    const index_t i = PIXEL_INDEX(c, r, width);
     if (info & INFO_UNION_Q)
         union_global(L, i, i - 2 * width);
     if (info & INFO_UNION_R)
@@ -291,21 +329,21 @@ KERNEL void bke_reduce(GLOBAL uint *L, GLOBAL const uint *extra, uint width, uin
 // FinalLabeling: the block's label goes to its foreground pixels, known from the information
 // byte. The lone corner block reads its one pixel from the image instead: its byte lives in a
 // pixel that the block above-left overwrites in this same kernel.
-KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL uint *L, GLOBAL const uint *extra, uint width, uint height)
+KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
         return;
-    const uint i = r * width + c;
-    const uint slot = info_slot(r, c, width, height);
+    const index_t i = PIXEL_INDEX(c, r, width);
+    const index_t slot = info_slot(r, c, width, height);
     uint info;
     if (slot == NO_SLOT)
-        info = extra[0];
+        info = (uint)extra[0];
     else if (c + 1 >= width && r + 1 >= height)
         info = FG(img[i]) ? 1u : 0u;
     else
-        info = L[slot];
-    const uint label = L[i];
+        info = (uint)L[slot];
+    const label_t label = L[i];
     L[i] = (info & 1u) ? label : 0;
     if (c + 1 < width)
         L[i + 1] = (info & 2u) ? label : 0;

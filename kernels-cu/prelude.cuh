@@ -1,6 +1,7 @@
 // CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
 typedef unsigned char uchar;
 typedef unsigned int uint;
+typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
 #define GLOBAL
 #define LOCAL
@@ -8,9 +9,22 @@ typedef unsigned int uint;
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_ID_X threadIdx.x
 #define LOCAL_ID_Y threadIdx.y
+#define LOCAL_ID_Z threadIdx.z
 #define GROUP_ID_X blockIdx.x
+// A 2D launch with more groups along y than the grid allows (65535) is folded by the host into
+// y and z (LaunchRange::fold in ccl-backend): the group along y is blockIdx.y + gridDim.y *
+// blockIdx.z, and the last groups may lie past the range (kernels check their coordinates).
+// Kernels built with DIMS=3 are launched unfolded.
+#if defined(DIMS) && DIMS == 3
 #define GROUP_ID_Y blockIdx.y
+#define GROUP_ID_Z blockIdx.z
+#else
+#define GROUP_ID_Y (blockIdx.y + gridDim.y * blockIdx.z)
+#define GROUP_ID_Z 0u
+#endif
 #define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
-#define GLOBAL_ID_Y (blockIdx.y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))

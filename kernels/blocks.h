@@ -2,8 +2,6 @@
 // block X whose top-left pixel is (r, c); the union-find node of a block is that pixel's raster
 // index, stored (+1) in the output image at that pixel.
 
-#define FG(v) ((v) != 0)
-
 // The bitset BS over the 4x4 window around X (TPDS 2020 Fig. 7: bit 4*dy + dx, with (0, 0) the
 // pixel above-left of X): for every foreground pixel of X, its 3x3 neighbourhood is set (0x777
 // for the top-left pixel, shifted 1 for the right column, 4 for the bottom row). The
@@ -11,7 +9,7 @@
 // the pixels of the backward blocks P (NW), Q (N), R (NE) and S (W) that may touch X.
 DEVICE_FN uint block_bitset(GLOBAL const uchar *img, uint r, uint c, uint width, uint height)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     uint bs = 0;
     if (FG(img[i]))
         bs |= 0x777u;
@@ -32,7 +30,7 @@ DEVICE_FN uint block_bitset(GLOBAL const uchar *img, uint r, uint c, uint width,
 
 DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint r, uint c, uint width, uint height)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     uint connected = 0;
     if (r > 0) {
         if (c > 0 && HAS_BIT(bs, 0) && FG(img[i - width - 1]))
@@ -59,7 +57,7 @@ DEVICE_FN uint connected_backward_blocks(GLOBAL const uchar *img, uint bs, uint 
 // The smallest connected block is always kept (BKE links to it at initialization).
 DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, uint c, uint width)
 {
-    const uint i = r * width + c;
+    const index_t i = PIXEL_INDEX(c, r, width);
     if (r == 0 || (connected & (CONNECTED_P | CONNECTED_Q)) == 0)
         return connected;
     const int b = FG(img[i - width]);

@@ -10,23 +10,20 @@
 //
 // Build-time define: CONNECTIVITY (4 or 8).
 
-// Foreground test: any nonzero pixel value is foreground.
-#define FG(v) ((v) != 0)
-
 // The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
-DEVICE_FN uint min_label(uint mn, uint l)
+DEVICE_FN label_t min_label(label_t mn, label_t l)
 {
     return (l != 0 && l < mn) ? l : mn;
 }
 
 // The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
 // and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint width, uint height,
-                                   uint own)
+DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, uint width, uint height,
+                                      label_t own)
 {
-    const uint i = y * width + x;
+    const index_t i = PIXEL_INDEX(x, y, width);
     const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
-    uint mn = own;
+    label_t mn = own;
     if (west)
         mn = min_label(mn, L[i - 1]);
     if (east)
@@ -51,9 +48,9 @@ DEVICE_FN uint min_neighbour_label(GLOBAL const uint *L, uint x, uint y, uint wi
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
 // label that refers to itself. Other work-items may lower entries of R meanwhile; every value
 // read is still a label of the same component on the same decreasing chain, so the walk ends.
-DEVICE_FN uint chain_end(GLOBAL const uint *R, uint label)
+DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 {
-    uint next = R[label - 1];
+    label_t next = R[label - 1];
     while (next != label) {
         label = next;
         next = R[label - 1];

@@ -6,13 +6,13 @@
 // top-left pixel of each block (the node index is that pixel's raster index).
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
-// and once for local (shared) memory.
+// memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX)                                                     \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
     /* Find: the root of the tree holding node i. */                                             \
-    DEVICE_FN uint find_##SUFFIX(SPACE const uint *L, uint i)                                    \
+    DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        uint parent = L[i] - 1;                                                                  \
+        T parent = L[i] - 1;                                                                     \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
             parent = L[i] - 1;                                                                   \
@@ -22,7 +22,7 @@
                                                                                                  \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
-    DEVICE_FN void union_##SUFFIX(SPACE uint *L, uint a, uint b)                                 \
+    DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
         for (;;) {                                                                               \
             a = find_##SUFFIX(L, a);                                                             \
@@ -30,28 +30,28 @@
             if (a == b)                                                                          \
                 return;                                                                          \
             if (a > b) {                                                                         \
-                uint t = a;                                                                      \
+                T t = a;                                                                         \
                 a = b;                                                                           \
                 b = t;                                                                           \
             }                                                                                    \
-            uint old = ATOMIC_MIN(&L[b], a + 1);                                                 \
+            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
             if (old == b + 1)                                                                    \
                 return;                                                                          \
             b = old - 1;                                                                         \
         }                                                                                        \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global)
-CCL_DEFINE_UNION_FIND(LOCAL, local)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
 // so threads that read i meanwhile already see a shorter path.
-DEVICE_FN void compress_global(GLOBAL uint *L, uint i)
+DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
-    const uint start = i;
-    uint parent = L[i] - 1;
+    const index_t start = i;
+    label_t parent = L[i] - 1;
     while (parent != i) {
         i = parent;
         L[start] = i + 1;

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::registry::AlgorithmInfo;
+
 /// Pixel (or voxel) connectivity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Connectivity {
@@ -36,78 +38,28 @@ impl fmt::Display for Connectivity {
     }
 }
 
-/// The GPU labeling algorithms of IPAS 2018 and TPDS 2020.
-///
-/// `_IC` variants replace the Compression step with inline compression (TPDS 2020 Sec. 2.1).
-#[allow(non_camel_case_types)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Algorithm {
-    /// Label Equivalence, Hawick, Leist, Playne 2010 (iterative).
-    LE,
-    /// Optimized Label Equivalence, Kalentev et al. 2011 (iterative).
-    OLE,
-    /// Block Equivalence, Zavalishin et al. 2016 (2x2 blocks, iterative, 8-connectivity).
-    BE,
-    /// Union Find, Oliveira & Lotufo 2010 (tiles in local memory, border merge, compression).
-    UF,
-    /// UF with inline compression.
-    UF_IC,
-    /// Komura Equivalence, Komura 2015; 8-connectivity as IPAS 2018 Alg. 4.
-    KE,
-    /// KE with inline compression.
-    KE_IC,
-    /// Block-based Union Find, TPDS 2020 Alg. 2 (8-connectivity).
-    BUF,
-    /// BUF with inline compression.
-    BUF_IC,
-    /// Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (8-connectivity).
-    BKE,
-    /// BKE with inline compression.
-    BKE_IC,
-}
+/// A labeling algorithm: a handle on its entry in the registry (`crate::registry`), which holds
+/// its name, connectivities, raw-label convention, kernels and schedule. The constants
+/// (`Algorithm::UF`, `Algorithm::BKE_IC`, ...) and [`Algorithm::ALL`] come from the registry;
+/// an `_IC` variant replaces the Compression step with inline compression (TPDS 2020 Sec. 2.1).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Algorithm(pub(crate) u8);
 
 impl Algorithm {
-    /// Every algorithm.
-    pub const ALL: [Algorithm; 11] = [
-        Algorithm::LE,
-        Algorithm::OLE,
-        Algorithm::BE,
-        Algorithm::UF,
-        Algorithm::UF_IC,
-        Algorithm::KE,
-        Algorithm::KE_IC,
-        Algorithm::BUF,
-        Algorithm::BUF_IC,
-        Algorithm::BKE,
-        Algorithm::BKE_IC,
-    ];
+    /// The registry entry.
+    pub fn info(self) -> &'static AlgorithmInfo {
+        &crate::registry::ENTRIES[self.0 as usize]
+    }
 
     /// The paper's name, e.g. `BKE_IC`.
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::LE => "LE",
-            Algorithm::OLE => "OLE",
-            Algorithm::BE => "BE",
-            Algorithm::UF => "UF",
-            Algorithm::UF_IC => "UF_IC",
-            Algorithm::KE => "KE",
-            Algorithm::KE_IC => "KE_IC",
-            Algorithm::BUF => "BUF",
-            Algorithm::BUF_IC => "BUF_IC",
-            Algorithm::BKE => "BKE",
-            Algorithm::BKE_IC => "BKE_IC",
-        }
+        self.info().name
     }
 
     /// The connectivities the algorithm is defined for: block-based ones (BE, BUF, BKE) work
     /// on 2x2 blocks and so only with 8-connectivity.
     pub fn connectivities(self) -> &'static [Connectivity] {
-        match self {
-            Algorithm::BE | Algorithm::BUF | Algorithm::BUF_IC | Algorithm::BKE | Algorithm::BKE_IC => {
-                &[Connectivity::Eight]
-            }
-            _ => &Connectivity::ALL,
-        }
+        self.info().connectivities
     }
 
     /// Whether the algorithm is defined for `connectivity`.
@@ -117,17 +69,23 @@ impl Algorithm {
 
     /// How the algorithm numbers components in its raw output.
     pub fn raw_labels(self) -> RawLabels {
-        match self {
-            Algorithm::BE | Algorithm::BUF | Algorithm::BUF_IC | Algorithm::BKE | Algorithm::BKE_IC => {
-                RawLabels::FirstBlock
-            }
-            _ => RawLabels::FirstPixel,
-        }
+        self.info().raw_labels
     }
 
     /// Whether this is an inline-compression (`_IC`) variant.
     pub fn inline_compression(self) -> bool {
-        matches!(self, Algorithm::UF_IC | Algorithm::KE_IC | Algorithm::BUF_IC | Algorithm::BKE_IC)
+        self.info().inline_compression
+    }
+
+    /// Every algorithm's name, comma-separated (for help texts and errors).
+    pub fn names() -> String {
+        Self::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -152,7 +110,7 @@ pub enum RawLabels {
 
 /// Error of parsing an algorithm name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown algorithm '{0}' (known: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC)")]
+#[error("unknown algorithm '{name}' (known: {known})", name = .0, known = Algorithm::names())]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for Algorithm {
@@ -161,6 +119,6 @@ impl FromStr for Algorithm {
     /// Case-insensitive; `-` and `_` are the same (`bke-ic` is `BKE_IC`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_uppercase().replace('-', "_");
-        Self::ALL.into_iter().find(|a| a.name() == wanted).ok_or_else(|| UnknownAlgorithm(s.to_string()))
+        Self::ALL.iter().copied().find(|a| a.name() == wanted).ok_or_else(|| UnknownAlgorithm(s.to_string()))
     }
 }

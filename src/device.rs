@@ -7,6 +7,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::labeler::{AnyLabeler, CpuLabeler};
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+use crate::labeler::{GpuLabeler, Opened};
 use crate::{Algorithm, Error, Result};
 
 /// The backends.
@@ -143,7 +145,7 @@ pub struct Discovery {
 
 #[cfg(feature = "opencl")]
 fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
-    let descs = ccl_opencl::devices().map_err(|e| crate::gpu::opencl::unavailable_or(e, "OpenCL"))?;
+    let descs = ccl_opencl::devices()?;
     Ok(descs
         .into_iter()
         .enumerate()
@@ -165,7 +167,7 @@ fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
 
 #[cfg(feature = "cuda")]
 fn cuda_devices() -> Result<Vec<DeviceInfo>> {
-    let descs = ccl_cuda::devices().map_err(|e| crate::gpu::cuda::unavailable_or(e, "CUDA"))?;
+    let descs = ccl_cuda::devices()?;
     Ok(descs
         .into_iter()
         .map(|d| DeviceInfo {
@@ -239,10 +241,8 @@ pub struct Device {
 #[derive(Clone)]
 pub(crate) enum DeviceInner {
     Cpu,
-    #[cfg(feature = "opencl")]
-    OpenCl(Arc<crate::labeler::Opened<crate::gpu::opencl::OpenCl>>),
-    #[cfg(feature = "cuda")]
-    Cuda(Arc<crate::labeler::Opened<crate::gpu::cuda::Cuda>>),
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    Gpu(Arc<Opened>),
 }
 
 impl Device {
@@ -258,8 +258,8 @@ impl Device {
                     id: id.to_string(),
                     reason: format!("there {} (see `ccl devices`)", count_phrase(count, "OpenCL", "opencl")),
                 })?;
-                let gpu = crate::gpu::opencl::OpenCl::open(desc.platform, desc.device)?;
-                Ok(Device { inner: DeviceInner::OpenCl(crate::labeler::Opened::new(gpu, info.clone())), info })
+                let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device)?;
+                Ok(Device { inner: DeviceInner::Gpu(Opened::new(Box::new(gpu), info.clone())), info })
             }
             #[cfg(feature = "cuda")]
             DeviceId::Cuda(ordinal) => {
@@ -269,8 +269,8 @@ impl Device {
                     id: id.to_string(),
                     reason: format!("there {} (see `ccl devices`)", count_phrase(count, "CUDA", "cuda")),
                 })?;
-                let gpu = crate::gpu::cuda::Cuda::open(ordinal)?;
-                Ok(Device { inner: DeviceInner::Cuda(crate::labeler::Opened::new(gpu, info.clone())), info })
+                let gpu = ccl_cuda::Runtime::new(ordinal)?;
+                Ok(Device { inner: DeviceInner::Gpu(Opened::new(Box::new(gpu), info.clone())), info })
             }
             #[allow(unreachable_patterns)]
             other => Err(not_built(other.backend())),
@@ -292,14 +292,8 @@ impl Device {
     pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {
         Ok(match &self.inner {
             DeviceInner::Cpu => CpuLabeler::new(algorithm).into(),
-            #[cfg(feature = "opencl")]
-            DeviceInner::OpenCl(gpu) => {
-                crate::labeler::OpenClLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
-            }
-            #[cfg(feature = "cuda")]
-            DeviceInner::Cuda(gpu) => {
-                crate::labeler::CudaLabeler(crate::labeler::GpuLabeler::new(gpu.clone(), algorithm)?).into()
-            }
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            DeviceInner::Gpu(opened) => GpuLabeler::new(opened.clone(), algorithm)?.into(),
         })
     }
 }

@@ -169,6 +169,25 @@ pub enum Error {
     },
 }
 
+impl From<ccl_backend::Error> for Error {
+    fn from(e: ccl_backend::Error) -> Self {
+        use ccl_backend::Error as B;
+        match e {
+            B::Unavailable { backend, reason } => {
+                let backend = if backend == "cuda" { BackendKind::Cuda } else { BackendKind::OpenCl };
+                Error::BackendUnavailable { backend, reason }
+            }
+            B::UnknownDevice { id, reason } => Error::UnknownDevice { id, reason },
+            B::Build { device, log } => Error::KernelBuild { kernel: "a kernel".into(), device, log },
+            B::WrongHandle { device } => Error::DeviceMismatch { device },
+            B::Call { device, message } => Error::Device { device, message },
+            B::InvalidLaunch { device, kernel, reason } => {
+                Error::Device { device, message: format!("launch of {kernel}: {reason}") }
+            }
+        }
+    }
+}
+
 /// Result type of the crate.
 pub type Result<T> = std::result::Result<T, Error>;
 

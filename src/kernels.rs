@@ -1,44 +1,34 @@
-//! Kernel sources. Each kernel is written once in `kernels/` in a portable vocabulary (`KERNEL`,
-//! `GLOBAL`, `LOCAL_ARRAY`, `LOCAL_BARRIER()`, `ATOMIC_MIN`, ...). The exact file each backend
+//! Kernel sources, and nothing else: this module depends on no other part of the crate. Each
+//! kernel is written once in `kernels/` in a portable vocabulary (`KERNEL`, `GLOBAL`,
+//! `LOCAL_ARRAY`, `LOCAL_BARRIER()`, `ATOMIC_MIN`, `label_t`, ...). The exact file each backend
 //! compiles is that source behind its dialect prelude, committed as `kernels-cl/NAME.cl` and
 //! `kernels-cu/NAME.cu`; `tests/kernel_sources.rs` fails when those drift from [`generate`]
 //! (`CCL_BLESS=1 cargo test --test kernel_sources` rewrites them). Specialisation is done with
-//! compile-time defines (`-D CONNECTIVITY=8`), never by editing the text.
+//! compile-time defines (`-D CONNECTIVITY=8`), never by editing the text; which file and
+//! defines each algorithm uses is the registry's business (`crate::registry`).
 
-/// The backend language a kernel file is written for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    /// OpenCL C 1.2.
-    OpenCl,
-    /// CUDA C++ through NVRTC.
-    Cuda,
+pub use ccl_backend::Dialect;
+
+/// Folder of the generated files of `dialect`, relative to the repository root.
+pub fn folder(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OpenCl => "kernels-cl",
+        Dialect::Cuda => "kernels-cu",
+    }
 }
 
-impl Dialect {
-    /// Both dialects.
-    pub const ALL: [Dialect; 2] = [Dialect::OpenCl, Dialect::Cuda];
-
-    /// Folder of the generated files, relative to the repository root.
-    pub fn folder(self) -> &'static str {
-        match self {
-            Dialect::OpenCl => "kernels-cl",
-            Dialect::Cuda => "kernels-cu",
-        }
+/// File extension of the generated files of `dialect`.
+pub fn extension(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OpenCl => "cl",
+        Dialect::Cuda => "cu",
     }
+}
 
-    /// File extension of the generated files.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Dialect::OpenCl => "cl",
-            Dialect::Cuda => "cu",
-        }
-    }
-
-    fn prelude(self) -> &'static str {
-        match self {
-            Dialect::OpenCl => include_str!("../kernels-cl/prelude.h"),
-            Dialect::Cuda => include_str!("../kernels-cu/prelude.cuh"),
-        }
+fn prelude(dialect: Dialect) -> (&'static str, &'static str) {
+    match dialect {
+        Dialect::OpenCl => ("kernels-cl/prelude.h", include_str!("../kernels-cl/prelude.h")),
+        Dialect::Cuda => ("kernels-cu/prelude.cuh", include_str!("../kernels-cu/prelude.cuh")),
     }
 }
 
@@ -53,6 +43,7 @@ pub struct KernelFile {
     cuda: &'static str,
 }
 
+const COMMON: (&str, &str) = ("common.h", include_str!("../kernels/common.h"));
 const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union_find.h"));
 const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/compress.kernel"));
 const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
@@ -60,7 +51,7 @@ const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
 /// UF and UF_IC: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
     name: "uf",
-    parts: &[UNION_FIND, COMPRESS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
     opencl: include_str!("../kernels-cl/uf.cl"),
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
@@ -70,7 +61,7 @@ const EQUIVALENCE: (&str, &str) = ("equivalence.h", include_str!("../kernels/equ
 /// LE: init, then scan, analysis, labelling until no change.
 pub const LE: KernelFile = KernelFile {
     name: "le",
-    parts: &[EQUIVALENCE, ("le.kernel", include_str!("../kernels/le.kernel"))],
+    parts: &[COMMON, EQUIVALENCE, ("le.kernel", include_str!("../kernels/le.kernel"))],
     opencl: include_str!("../kernels-cl/le.cl"),
     cuda: include_str!("../kernels-cu/le.cu"),
 };
@@ -78,7 +69,7 @@ pub const LE: KernelFile = KernelFile {
 /// OLE: init, then scan, analysis (fused labelling) until no change.
 pub const OLE: KernelFile = KernelFile {
     name: "ole",
-    parts: &[EQUIVALENCE, ("ole.kernel", include_str!("../kernels/ole.kernel"))],
+    parts: &[COMMON, EQUIVALENCE, ("ole.kernel", include_str!("../kernels/ole.kernel"))],
     opencl: include_str!("../kernels-cl/ole.cl"),
     cuda: include_str!("../kernels-cu/ole.cu"),
 };
@@ -86,7 +77,7 @@ pub const OLE: KernelFile = KernelFile {
 /// BE: block init (labels, connectivity bytes), OLE on blocks until no change, final labeling.
 pub const BE: KernelFile = KernelFile {
     name: "be",
-    parts: &[EQUIVALENCE, ("be.kernel", include_str!("../kernels/be.kernel"))],
+    parts: &[COMMON, EQUIVALENCE, ("be.kernel", include_str!("../kernels/be.kernel"))],
     opencl: include_str!("../kernels-cl/be.cl"),
     cuda: include_str!("../kernels-cu/be.cu"),
 };
@@ -94,7 +85,7 @@ pub const BE: KernelFile = KernelFile {
 /// KE and KE_IC: initialization, compression, reduction, compression.
 pub const KE: KernelFile = KernelFile {
     name: "ke",
-    parts: &[UNION_FIND, COMPRESS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
     opencl: include_str!("../kernels-cl/ke.cl"),
     cuda: include_str!("../kernels-cu/ke.cu"),
 };
@@ -102,7 +93,7 @@ pub const KE: KernelFile = KernelFile {
 /// BUF and BUF_IC: initialization, merge, compression, final labeling over 2x2 blocks.
 pub const BUF: KernelFile = KernelFile {
     name: "buf",
-    parts: &[UNION_FIND, COMPRESS, BLOCKS, ("buf.kernel", include_str!("../kernels/buf.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, BLOCKS, ("buf.kernel", include_str!("../kernels/buf.kernel"))],
     opencl: include_str!("../kernels-cl/buf.cl"),
     cuda: include_str!("../kernels-cu/buf.cu"),
 };
@@ -110,7 +101,7 @@ pub const BUF: KernelFile = KernelFile {
 /// BKE and BKE_IC: initialization, compression, reduction, compression, final labeling.
 pub const BKE: KernelFile = KernelFile {
     name: "bke",
-    parts: &[UNION_FIND, COMPRESS, BLOCKS, ("bke.kernel", include_str!("../kernels/bke.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, BLOCKS, ("bke.kernel", include_str!("../kernels/bke.kernel"))],
     opencl: include_str!("../kernels-cl/bke.cl"),
     cuda: include_str!("../kernels-cu/bke.cu"),
 };
@@ -129,23 +120,25 @@ impl KernelFile {
 
     /// Path of the committed file for `dialect`, relative to the repository root.
     pub fn path(&self, dialect: Dialect) -> String {
-        format!("{}/{}.{}", dialect.folder(), self.name, dialect.extension())
+        format!("{}/{}.{}", folder(dialect), self.name, extension(dialect))
+    }
+
+    /// The shared parts, as (path under `kernels/`, text), in order.
+    pub fn parts(&self) -> &'static [(&'static str, &'static str)] {
+        self.parts
     }
 }
 
 /// The source that `kernels-cl/` or `kernels-cu/` must hold for `file`: a header, the
 /// dialect prelude, then the shared parts.
 pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
-    let prelude_path = match dialect {
-        Dialect::OpenCl => "kernels-cl/prelude.h",
-        Dialect::Cuda => "kernels-cu/prelude.cuh",
-    };
+    let (prelude_path, prelude_text) = prelude(dialect);
     let mut out = format!(
         "// GENERATED from {prelude_path} and kernels/{{{}}}: edit those, then run\n\
          // `CCL_BLESS=1 cargo test --test kernel_sources`.\n\n",
         file.parts.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
     );
-    for (path, text) in std::iter::once((prelude_path, dialect.prelude())).chain(file.parts.iter().copied()) {
+    for (path, text) in std::iter::once((prelude_path, prelude_text)).chain(file.parts.iter().copied()) {
         out.push_str(&format!("// ---- {path}\n"));
         out.push_str(text);
         if !text.ends_with('\n') {
@@ -154,41 +147,4 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
         out.push('\n');
     }
     out
-}
-
-/// One compilation of a kernel file: the defines an algorithm uses for one connectivity.
-#[derive(Clone, Debug)]
-pub struct KernelBuild {
-    /// The algorithm.
-    pub algorithm: crate::Algorithm,
-    /// The connectivity.
-    pub connectivity: crate::Connectivity,
-    /// The kernel file.
-    pub file: KernelFile,
-    /// Compile-time defines (`-D NAME=VALUE`).
-    pub defines: Vec<(&'static str, u32)>,
-}
-
-/// Every compilation the GPU labelers perform: each implemented algorithm x connectivity.
-pub fn builds() -> Vec<KernelBuild> {
-    crate::Algorithm::ALL
-        .into_iter()
-        .flat_map(|algorithm| crate::Connectivity::ALL.into_iter().map(move |c| (algorithm, c)))
-        .filter_map(|(algorithm, connectivity)| {
-            let (file, defines) = crate::schedule::kernel_build(algorithm, connectivity)?;
-            Some(KernelBuild { algorithm, connectivity, file, defines })
-        })
-        .collect()
-}
-
-/// Compiles a build's CUDA source to PTX with NVRTC; needs `libnvrtc` but no GPU or driver.
-#[cfg(feature = "cuda")]
-pub fn compile_cuda_ptx(build: &KernelBuild) -> crate::Result<String> {
-    let options: Vec<String> = build.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-    ccl_cuda::compile_ptx(build.file.source(Dialect::Cuda), &options, None).map_err(|e| match e {
-        ccl_cuda::Error::Build { log } => {
-            crate::Error::KernelBuild { kernel: build.file.path(Dialect::Cuda), device: "NVRTC".into(), log }
-        }
-        e => crate::gpu::cuda::unavailable_or(e, "NVRTC"),
-    })
 }

@@ -16,6 +16,7 @@
 //! ```
 
 mod algorithm;
+mod array;
 pub mod bench;
 mod device;
 mod error;
@@ -24,28 +25,23 @@ mod image;
 pub mod io;
 pub mod kernels;
 mod labeler;
+pub mod recording;
 pub mod reference;
+pub mod registry;
 mod schedule;
+mod shape;
 mod timings;
 
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
+pub use array::{DeviceArray, DeviceImage, DeviceLabels};
 pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
 pub use error::{Error, Result};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
-#[cfg(feature = "cuda")]
-pub use labeler::CudaLabeler;
-#[cfg(feature = "opencl")]
-pub use labeler::OpenClLabeler;
-pub use labeler::{AnyLabeler, CpuLabeler, DeviceArray, DeviceImage, DeviceLabels, Labeler, Labeling};
+pub use labeler::{AnyLabeler, CpuLabeler, GpuLabeler, Labeler, Labeling};
+pub use shape::{Element, ElementType, Shape};
 pub use timings::{Phase, PhaseTime, Timings};
 
 /// The README's examples compile and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-
-/// Algorithms with a GPU implementation on both backends (all of [`Algorithm::ALL`]; 3D
-/// algorithms will extend the list).
-pub fn gpu_algorithms() -> &'static [Algorithm] {
-    schedule::IMPLEMENTED
-}

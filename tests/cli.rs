@@ -195,7 +195,7 @@ fn every_algorithm_name_labels_like_the_cpu_reference() {
         assert!(o.status.success(), "{device} {algo} {connectivity}: {}", String::from_utf8_lossy(&o.stderr));
         std::fs::read(out).unwrap()
     };
-    for (a, algorithm) in ccl::Algorithm::ALL.into_iter().enumerate() {
+    for (a, algorithm) in ccl::Algorithm::ALL.iter().enumerate() {
         let spellings = [algorithm.name().to_string(), algorithm.name().to_lowercase().replace('_', "-")];
         for &connectivity in algorithm.connectivities() {
             let c = connectivity.neighbours().to_string();

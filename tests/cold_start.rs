@@ -17,7 +17,7 @@ fn the_first_labeling_is_timed_like_the_next() {
     let image = random(128, 96, 45, 1, 5);
     let mut failures = Vec::new();
     for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
-        for &algorithm in ccl::gpu_algorithms() {
+        for &algorithm in ccl::Algorithm::ALL {
             let mut labeler = dev.device.labeler(algorithm).unwrap();
             let on_device = labeler.upload(&image).unwrap();
             let (_, first) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();

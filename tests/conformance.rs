@@ -16,7 +16,7 @@ use common::images::{conformance_cases, Case};
 /// The algorithms under test: every one with a GPU schedule. Adding an algorithm to the
 /// library's schedule table adds its cases here.
 fn algorithms() -> &'static [Algorithm] {
-    ccl::gpu_algorithms()
+    ccl::Algorithm::ALL
 }
 
 fn real_pages() -> Vec<Case> {

@@ -30,7 +30,7 @@ fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
 fn gpu_labelers_reject_unsupported_pairs_too() {
     let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
     for dev in common::devices() {
-        for &algorithm in ccl::gpu_algorithms() {
+        for &algorithm in ccl::Algorithm::ALL {
             let mut labeler = dev.device.labeler(algorithm).unwrap();
             for connectivity in Connectivity::ALL {
                 let r = labeler.label(&image, connectivity);
@@ -113,7 +113,7 @@ fn algorithm_names_parse_case_insensitively() {
     assert_eq!("bke-ic".parse::<Algorithm>().unwrap(), Algorithm::BKE_IC);
     assert_eq!("BKE_IC".parse::<Algorithm>().unwrap(), Algorithm::BKE_IC);
     assert_eq!("uf".parse::<Algorithm>().unwrap(), Algorithm::UF);
-    for a in Algorithm::ALL {
+    for &a in Algorithm::ALL {
         assert_eq!(a.name().to_lowercase().parse::<Algorithm>().unwrap(), a);
     }
     let err = "bfs".parse::<Algorithm>().unwrap_err();

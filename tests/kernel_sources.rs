@@ -6,6 +6,8 @@
 mod common;
 
 use ccl::kernels::{self, Dialect};
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+use ccl_backend::Define;
 
 #[test]
 fn generated_kernel_files_match_shared_sources() {
@@ -38,45 +40,72 @@ fn generated_kernel_files_match_shared_sources() {
 }
 
 #[cfg(feature = "cuda")]
+/// Every build with 32-bit labels (what the labelers compile) and with `LABEL_BITS=64` (the
+/// 64-bit label path is a define away).
+fn builds_with_both_label_widths() -> Vec<(String, &'static str, Vec<Define>)> {
+    let mut out = Vec::new();
+    for build in ccl::registry::kernel_builds() {
+        let name = format!("{}/{}", build.algorithm, build.connectivity);
+        out.push((name.clone(), build.file.source(Dialect::Cuda), build.defines.clone()));
+        let mut wide = build.defines.clone();
+        wide.push(Define::int("LABEL_BITS", 64));
+        out.push((format!("{name}/64-bit labels"), build.file.source(Dialect::Cuda), wide));
+    }
+    out
+}
+
+#[cfg(feature = "cuda")]
 #[test]
 fn every_kernel_build_compiles_with_nvrtc() {
-    let builds = kernels::builds();
+    let builds = builds_with_both_label_widths();
     assert!(!builds.is_empty());
     let mut failures = Vec::new();
-    for build in &builds {
-        match kernels::compile_cuda_ptx(build) {
+    for (name, source, defines) in &builds {
+        match ccl_cuda::compile_ptx(source, defines, None) {
             Ok(ptx) => assert!(ptx.contains(".entry"), "PTX without kernels"),
-            Err(ccl::Error::BackendUnavailable { reason, .. }) => {
+            Err(ccl_backend::Error::Unavailable { reason, .. }) => {
                 assert!(!common::is_required("nvrtc"), "CCL_REQUIRE_BACKENDS requires nvrtc: {reason}");
                 eprintln!("note: NVRTC absent, CUDA kernels not compiled: {reason}");
                 return;
             }
-            Err(e) => failures.push(format!("{}/{}: {e}", build.algorithm, build.connectivity)),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
     assert!(failures.is_empty(), "NVRTC failures:\n{}", failures.join("\n"));
     eprintln!("NVRTC compiled {} kernel builds", builds.len());
 }
 
+#[cfg(feature = "opencl")]
 #[test]
 fn every_kernel_build_compiles_with_every_opencl_device() {
-    let found = ccl::discover();
-    let opencl: Vec<_> = found.devices.iter().filter(|d| d.id.backend() == ccl::BackendKind::OpenCl).collect();
-    if opencl.is_empty() {
-        assert!(
-            !common::is_required("opencl-cpu") && !common::is_required("opencl-gpu"),
-            "an OpenCL backend is required but none is present: {:?}",
-            found.unavailable
-        );
-        eprintln!("note: no OpenCL device, OpenCL kernels not compiled");
-        return;
-    }
-    for info in opencl {
-        let device = ccl::Device::open(info.id).expect("open OpenCL device");
-        for &algorithm in ccl::gpu_algorithms() {
-            if let Err(e) = device.labeler(algorithm) {
-                panic!("{algorithm} does not build on {info}: {e}");
+    use ccl_backend::Gpu;
+    let descs = match ccl_opencl::devices() {
+        Ok(d) if !d.is_empty() => d,
+        other => {
+            assert!(
+                !common::is_required("opencl-cpu") && !common::is_required("opencl-gpu"),
+                "an OpenCL backend is required but none is present: {:?}",
+                other.err()
+            );
+            eprintln!("note: no OpenCL device, OpenCL kernels not compiled");
+            return;
+        }
+    };
+    let mut failures = Vec::new();
+    for desc in descs {
+        let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device");
+        for build in ccl::registry::kernel_builds() {
+            for bits in [32, 64] {
+                let mut defines = build.defines.clone();
+                defines.push(Define::int("LABEL_BITS", bits));
+                if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
+                    failures.push(format!(
+                        "{}/{} ({bits}-bit labels) on {}: {e}",
+                        build.algorithm, build.connectivity, desc.name
+                    ));
+                }
             }
         }
     }
+    assert!(failures.is_empty(), "OpenCL build failures:\n{}", failures.join("\n"));
 }

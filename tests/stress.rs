@@ -27,7 +27,7 @@ fn repeated_runs_give_identical_raw_labels() {
     let mut checked = 0;
     for dev in &devices {
         let n = runs(dev.device.info());
-        for &algorithm in ccl::gpu_algorithms() {
+        for &algorithm in ccl::Algorithm::ALL {
             let mut labeler = dev.device.labeler(algorithm).expect("labeler");
             for (name, image) in &images {
                 let on_device = labeler.upload(image).expect("upload");

@@ -1,103 +1,69 @@
 //! BE, Block Equivalence of Zavalishin et al. 2016 (TPDS 2020 Sec. 3.1; IPAS 2018 Sec. II),
 //! 8-connectivity only. Kernels: `kernels/be.kernel` (with `kernels/equivalence.h`).
 //!
-//! Scratch: block labels B (one `u32` per 2x2 block), a connectivity byte C per block (one bit
+//! Scratch: block labels B (one label per 2x2 block), a connectivity byte C per block (one bit
 //! per neighbour block NW, N, NE, W, E, SW, S, SE), and a one-word "changed" flag; blocks are
 //! `ceil(width / 2)` x `ceil(height / 2)`.
 //!
 //! 1. `be_init` (per block): B and C from the 4x4 pixel window around the block.
-//! 2. Repeated until a scan changes nothing (the flag is zeroed before and read after each
-//!    iteration): `be_scan`, `be_analysis`: OLE on blocks, C choosing the neighbours.
+//! 2. Repeated until a scan changes nothing: `be_scan`, `be_analysis`: OLE on blocks, C
+//!    choosing the neighbours.
 //! 3. `be_final_labeling` (per pixel): foreground pixels take their root block's label.
 //!
 //! Raw labels: (raster index of the top-left pixel of the component's first block) + 1;
 //! background 0 ([`crate::RawLabels::FirstBlock`]).
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use super::le::{flag_set, GROUP};
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
+use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
+use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Phase, Result};
 
+pub(crate) use super::le::defines;
+
 /// The compiled BE kernels.
-pub(crate) struct Be<G: Gpu> {
-    init: G::Kernel,
-    scan: G::Kernel,
-    analysis: G::Kernel,
-    final_labeling: G::Kernel,
+pub(crate) struct Be {
+    init: Kernel,
+    scan: Kernel,
+    analysis: Kernel,
+    final_labeling: Kernel,
 }
 
-impl<G: Gpu> Be<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            init: gpu.kernel(program, "be_init")?,
-            scan: gpu.kernel(program, "be_scan")?,
-            analysis: gpu.kernel(program, "be_analysis")?,
-            final_labeling: gpu.kernel(program, "be_final_labeling")?,
-        })
-    }
+/// Makes the BE schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [init, scan, analysis, final_labeling] =
+        kernels(gpu, program, ["be_init", "be_scan", "be_analysis", "be_final_labeling"])?;
+    Ok(Box::new(Be { init, scan, analysis, final_labeling }))
+}
 
-    /// Labels `input` into `labels`; returns the number of iterations.
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<u32> {
-        let (w, h) = (size.0 as u32, size.1 as u32);
-        let blocks = (size.0.div_ceil(2), size.1.div_ceil(2));
-        let (bw, bh) = (blocks.0 as u32, blocks.1 as u32);
-        let block_labels = gpu.alloc(blocks.0 * blocks.1 * 4)?;
-        let connectivity = gpu.alloc(blocks.0 * blocks.1)?;
+impl Schedule for Be {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let (w, h) = job.size();
+        let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
+        let blocks = over_blocks(job.shape);
+        let count = bw as usize * bh as usize;
+        let block_labels = gpu.alloc(count * LABEL_BYTES)?;
+        let connectivity = gpu.alloc(count)?;
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
-        gpu.launch_over(
-            &mut self.init,
-            blocks,
-            GROUP,
-            &[
-                Arg::Buf(input),
-                Arg::Buf(&block_labels),
-                Arg::Buf(&connectivity),
-                Arg::U32(w),
-                Arg::U32(h),
-                Arg::U32(bw),
-                Arg::U32(bh),
-            ],
-        )?;
+        let (b, c) = (Arg::Buffer(&block_labels), Arg::Buffer(&connectivity));
+        let input = Arg::Buffer(job.input);
+        gpu.launch(&mut self.init, &blocks, &[input, b, c, Arg::U32(w), Arg::U32(h), Arg::U32(bw), Arg::U32(bh)])?;
         recorder.end(Phase::Initialization)?;
 
-        let mut iterations = 0;
-        loop {
-            iterations += 1;
-            gpu.zero(&mut changed)?;
-            gpu.launch_over(
-                &mut self.scan,
-                blocks,
-                GROUP,
-                &[Arg::Buf(&block_labels), Arg::Buf(&connectivity), Arg::Buf(&changed), Arg::U32(bw), Arg::U32(bh)],
-            )?;
-            gpu.launch_over(&mut self.analysis, blocks, GROUP, &[Arg::Buf(&block_labels), Arg::U32(bw), Arg::U32(bh)])?;
-            if !flag_set(gpu, &changed)? {
-                break;
-            }
-        }
+        let iterations = until_stable(gpu, &mut changed, |flag| {
+            gpu.launch(&mut self.scan, &blocks, &[b, c, Arg::Buffer(flag), Arg::U32(bw), Arg::U32(bh)])?;
+            gpu.launch(&mut self.analysis, &blocks, &[b, Arg::U32(bw), Arg::U32(bh)])
+        })?;
         recorder.end(Phase::Merge)?;
 
-        gpu.launch_over(
-            &mut self.final_labeling,
-            size,
-            GROUP,
-            &[Arg::Buf(input), Arg::Buf(&block_labels), Arg::Buf(labels), Arg::U32(w), Arg::U32(h), Arg::U32(bw)],
-        )?;
+        let final_args = [input, b, Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(bw)];
+        gpu.launch(&mut self.final_labeling, &over_pixels(job.shape), &final_args)?;
         recorder.end(Phase::FinalLabeling)?;
 
         drop(block_labels);
         drop(connectivity);
         drop(changed);
         recorder.end(Phase::Deallocation)?;
-        Ok(iterations)
+        Ok(Some(iterations))
     }
 }

@@ -13,77 +13,67 @@
 //! its information byte; for them a one-word buffer is allocated.
 //!
 //! Raw labels: top-left pixel index of the component's first block + 1; background 0.
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+use super::{kernels, over_blocks, Job, Schedule, LABEL_BYTES};
+use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::{Connectivity, Phase, Result, Shape};
 
-use super::buf::{blocks, GROUP};
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
-use crate::{Phase, Result};
-
-/// The compile-time defines of `kernels/bke.kernel`.
-pub(crate) fn defines(inline_compression: bool) -> Vec<(&'static str, u32)> {
-    vec![("INLINE_COMPRESSION", inline_compression.into())]
+/// The compile-time defines of `kernels/bke.kernel`: none beyond the variant's.
+pub(crate) fn defines(_: Connectivity) -> Vec<Define> {
+    Vec::new()
 }
 
-/// Whether the last block has no pixel of its own or of its upper-left neighbour to hold its
-/// information byte: a single row or column of odd length.
-fn needs_extra_byte((w, h): (usize, usize)) -> bool {
-    (w == 1 || h == 1) && w % 2 == 1 && h % 2 == 1
+/// Whether the image has a block with no pixel slot to borrow for its information byte: 1xN
+/// and Nx1 images with N odd (1x1 included).
+fn needs_extra_word(shape: Shape) -> bool {
+    (shape.width == 1 || shape.height == 1) && shape.width % 2 == 1 && shape.height % 2 == 1
 }
 
 /// The compiled BKE kernels.
-pub(crate) struct Bke<G: Gpu> {
-    init: G::Kernel,
-    compress: G::Kernel,
-    reduce: G::Kernel,
-    finish: G::Kernel,
+pub(crate) struct Bke {
+    init: Kernel,
+    compress: Kernel,
+    reduce: Kernel,
+    finish: Kernel,
 }
 
-impl<G: Gpu> Bke<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            init: gpu.kernel(program, "bke_init")?,
-            compress: gpu.kernel(program, "compress_blocks")?,
-            reduce: gpu.kernel(program, "bke_reduce")?,
-            finish: gpu.kernel(program, "bke_final")?,
-        })
-    }
+/// Makes the BKE schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [init, compress, reduce, finish] =
+        kernels(gpu, program, ["bke_init", "compress_blocks", "bke_reduce", "bke_final"])?;
+    Ok(Box::new(Bke { init, compress, reduce, finish }))
+}
 
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<()> {
-        let extra = if needs_extra_byte(size) {
-            let buffer = gpu.alloc(4)?;
+impl Schedule for Bke {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let extra = if needs_extra_word(job.shape) {
+            let buffer = gpu.alloc(LABEL_BYTES)?;
             recorder.end(Phase::Allocation)?;
             Some(buffer)
         } else {
             None
         };
-        // Without an extra buffer the kernels never touch that argument: pass the labels.
-        let extra_arg = extra.as_ref().unwrap_or(labels);
-        let (w, h) = (size.0 as u32, size.1 as u32);
-        let grid = blocks(size);
-        let image_args = [Arg::Buf(input), Arg::Buf(labels), Arg::Buf(extra_arg), Arg::U32(w), Arg::U32(h)];
-        let reduce_args = [Arg::Buf(labels), Arg::Buf(extra_arg), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch_over(&mut self.init, grid, GROUP, &image_args)?;
+        // Without the extra word the kernels never touch their `extra` argument.
+        let extra_arg = Arg::Buffer(extra.as_ref().unwrap_or(job.labels));
+        let (w, h) = job.size();
+        let blocks = over_blocks(job.shape);
+        let (input, labels) = (Arg::Buffer(job.input), Arg::Buffer(job.labels));
+        let image_args = [input, labels, extra_arg, Arg::U32(w), Arg::U32(h)];
+        let reduce_args = [labels, extra_arg, Arg::U32(w), Arg::U32(h)];
+        let label_args = [labels, Arg::U32(w), Arg::U32(h)];
+        gpu.launch(&mut self.init, &blocks, &image_args)?;
         recorder.end(Phase::Initialization)?;
-        gpu.launch_over(&mut self.compress, grid, GROUP, &label_args)?;
+        gpu.launch(&mut self.compress, &blocks, &label_args)?;
         recorder.end(Phase::Compression)?;
-        gpu.launch_over(&mut self.reduce, grid, GROUP, &reduce_args)?;
+        gpu.launch(&mut self.reduce, &blocks, &reduce_args)?;
         recorder.end(Phase::Reduction)?;
-        gpu.launch_over(&mut self.compress, grid, GROUP, &label_args)?;
+        gpu.launch(&mut self.compress, &blocks, &label_args)?;
         recorder.end(Phase::Compression)?;
-        gpu.launch_over(&mut self.finish, grid, GROUP, &image_args)?;
+        gpu.launch(&mut self.finish, &blocks, &image_args)?;
         recorder.end(Phase::FinalLabeling)?;
         if let Some(buffer) = extra {
             drop(buffer);
             recorder.end(Phase::Deallocation)?;
         }
-        Ok(())
+        Ok(None)
     }
 }

@@ -11,61 +11,46 @@
 //! 4. FinalLabeling: block labels to foreground pixels, 0 to background.
 //!
 //! Raw labels: top-left pixel index of the component's first block + 1; background 0.
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
-use crate::{Phase, Result};
+use super::{kernels, over_blocks, Job, Schedule};
+use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::{Connectivity, Phase, Result};
 
-/// Work-group shape over blocks.
-pub(crate) const GROUP: [usize; 2] = [32, 8];
-
-/// The block grid of a `width` x `height` image.
-pub(crate) fn blocks(size: (usize, usize)) -> (usize, usize) {
-    (size.0.div_ceil(2), size.1.div_ceil(2))
-}
-
-/// The compile-time defines of `kernels/buf.kernel`.
-pub(crate) fn defines(inline_compression: bool) -> Vec<(&'static str, u32)> {
-    vec![("INLINE_COMPRESSION", inline_compression.into())]
+/// The compile-time defines of `kernels/buf.kernel`: none beyond the variant's (2x2 blocks
+/// are 8-connected by construction).
+pub(crate) fn defines(_: Connectivity) -> Vec<Define> {
+    Vec::new()
 }
 
 /// The compiled BUF kernels.
-pub(crate) struct Buf<G: Gpu> {
-    init: G::Kernel,
-    merge: G::Kernel,
-    compress: G::Kernel,
-    finish: G::Kernel,
+pub(crate) struct Buf {
+    init: Kernel,
+    merge: Kernel,
+    compress: Kernel,
+    finish: Kernel,
 }
 
-impl<G: Gpu> Buf<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            init: gpu.kernel(program, "buf_init")?,
-            merge: gpu.kernel(program, "buf_merge")?,
-            compress: gpu.kernel(program, "compress_blocks")?,
-            finish: gpu.kernel(program, "buf_final")?,
-        })
-    }
+/// Makes the BUF schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [init, merge, compress, finish] =
+        kernels(gpu, program, ["buf_init", "buf_merge", "compress_blocks", "buf_final"])?;
+    Ok(Box::new(Buf { init, merge, compress, finish }))
+}
 
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<()> {
-        let (w, h) = (size.0 as u32, size.1 as u32);
-        let grid = blocks(size);
-        let image_args = [Arg::Buf(input), Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch_over(&mut self.init, grid, GROUP, &label_args)?;
+impl Schedule for Buf {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let (w, h) = job.size();
+        let blocks = over_blocks(job.shape);
+        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        gpu.launch(&mut self.init, &blocks, &label_args)?;
         recorder.end(Phase::Initialization)?;
-        gpu.launch_over(&mut self.merge, grid, GROUP, &image_args)?;
+        gpu.launch(&mut self.merge, &blocks, &image_args)?;
         recorder.end(Phase::Merge)?;
-        gpu.launch_over(&mut self.compress, grid, GROUP, &label_args)?;
+        gpu.launch(&mut self.compress, &blocks, &label_args)?;
         recorder.end(Phase::Compression)?;
-        gpu.launch_over(&mut self.finish, grid, GROUP, &image_args)?;
-        recorder.end(Phase::FinalLabeling)
+        gpu.launch(&mut self.finish, &blocks, &image_args)?;
+        recorder.end(Phase::FinalLabeling)?;
+        Ok(None)
     }
 }

@@ -8,53 +8,43 @@
 //! 4. Compression.
 //!
 //! No loop, no flag, no scratch buffer. Raw labels: first pixel index + 1; background 0.
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
+use super::{kernels, over_pixels, Job, Schedule};
+use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// Work-group shape: a warp-wide row for coalesced rows.
-const GROUP: [usize; 2] = [32, 8];
-
 /// The compile-time defines of `kernels/ke.kernel`.
-pub(crate) fn defines(connectivity: Connectivity, inline_compression: bool) -> Vec<(&'static str, u32)> {
-    vec![("CONNECTIVITY", connectivity.neighbours()), ("INLINE_COMPRESSION", inline_compression.into())]
+pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
 }
 
 /// The compiled KE kernels for one connectivity.
-pub(crate) struct Ke<G: Gpu> {
-    init: G::Kernel,
-    compress: G::Kernel,
-    reduce: G::Kernel,
+pub(crate) struct Ke {
+    init: Kernel,
+    compress: Kernel,
+    reduce: Kernel,
 }
 
-impl<G: Gpu> Ke<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            init: gpu.kernel(program, "ke_init")?,
-            compress: gpu.kernel(program, "compress_pixels")?,
-            reduce: gpu.kernel(program, "ke_reduce")?,
-        })
-    }
+/// Makes the KE schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [init, compress, reduce] = kernels(gpu, program, ["ke_init", "compress_pixels", "ke_reduce"])?;
+    Ok(Box::new(Ke { init, compress, reduce }))
+}
 
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<()> {
-        let (w, h) = (size.0 as u32, size.1 as u32);
-        let image_args = [Arg::Buf(input), Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch_over(&mut self.init, size, GROUP, &image_args)?;
+impl Schedule for Ke {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let (w, h) = job.size();
+        let range = over_pixels(job.shape);
+        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        gpu.launch(&mut self.init, &range, &image_args)?;
         recorder.end(Phase::Initialization)?;
-        gpu.launch_over(&mut self.compress, size, GROUP, &label_args)?;
+        gpu.launch(&mut self.compress, &range, &label_args)?;
         recorder.end(Phase::Compression)?;
-        gpu.launch_over(&mut self.reduce, size, GROUP, &image_args)?;
+        gpu.launch(&mut self.reduce, &range, &image_args)?;
         recorder.end(Phase::Reduction)?;
-        gpu.launch_over(&mut self.compress, size, GROUP, &label_args)?;
-        recorder.end(Phase::Compression)
+        gpu.launch(&mut self.compress, &range, &label_args)?;
+        recorder.end(Phase::Compression)?;
+        Ok(None)
     }
 }

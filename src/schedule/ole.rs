@@ -4,69 +4,50 @@
 //! Scratch: a one-word "changed" flag only; labels are their own references.
 //!
 //! 1. `ole_init`: every foreground pixel is its own label.
-//! 2. Repeated until a scan changes nothing (the flag is zeroed before and read after each
-//!    iteration): `ole_scan` (lower the representative `L[label - 1]` of a pixel's label to the
-//!    smallest label around it, plain store as in the paper), `ole_analysis` (pointer jumping,
-//!    labelling fused in).
+//! 2. Repeated until a scan changes nothing: `ole_scan` (lower the representative
+//!    `L[label - 1]` of a pixel's label to the smallest label around it, plain store as in the
+//!    paper), `ole_analysis` (pointer jumping, labelling fused in).
 //!
 //! Raw labels: (raster index of the component's first pixel) + 1; background 0.
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use super::le::{flag_set, GROUP};
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
+use super::{kernels, over_pixels, until_stable, Job, Schedule};
+use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Phase, Result};
 
+pub(crate) use super::le::defines;
+
 /// The compiled OLE kernels for one connectivity.
-pub(crate) struct Ole<G: Gpu> {
-    init: G::Kernel,
-    scan: G::Kernel,
-    analysis: G::Kernel,
+pub(crate) struct Ole {
+    init: Kernel,
+    scan: Kernel,
+    analysis: Kernel,
 }
 
-impl<G: Gpu> Ole<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            init: gpu.kernel(program, "ole_init")?,
-            scan: gpu.kernel(program, "ole_scan")?,
-            analysis: gpu.kernel(program, "ole_analysis")?,
-        })
-    }
+/// Makes the OLE schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [init, scan, analysis] = kernels(gpu, program, ["ole_init", "ole_scan", "ole_analysis"])?;
+    Ok(Box::new(Ole { init, scan, analysis }))
+}
 
-    /// Labels `input` into `labels`; returns the number of iterations.
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<u32> {
-        let (w, h) = (size.0 as u32, size.1 as u32);
+impl Schedule for Ole {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let (w, h) = job.size();
+        let range = over_pixels(job.shape);
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
-        gpu.launch_over(&mut self.init, size, GROUP, &[Arg::Buf(input), Arg::Buf(labels), Arg::U32(w), Arg::U32(h)])?;
+        let labels = Arg::Buffer(job.labels);
+        gpu.launch(&mut self.init, &range, &[Arg::Buffer(job.input), labels, Arg::U32(w), Arg::U32(h)])?;
         recorder.end(Phase::Initialization)?;
 
-        let mut iterations = 0;
-        loop {
-            iterations += 1;
-            gpu.zero(&mut changed)?;
-            gpu.launch_over(
-                &mut self.scan,
-                size,
-                GROUP,
-                &[Arg::Buf(labels), Arg::Buf(&changed), Arg::U32(w), Arg::U32(h)],
-            )?;
-            gpu.launch_over(&mut self.analysis, size, GROUP, &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)])?;
-            if !flag_set(gpu, &changed)? {
-                break;
-            }
-        }
+        let iterations = until_stable(gpu, &mut changed, |flag| {
+            gpu.launch(&mut self.scan, &range, &[labels, Arg::Buffer(flag), Arg::U32(w), Arg::U32(h)])?;
+            gpu.launch(&mut self.analysis, &range, &[labels, Arg::U32(w), Arg::U32(h)])
+        })?;
         recorder.end(Phase::Merge)?;
 
         drop(changed);
         recorder.end(Phase::Deallocation)?;
-        Ok(iterations)
+        Ok(Some(iterations))
     }
 }

@@ -8,56 +8,46 @@
 //! 3. Compression: every pixel is linked to its root.
 //!
 //! Raw labels: (raster index of the component's first pixel) + 1; background 0.
-#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
-use crate::gpu::{Arg, Gpu, PhaseRecorder};
+use super::common::GROUP;
+use super::{kernels, over_pixels, Job, Schedule};
+use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// Tile (work-group) size: 32 x 8 = 256 work-items, a size every OpenCL device accepts, and a
-/// full warp per tile row for coalesced rows.
-const TILE: [usize; 2] = [32, 8];
-
-/// The compile-time defines of `kernels/uf.kernel`.
-pub(crate) fn defines(connectivity: Connectivity, inline_compression: bool) -> Vec<(&'static str, u32)> {
+/// The compile-time defines of `kernels/uf.kernel`: the tile is the work-group.
+pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     vec![
-        ("CONNECTIVITY", connectivity.neighbours()),
-        ("TILE_W", TILE[0] as u32),
-        ("TILE_H", TILE[1] as u32),
-        ("INLINE_COMPRESSION", inline_compression.into()),
+        Define::int("CONNECTIVITY", connectivity.neighbours().into()),
+        Define::int("TILE_W", GROUP[0] as i64),
+        Define::int("TILE_H", GROUP[1] as i64),
     ]
 }
 
 /// The compiled UF kernels for one connectivity.
-pub(crate) struct Uf<G: Gpu> {
-    local_merge: G::Kernel,
-    border_merge: G::Kernel,
-    compress: G::Kernel,
+pub(crate) struct Uf {
+    local_merge: Kernel,
+    border_merge: Kernel,
+    compress: Kernel,
 }
 
-impl<G: Gpu> Uf<G> {
-    pub(crate) fn new(gpu: &G, program: &G::Program) -> Result<Self> {
-        Ok(Self {
-            local_merge: gpu.kernel(program, "uf_local_merge")?,
-            border_merge: gpu.kernel(program, "uf_border_merge")?,
-            compress: gpu.kernel(program, "compress_pixels")?,
-        })
-    }
+/// Makes the UF schedule from its compiled program.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+    let [local_merge, border_merge, compress] =
+        kernels(gpu, program, ["uf_local_merge", "uf_border_merge", "compress_pixels"])?;
+    Ok(Box::new(Uf { local_merge, border_merge, compress }))
+}
 
-    pub(crate) fn run(
-        &mut self,
-        gpu: &G,
-        input: &G::Buffer,
-        labels: &G::Buffer,
-        size: (usize, usize),
-        recorder: &mut PhaseRecorder<G>,
-    ) -> Result<()> {
-        let (w, h) = (size.0 as u32, size.1 as u32);
-        let image_args = [Arg::Buf(input), Arg::Buf(labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch_over(&mut self.local_merge, size, TILE, &image_args)?;
+impl Schedule for Uf {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let (w, h) = job.size();
+        let range = over_pixels(job.shape);
+        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        gpu.launch(&mut self.local_merge, &range, &image_args)?;
         recorder.end(Phase::LocalMerge)?;
-        gpu.launch_over(&mut self.border_merge, size, TILE, &image_args)?;
+        gpu.launch(&mut self.border_merge, &range, &image_args)?;
         recorder.end(Phase::BorderMerge)?;
-        gpu.launch_over(&mut self.compress, size, TILE, &[Arg::Buf(labels), Arg::U32(w), Arg::U32(h)])?;
-        recorder.end(Phase::Compression)
+        gpu.launch(&mut self.compress, &range, &[Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)])?;
+        recorder.end(Phase::Compression)?;
+        Ok(None)
     }
 }

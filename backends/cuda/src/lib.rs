@@ -1,61 +1,26 @@
-//! Thin CUDA runtime for `ccl`: discover devices, compile kernels with NVRTC, allocate and copy
-//! buffers, launch kernels and time them with CUDA events. It knows nothing about labeling.
+//! The CUDA backend of `ccl`: device discovery, NVRTC compilation, and [`Runtime`], which
+//! implements the device abstraction [`ccl_backend::Gpu`] (compile, allocate, copy, launch, time)
+//! on one CUDA device. It knows nothing about labeling.
 //!
 //! Built over `cudarc` with dynamic loading, so binaries start on machines without a CUDA driver.
 //! `cudarc` panics when `libcuda` or `libnvrtc` is missing; every entry point here checks for the
-//! libraries first and returns [`Error::Unavailable`] instead.
+//! libraries first and returns [`ccl_backend::Error::Unavailable`] instead.
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUevent_flags;
+use ccl_backend::{Arg, Buffer, Define, Dialect, Error, Gpu, Kernel, LaunchRange, Limits, Mark, Program, Result};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
-/// Errors of the CUDA runtime.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// CUDA cannot be used here: driver or NVRTC library missing, or no device.
-    #[error("CUDA unavailable: {0}")]
-    Unavailable(String),
-    /// No device has this ordinal.
-    #[error("no CUDA device {ordinal}: there {}", count_phrase(*.count))]
-    NoSuchDevice {
-        /// The ordinal asked for.
-        ordinal: usize,
-        /// How many CUDA devices there are.
-        count: usize,
-    },
-    /// A CUDA driver call failed.
-    #[error("CUDA driver call {call} failed: {source}")]
-    Driver {
-        /// What was being done.
-        call: &'static str,
-        /// The driver's error.
-        source: DriverError,
-    },
-    /// NVRTC did not compile a kernel source; `log` is the compiler's log.
-    #[error("NVRTC compilation failed:\n{log}")]
-    Build {
-        /// The compiler log (or the NVRTC error when no log was produced).
-        log: String,
-    },
+fn driver_error<'a>(device: &'a str, call: &'static str) -> impl FnOnce(DriverError) -> Error + 'a {
+    move |e| Error::Call { device: device.to_string(), message: format!("CUDA driver call {call} failed: {e}") }
 }
 
-fn count_phrase(count: usize) -> String {
-    match count {
-        0 => "are no CUDA devices".into(),
-        1 => "is 1 CUDA device (cuda:0)".into(),
-        n => format!("are {n} CUDA devices (cuda:0 to cuda:{})", n.saturating_sub(1)),
-    }
-}
-
-/// Result type of this crate.
-pub type Result<T> = std::result::Result<T, Error>;
-
-fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
-    move |source| Error::Driver { call, source }
+fn unavailable(reason: String) -> Error {
+    Error::Unavailable { backend: "cuda", reason }
 }
 
 /// Checks that the CUDA driver library (`libcuda`) can be loaded.
@@ -64,7 +29,7 @@ pub fn driver_present() -> Result<()> {
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable(load_problem("cuda", "the CUDA driver library (libcuda.so.1)")))
+        Err(unavailable(load_problem("cuda", "the CUDA driver library (libcuda.so.1)")))
     }
 }
 
@@ -74,7 +39,7 @@ pub fn nvrtc_present() -> Result<()> {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::Unavailable(load_problem("nvrtc", "the NVRTC library (libnvrtc.so.13)")))
+        Err(unavailable(load_problem("nvrtc", "the NVRTC library (libnvrtc.so.13)")))
     }
 }
 
@@ -112,10 +77,12 @@ pub struct DeviceDesc {
 pub fn devices() -> Result<Vec<DeviceDesc>> {
     driver_present()?;
     let n = CudaContext::device_count().map_err(|e| match e.0 {
-        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Error::Unavailable("no CUDA device".into()),
-        _ => Error::Driver { call: "cuDeviceGetCount", source: e },
+        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => unavailable("no CUDA device".into()),
+        _ => driver_error("CUDA", "cuDeviceGetCount")(e),
     })?;
-    (0..n as usize).map(|i| CudaContext::new(i).map_err(driver("cuCtxCreate")).map(|ctx| describe(&ctx))).collect()
+    (0..n as usize)
+        .map(|i| CudaContext::new(i).map_err(driver_error("CUDA", "cuCtxCreate")).map(|ctx| describe(&ctx)))
+        .collect()
 }
 
 fn describe(ctx: &Arc<CudaContext>) -> DeviceDesc {
@@ -130,18 +97,20 @@ fn describe(ctx: &Arc<CudaContext>) -> DeviceDesc {
     }
 }
 
-/// Compiles `source` to PTX with NVRTC, passing `options` (e.g. `-DNAME=VALUE`); `arch` is a
-/// virtual architecture such as `compute_90`, or NVRTC's default. Needs no GPU.
-pub fn compile_ptx(source: &str, options: &[String], arch: Option<&'static str>) -> Result<String> {
+/// Compiles `source` to PTX with NVRTC with `defines`; `arch` is a virtual architecture such as
+/// `compute_90`, or NVRTC's default. Needs no GPU.
+pub fn compile_ptx(source: &str, defines: &[Define], arch: Option<&'static str>) -> Result<String> {
     nvrtc_present()?;
-    let opts = CompileOptions { options: options.to_vec(), arch, ..Default::default() };
+    let options = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
+    let opts = CompileOptions { options, arch, ..Default::default() };
+    let build_error = |log: String| Error::Build { device: "NVRTC".into(), log };
     match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(CompileError::CompileError { log, nvrtc, .. }) => {
             let log = log.to_string_lossy().into_owned();
-            Err(Error::Build { log: if log.trim().is_empty() { format!("{nvrtc:?}") } else { log } })
+            Err(build_error(if log.trim().is_empty() { format!("{nvrtc:?}") } else { log }))
         }
-        Err(e) => Err(Error::Build { log: format!("{e:?}") }),
+        Err(e) => Err(build_error(format!("{e:?}"))),
     }
 }
 
@@ -160,65 +129,16 @@ fn arch_for(cc: (i32, i32)) -> Option<&'static str> {
     })
 }
 
-/// A device buffer of raw bytes.
-pub struct Buffer {
-    inner: CudaSlice<u8>,
-    len: usize,
-}
-
-impl Buffer {
-    /// Size in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the buffer holds no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl std::fmt::Debug for Buffer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cuda::Buffer({} bytes)", self.len)
-    }
-}
-
-/// A loaded module (compiled program).
-pub struct Program(Arc<CudaModule>);
-
-/// One kernel of a loaded module.
-pub struct Kernel {
-    inner: CudaFunction,
-    name: String,
-}
-
-impl Kernel {
-    /// The kernel's function name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// A kernel argument.
-pub enum Arg<'a> {
-    /// A device buffer, passed as a pointer.
-    Buffer(&'a Buffer),
-    /// A 32-bit unsigned scalar.
-    U32(u32),
-}
-
-/// A CUDA event recorded on the runtime's stream.
-pub struct Mark(CudaEvent);
-
 /// One CUDA device (its primary context) and a stream of this handle's own.
 ///
-/// [`Runtime::new_stream`] makes another handle on the same context with its own stream:
-/// buffers and modules are shared, commands and timing events are not. Every copy waits for
-/// its stream, so a buffer written through one handle may be used through another.
+/// [`Gpu::new_queue`] makes another handle on the same context with its own stream: buffers and
+/// modules are shared, commands and timing events are not. Every copy waits for its stream, so
+/// a buffer written through one handle may be used through another.
 pub struct Runtime {
     desc: DeviceDesc,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    limits: Limits,
 }
 
 impl Runtime {
@@ -228,20 +148,33 @@ impl Runtime {
         nvrtc_present()?;
         let n = devices()?.len();
         if ordinal >= n {
-            return Err(Error::NoSuchDevice { ordinal, count: n });
+            let there = match n {
+                1 => "is 1 CUDA device (cuda:0)".to_string(),
+                n => format!("are {n} CUDA devices (cuda:0 to cuda:{})", n - 1),
+            };
+            return Err(Error::UnknownDevice {
+                id: format!("cuda:{ordinal}"),
+                reason: format!("there {there} (see `ccl devices`)"),
+            });
         }
-        let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
-        // One stream, in order: cudarc's per-buffer event tracking is not needed.
-        // SAFETY: every buffer of this runtime is used on its single stream only.
+        let ctx = CudaContext::new(ordinal).map_err(driver_error("CUDA", "cuCtxCreate"))?;
+        // Streams are synchronised at every copy and labeling boundary by the callers, so
+        // cudarc's per-buffer event tracking is not needed.
+        // SAFETY: every buffer is complete on its stream before another stream uses it.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
-        Ok(Self { desc: describe(&ctx), ctx, stream })
-    }
-
-    /// Another handle on the same device and context with a stream of its own.
-    pub fn new_stream(&self) -> Result<Self> {
-        let stream = self.ctx.new_stream().map_err(driver("cuStreamCreate"))?;
-        Ok(Self { desc: self.desc.clone(), ctx: self.ctx.clone(), stream })
+        let desc = describe(&ctx);
+        let attribute =
+            |a| ctx.attribute(a).map(|v| v.max(1) as u64).map_err(driver_error(&desc.name, "cuDeviceGetAttribute"));
+        let limits = Limits {
+            max_group_size: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize,
+            max_groups: [
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
+        };
+        let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
+        Ok(Self { desc, ctx, stream, limits })
     }
 
     /// The device this runtime drives.
@@ -249,89 +182,133 @@ impl Runtime {
         &self.desc
     }
 
-    /// Compiles `source` with NVRTC for this device and loads it.
-    pub fn build(&self, source: &str, options: &[String]) -> Result<Program> {
-        let ptx = compile_ptx(source, options, arch_for(self.desc.compute_capability))?;
-        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(driver("cuModuleLoadData"))?;
-        Ok(Program(module))
+    fn err(&self, call: &'static str) -> impl FnOnce(DriverError) -> Error + '_ {
+        driver_error(&self.desc.name, call)
     }
 
-    /// Looks up kernel `name` in a loaded module.
-    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        let inner = program.0.load_function(name).map_err(driver("cuModuleGetFunction"))?;
-        Ok(Kernel { inner, name: name.to_string() })
+    fn slice<'b>(&self, buffer: &'b Buffer) -> Result<&'b CudaSlice<u8>> {
+        buffer.native::<CudaSlice<u8>>(&self.desc.name)
+    }
+}
+
+/// A CUDA event recorded on a runtime's stream.
+struct Event(CudaEvent);
+
+impl Gpu for Runtime {
+    fn name(&self) -> &str {
+        &self.desc.name
     }
 
-    /// Allocates `len` bytes of device memory, stream-ordered (at least one byte).
-    pub fn alloc(&self, len: usize) -> Result<Buffer> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Cuda
+    }
+
+    fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    fn stream_ordered_alloc(&self) -> bool {
+        true
+    }
+
+    fn new_queue(&self) -> Result<Box<dyn Gpu>> {
+        let stream = self.ctx.new_stream().map_err(self.err("cuStreamCreate"))?;
+        Ok(Box::new(Self { desc: self.desc.clone(), ctx: self.ctx.clone(), stream, limits: self.limits }))
+    }
+
+    fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
+        let ptx = compile_ptx(source, defines, arch_for(self.desc.compute_capability)).map_err(|e| match e {
+            Error::Build { log, .. } => Error::Build { device: self.desc.name.clone(), log },
+            e => e,
+        })?;
+        let module: Arc<CudaModule> = self.ctx.load_module(Ptx::from_src(ptx)).map_err(self.err("cuModuleLoadData"))?;
+        Ok(Program::new(module))
+    }
+
+    fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
+        let module = program.native::<Arc<CudaModule>>(&self.desc.name)?;
+        let function: CudaFunction = module.load_function(name).map_err(self.err("cuModuleGetFunction"))?;
+        Ok(Kernel::new(function, name))
+    }
+
+    /// Stream-ordered allocation (at least one byte).
+    fn alloc(&self, bytes: usize) -> Result<Buffer> {
         // SAFETY: the contents are uninitialised; every kernel writes before it reads.
-        let inner = unsafe { self.stream.alloc::<u8>(len.max(1)) }.map_err(driver("cuMemAllocAsync"))?;
-        Ok(Buffer { inner, len })
+        let inner = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(self.err("cuMemAllocAsync"))?;
+        Ok(Buffer::new(inner, bytes))
     }
 
-    /// Copies `data` into the start of `buffer` and waits for the copy, so that any stream may
-    /// use the buffer afterwards.
-    pub fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
-        assert!(data.len() <= buffer.len, "write of {} bytes into a {}-byte buffer", data.len(), buffer.len);
+    fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
+        assert!(data.len() <= buffer.len(), "write of {} bytes into a {}-byte buffer", data.len(), buffer.len());
         if data.is_empty() {
             return Ok(());
         }
-        let mut view = buffer.inner.slice_mut(0..data.len());
-        self.stream.memcpy_htod(data, &mut view).map_err(driver("cuMemcpyHtoDAsync"))?;
+        let name = self.desc.name.clone();
+        let slice = buffer.native_mut::<CudaSlice<u8>>(&name)?;
+        let mut view = slice.slice_mut(0..data.len());
+        self.stream.memcpy_htod(data, &mut view).map_err(self.err("cuMemcpyHtoDAsync"))?;
         self.finish()
     }
 
-    /// Copies the start of `buffer` into `out` and waits for the copy.
-    pub fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
-        assert!(out.len() <= buffer.len, "read of {} bytes from a {}-byte buffer", out.len(), buffer.len);
+    fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
+        assert!(out.len() <= buffer.len(), "read of {} bytes from a {}-byte buffer", out.len(), buffer.len());
         if out.is_empty() {
             return Ok(());
         }
-        let view = buffer.inner.slice(0..out.len());
-        self.stream.memcpy_dtoh(&view, out).map_err(driver("cuMemcpyDtoHAsync"))?;
+        let view = self.slice(buffer)?.slice(0..out.len());
+        self.stream.memcpy_dtoh(&view, out).map_err(self.err("cuMemcpyDtoHAsync"))?;
         self.finish()
     }
 
-    /// Sets every byte of `buffer` to zero (stream-ordered).
-    pub fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        self.stream.memset_zeros(&mut buffer.inner).map_err(driver("cuMemsetD8Async"))
+    fn zero(&self, buffer: &mut Buffer) -> Result<()> {
+        let name = self.desc.name.clone();
+        let slice = buffer.native_mut::<CudaSlice<u8>>(&name)?;
+        self.stream.memset_zeros(slice).map_err(self.err("cuMemsetD8Async"))
     }
 
-    /// Launches `kernel` over a 2D range of `global` threads in blocks of `local` threads.
-    /// `global` must be a multiple of `local` in each dimension.
-    pub fn launch(&self, kernel: &mut Kernel, global: [usize; 2], local: [usize; 2], args: &[Arg]) -> Result<()> {
+    /// A 2D range with more groups along y than the device allows is folded into y and z
+    /// ([`LaunchRange::fold`]); the CUDA prelude's `GROUP_ID_Y` unfolds it.
+    fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
+        let name = self.desc.name.clone();
+        let grid = range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
+            device: name.clone(),
+            kernel: kernel.name().to_string(),
+            reason,
+        })?;
         let cfg = LaunchConfig {
-            grid_dim: ((global[0] / local[0]) as u32, (global[1] / local[1]) as u32, 1),
-            block_dim: (local[0] as u32, local[1] as u32, 1),
+            grid_dim: (grid[0] as u32, grid[1] as u32, grid[2] as u32),
+            block_dim: (range.local[0] as u32, range.local[1] as u32, range.local[2] as u32),
             shared_mem_bytes: 0,
         };
-        let mut builder = self.stream.launch_builder(&kernel.inner);
+        let function = kernel.native_mut::<CudaFunction>(&name)?;
+        let mut builder = self.stream.launch_builder(function);
         for arg in args {
             match arg {
-                Arg::Buffer(b) => builder.arg(&b.inner),
+                Arg::Buffer(b) => builder.arg(self.slice(b)?),
                 Arg::U32(v) => builder.arg(v),
+                Arg::U64(v) => builder.arg(v),
+                Arg::I32(v) => builder.arg(v),
+                Arg::F32(v) => builder.arg(v),
             };
         }
-        // SAFETY: the arguments match the kernels' pointer and `unsigned int` parameters, and
-        // every kernel checks its indices against the image size it receives.
-        unsafe { builder.launch(cfg) }.map_err(driver("cuLaunchKernel"))?;
+        // SAFETY: the arguments match the kernels' pointer and scalar parameters, and every
+        // kernel checks its indices against the sizes it receives.
+        unsafe { builder.launch(cfg) }.map_err(self.err("cuLaunchKernel"))?;
         Ok(())
     }
 
-    /// Records a timing event at the current point of the stream.
-    pub fn mark(&self) -> Result<Mark> {
-        let ev = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))?;
-        ev.record(&self.stream).map_err(driver("cuEventRecord"))?;
-        Ok(Mark(ev))
+    fn mark(&self) -> Result<Mark> {
+        let ev = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(self.err("cuEventCreate"))?;
+        ev.record(&self.stream).map_err(self.err("cuEventRecord"))?;
+        Ok(Mark::new(Event(ev)))
     }
 
-    /// Milliseconds between two marks (waits for the later one).
-    pub fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64> {
-        from.0.elapsed_ms(&to.0).map(f64::from).map_err(driver("cuEventElapsedTime"))
+    fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64> {
+        let (from, to) = (from.native::<Event>(&self.desc.name)?, to.native::<Event>(&self.desc.name)?);
+        from.0.elapsed_ms(&to.0).map(f64::from).map_err(self.err("cuEventElapsedTime"))
     }
 
-    /// Waits for every command on the stream.
-    pub fn finish(&self) -> Result<()> {
-        self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
+    fn finish(&self) -> Result<()> {
+        self.stream.synchronize().map_err(self.err("cuStreamSynchronize"))
     }
 }

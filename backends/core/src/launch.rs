@@ -1,0 +1,224 @@
+//! What a launch is made of: the range (global and local sizes in x, y, z), the device's
+//! limits and how a large 2D range is folded into them, kernel arguments and build defines.
+
+use std::fmt;
+
+/// The language a device compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// OpenCL C 1.2.
+    OpenCl,
+    /// CUDA C++ through NVRTC.
+    Cuda,
+}
+
+impl Dialect {
+    /// Both dialects.
+    pub const ALL: [Dialect; 2] = [Dialect::OpenCl, Dialect::Cuda];
+}
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    /// A device buffer, passed as a global pointer.
+    Buffer(&'a crate::Buffer),
+    /// `uint`.
+    U32(u32),
+    /// `ulong` (64 bits).
+    U64(u64),
+    /// `int`.
+    I32(i32),
+    /// `float`.
+    F32(f32),
+}
+
+/// The value of a build-time define.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DefineValue {
+    /// An integer.
+    Int(i64),
+    /// A 32-bit float, written so that it reads back exactly (`0.1f`).
+    Float(f32),
+    /// A type or other token, written as is (`uint`).
+    Token(&'static str),
+}
+
+/// A build-time define, `-D NAME=VALUE`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Define {
+    /// The macro name.
+    pub name: &'static str,
+    /// Its value.
+    pub value: DefineValue,
+}
+
+impl Define {
+    /// An integer define.
+    pub const fn int(name: &'static str, value: i64) -> Self {
+        Self { name, value: DefineValue::Int(value) }
+    }
+
+    /// A boolean define (0 or 1).
+    pub const fn flag(name: &'static str, on: bool) -> Self {
+        Self { name, value: DefineValue::Int(on as i64) }
+    }
+
+    /// A float define.
+    pub const fn float(name: &'static str, value: f32) -> Self {
+        Self { name, value: DefineValue::Float(value) }
+    }
+
+    /// A token define (a type name, say).
+    pub const fn token(name: &'static str, value: &'static str) -> Self {
+        Self { name, value: DefineValue::Token(value) }
+    }
+
+    /// The compiler option: `-D NAME=VALUE` (OpenCL) or `-DNAME=VALUE` (NVRTC).
+    pub fn option(&self, dialect: Dialect) -> String {
+        match dialect {
+            Dialect::OpenCl => format!("-D {}={}", self.name, self.value),
+            Dialect::Cuda => format!("-D{}={}", self.name, self.value),
+        }
+    }
+}
+
+impl fmt::Display for DefineValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DefineValue::Int(v) => write!(f, "{v}"),
+            // Rust prints the shortest text that reads back to the same f32.
+            DefineValue::Float(v) if v.is_finite() => {
+                let text = format!("{v:?}");
+                let text = if text.contains(['.', 'e']) { text } else { format!("{text}.0") };
+                write!(f, "{text}f")
+            }
+            DefineValue::Float(v) => write!(f, "({v})"),
+            DefineValue::Token(t) => f.write_str(t),
+        }
+    }
+}
+
+/// Launch limits of a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most work-items in one work-group (thread block).
+    pub max_group_size: usize,
+    /// Most work-groups along x, y and z (CUDA: 2^31 - 1, 65535, 65535).
+    pub max_groups: [u64; 3],
+}
+
+impl Limits {
+    /// A device without grid limits (OpenCL ranges are bounded only by `size_t`).
+    pub const UNBOUNDED: Limits = Limits { max_group_size: 256, max_groups: [u64::MAX; 3] };
+}
+
+/// A launch range: `global` work-items in groups of `local`, in x, y and z; `global` is a
+/// multiple of `local` in each dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchRange {
+    /// Work-items along x, y, z.
+    pub global: [usize; 3],
+    /// Work-group size along x, y, z.
+    pub local: [usize; 3],
+}
+
+impl LaunchRange {
+    /// At least one work-item per element of an `extent` (x, y, z), in groups of `local`: the
+    /// range is rounded up, so kernels check their coordinates.
+    pub fn over(extent: [usize; 3], local: [usize; 3]) -> Self {
+        let global = std::array::from_fn(|d| extent[d].max(1).div_ceil(local[d]) * local[d]);
+        Self { global, local }
+    }
+
+    /// Work-groups along x, y, z.
+    pub fn groups(&self) -> [u64; 3] {
+        std::array::from_fn(|d| (self.global[d] / self.local[d]) as u64)
+    }
+
+    /// Whether the range is 2D (one work-item along z).
+    pub fn is_2d(&self) -> bool {
+        self.global[2] == 1 && self.local[2] == 1
+    }
+
+    /// The grid of work-groups to launch for this range on a device with `limits`.
+    ///
+    /// Within the limits, the grid is the range's groups. A 2D range with more groups along y
+    /// than the device allows (CUDA: 65535) is folded: y is split into `y1 = min(groups_y,
+    /// max_y)` groups times `z1 = ceil(groups_y / y1)`, and the kernel reads its group along y
+    /// as `group.y + grid.y * group.z` (the preludes' `GROUP_ID_Y`). The last `y1 * z1 -
+    /// groups_y` groups lie past the range, like the rounded-up items of [`LaunchRange::over`];
+    /// kernels check their coordinates. Any other excess is refused with the reason.
+    pub fn fold(&self, limits: &Limits) -> std::result::Result<[u64; 3], String> {
+        let groups = self.groups();
+        let [mx, my, mz] = limits.max_groups;
+        if groups[0] > mx {
+            return Err(format!("{} work-groups along x, more than the device's {mx}", groups[0]));
+        }
+        if groups[1] <= my && groups[2] <= mz {
+            return Ok(groups);
+        }
+        if !self.is_2d() {
+            return Err(format!(
+                "{} x {} work-groups along y and z, more than the device's {my} x {mz}",
+                groups[1], groups[2]
+            ));
+        }
+        let y1 = groups[1].min(my);
+        let z1 = groups[1].div_ceil(y1);
+        if z1 > mz {
+            return Err(format!("{} work-groups along y cannot be folded into {my} x {mz}", groups[1]));
+        }
+        Ok([groups[0], y1, z1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535] };
+
+    #[test]
+    fn ranges_round_up_to_whole_groups() {
+        let r = LaunchRange::over([100, 17, 1], [32, 8, 1]);
+        assert_eq!(r.global, [128, 24, 1]);
+        assert_eq!(r.groups(), [4, 3, 1]);
+        assert!(r.is_2d());
+        assert_eq!(LaunchRange::over([0, 5, 1], [32, 8, 1]).global, [32, 8, 1]);
+    }
+
+    #[test]
+    fn tall_2d_ranges_fold_y_into_z_and_cover_every_row() {
+        // 1 x 600000 pixels in 32 x 8 groups: 75000 groups along y.
+        let r = LaunchRange::over([1, 600_000, 1], [32, 8, 1]);
+        let grid = r.fold(&CUDA).unwrap();
+        assert_eq!(grid, [1, 65535, 2]);
+        assert!(grid[1] * grid[2] >= 75_000);
+        // Within the limits nothing changes.
+        assert_eq!(LaunchRange::over([600_000, 1, 1], [32, 8, 1]).fold(&CUDA).unwrap(), [18750, 1, 1]);
+        // The largest 2D image (2^32 - 1 rows of one pixel) still fits.
+        let r = LaunchRange::over([1, u32::MAX as usize, 1], [32, 8, 1]);
+        let grid = r.fold(&CUDA).unwrap();
+        assert!(grid[1] <= 65535 && grid[2] <= 65535 && grid[1] * grid[2] >= r.groups()[1]);
+    }
+
+    #[test]
+    fn ranges_that_cannot_fold_are_refused() {
+        let tiny = Limits { max_group_size: 64, max_groups: [4, 4, 4] };
+        assert!(LaunchRange::over([1, 200, 1], [1, 8, 1]).fold(&tiny).is_err(), "25 > 4 x 4");
+        assert_eq!(LaunchRange::over([1, 100, 1], [1, 8, 1]).fold(&tiny).unwrap(), [1, 4, 4]);
+        assert!(LaunchRange::over([8, 8, 40], [1, 1, 8]).fold(&tiny).is_err(), "3D is not folded");
+        assert!(LaunchRange::over([40, 1, 1], [8, 1, 1]).fold(&tiny).is_err());
+    }
+
+    #[test]
+    fn defines_render_for_each_compiler() {
+        assert_eq!(Define::int("CONNECTIVITY", 8).option(Dialect::OpenCl), "-D CONNECTIVITY=8");
+        assert_eq!(Define::int("CONNECTIVITY", 8).option(Dialect::Cuda), "-DCONNECTIVITY=8");
+        assert_eq!(Define::flag("INLINE_COMPRESSION", true).option(Dialect::Cuda), "-DINLINE_COMPRESSION=1");
+        assert_eq!(Define::float("K", -0.1).option(Dialect::OpenCl), "-D K=-0.1f");
+        assert_eq!(Define::float("K", 2.0).option(Dialect::OpenCl), "-D K=2.0f");
+        assert_eq!(Define::float("K", 1e-30).value.to_string(), "1e-30f");
+        assert_eq!(Define::token("LABEL_T", "uint").option(Dialect::OpenCl), "-D LABEL_T=uint");
+    }
+}

@@ -1,0 +1,58 @@
+//! The device abstraction of `ccl`: what a backend runtime offers the algorithms (compile,
+//! allocate, copy, launch, time), as one object-safe trait, [`Gpu`], that the OpenCL and CUDA
+//! runtime crates implement directly. Algorithms are written once against `&dyn Gpu`.
+//!
+//! Handles ([`Buffer`], [`Program`], [`Kernel`], [`Mark`]) are opaque: each backend wraps its own
+//! native objects in them and unwraps them again, so a handle of another backend is refused with
+//! [`Error::WrongHandle`] instead of being misused.
+
+mod error;
+mod handle;
+mod launch;
+
+pub use error::{Error, Result};
+pub use handle::{Buffer, Kernel, Mark, Program};
+pub use launch::{Arg, Define, DefineValue, Dialect, LaunchRange, Limits};
+
+/// A device, or one queue (stream) of it: everything the algorithms' host schedules use.
+///
+/// Threads: implementations are `Send + Sync`. Commands are in order on one handle; another
+/// handle from [`Gpu::new_queue`] has its own order and its own timing marks. Copies wait for
+/// their queue, so a buffer written through one handle may be used through another.
+pub trait Gpu: Send + Sync {
+    /// The device's name, as errors name it.
+    fn name(&self) -> &str;
+    /// The language the device compiles.
+    fn dialect(&self) -> Dialect;
+    /// Launch limits of the device.
+    fn limits(&self) -> &Limits;
+    /// Whether allocation is a stream-ordered device command (timed by device events); when not
+    /// (OpenCL), allocation and deallocation are timed on the host clock.
+    fn stream_ordered_alloc(&self) -> bool;
+    /// Another handle on the same device whose commands and timing marks are its own (OpenCL:
+    /// a command queue; CUDA: a stream). Buffers and programs are shared between handles.
+    fn new_queue(&self) -> Result<Box<dyn Gpu>>;
+    /// Compiles a kernel source (in [`Gpu::dialect`]) with `defines`.
+    fn build(&self, source: &str, defines: &[Define]) -> Result<Program>;
+    /// Looks up a kernel of a compiled program.
+    fn kernel(&self, program: &Program, name: &str) -> Result<Kernel>;
+    /// Allocates `bytes` bytes (contents undefined).
+    fn alloc(&self, bytes: usize) -> Result<Buffer>;
+    /// Copies host bytes to the start of a buffer and waits for the copy.
+    fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()>;
+    /// Copies the start of a buffer to host bytes and waits for the copy.
+    fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()>;
+    /// Sets every byte of a buffer to zero (queued).
+    fn zero(&self, buffer: &mut Buffer) -> Result<()>;
+    /// Queues `kernel` over `range` with `args`; a range beyond the device's grid limits is
+    /// folded as [`LaunchRange::fold`] describes, or refused when it cannot be.
+    fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()>;
+    /// Marks the current point of this handle's command stream.
+    fn mark(&self) -> Result<Mark>;
+    /// Device milliseconds between two marks of this handle (waits for them).
+    fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64>;
+    /// Waits for every queued command of this handle.
+    fn finish(&self) -> Result<()>;
+    /// Forgets this handle's timing state older than this call; marks taken before are invalid.
+    fn reset_marks(&self) {}
+}

@@ -1,0 +1,135 @@
+//! Finding OpenCL devices, and saying precisely why there are none.
+
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
+use opencl3::error_codes::CL_DEVICE_NOT_FOUND;
+
+use crate::{call_error, driver_lock};
+use ccl_backend::Result;
+
+/// Whether a device is a GPU, a CPU or something else (accelerator, custom).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// `CL_DEVICE_TYPE_GPU`.
+    Gpu,
+    /// `CL_DEVICE_TYPE_CPU`.
+    Cpu,
+    /// Any other device type.
+    Other,
+}
+
+/// Description of one OpenCL device, addressed by platform and device index.
+#[derive(Clone, Debug)]
+pub struct DeviceDesc {
+    /// Index of the platform in `clGetPlatformIDs` order.
+    pub platform: usize,
+    /// Index of the device within its platform.
+    pub device: usize,
+    /// Platform name, e.g. "Portable Computing Language".
+    pub platform_name: String,
+    /// Device name.
+    pub name: String,
+    /// Device vendor.
+    pub vendor: String,
+    /// Driver version string.
+    pub driver_version: String,
+    /// GPU, CPU or other.
+    pub kind: DeviceKind,
+}
+
+/// Lists every device of every OpenCL platform.
+///
+/// Returns [`ccl_backend::Error::Unavailable`] when the loader or any platform is missing.
+pub fn devices() -> Result<Vec<DeviceDesc>> {
+    let _serialised = driver_lock();
+    let platforms = opencl3::platform::get_platforms().map_err(|e| call_error("OpenCL", "clGetPlatformIDs", e))?;
+    let mut out = Vec::new();
+    for (p, platform) in platforms.iter().enumerate() {
+        let platform_name = platform.name().unwrap_or_default();
+        // A platform with no device answers CL_DEVICE_NOT_FOUND: that is not an error here.
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) if e.0 == CL_DEVICE_NOT_FOUND => Vec::new(),
+            Err(e) => return Err(call_error(&platform_name, "clGetDeviceIDs", e)),
+        };
+        for (d, id) in ids.into_iter().enumerate() {
+            out.push(describe(p, d, &platform_name, Device::new(id)));
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn describe(platform: usize, device: usize, platform_name: &str, dev: Device) -> DeviceDesc {
+    let ty = dev.dev_type().unwrap_or(0);
+    let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
+        DeviceKind::Gpu
+    } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+        DeviceKind::Cpu
+    } else {
+        DeviceKind::Other
+    };
+    DeviceDesc {
+        platform,
+        device,
+        platform_name: platform_name.trim().to_string(),
+        name: dev.name().unwrap_or_default().trim().to_string(),
+        vendor: dev.vendor().unwrap_or_default().trim().to_string(),
+        driver_version: dev.driver_version().unwrap_or_default().trim().to_string(),
+        kind,
+    }
+}
+
+/// The ICD loader library `opencl3` opens (it also tries the `;`-separated paths of
+/// `OPENCL_DYLIB_PATH` first).
+const LOADER: &str = if cfg!(target_os = "windows") {
+    "OpenCL.dll"
+} else if cfg!(target_os = "macos") {
+    "/System/Library/Frameworks/OpenCL.framework/OpenCL"
+} else {
+    "libOpenCL.so.1"
+};
+
+/// Why the ICD loader could not be loaded: absent, or present but broken (the dynamic linker's
+/// message, e.g. "invalid ELF header" or "file too short").
+pub(crate) fn loader_problem() -> String {
+    let mut candidates: Vec<String> = std::env::var("OPENCL_DYLIB_PATH")
+        .map(|v| v.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    candidates.push(LOADER.to_string());
+    for candidate in &candidates {
+        // SAFETY: loading the ICD loader runs no initialisation code beyond its constructors,
+        // which opencl3 runs anyway when it loads the same library.
+        if let Err(e) = unsafe { libloading::Library::new(candidate) } {
+            let text = load_error_text(&e);
+            if !is_not_found(&text) {
+                return format!("the OpenCL ICD loader {candidate} could not be loaded: {text}");
+            }
+        }
+    }
+    format!("the OpenCL ICD loader ({LOADER}) is not installed or not on the library path")
+}
+
+/// The loader's message: libloading keeps the dynamic linker's text in the error's source.
+fn load_error_text(e: &libloading::Error) -> String {
+    use std::error::Error as _;
+    e.source().map_or_else(|| e.to_string(), |s| s.to_string())
+}
+
+/// Whether a library load failed only because no file was found.
+fn is_not_found(text: &str) -> bool {
+    text.contains("No such file") || text.contains("not found") || text.contains("cannot find")
+}
+
+/// Why the loader found no platform, naming where it looked: `OCL_ICD_VENDORS` (a folder or
+/// one `.icd` file) and `OCL_ICD_FILENAMES` when set, else `/etc/OpenCL/vendors`.
+pub(crate) fn no_platform_reason() -> String {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let mut places = Vec::new();
+    if let Some(files) = var("OCL_ICD_FILENAMES") {
+        places.push(format!("the drivers in OCL_ICD_FILENAMES={files}"));
+    }
+    match var("OCL_ICD_VENDORS") {
+        Some(dir) => places.push(format!("the .icd files in OCL_ICD_VENDORS={dir}")),
+        None => places.push("the .icd files in /etc/OpenCL/vendors".to_string()),
+    }
+    format!("no OpenCL platform: the ICD loader found no usable driver in {}", places.join(" or "))
+}

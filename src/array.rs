@@ -1,0 +1,75 @@
+//! Arrays resident on a device (or in host memory, for the CPU reference): binary images in,
+//! labels out, each with its shape, element type and the device that owns it.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::gpu::Buffer;
+use crate::shape::{Element, ElementType};
+use crate::Shape;
+
+/// Where the elements of a device array live.
+pub(crate) enum Storage<T> {
+    /// In host memory (the CPU backend).
+    Host(Vec<T>),
+    /// In a device buffer of a GPU backend.
+    Device(Buffer),
+}
+
+/// A unique number for each opened device, so arrays are never handed to another device.
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+pub(crate) fn next_owner_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// An image, volume or label array resident on a device (or in host memory for the CPU
+/// backend), dense in row-major order. `Send + Sync`: any labeler of its device may use it.
+pub struct DeviceArray<T: Element> {
+    shape: Shape,
+    owner: u64,
+    pub(crate) storage: Storage<T>,
+    _element: PhantomData<T>,
+}
+
+/// A binary image uploaded to a device: label it many times, with any labeler of that device.
+pub type DeviceImage = DeviceArray<u8>;
+/// Labels left on a device by [`crate::Labeler::label_on_device`]; read them with
+/// [`crate::Labeler::download`].
+pub type DeviceLabels = DeviceArray<u32>;
+
+impl<T: Element> DeviceArray<T> {
+    pub(crate) fn new(shape: Shape, owner: u64, storage: Storage<T>) -> Self {
+        Self { shape, owner, storage, _element: PhantomData }
+    }
+
+    /// The extent in elements.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> usize {
+        self.shape.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> usize {
+        self.shape.height
+    }
+
+    /// The type of each element.
+    pub fn element_type(&self) -> ElementType {
+        T::TYPE
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.shape.len() * T::TYPE.size()
+    }
+
+    /// The id of the device that owns it.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+}

@@ -1,0 +1,48 @@
+//! The device abstraction as the crate uses it: [`ccl_backend::Gpu`] (implemented directly by
+//! the OpenCL and CUDA backend crates and by [`crate::recording::RecordingGpu`]) and the
+//! recorder that times each phase of one labeling from device marks.
+
+use std::time::Instant;
+
+pub(crate) use ccl_backend::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program};
+
+use crate::{Phase, PhaseTime, Result};
+
+/// Records the phases of one labeling: a device mark (and a host instant) at each boundary.
+pub(crate) struct PhaseRecorder<'g> {
+    gpu: &'g dyn Gpu,
+    marks: Vec<(Mark, Instant)>,
+    phases: Vec<Phase>,
+}
+
+impl<'g> PhaseRecorder<'g> {
+    /// Starts recording at the current point of `gpu`'s stream (a handle of the labeler's own,
+    /// so no other labeling's commands fall between its marks).
+    pub(crate) fn start(gpu: &'g dyn Gpu) -> Result<Self> {
+        gpu.reset_marks();
+        Ok(Self { gpu, marks: vec![(gpu.mark()?, Instant::now())], phases: Vec::new() })
+    }
+
+    /// Ends `phase` here: the commands queued since the previous boundary belong to it.
+    pub(crate) fn end(&mut self, phase: Phase) -> Result<()> {
+        self.marks.push((self.gpu.mark()?, Instant::now()));
+        self.phases.push(phase);
+        Ok(())
+    }
+
+    /// Waits for the device and returns each phase's duration: device time between marks, or
+    /// the host clock for allocation on backends where it is not a queued command.
+    pub(crate) fn finish(self) -> Result<Vec<PhaseTime>> {
+        self.gpu.finish()?;
+        let host_timed_alloc = !self.gpu.stream_ordered_alloc();
+        let mut out = Vec::with_capacity(self.phases.len());
+        for (i, &phase) in self.phases.iter().enumerate() {
+            let (from, to) = (&self.marks[i], &self.marks[i + 1]);
+            let host_timed = host_timed_alloc && matches!(phase, Phase::Allocation | Phase::Deallocation);
+            let ms =
+                if host_timed { (to.1 - from.1).as_secs_f64() * 1e3 } else { self.gpu.elapsed_ms(&from.0, &to.0)? };
+            out.push(PhaseTime { phase, ms });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,74 @@
+//! The CPU reference as a [`Labeler`].
+
+use std::time::Instant;
+
+use super::{check_connectivity, Labeler, Labeling};
+use crate::array::{DeviceArray, Storage};
+use crate::{
+    reference, Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
+    PhaseTime, Result, Shape, Timings,
+};
+
+/// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
+/// the algorithm's connectivity rules and raw label convention, so its raw labels equal the GPU
+/// algorithm's.
+pub struct CpuLabeler {
+    algorithm: Algorithm,
+    info: DeviceInfo,
+    owner: u64,
+}
+
+impl CpuLabeler {
+    /// A CPU labeler standing in for `algorithm`.
+    pub fn new(algorithm: Algorithm) -> Self {
+        // Host arrays are valid for every CPU labeler: they share one owner id.
+        Self { algorithm, info: DeviceInfo::cpu(), owner: 0 }
+    }
+
+    fn timings(start: Instant) -> Timings {
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        Timings { phases: vec![PhaseTime { phase: Phase::CpuLabeling, ms }], iterations: None }
+    }
+}
+
+impl Labeler for CpuLabeler {
+    fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
+        let shape = Shape::image(image.width(), image.height());
+        Ok(DeviceArray::new(shape, self.owner, Storage::Host(image.pixels().to_vec())))
+    }
+
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
+        check_connectivity(self.algorithm, connectivity)?;
+        let Storage::Host(pixels) = &image.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let start = Instant::now();
+        let shape = image.shape();
+        let labels =
+            reference::raw_labels(shape.width, shape.height, pixels, connectivity, self.algorithm.raw_labels());
+        Ok((DeviceArray::new(shape, self.owner, Storage::Host(labels)), Self::timings(start)))
+    }
+
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        match &labels.storage {
+            Storage::Host(v) => LabelImage::new(labels.width(), labels.height(), v.clone()),
+            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+        }
+    }
+
+    /// Labels on the host directly, without the copies that upload and download would make.
+    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        check_connectivity(self.algorithm, connectivity)?;
+        let start = Instant::now();
+        let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
+        Ok(Labeling { labels, timings: Self::timings(start) })
+    }
+}

@@ -1,0 +1,124 @@
+//! The GPU labeler: one algorithm's schedules on one device, through the device abstraction.
+// Built without any GPU feature, no device opens one.
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+
+use std::sync::Arc;
+
+use super::{check_connectivity, Labeler};
+use crate::array::{next_owner_id, DeviceArray, Storage};
+use crate::gpu::{Buffer, Gpu, PhaseRecorder};
+use crate::image::check_size;
+use crate::schedule::{Job, Schedule, LABEL_BYTES};
+use crate::shape::Element;
+use crate::{
+    Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase, Result,
+    Shape, Timings,
+};
+
+/// An opened device with its description and owner id, shared by its labelers.
+pub(crate) struct Opened {
+    gpu: Box<dyn Gpu>,
+    info: DeviceInfo,
+    owner: u64,
+}
+
+impl Opened {
+    pub(crate) fn new(gpu: Box<dyn Gpu>, info: DeviceInfo) -> Arc<Self> {
+        Arc::new(Self { gpu, info, owner: next_owner_id() })
+    }
+}
+
+/// One algorithm on one GPU (or OpenCL CPU) device, with its kernels compiled for every
+/// connectivity the algorithm supports and a command queue (stream) of its own.
+pub struct GpuLabeler {
+    device: Arc<Opened>,
+    gpu: Box<dyn Gpu>,
+    algorithm: Algorithm,
+    schedules: Vec<(Connectivity, Box<dyn Schedule>)>,
+}
+
+impl GpuLabeler {
+    pub(crate) fn new(device: Arc<Opened>, algorithm: Algorithm) -> Result<Self> {
+        let gpu = device.gpu.new_queue()?;
+        let info = algorithm.info();
+        let mut schedules = Vec::new();
+        for &connectivity in algorithm.connectivities() {
+            let file = info.kernel();
+            let program = gpu.build(file.source(gpu.dialect()), &info.defines(connectivity)).map_err(|e| match e {
+                ccl_backend::Error::Build { device, log } => {
+                    Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
+                }
+                e => e.into(),
+            })?;
+            schedules.push((connectivity, (info.schedule)(gpu.as_ref(), &program)?));
+        }
+        let mut labeler = Self { device, gpu, algorithm, schedules };
+        labeler.warm_up()?;
+        Ok(labeler)
+    }
+
+    /// Runs every schedule once, untimed, on a small image. Some drivers finish preparing a
+    /// kernel at its first launch (POCL compiles it for the work-group size then, CUDA loads
+    /// modules lazily); doing it here keeps that cost out of the first labeling's phases.
+    fn warm_up(&mut self) -> Result<()> {
+        let image = BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?;
+        let on_device = self.upload(&image)?;
+        for connectivity in self.algorithm.connectivities() {
+            self.label_on_device(&on_device, *connectivity)?;
+        }
+        Ok(())
+    }
+
+    fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
+        match &array.storage {
+            Storage::Device(b) if array.owner() == self.device.owner => Ok(b),
+            _ => Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
+        }
+    }
+}
+
+impl Labeler for GpuLabeler {
+    fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.device.info
+    }
+
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
+        let mut buffer = self.gpu.alloc(image.pixels().len())?;
+        self.gpu.write(&mut buffer, image.pixels())?;
+        let shape = Shape::image(image.width(), image.height());
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+    }
+
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
+        check_connectivity(self.algorithm, connectivity)?;
+        let input = self.buffer(image)?;
+        let shape = image.shape();
+        check_size(shape.width, shape.height)?;
+        let gpu = self.gpu.as_ref();
+        let schedule = self
+            .schedules
+            .iter_mut()
+            .find(|(c, _)| *c == connectivity)
+            .map(|(_, s)| s)
+            .expect("a schedule is built for every supported connectivity");
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
+        recorder.end(Phase::Allocation)?;
+        let iterations = schedule.run(gpu, &Job { input, labels: &labels, shape }, &mut recorder)?;
+        let phases = recorder.finish()?;
+        let out = DeviceArray::new(shape, self.device.owner, Storage::Device(labels));
+        Ok((out, Timings { phases, iterations }))
+    }
+
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        let buffer = self.buffer(labels)?;
+        // Straight into the label vector (zero pages from the allocator, no second copy).
+        let mut values = vec![0u32; labels.shape().len()];
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
+        LabelImage::new(labels.width(), labels.height(), values)
+    }
+}

@@ -1,0 +1,96 @@
+//! The [`Labeler`] trait and its implementations: the CPU reference ([`CpuLabeler`]) and one
+//! GPU labeler ([`GpuLabeler`]) over the device abstraction, shared by OpenCL and CUDA;
+//! [`AnyLabeler`] chooses at run time.
+
+mod cpu;
+mod gpu;
+
+use std::time::Instant;
+
+use enum_dispatch::enum_dispatch;
+
+pub use cpu::CpuLabeler;
+pub use gpu::GpuLabeler;
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+pub(crate) use gpu::Opened;
+
+use crate::{
+    Algorithm, BackendKind, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
+    PhaseTime, Result, Timings,
+};
+
+/// The result of labeling a host image.
+#[derive(Clone, Debug)]
+pub struct Labeling {
+    /// Raw labels in the algorithm's convention (see [`Algorithm`]); background 0.
+    pub labels: LabelImage,
+    /// Per-phase timings, upload and download included.
+    pub timings: Timings,
+}
+
+/// A connected-components labeler: one algorithm on one device.
+///
+/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
+/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
+/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
+/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
+/// that device may be passed between them (every call waits for its own commands before it
+/// returns). Labelings running at the same time share the device, so each may take longer than
+/// alone; the time reported is still that labeling's own.
+#[enum_dispatch]
+pub trait Labeler {
+    /// The algorithm.
+    fn algorithm(&self) -> Algorithm;
+
+    /// The device it runs on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Copies a host image to the device.
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage>;
+
+    /// Labels an image already on the device and leaves the labels there. The timings cover
+    /// allocation of the output, every kernel (and flag read-back) and a final synchronisation.
+    fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
+
+    /// Copies labels from the device to the host.
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
+
+    /// Labels a host image: upload, label, download. Any nonzero pixel is foreground.
+    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        check_connectivity(self.algorithm(), connectivity)?;
+        let start = Instant::now();
+        let on_device = self.upload(image)?;
+        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+        let (device_labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
+        let start = Instant::now();
+        let labels = self.download(&device_labels)?;
+        let download_ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+        timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
+        Ok(Labeling { labels, timings })
+    }
+}
+
+fn check_connectivity(algorithm: Algorithm, connectivity: Connectivity) -> Result<()> {
+    if algorithm.supports(connectivity) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedConnectivity { algorithm, connectivity, supported: algorithm.connectivities().to_vec() })
+    }
+}
+
+/// Any labeler, chosen at run time (see [`crate::Device::labeler`]).
+#[enum_dispatch(Labeler)]
+pub enum AnyLabeler {
+    /// The CPU reference.
+    Cpu(CpuLabeler),
+    /// A GPU (or OpenCL CPU) device.
+    Gpu(GpuLabeler),
+}
+
+impl AnyLabeler {
+    /// The backend of this labeler.
+    pub fn backend(&self) -> BackendKind {
+        self.device().id.backend()
+    }
+}

@@ -1,0 +1,79 @@
+//! What the schedules share: the job they run, their trait, launch ranges over pixels and over
+//! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
+
+use crate::gpu::{Buffer, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::{Result, Shape};
+
+/// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
+/// accepts, and a full warp per row for coalesced accesses.
+pub(crate) const GROUP: [usize; 3] = [32, 8, 1];
+
+/// Bytes of one label (`label_t` in the kernels, 32-bit in this build).
+pub(crate) const LABEL_BYTES: usize = 4;
+
+/// One labeling: the binary input and the label output on the device, both of `shape`.
+pub(crate) struct Job<'a> {
+    /// One byte per pixel, nonzero is foreground.
+    pub input: &'a Buffer,
+    /// One 32-bit label per pixel, written by the schedule.
+    pub labels: &'a Buffer,
+    /// The image's extent.
+    pub shape: Shape,
+}
+
+impl Job<'_> {
+    /// Width and height as the kernels take them.
+    pub fn size(&self) -> (u32, u32) {
+        (self.shape.width as u32, self.shape.height as u32)
+    }
+}
+
+/// The compiled kernels of one algorithm for one connectivity, and how to run them.
+pub(crate) trait Schedule: Send {
+    /// Labels `job.input` into `job.labels`, ending each phase on `recorder`; returns the
+    /// iteration count of iterative algorithms. Scratch buffers are allocated and freed here,
+    /// recorded as [`crate::Phase::Allocation`] and [`crate::Phase::Deallocation`].
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>>;
+}
+
+/// Makes a schedule from a compiled program (each schedule module's `build`).
+pub(crate) type ScheduleBuilder = fn(&dyn Gpu, &Program) -> Result<Box<dyn Schedule>>;
+
+/// The kernels `names` of a compiled program.
+pub(crate) fn kernels<const N: usize>(gpu: &dyn Gpu, program: &Program, names: [&str; N]) -> Result<[Kernel; N]> {
+    let mut out = Vec::with_capacity(N);
+    for name in names {
+        out.push(gpu.kernel(program, name)?);
+    }
+    Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels were made")))
+}
+
+/// One work-item per pixel of `shape`.
+pub(crate) fn over_pixels(shape: Shape) -> LaunchRange {
+    LaunchRange::over([shape.width, shape.height, 1], GROUP)
+}
+
+/// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks).
+pub(crate) fn over_blocks(shape: Shape) -> LaunchRange {
+    LaunchRange::over([shape.width.div_ceil(2), shape.height.div_ceil(2), 1], GROUP)
+}
+
+/// Runs `iteration` until it leaves the one-word `flag` clear: the flag is zeroed before and
+/// read back after each iteration (the read waits for it). Returns the number of iterations.
+pub(crate) fn until_stable(
+    gpu: &dyn Gpu,
+    flag: &mut Buffer,
+    mut iteration: impl FnMut(&Buffer) -> ccl_backend::Result<()>,
+) -> Result<u32> {
+    let mut iterations = 0;
+    loop {
+        iterations += 1;
+        gpu.zero(flag)?;
+        iteration(flag)?;
+        let mut word = [0u8; 4];
+        gpu.read(flag, &mut word)?;
+        if word == [0; 4] {
+            return Ok(iterations);
+        }
+    }
+}
