@@ -150,14 +150,8 @@ const fn direct(
 impl AlgorithmInfo {
     /// The `_IC` variant of this entry: the same schedule and kernels with
     /// `INLINE_COMPRESSION=1` (TPDS 2020 Sec. 2.1).
-    const fn inline(self, name: &'static str) -> Self {
-        AlgorithmInfo {
-            name,
-            summary: "the same with inline compression (TPDS 2020 Sec. 2.1)",
-            inline_compression: true,
-            variant: INLINE,
-            ..self
-        }
+    const fn inline(self, name: &'static str, summary: &'static str) -> Self {
+        AlgorithmInfo { name, summary, inline_compression: true, variant: INLINE, ..self }
     }
 }
 
@@ -248,17 +242,17 @@ registry! { $
     /// Union Find, Oliveira & Lotufo 2010 (tiles in local memory, border merge, compression).
     UF (uf) = UF;
     /// UF with inline compression.
-    UF_IC (uf_ic) = UF.inline("UF_IC");
+    UF_IC (uf_ic) = UF.inline("UF_IC", "UF with inline compression (TPDS 2020 Sec. 2.1)");
     /// Komura Equivalence, Komura 2015; 8-connectivity as IPAS 2018 Alg. 4.
     KE (ke) = KE;
     /// KE with inline compression.
-    KE_IC (ke_ic) = KE.inline("KE_IC");
+    KE_IC (ke_ic) = KE.inline("KE_IC", "KE with inline compression (TPDS 2020 Sec. 2.1)");
     /// Block-based Union Find, TPDS 2020 Alg. 2 (8-connectivity).
     BUF (buf) = BUF;
     /// BUF with inline compression.
-    BUF_IC (buf_ic) = BUF.inline("BUF_IC");
+    BUF_IC (buf_ic) = BUF.inline("BUF_IC", "BUF with inline compression (TPDS 2020 Sec. 2.1)");
     /// Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (8-connectivity).
     BKE (bke) = BKE;
     /// BKE with inline compression.
-    BKE_IC (bke_ic) = BKE.inline("BKE_IC");
+    BKE_IC (bke_ic) = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");
 }

@@ -1,89 +1,106 @@
-//! The conformance matrix: every GPU algorithm x every available backend x every supported
-//! connectivity x every test image, against the CPU reference. Raw labels must equal the
-//! reference's exactly under the algorithm's documented convention ([`ccl::RawLabels`]: first
-//! pixel or first 2x2 block of each component, + 1), which implies the same partition with
-//! background 0.
+//! The conformance matrix, one test per cell: for every algorithm of the registry x backend x
+//! connectivity, `ALGORITHM::BACKEND::cN` labels every conformance image (tests/common/images.rs,
+//! and real DIBCO pages when present) and checks the raw labels exactly against the CPU
+//! reference under the algorithm's convention ([`ccl::RawLabels`]), which implies the same
+//! partition with background 0. `cargo test --test conformance bke_ic::cuda` runs one cell.
 //!
-//! `CCL_REQUIRE_BACKENDS=opencl-cpu,cuda,...` makes an absent backend a failure.
+//! Backends: `cpu`, `opencl_cpu`, `opencl_gpu`, `cuda`. A cell of an absent backend passes with
+//! a note, unless `CCL_REQUIRE_BACKENDS` names it; a connectivity the algorithm does not
+//! support must be refused with [`ccl::Error::UnsupportedConnectivity`].
 
 mod common;
 
+use std::sync::OnceLock;
+
 use ccl::io::{read_binary, Binarize};
 use ccl::reference::{self, partition_difference};
-use ccl::{Algorithm, Labeler};
+use ccl::{Algorithm, Connectivity, Error, Labeler};
 use common::images::{conformance_cases, Case};
 
-/// The algorithms under test: every one with a GPU schedule. Adding an algorithm to the
-/// library's schedule table adds its cases here.
-fn algorithms() -> &'static [Algorithm] {
-    ccl::Algorithm::ALL
-}
-
-fn real_pages() -> Vec<Case> {
-    common::dibco_pages(4)
-        .into_iter()
-        .map(|path| {
+/// The images of every cell, made once per test process.
+fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let mut cases = conformance_cases();
+        cases.extend(common::dibco_pages(4).into_iter().map(|path| {
             // Dark ink is foreground: gray <= 128.
             let image = read_binary(&path, Binarize { threshold: Some(128.0), invert: true }).expect("readable page");
             Case { name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()), image }
-        })
-        .collect()
+        }));
+        cases
+    })
 }
 
-#[test]
-fn conformance_matrix() {
-    let devices = common::devices();
-    let mut cases = conformance_cases();
-    cases.extend(real_pages());
+/// Runs one cell: `algorithm` on the device named by `token`, at `connectivity`.
+fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity) {
+    let Some(dev) = common::shared_devices().iter().find(|d| d.token == token) else {
+        assert!(!common::is_required(token), "CCL_REQUIRE_BACKENDS requires {token}, which is not present");
+        eprintln!("note: no {token} device; {algorithm}/{token}/{connectivity} does not run");
+        return;
+    };
+    let mut labeler = dev.device.labeler(algorithm).expect("labeler");
+    let name = |case: &str| format!("{algorithm}/{token}/{}/{case}", connectivity.neighbours());
+    if !algorithm.supports(connectivity) {
+        let image = &cases()[0].image;
+        let on_device = labeler.upload(image).expect("upload");
+        match labeler.label_on_device(&on_device, connectivity) {
+            Err(Error::UnsupportedConnectivity { .. }) => return,
+            other => panic!("{}: expected UnsupportedConnectivity, got {:?}", name("*"), other.map(|_| ())),
+        }
+    }
     let mut failures = Vec::new();
-    let mut passed = 0usize;
-    for dev in &devices {
-        for &algorithm in algorithms() {
-            let mut labeler = match dev.device.labeler(algorithm) {
-                Ok(l) => l,
-                Err(e) => {
-                    failures.push(format!("{algorithm}/{}: labeler creation failed: {e}", dev.token));
-                    continue;
-                }
-            };
-            for case in &cases {
-                let on_device = match labeler.upload(&case.image) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        failures.push(format!("{algorithm}/{}/*/{}: upload failed: {e}", dev.token, case.name));
-                        continue;
-                    }
-                };
-                for &connectivity in algorithm.connectivities() {
-                    let name = format!("{algorithm}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
-                    let expected = reference::label_as(&case.image, connectivity, algorithm.raw_labels());
-                    let got = labeler
-                        .label_on_device(&on_device, connectivity)
-                        .and_then(|(labels, _)| labeler.download(&labels));
-                    match got {
-                        Err(e) => failures.push(format!("{name}: {e}")),
-                        Ok(actual) => {
-                            if let Some(diff) = partition_difference(&expected, &actual) {
-                                failures.push(format!("{name}: wrong partition: {diff}"));
-                            } else if let Some(i) =
-                                expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b)
-                            {
-                                failures.push(format!(
-                                    "{name}: raw label at index {i} is {}, convention says {}",
-                                    actual.labels()[i],
-                                    expected.labels()[i]
-                                ));
-                            } else {
-                                passed += 1;
-                            }
-                        }
-                    }
+    for case in cases() {
+        let expected = reference::label_as(&case.image, connectivity, algorithm.raw_labels());
+        let got = labeler
+            .upload(&case.image)
+            .and_then(|on_device| labeler.label_on_device(&on_device, connectivity))
+            .and_then(|(labels, _)| labeler.download(&labels));
+        match got {
+            Err(e) => failures.push(format!("{}: {e}", name(&case.name))),
+            Ok(actual) => {
+                if let Some(diff) = partition_difference(&expected, &actual) {
+                    failures.push(format!("{}: wrong partition: {diff}", name(&case.name)));
+                } else if let Some(i) = expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b) {
+                    failures.push(format!(
+                        "{}: raw label at index {i} is {}, convention says {}",
+                        name(&case.name),
+                        actual.labels()[i],
+                        expected.labels()[i]
+                    ));
                 }
             }
         }
     }
-    let tokens: Vec<&str> = devices.iter().map(|d| d.token).collect();
-    eprintln!("conformance: {passed} cases passed, {} failed, on {tokens:?}", failures.len());
-    assert!(failures.is_empty(), "{} conformance failures:\n{}", failures.len(), failures.join("\n"));
-    assert!(passed > 0, "no conformance case ran");
+    assert!(failures.is_empty(), "{} of {} images failed:\n{}", failures.len(), cases().len(), failures.join("\n"));
+    eprintln!("{}: {} images exact", name("*"), cases().len());
 }
+
+/// One module per algorithm, one per backend inside, one test per connectivity.
+macro_rules! cells {
+    ($( ($konst:ident, $lower:ident) )*) => {
+        $(
+            mod $lower {
+                use super::*;
+                cells!(@backend $konst, cpu, "cpu");
+                cells!(@backend $konst, opencl_cpu, "opencl-cpu");
+                cells!(@backend $konst, opencl_gpu, "opencl-gpu");
+                cells!(@backend $konst, cuda, "cuda");
+            }
+        )*
+    };
+    (@backend $konst:ident, $backend:ident, $token:literal) => {
+        mod $backend {
+            use super::*;
+            #[test]
+            fn c4() {
+                cell(Algorithm::$konst, $token, Connectivity::Four);
+            }
+            #[test]
+            fn c8() {
+                cell(Algorithm::$konst, $token, Connectivity::Eight);
+            }
+        }
+    };
+}
+
+ccl::for_each_algorithm!(cells);

@@ -1,7 +1,22 @@
 //! Value parsers shared by the subcommands: every numeric option is range-checked here or by
 //! clap's ranged parsers, with a message naming the valid range.
 
-use ccl::Connectivity;
+use ccl::{Algorithm, Connectivity};
+
+/// `--algo` help, from the registry: every algorithm's name.
+pub fn algorithm_help() -> String {
+    format!("Algorithm (any case, - or _): {}", Algorithm::names())
+}
+
+/// `--algo` long help, from the registry: every algorithm with its summary and connectivities.
+pub fn algorithm_long_help() -> String {
+    let mut text = String::from("Algorithm (any case, - or _ alike):");
+    for a in Algorithm::ALL {
+        let c: Vec<String> = a.connectivities().iter().map(|c| c.neighbours().to_string()).collect();
+        text.push_str(&format!("\n  {:<7} {} [{}-connectivity]", a.name(), a.info().summary, c.join("/")));
+    }
+    text
+}
 
 /// Largest side of a square benchmark image whose pixels fit 32-bit labels.
 pub const MAX_SQUARE_SIDE: usize = 65535;

@@ -29,7 +29,7 @@ pub enum BenchCommand {
 
 #[derive(Args)]
 pub struct Common {
-    /// Algorithms, comma-separated (default: all).
+    /// Algorithms, comma-separated (default: all of them; see `ccl label --help`).
     #[arg(long, value_delimiter = ',')]
     algos: Vec<Algorithm>,
     /// Devices, comma-separated: cuda:N, opencl:N, cpu (default: every device found).

@@ -23,8 +23,7 @@ pub struct LabelArgs {
     /// written to a temporary file, then renamed, so it is never left half-written.
     #[arg(short, long, default_value = "labels.png")]
     output: PathBuf,
-    /// Algorithm: LE, OLE, BE, UF, UF_IC, KE, KE_IC, BUF, BUF_IC, BKE, BKE_IC (any case, - or _).
-    #[arg(long, default_value = "uf")]
+    #[arg(long, default_value = "uf", help = args::algorithm_help(), long_help = args::algorithm_long_help())]
     algo: Algorithm,
     /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]

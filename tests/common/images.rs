@@ -140,5 +140,26 @@ pub fn conformance_cases() -> Vec<Case> {
     for value in [2u8, 128, 255] {
         cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
     }
+    cases.extend(tall_and_wide_cases());
+    cases
+}
+
+/// Images past the CUDA grid's 65535 groups along y (524,280 rows for pixel algorithms, and
+/// 1,048,560 for block ones, in groups of 8 rows): the launch is folded, and components must
+/// still join across the fold. Plus their transposes, and a wide one.
+pub fn tall_and_wide_cases() -> Vec<Case> {
+    // Runs of 5 pixels with gaps, and one long run across the middle (and the fold).
+    let runs = |i: usize| i % 7 < 5 || (250_000..350_000).contains(&i);
+    let mut cases = vec![
+        case("1x600000-runs", from_fn(1, 600_000, |_, y| runs(y))),
+        case("600000x1-runs", from_fn(600_000, 1, |x, _| runs(x))),
+    ];
+    // Column 0: foreground but for a gap every 100,000 rows, so components 100,000 rows long
+    // cross the fold of every algorithm; column 1: MT19937 at 50 %.
+    let noise = random(1, 1_100_000, 50, 1, 1_100_000);
+    cases.push(case(
+        "2x1100000-columns",
+        from_fn(2, 1_100_000, |x, y| if x == 0 { y % 100_000 != 99_999 } else { noise.is_foreground(0, y) }),
+    ));
     cases
 }

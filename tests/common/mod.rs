@@ -72,6 +72,12 @@ pub fn devices() -> Vec<TestDevice> {
     out
 }
 
+/// [`devices`], opened once per test process and shared by its tests (a `Device` is `Sync`).
+pub fn shared_devices() -> &'static [TestDevice] {
+    static DEVICES: std::sync::OnceLock<Vec<TestDevice>> = std::sync::OnceLock::new();
+    DEVICES.get_or_init(devices)
+}
+
 /// The repository root: `CCL_REPO_ROOT` when set (the GPU machine's runner sets it), else the
 /// current directory when it holds `kernels/`, else where this crate was built.
 pub fn repo_root() -> PathBuf {

@@ -1,0 +1,134 @@
+//! Every schedule checked without a GPU, on the recording device: each launch names a kernel of
+//! its file with arguments matching the kernel's parameter list, covers every pixel or every 2x2
+//! block, fits a CUDA device's grid once folded (tall images included), and the labeling
+//! reports the phases the registry declares. Every kernel of a file is launched by some
+//! connectivity of some algorithm.
+
+use std::collections::BTreeSet;
+
+use ccl::recording::{record, Call, RecordedArg};
+use ccl::{Algorithm, Connectivity, Error, Shape};
+use ccl_backend::Limits;
+
+/// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
+const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535] };
+
+const SHAPES: [(usize, usize); 8] =
+    [(1, 1), (3, 5), (67, 37), (64, 64), (1, 600_000), (600_000, 1), (2, 1_100_000), (1, u32::MAX as usize)];
+
+#[test]
+fn every_schedule_launches_valid_ranges_and_arguments() {
+    let mut failures = Vec::new();
+    for &algorithm in Algorithm::ALL {
+        for &connectivity in algorithm.connectivities() {
+            for (w, h) in SHAPES {
+                let shape = Shape::image(w, h);
+                let case = format!("{algorithm}/{}/{shape}", connectivity.neighbours());
+                let recording = match record(algorithm, connectivity, shape, CUDA) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        failures.push(format!("{case}: {e}"));
+                        continue;
+                    }
+                };
+                let pixels = [w as u64, h as u64];
+                let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64];
+                let mut launches = 0;
+                for (kernel, range, args) in recording.launches() {
+                    launches += 1;
+                    let covered = [range.global[0] as u64, range.global[1] as u64];
+                    // Every launch covers the pixels or the 2x2 blocks, in whole groups.
+                    let covers = |e: [u64; 2]| covered[0] >= e[0] && covered[1] >= e[1];
+                    if !covers(pixels) && !covers(blocks) {
+                        failures.push(format!("{case}: {kernel} covers {covered:?}, not {pixels:?} or {blocks:?}"));
+                    }
+                    // Sizes passed to the kernel are the image's (or its block grid's).
+                    let scalars: Vec<u64> = args
+                        .iter()
+                        .filter_map(|a| if let RecordedArg::U32(v) = a { Some(u64::from(*v)) } else { None })
+                        .collect();
+                    if scalars.len() >= 2 && scalars[..2] != pixels && scalars[..2] != blocks {
+                        failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
+                    }
+                }
+                if launches == 0 {
+                    failures.push(format!("{case}: no launch"));
+                }
+                let phases: Vec<_> = recording.timings.phases.iter().map(|p| p.phase).collect();
+                for phase in algorithm.info().phases {
+                    if !phases.contains(phase) {
+                        failures.push(format!("{case}: phase {phase} missing from {phases:?}"));
+                    }
+                }
+                if recording.timings.iterations.is_some() != algorithm.info().iterative {
+                    failures.push(format!("{case}: iterations {:?}", recording.timings.iterations));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} schedule problems:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Tall images fold into the grid: more than 65535 groups along y become y x z.
+#[test]
+fn tall_images_fold_into_the_cuda_grid() {
+    let recording = record(Algorithm::UF, Connectivity::Eight, Shape::image(1, 600_000), CUDA).unwrap();
+    for call in &recording.calls {
+        if let Call::Launch { kernel, grid, range, .. } = call {
+            assert_eq!(range.groups()[1], 75_000, "{kernel}: 600000 rows in groups of 8");
+            assert_eq!(*grid, [1, 65535, 2], "{kernel}: folded into y and z");
+        }
+    }
+    // A device whose grid cannot hold the range refuses the launch with the reason.
+    let tiny = Limits { max_group_size: 1024, max_groups: [65535, 16, 16] };
+    match record(Algorithm::KE, Connectivity::Four, Shape::image(8, 8 * 257), tiny) {
+        Err(Error::Device { message, .. }) => assert!(message.contains("cannot be folded"), "{message}"),
+        other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// No kernel is dead: every `KERNEL` of the kernel sources is launched by some algorithm and
+/// connectivity (the shared parts, such as `compress.kernel`, by some of the files they are in).
+#[test]
+fn every_kernel_is_launched() {
+    let mut declared = BTreeSet::new();
+    let mut launched = BTreeSet::new();
+    for &algorithm in Algorithm::ALL {
+        let file = algorithm.info().kernel();
+        for (_, text) in file.parts() {
+            for (start, _) in text.match_indices("KERNEL void ") {
+                let rest = &text[start + "KERNEL void ".len()..];
+                declared.insert(rest[..rest.find('(').unwrap()].trim().to_string());
+            }
+        }
+        for &connectivity in algorithm.connectivities() {
+            let recording = record(algorithm, connectivity, Shape::image(5, 5), CUDA).unwrap();
+            for (kernel, _, _) in recording.launches() {
+                launched.insert(kernel.to_string());
+            }
+        }
+    }
+    let dead: Vec<_> = declared.difference(&launched).collect();
+    assert!(dead.is_empty(), "kernels never launched: {dead:?}");
+}
+
+/// The recording device refuses what a real one would: arguments that do not match the kernel's
+/// parameters, and ranges that are not whole groups.
+#[test]
+fn the_recording_device_refuses_mismatched_launches() {
+    use ccl_backend::{Arg, Gpu, LaunchRange};
+    let gpu = ccl::recording::RecordingGpu::new(CUDA);
+    let source = "KERNEL void k(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, float k)";
+    let program = gpu.build(source, &[]).unwrap();
+    let mut kernel = gpu.kernel(&program, "k").unwrap();
+    let buffer = gpu.alloc(16).unwrap();
+    let range = LaunchRange::over([4, 4, 1], [4, 4, 1]);
+    let good = [Arg::Buffer(&buffer), Arg::Buffer(&buffer), Arg::U32(4), Arg::F32(0.5)];
+    gpu.launch(&mut kernel, &range, &good).unwrap();
+    let swapped = [Arg::Buffer(&buffer), Arg::Buffer(&buffer), Arg::F32(0.5), Arg::U32(4)];
+    assert!(gpu.launch(&mut kernel, &range, &swapped).is_err());
+    assert!(gpu.launch(&mut kernel, &range, &good[..3]).is_err());
+    let ragged = LaunchRange { global: [6, 4, 1], local: [4, 4, 1] };
+    assert!(gpu.launch(&mut kernel, &ragged, &good).is_err());
+    assert!(gpu.kernel(&program, "missing").is_err());
+}
