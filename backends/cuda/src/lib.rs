@@ -139,6 +139,7 @@ pub struct Runtime {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     limits: Limits,
+    pool: Option<Arc<Pool>>,
 }
 
 impl Runtime {
@@ -173,8 +174,9 @@ impl Runtime {
                 attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
         };
+        let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
-        Ok(Self { desc, ctx, stream, limits })
+        Ok(Self { desc, ctx, stream, limits, pool })
     }
 
     /// The device this runtime drives.
@@ -188,6 +190,88 @@ impl Runtime {
 
     fn slice<'b>(&self, buffer: &'b Buffer) -> Result<&'b CudaSlice<u8>> {
         buffer.native::<CudaSlice<u8>>(&self.desc.name)
+    }
+}
+
+/// A memory pool of ccl's own on one device, for the stream-ordered allocations of labelings
+/// (output and scratch buffers, made and freed by every labeling). Freed memory is kept (the
+/// release threshold is unlimited) and reused only by the stream that freed it, so a labeler's
+/// next allocation on its own stream is immediate instead of searching blocks freed on other
+/// streams; when the device runs out, the kept memory is released and the allocation retried.
+/// The device's default pool, which other libraries in the process may use, is left alone.
+struct Pool(cudarc::driver::sys::CUmemoryPool);
+
+// SAFETY: a CUmemoryPool handle may be used from any thread.
+unsafe impl Send for Pool {}
+// SAFETY: as above; the driver synchronises pool operations.
+unsafe impl Sync for Pool {}
+
+impl Pool {
+    /// A pool on `ctx`'s device, or `None` when the device has no memory pools.
+    fn new(ctx: &CudaContext) -> std::result::Result<Option<Self>, DriverError> {
+        use cudarc::driver::sys::*;
+        if ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? == 0 {
+            return Ok(None);
+        }
+        // SAFETY: zero is a valid value of every field of the properties struct (no handle
+        // types, no limit, reserved bytes zero).
+        let mut props: CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.location.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = ctx.ordinal() as i32;
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: `props` describes this device; the driver writes the new pool's handle.
+        unsafe { cuMemPoolCreate(&mut pool, &props).result()? };
+        let pool = Pool(pool);
+        let mut threshold = u64::MAX;
+        // SAFETY: each attribute takes a pointer to a value of the documented type (u64 for the
+        // release threshold, int for the reuse flags).
+        unsafe {
+            let attr = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+            cuMemPoolSetAttribute(pool.0, attr, (&mut threshold as *mut u64).cast()).result()?;
+            for attr in [
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            ] {
+                let mut off: i32 = 0;
+                cuMemPoolSetAttribute(pool.0, attr, (&mut off as *mut i32).cast()).result()?;
+            }
+        }
+        Ok(Some(pool))
+    }
+
+    /// `bytes` bytes on `stream`; on a full device, releases the kept memory (after every
+    /// stream of the context is done with it) and tries once more.
+    fn alloc(
+        &self,
+        ctx: &CudaContext,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+    ) -> std::result::Result<CudaSlice<u8>, DriverError> {
+        use cudarc::driver::sys::{cuMemAllocFromPoolAsync, cuMemPoolTrimTo, CUresult};
+        ctx.bind_to_thread()?;
+        let mut ptr = 0;
+        // SAFETY: the pool belongs to this context's device and the stream to this context.
+        let mut result = unsafe { cuMemAllocFromPoolAsync(&mut ptr, bytes, self.0, stream.cu_stream()) };
+        if result == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            ctx.synchronize()?;
+            // SAFETY: as above; trimming only releases memory no allocation holds.
+            unsafe { cuMemPoolTrimTo(self.0, 0).result()? };
+            result = unsafe { cuMemAllocFromPoolAsync(&mut ptr, bytes, self.0, stream.cu_stream()) };
+        }
+        result.result()?;
+        // SAFETY: `ptr` is a fresh allocation of `bytes` bytes on `stream`; the slice frees it
+        // there (cuMemFreeAsync) when dropped, and every kernel writes before it reads.
+        Ok(unsafe { stream.upgrade_device_ptr::<u8>(ptr, bytes) })
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // SAFETY: the handle is ours; with allocations outstanding the driver defers the
+        // release until they are freed.
+        unsafe { cudarc::driver::sys::cuMemPoolDestroy(self.0) };
     }
 }
 
@@ -213,7 +297,13 @@ impl Gpu for Runtime {
 
     fn new_queue(&self) -> Result<Box<dyn Gpu>> {
         let stream = self.ctx.new_stream().map_err(self.err("cuStreamCreate"))?;
-        Ok(Box::new(Self { desc: self.desc.clone(), ctx: self.ctx.clone(), stream, limits: self.limits }))
+        Ok(Box::new(Self {
+            desc: self.desc.clone(),
+            ctx: self.ctx.clone(),
+            stream,
+            limits: self.limits,
+            pool: self.pool.clone(),
+        }))
     }
 
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
@@ -231,10 +321,16 @@ impl Gpu for Runtime {
         Ok(Kernel::new(function, name))
     }
 
-    /// Stream-ordered allocation (at least one byte).
+    /// Stream-ordered allocation (at least one byte), from ccl's pool where the device has
+    /// memory pools.
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
-        // SAFETY: the contents are uninitialised; every kernel writes before it reads.
-        let inner = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(self.err("cuMemAllocAsync"))?;
+        let inner = match &self.pool {
+            Some(pool) => {
+                pool.alloc(&self.ctx, &self.stream, bytes.max(1)).map_err(self.err("cuMemAllocFromPoolAsync"))?
+            }
+            // SAFETY: the contents are uninitialised; every kernel writes before it reads.
+            None => unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(self.err("cuMemAllocAsync"))?,
+        };
         Ok(Buffer::new(inner, bytes))
     }
 
@@ -243,8 +339,7 @@ impl Gpu for Runtime {
         if data.is_empty() {
             return Ok(());
         }
-        let name = self.desc.name.clone();
-        let slice = buffer.native_mut::<CudaSlice<u8>>(&name)?;
+        let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
         let mut view = slice.slice_mut(0..data.len());
         self.stream.memcpy_htod(data, &mut view).map_err(self.err("cuMemcpyHtoDAsync"))?;
         self.finish()
@@ -261,17 +356,15 @@ impl Gpu for Runtime {
     }
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        let name = self.desc.name.clone();
-        let slice = buffer.native_mut::<CudaSlice<u8>>(&name)?;
+        let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
         self.stream.memset_zeros(slice).map_err(self.err("cuMemsetD8Async"))
     }
 
     /// A 2D range with more groups along y than the device allows is folded into y and z
     /// ([`LaunchRange::fold`]); the CUDA prelude's `GROUP_ID_Y` unfolds it.
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
-        let name = self.desc.name.clone();
         let grid = range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
-            device: name.clone(),
+            device: self.desc.name.clone(),
             kernel: kernel.name().to_string(),
             reason,
         })?;
@@ -280,7 +373,7 @@ impl Gpu for Runtime {
             block_dim: (range.local[0] as u32, range.local[1] as u32, range.local[2] as u32),
             shared_mem_bytes: 0,
         };
-        let function = kernel.native_mut::<CudaFunction>(&name)?;
+        let function = kernel.native_mut::<CudaFunction>(&self.desc.name)?;
         let mut builder = self.stream.launch_builder(function);
         for arg in args {
             match arg {

@@ -174,16 +174,16 @@ impl Gpu for Runtime {
     }
 
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
-        let device = self.shared.name.clone();
+        let device = self.shared.name.as_str();
+        let k = kernel.native_mut::<ClKernel>(device)?;
         for (i, arg) in args.iter().enumerate() {
             let index = i as u32;
-            let k = kernel.native_mut::<ClKernel>(&device)?;
             // SAFETY: each argument is a cl_mem handle or a scalar of the width the kernel
             // declares (uint, ulong, int, float); a mismatch is reported by the driver.
             let r = unsafe {
                 match arg {
                     Arg::Buffer(b) => {
-                        let mem: cl_mem = b.native::<ClBuffer<u8>>(&device)?.get();
+                        let mem: cl_mem = b.native::<ClBuffer<u8>>(device)?.get();
                         k.set_arg(index, &mem)
                     }
                     Arg::U32(v) => k.set_arg(index, v),
@@ -195,7 +195,7 @@ impl Gpu for Runtime {
             r.map_err(self.err("clSetKernelArg"))?;
         }
         let work_dim = if range.is_2d() { 2 } else { 3 };
-        let handle = kernel.native_mut::<ClKernel>(&device)?.get();
+        let handle = k.get();
         // SAFETY: all arguments were set above; the sizes point to three values each, of which
         // the driver reads `work_dim`.
         let ev = unsafe {
