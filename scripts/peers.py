@@ -2,9 +2,13 @@
 """Times the libraries users would otherwise pick, on exactly the images `ccl bench` used.
 
 Reads the inputs written by `ccl bench MODE --save-images --out DIR` (DIR/images/inputs.csv and
-the .npy files it lists) and writes DIR/peers.csv in the same columns as DIR/results.csv, so
-`ccl bench plot --results DIR/results.csv,DIR/peers.csv --out DIR/with-peers` draws them side by
-side. Peers (each skipped with a message when it cannot be loaded):
+the .npy files it lists) and writes DIR/peers.csv (or --out) in the same columns as
+DIR/results.csv, so `ccl bench plot --results DIR/results.csv,DIR/peers.csv --out DIR/with-peers`
+draws them side by side. Each peer is skipped with a message when its library cannot be loaded;
+a peer failing on an image loses only its own figures for that image (rows are flushed one by one).
+
+Device-resident (the default; mode: the folder name or --mode). Input already on the GPU, labels
+left there, like ccl's labeling_ms:
 
 - NVIDIA NPP `nppiLabelMarkersUF_8u32u_C1R_Ctx` (4-way: nppiNormL1, 8-way: nppiNormInf), through
   ctypes on libnppif. Timed region: the call, with the input, output and scratch buffer already
@@ -14,9 +18,36 @@ side. Peers (each skipped with a message when it cannot be loaded):
 - OpenCV `connectedComponentsWithAlgorithm(..., CCL_SPAGHETTI)` on the CPU with all cores
   (host clock); the input is in host memory.
 
+End-to-end (--end-to-end; mode `end-to-end` unless --mode), what `ccl bench end-to-end` measures:
+a host (numpy) 0/1 image in, consecutive labels in host memory out, host clock
+(time.perf_counter) around one whole run, every copy and allocation included. labeling_ms is that
+total; upload_ms and download_ms its host-to-device and device-to-host parts (0 where there are
+none); phases `upload=ms;label=ms;download=ms` (empty for OpenCV). The parts of one run are
+separated by device synchronisations, as ccl's upload / label / download are; the total includes
+them. Device memory comes from CuPy's memory pools (kept between runs, as in a user's program).
+
+- device_id `opencv`, algorithm `OpenCV_Spaghetti`: connectedComponentsWithAlgorithm(img,
+  connectivity, CV_32S, CCL_SPAGHETTI) with --threads threads; its labels are already
+  consecutive, 1..N with background 0. device_id `opencv-1t`, algorithm
+  `OpenCV_Spaghetti_1thread`: the same after cv2.setNumThreads(1). Both restore the thread count.
+- device_id `cupy`, algorithm `CuPy_label`: `d = cp.asarray(img)` (upload, synchronised),
+  `labels, n = cupyx.scipy.ndimage.label(d, structure)` (label, synchronised),
+  `labels.get()` (download); upload and download are recorded separately.
+- device_id `npp`, algorithm `NPP_UF_compress`: cp.asarray(img) (upload, synchronised); the two
+  buffer-size queries, the device allocations (output, scratch buffers),
+  nppiLabelMarkersUF_8u32u_C1R_Ctx and nppiCompressMarkerLabelsUF_32u_C1IR_Ctx (which removes
+  the gaps between labels and returns their number N to the host), synchronised (label);
+  `.get()` of the labels (download). NPP also labels background regions (it joins equal
+  values), so its N counts background regions too.
+
+None of the peers promises ccl's numbering (raster order of first appearance); all give
+consecutive labels. The first call on every input (a warm-up one when --warmup > 0) is checked
+(shape, label count); a mismatch is reported on stderr.
+
 For every input: warm-up runs, then timed runs; like ccl, the minimum is what summaries use.
 """
 import argparse
+import contextlib
 import csv
 import ctypes
 import os
@@ -28,6 +59,10 @@ import numpy as np
 COLUMNS = ["mode", "machine", "device_id", "device", "driver", "backend", "algorithm", "connectivity",
            "image", "width", "height", "density", "granularity", "run", "labeling_ms", "upload_ms",
            "download_ms", "iterations", "phases"]
+
+# NPP 13 first (what the device-resident measurements were taken with), then NPP 12.
+NPP_LIBRARIES = ["libnppif.so.13", "libnppif.so.12"]
+END_TO_END = "end-to-end"
 
 
 def machine():
@@ -84,19 +119,61 @@ def gpu_timer(cp, fn, warmup, runs):
     return times
 
 
+class Npp:
+    """libnppif's labeling functions (NPP 12/13 signatures) and a stream context on CuPy's device."""
+
+    def __init__(self, cp, connectivity):
+        errors = []
+        for name in NPP_LIBRARIES:
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError as e:
+                errors.append(str(e))
+        else:
+            raise OSError("; ".join(errors))
+        # NppStatus nppiLabelMarkersUFGetBufferSize_32u_C1R(NppiSize oSizeROI, int *hpBufferSize)
+        self.label_size = lib.nppiLabelMarkersUFGetBufferSize_32u_C1R
+        self.label_size.argtypes = [NppiSize, ctypes.POINTER(ctypes.c_int)]
+        self.label_size.restype = ctypes.c_int
+        # NppStatus nppiLabelMarkersUF_8u32u_C1R_Ctx(Npp8u *pSrc, int nSrcStep, Npp32u *pDst,
+        #     int nDstStep, NppiSize oSizeROI, NppiNorm eNorm, Npp8u *pBuffer, NppStreamContext ctx)
+        self.label = lib.nppiLabelMarkersUF_8u32u_C1R_Ctx
+        self.label.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, NppiSize, ctypes.c_int,
+                               ctypes.c_void_p, NppStreamContext]
+        self.label.restype = ctypes.c_int
+        self.lib = lib
+        dev = cp.cuda.Device()
+        props = cp.cuda.runtime.getDeviceProperties(dev.id)
+        self.ctx = NppStreamContext(None, dev.id, props["multiProcessorCount"], props["maxThreadsPerMultiProcessor"],
+                                    props["maxThreadsPerBlock"], props["sharedMemPerBlock"], props["major"],
+                                    props["minor"], 0, 0)
+        self.norm = 0 if connectivity == 8 else 1  # nppiNormInf: 8-way, nppiNormL1: 4-way
+
+    def compress_functions(self):
+        """The label compression (consecutive labels) and its buffer-size query."""
+        # NppStatus nppiCompressMarkerLabelsGetBufferSize_32u_C1R(int nStartingNumber, int *hpBufferSize)
+        size_fn = self.lib.nppiCompressMarkerLabelsGetBufferSize_32u_C1R
+        size_fn.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+        size_fn.restype = ctypes.c_int
+        # NppStatus nppiCompressMarkerLabelsUF_32u_C1IR_Ctx(Npp32u *pSrcDst, int nSrcDstStep,
+        #     NppiSize oSizeROI, int nStartingNumber, int *pNewNumber (host), Npp8u *pBuffer,
+        #     NppStreamContext ctx)
+        compress_fn = self.lib.nppiCompressMarkerLabelsUF_32u_C1IR_Ctx
+        compress_fn.argtypes = [ctypes.c_void_p, ctypes.c_int, NppiSize, ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                ctypes.c_void_p, NppStreamContext]
+        compress_fn.restype = ctypes.c_int
+        return size_fn, compress_fn
+
+
+def npp_check(name, status):
+    if status != 0:
+        raise RuntimeError(f"{name} returned {status}")
+
+
 def make_npp(cp, connectivity):
-    lib = ctypes.CDLL("libnppif.so.13")
-    size_fn = lib.nppiLabelMarkersUFGetBufferSize_32u_C1R
-    size_fn.argtypes = [NppiSize, ctypes.POINTER(ctypes.c_int)]
-    label_fn = lib.nppiLabelMarkersUF_8u32u_C1R_Ctx
-    label_fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, NppiSize, ctypes.c_int,
-                         ctypes.c_void_p, NppStreamContext]
-    dev = cp.cuda.Device()
-    props = cp.cuda.runtime.getDeviceProperties(dev.id)
-    ctx = NppStreamContext(None, dev.id, props["multiProcessorCount"], props["maxThreadsPerMultiProcessor"],
-                           props["maxThreadsPerBlock"], props["sharedMemPerBlock"], props["major"], props["minor"],
-                           0, 0)
-    norm = 0 if connectivity == 8 else 1  # nppiNormInf: 8-way, nppiNormL1: 4-way
+    npp = Npp(cp, connectivity)
+    size_fn, label_fn, ctx, norm = npp.label_size, npp.label, npp.ctx, npp.norm
 
     def prepare(image):
         h, w = image.shape
@@ -127,19 +204,121 @@ def make_cupy(cp, connectivity):
     return prepare
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder", help="the --out folder of `ccl bench ... --save-images`")
-    ap.add_argument("--mode", default=None, help="mode name for the records (default: folder name)")
-    ap.add_argument("--connectivity", type=int, default=8, choices=[4, 8])
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="OpenCV threads")
-    ap.add_argument("--peers", default="npp,cupy,opencv")
-    args = ap.parse_args()
-    mode = args.mode or os.path.basename(os.path.normpath(args.folder))
-    wanted = args.peers.split(",")
-    host = machine()
+# End-to-end peers: run(image) -> (marks, labels, count, background_labeled), where marks are
+# [(start, None), (t, "phase"), ...] host clock readings, labels the host label image and count
+# the number of labels the library reported.
+
+def e2e_npp(cp, connectivity):
+    npp = Npp(cp, connectivity)
+    compress_size, compress = npp.compress_functions()
+    label_size, label, ctx, norm = npp.label_size, npp.label, npp.ctx, npp.norm
+    sync = cp.cuda.Device().synchronize
+
+    def run(image):
+        h, w = image.shape
+        if w * h > 2**31 - 1:
+            raise ValueError(f"{w}x{h}: NPP's label count is an int")
+        t0 = time.perf_counter()
+        src = cp.asarray(image)
+        sync()
+        t1 = time.perf_counter()
+        roi = NppiSize(w, h)
+        label_bytes, compress_bytes, count = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+        npp_check("nppiLabelMarkersUFGetBufferSize_32u_C1R", label_size(roi, ctypes.byref(label_bytes)))
+        # For UF labels, nStartingNumber is ROI width * ROI height (NPP documentation).
+        npp_check("nppiCompressMarkerLabelsGetBufferSize_32u_C1R", compress_size(w * h, ctypes.byref(compress_bytes)))
+        dst = cp.empty((h, w), dtype=cp.uint32)  # pitch must be width * 4 (no cudaMallocPitch)
+        label_scratch = cp.empty(max(label_bytes.value, 1), dtype=cp.uint8)
+        compress_scratch = cp.empty(max(compress_bytes.value, 1), dtype=cp.uint8)
+        npp_check("nppiLabelMarkersUF_8u32u_C1R_Ctx",
+                  label(src.data.ptr, w, dst.data.ptr, w * 4, roi, norm, label_scratch.data.ptr, ctx))
+        npp_check("nppiCompressMarkerLabelsUF_32u_C1IR_Ctx",
+                  compress(dst.data.ptr, w * 4, roi, w * h, ctypes.byref(count), compress_scratch.data.ptr, ctx))
+        sync()
+        t2 = time.perf_counter()
+        labels = dst.get()
+        t3 = time.perf_counter()
+        return [(t0, None), (t1, "upload"), (t2, "label"), (t3, "download")], labels, count.value, True
+    return run
+
+
+def e2e_cupy(cp, connectivity):
+    import cupyx.scipy.ndimage as ndi
+    structure = np.ones((3, 3), dtype=bool) if connectivity == 8 else None
+    sync = cp.cuda.Device().synchronize
+
+    def run(image):
+        t0 = time.perf_counter()
+        src = cp.asarray(image)
+        sync()
+        t1 = time.perf_counter()
+        labels, n = ndi.label(src, structure=structure)
+        sync()
+        t2 = time.perf_counter()
+        host = labels.get()
+        t3 = time.perf_counter()
+        return [(t0, None), (t1, "upload"), (t2, "label"), (t3, "download")], host, int(n), False
+    return run
+
+
+def e2e_opencv(cv2, connectivity):
+    def run(image):
+        t0 = time.perf_counter()
+        n, labels = cv2.connectedComponentsWithAlgorithm(image, connectivity, cv2.CV_32S, cv2.CCL_SPAGHETTI)
+        t1 = time.perf_counter()
+        return [(t0, None), (t1, None)], labels, n - 1, False  # n counts the background label 0
+    return run
+
+
+@contextlib.contextmanager
+def cv_threads(cv2, threads):
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(threads)
+    try:
+        yield
+    finally:
+        cv2.setNumThreads(before)
+
+
+def check_labels(image, labels, count, background_labeled):
+    """Why this output is not a labeling of image into count consecutive labels, or None."""
+    if labels.shape != image.shape:
+        return f"labels {labels.shape} for an image {image.shape}"
+    top = int(labels.max()) if labels.size else 0
+    if top != count:
+        return f"largest label {top}, reported count {count}"
+    if not background_labeled and labels.size:
+        if np.any(labels[image == 0] != 0) or np.any(labels[image != 0] == 0):
+            return "background and foreground do not match the image"
+    return None
+
+
+def split(marks):
+    """(total ms, upload ms, download ms, phases) from [(t0, None), (t1, name), ...]."""
+    total = (marks[-1][0] - marks[0][0]) * 1e3
+    phases = [(name, (t - prev) * 1e3) for (prev, _), (t, name) in zip(marks, marks[1:]) if name]
+    upload = sum(ms for name, ms in phases if name == "upload")
+    download = sum(ms for name, ms in phases if name == "download")
+    return total, upload, download, ";".join(f"{name}={ms:.6f}" for name, ms in phases)
+
+
+class Rows:
+    """The output CSV: header at once, every row flushed as it is written."""
+
+    def __init__(self, path):
+        self.file = open(path, "w", newline="")
+        self.out = csv.writer(self.file)
+        self.write(COLUMNS)
+
+    def write(self, values):
+        self.out.writerow(values)
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
+
+
+def device_resident(args, mode, host, wanted, rows):
     peers = []
     try:
         import cupy as cp
@@ -170,33 +349,125 @@ def main():
         except Exception as e:
             print(f"OpenCV unavailable: {e}", file=sys.stderr)
 
-    out_path = os.path.join(args.folder, "peers.csv")
-    with open(out_path, "w", newline="") as f:
-        out = csv.writer(f)
-        out.writerow(COLUMNS)
-        for row, image in load_inputs(args.folder):
-            for backend, device, driver, algorithm, prepare, where in peers:
-                try:
-                    run = prepare(image)
-                    if where == "gpu":
-                        times = gpu_timer(cp, run, args.warmup, args.runs)
-                    else:
-                        for _ in range(args.warmup):
-                            run()
-                        times = []
-                        for _ in range(args.runs):
-                            t0 = time.perf_counter()
-                            run()
-                            times.append((time.perf_counter() - t0) * 1e3)
-                except Exception as e:  # a peer failing must not lose the others' figures
-                    print(f"{algorithm} failed on {row['name']}: {e}", file=sys.stderr)
-                    continue
-                for k, ms in enumerate(times):
-                    out.writerow([mode, host, backend, device, driver, backend, algorithm, args.connectivity,
-                                  row["name"], row["width"], row["height"], row["density"], row["granularity"],
-                                  k, f"{ms:.6f}", 0, 0, 0, ""])
-                f.flush()
+    for row, image in load_inputs(args.folder):
+        for backend, device, driver, algorithm, prepare, where in peers:
+            try:
+                run = prepare(image)
+                if where == "gpu":
+                    times = gpu_timer(cp, run, args.warmup, args.runs)
+                else:
+                    for _ in range(args.warmup):
+                        run()
+                    times = []
+                    for _ in range(args.runs):
+                        t0 = time.perf_counter()
+                        run()
+                        times.append((time.perf_counter() - t0) * 1e3)
+            except Exception as e:  # a peer failing must not lose the others' figures
+                print(f"{algorithm} failed on {row['name']}: {e}", file=sys.stderr)
+                continue
+            for k, ms in enumerate(times):
+                rows.write([mode, host, backend, device, driver, backend, algorithm, args.connectivity,
+                            row["name"], row["width"], row["height"], row["density"], row["granularity"],
+                            k, f"{ms:.6f}", 0, 0, 0, ""])
+            if times:
                 print(f"{algorithm:18s} {row['name']:28s} min {min(times):.3f} ms", flush=True)
+
+
+def end_to_end(args, mode, host, wanted, rows):
+    # (device_id, device, driver, backend, algorithm, run, scope)
+    peers = []
+    if "npp" in wanted or "cupy" in wanted:
+        try:
+            import cupy as cp
+            gpu_name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+            driver = cp.cuda.runtime.driverGetVersion()
+            gpu_driver = f"CUDA driver {driver // 1000}.{driver % 1000 // 10}"
+            if "npp" in wanted:
+                try:
+                    peers.append(("npp", gpu_name, gpu_driver, "npp", "NPP_UF_compress",
+                                  e2e_npp(cp, args.connectivity), contextlib.nullcontext))
+                except Exception as e:  # library or symbol missing: the other peers still run
+                    print(f"NPP unavailable: {e}", file=sys.stderr)
+            if "cupy" in wanted:
+                try:
+                    peers.append(("cupy", gpu_name, f"CuPy {cp.__version__}, {gpu_driver}", "cupy", "CuPy_label",
+                                  e2e_cupy(cp, args.connectivity), contextlib.nullcontext))
+                except Exception as e:
+                    print(f"CuPy's ndimage unavailable: {e}", file=sys.stderr)
+        except Exception as e:
+            print(f"CuPy unavailable (NPP needs it too): {e}", file=sys.stderr)
+    if "opencv" in wanted or "opencv-1t" in wanted:
+        try:
+            import cv2
+            run = e2e_opencv(cv2, args.connectivity)
+            cpu = host.split(" x")[0]
+            if "opencv" in wanted:
+                peers.append(("opencv", f"{cpu} ({args.threads} threads)", f"OpenCV {cv2.__version__}", "opencv",
+                              "OpenCV_Spaghetti", run, lambda: cv_threads(cv2, args.threads)))
+            if "opencv-1t" in wanted:
+                peers.append(("opencv-1t", f"{cpu} (1 thread)", f"OpenCV {cv2.__version__}", "opencv",
+                              "OpenCV_Spaghetti_1thread", run, lambda: cv_threads(cv2, 1)))
+        except Exception as e:
+            print(f"OpenCV unavailable: {e}", file=sys.stderr)
+
+    for row, image in load_inputs(args.folder):
+        for device_id, device, driver, backend, algorithm, run, scope in peers:
+            times = []
+            try:
+                with scope():
+                    for k in range(args.warmup + args.runs):
+                        marks, labels, count, background_labeled = run(image)
+                        if k == 0:
+                            problem = check_labels(image, labels, count, background_labeled)
+                            if problem:
+                                print(f"{algorithm} on {row['name']}: unexpected output: {problem}", file=sys.stderr)
+                        if k < args.warmup:
+                            continue
+                        total, upload, download, phases = split(marks)
+                        rows.write([mode, host, device_id, device, driver, backend, algorithm, args.connectivity,
+                                    row["name"], row["width"], row["height"], row["density"], row["granularity"],
+                                    k - args.warmup, f"{total:.6f}", f"{upload:.6f}", f"{download:.6f}", 0, phases])
+                        times.append(total)
+            except Exception as e:  # rows already written stay; the other peers still run
+                print(f"{algorithm} failed on {row['name']}: {e}", file=sys.stderr)
+            if times:
+                print(f"{algorithm:24s} {row['name']:28s} min {min(times):.3f} ms", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder", help="the --out folder of `ccl bench ... --save-images`")
+    ap.add_argument("--end-to-end", action="store_true",
+                    help="host image in, consecutive labels in host memory out, host clock (see above)")
+    ap.add_argument("--mode", default=None,
+                    help="mode name for the records (default: the folder name; end-to-end with --end-to-end)")
+    ap.add_argument("--connectivity", type=int, default=8, choices=[4, 8])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="OpenCV threads (opencv)")
+    ap.add_argument("--peers", default=None,
+                    help="comma-separated, of npp, cupy, opencv, opencv-1t (end-to-end only) "
+                         "(default: npp,cupy,opencv; with --end-to-end npp,cupy,opencv,opencv-1t)")
+    ap.add_argument("--out", default=None, help="CSV to write (default: FOLDER/peers.csv)")
+    args = ap.parse_args()
+    if args.runs < 1 or args.warmup < 0:
+        ap.error("--runs must be at least 1 and --warmup at least 0")
+    known = ["npp", "cupy", "opencv", "opencv-1t"]
+    default = known if args.end_to_end else known[:3]
+    wanted = args.peers.split(",") if args.peers else default
+    for name in wanted:
+        if name not in known:
+            print(f"unknown peer {name!r} (known: {', '.join(known)})", file=sys.stderr)
+    if not args.end_to_end and "opencv-1t" in wanted:
+        print("opencv-1t is measured with --end-to-end only", file=sys.stderr)
+    mode = args.mode or (END_TO_END if args.end_to_end else os.path.basename(os.path.normpath(args.folder)))
+    out_path = args.out or os.path.join(args.folder, "peers.csv")
+    rows = Rows(out_path)
+    try:
+        (end_to_end if args.end_to_end else device_resident)(args, mode, machine(), wanted, rows)
+    finally:
+        rows.close()
     print(f"wrote {out_path}")
 
 
