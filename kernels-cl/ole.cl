@@ -21,8 +21,10 @@
 #if defined(LABEL_BITS) && LABEL_BITS == 64
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
+#define ATOMIC_MAX(p, v) atom_max((p), (v))
 #else
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#define ATOMIC_MAX(p, v) atomic_max((p), (v))
 #endif
 
 // ---- common.h

@@ -32,6 +32,7 @@ typedef unsigned long long ulong;
 #define LOCAL_BARRIER() __syncthreads()
 // atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define ATOMIC_MAX(p, v) atomicMax((p), (v))
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

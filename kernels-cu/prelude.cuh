@@ -28,3 +28,4 @@ typedef unsigned long long ulong;
 #define LOCAL_BARRIER() __syncthreads()
 // atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define ATOMIC_MAX(p, v) atomicMax((p), (v))

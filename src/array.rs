@@ -6,7 +6,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::gpu::Buffer;
 use crate::shape::{Element, ElementType};
-use crate::Shape;
+use crate::{RawLabels, Shape};
+
+/// How the labels of a label array are numbered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numbering {
+    /// An algorithm's raw labels, in its convention.
+    Raw(RawLabels),
+    /// Consecutive 1..N in raster order of first appearance, with N.
+    Consecutive(u32),
+}
 
 /// Where the elements of a device array live.
 pub(crate) enum Storage<T> {
@@ -29,6 +38,7 @@ pub struct DeviceArray<T: Element> {
     shape: Shape,
     owner: u64,
     pub(crate) storage: Storage<T>,
+    pub(crate) numbering: Option<Numbering>,
     _element: PhantomData<T>,
 }
 
@@ -40,7 +50,16 @@ pub type DeviceLabels = DeviceArray<u32>;
 
 impl<T: Element> DeviceArray<T> {
     pub(crate) fn new(shape: Shape, owner: u64, storage: Storage<T>) -> Self {
-        Self { shape, owner, storage, _element: PhantomData }
+        Self { shape, owner, storage, numbering: None, _element: PhantomData }
+    }
+
+    pub(crate) fn labels(shape: Shape, owner: u64, storage: Storage<T>, numbering: Numbering) -> Self {
+        Self { shape, owner, storage, numbering: Some(numbering), _element: PhantomData }
+    }
+
+    /// For label arrays, how they are numbered (raw, or consecutive with the count).
+    pub fn numbering(&self) -> Option<Numbering> {
+        self.numbering
     }
 
     /// The extent in elements.

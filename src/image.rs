@@ -97,6 +97,11 @@ impl LabelImage {
         &self.labels
     }
 
+    /// The labels, row-major, as a vector.
+    pub fn into_labels(self) -> Vec<u32> {
+        self.labels
+    }
+
     /// The label at (x, y).
     pub fn get(&self, x: usize, y: usize) -> u32 {
         self.labels[y * self.width + x]

@@ -106,8 +106,16 @@ pub const BKE: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/bke.cu"),
 };
 
+/// Consecutive relabeling and the label count on the device (a stage after any algorithm).
+pub const RELABEL: KernelFile = KernelFile {
+    name: "relabel",
+    parts: &[COMMON, ("relabel.kernel", include_str!("../kernels/relabel.kernel"))],
+    opencl: include_str!("../kernels-cl/relabel.cl"),
+    cuda: include_str!("../kernels-cu/relabel.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

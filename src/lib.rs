@@ -33,7 +33,7 @@ mod shape;
 mod timings;
 
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
-pub use array::{DeviceArray, DeviceImage, DeviceLabels};
+pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
 pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
 pub use error::{Error, Result};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};

@@ -27,6 +27,8 @@ pub enum Phase {
     CpuLabeling,
     /// Freeing scratch buffers.
     Deallocation,
+    /// Renumbering raw labels 1..N in raster order on the device, and counting them.
+    Relabel,
     /// Device-to-host copy of the labels (host clock).
     Download,
 }
@@ -46,6 +48,7 @@ impl Phase {
             Phase::FinalLabeling => "final-labeling",
             Phase::CpuLabeling => "cpu-labeling",
             Phase::Deallocation => "deallocation",
+            Phase::Relabel => "relabel",
             Phase::Download => "download",
         }
     }

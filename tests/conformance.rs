@@ -2,7 +2,9 @@
 //! connectivity, `ALGORITHM::BACKEND::cN` labels every conformance image (tests/common/images.rs,
 //! and real DIBCO pages when present) and checks the raw labels exactly against the CPU
 //! reference under the algorithm's convention ([`ccl::RawLabels`]), which implies the same
-//! partition with background 0. `cargo test --test conformance bke_ic::cuda` runs one cell.
+//! partition with background 0; then renumbers them on the device and requires the host's
+//! consecutive labels byte for byte, with the same count. `cargo test --test conformance
+//! bke_ic::cuda` runs one cell.
 //!
 //! Backends: `cpu`, `opencl_cpu`, `opencl_gpu`, `cuda`. A cell of an absent backend passes with
 //! a note, unless `CCL_REQUIRE_BACKENDS` names it; a connectivity the algorithm does not
@@ -51,21 +53,41 @@ fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity) {
     let mut failures = Vec::new();
     for case in cases() {
         let expected = reference::label_as(&case.image, connectivity, algorithm.raw_labels());
-        let got = labeler
-            .upload(&case.image)
-            .and_then(|on_device| labeler.label_on_device(&on_device, connectivity))
-            .and_then(|(labels, _)| labeler.download(&labels));
-        match got {
-            Err(e) => failures.push(format!("{}: {e}", name(&case.name))),
-            Ok(actual) => {
-                if let Some(diff) = partition_difference(&expected, &actual) {
-                    failures.push(format!("{}: wrong partition: {diff}", name(&case.name)));
-                } else if let Some(i) = expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b) {
+        let on_device = labeler.upload(&case.image);
+        let labels = on_device.and_then(|image| labeler.label_on_device(&image, connectivity));
+        let (mut labels, actual) = match labels.and_then(|(l, _)| labeler.download(&l).map(|host| (l, host))) {
+            Ok(both) => both,
+            Err(e) => {
+                failures.push(format!("{}: {e}", name(&case.name)));
+                continue;
+            }
+        };
+        if let Some(diff) = partition_difference(&expected, &actual) {
+            failures.push(format!("{}: wrong partition: {diff}", name(&case.name)));
+            continue;
+        } else if let Some(i) = expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b) {
+            failures.push(format!(
+                "{}: raw label at index {i} is {}, convention says {}",
+                name(&case.name),
+                actual.labels()[i],
+                expected.labels()[i]
+            ));
+            continue;
+        }
+        // Consecutive labels made on the device are the host's renumbering, byte for byte, with
+        // the same count.
+        let (host, host_count) = expected.into_consecutive();
+        match labeler.relabel(&mut labels).and_then(|(count, _)| Ok((count, labeler.download(&labels)?))) {
+            Err(e) => failures.push(format!("{}: relabel: {e}", name(&case.name))),
+            Ok((count, device)) => {
+                if count != host_count {
+                    failures.push(format!("{}: relabel counts {count}, the host {host_count}", name(&case.name)));
+                } else if let Some(i) = host.labels().iter().zip(device.labels()).position(|(a, b)| a != b) {
                     failures.push(format!(
-                        "{}: raw label at index {i} is {}, convention says {}",
+                        "{}: consecutive label at index {i} is {}, the host's is {}",
                         name(&case.name),
-                        actual.labels()[i],
-                        expected.labels()[i]
+                        device.labels()[i],
+                        host.labels()[i]
                     ));
                 }
             }

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use super::{check_connectivity, Labeler, Labeling};
-use crate::array::{DeviceArray, Storage};
+use super::{check_connectivity, check_destination, Labeler, Labeling};
+use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
     reference, Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
     PhaseTime, Result, Shape, Timings,
@@ -52,9 +52,27 @@ impl Labeler for CpuLabeler {
         };
         let start = Instant::now();
         let shape = image.shape();
-        let labels =
-            reference::raw_labels(shape.width, shape.height, pixels, connectivity, self.algorithm.raw_labels());
-        Ok((DeviceArray::new(shape, self.owner, Storage::Host(labels)), Self::timings(start)))
+        let convention = self.algorithm.raw_labels();
+        let labels = reference::raw_labels(shape.width, shape.height, pixels, connectivity, convention);
+        let out = DeviceArray::labels(shape, self.owner, Storage::Host(labels), Numbering::Raw(convention));
+        Ok((out, Self::timings(start)))
+    }
+
+    fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {
+        let start = Instant::now();
+        if let Some(Numbering::Consecutive(n)) = labels.numbering {
+            return Ok((n, Timings::default()));
+        }
+        let (width, height) = (labels.width(), labels.height());
+        let Storage::Host(values) = &mut labels.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let image = LabelImage::new(width, height, std::mem::take(values))?;
+        let (consecutive, n) = image.into_consecutive();
+        *values = consecutive.into_labels();
+        labels.numbering = Some(Numbering::Consecutive(n));
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        Ok((n, Timings { phases: vec![PhaseTime { phase: Phase::Relabel, ms }], iterations: None }))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
@@ -64,11 +82,30 @@ impl Labeler for CpuLabeler {
         }
     }
 
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
+        check_destination(labels, out)?;
+        match &labels.storage {
+            Storage::Host(v) => {
+                out.copy_from_slice(v);
+                Ok(())
+            }
+            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+        }
+    }
+
     /// Labels on the host directly, without the copies that upload and download would make.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
         check_connectivity(self.algorithm, connectivity)?;
         let start = Instant::now();
         let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
-        Ok(Labeling { labels, timings: Self::timings(start) })
+        Ok(Labeling { labels, components: None, timings: Self::timings(start) })
+    }
+
+    /// Labels and renumbers on the host directly.
+    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        check_connectivity(self.algorithm, connectivity)?;
+        let start = Instant::now();
+        let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();
+        Ok(Labeling { labels, components: Some(n), timings: Self::timings(start) })
     }
 }

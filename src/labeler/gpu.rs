@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use super::{check_connectivity, Labeler};
-use crate::array::{next_owner_id, DeviceArray, Storage};
+use super::{check_connectivity, check_destination, Labeler};
+use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::image::check_size;
+use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::{Job, Schedule, LABEL_BYTES};
 use crate::shape::Element;
 use crate::{
@@ -35,6 +36,8 @@ pub struct GpuLabeler {
     gpu: Box<dyn Gpu>,
     algorithm: Algorithm,
     schedules: Vec<(Connectivity, Box<dyn Schedule>)>,
+    /// The relabeling stage, built at its first use.
+    relabel: Option<Box<Relabel>>,
 }
 
 impl GpuLabeler {
@@ -43,18 +46,41 @@ impl GpuLabeler {
         let info = algorithm.info();
         let mut schedules = Vec::new();
         for &connectivity in algorithm.connectivities() {
-            let file = info.kernel();
-            let program = gpu.build(file.source(gpu.dialect()), &info.defines(connectivity)).map_err(|e| match e {
-                ccl_backend::Error::Build { device, log } => {
-                    Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
-                }
-                e => e.into(),
-            })?;
+            let program = Self::build(gpu.as_ref(), info.kernel(), &info.defines(connectivity))?;
             schedules.push((connectivity, (info.schedule)(gpu.as_ref(), &program)?));
         }
-        let mut labeler = Self { device, gpu, algorithm, schedules };
+        let mut labeler = Self { device, gpu, algorithm, schedules, relabel: None };
         labeler.warm_up()?;
         Ok(labeler)
+    }
+
+    /// Compiles a kernel file, naming it in a build error.
+    fn build(
+        gpu: &dyn Gpu,
+        file: &crate::kernels::KernelFile,
+        defines: &[ccl_backend::Define],
+    ) -> Result<ccl_backend::Program> {
+        gpu.build(file.source(gpu.dialect()), defines).map_err(|e| match e {
+            ccl_backend::Error::Build { device, log } => {
+                Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
+            }
+            e => e.into(),
+        })
+    }
+
+    /// The relabeling stage, compiled (and run once on a small image, like the labeling kernels)
+    /// at its first use.
+    fn relabel_stage(&mut self) -> Result<&mut Relabel> {
+        if self.relabel.is_none() {
+            let program = Self::build(self.gpu.as_ref(), &crate::kernels::RELABEL, &relabel::defines())?;
+            let mut stage = Relabel::build(self.gpu.as_ref(), &program)?;
+            let warm = self.gpu.alloc(67 * 4)?;
+            let mut recorder = PhaseRecorder::start(self.gpu.as_ref())?;
+            stage.run(self.gpu.as_ref(), &warm, 0, crate::RawLabels::FirstBlock, &mut recorder)?;
+            recorder.finish()?;
+            self.relabel = Some(Box::new(stage));
+        }
+        Ok(self.relabel.as_mut().expect("built above"))
     }
 
     /// Runs every schedule once, untimed, on a small image. Some drivers finish preparing a
@@ -110,8 +136,27 @@ impl Labeler for GpuLabeler {
         recorder.end(Phase::Allocation)?;
         let iterations = schedule.run(gpu, &Job { input, labels: &labels, shape }, &mut recorder)?;
         let phases = recorder.finish()?;
-        let out = DeviceArray::new(shape, self.device.owner, Storage::Device(labels));
+        let numbering = Numbering::Raw(self.algorithm.raw_labels());
+        let out = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
         Ok((out, Timings { phases, iterations }))
+    }
+
+    fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {
+        let convention = match labels.numbering {
+            Some(Numbering::Consecutive(n)) => return Ok((n, Timings::default())),
+            Some(Numbering::Raw(convention)) => convention,
+            None => return Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
+        };
+        let buffer = self.buffer(labels)?;
+        let n = labels.shape().len();
+        self.relabel_stage()?;
+        let stage = self.relabel.as_mut().expect("built");
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let count = stage.run(gpu, buffer, n, convention, &mut recorder)?;
+        let phases = recorder.finish()?;
+        labels.numbering = Some(Numbering::Consecutive(count));
+        Ok((count, Timings { phases, iterations: None }))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
@@ -120,5 +165,12 @@ impl Labeler for GpuLabeler {
         let mut values = vec![0u32; labels.shape().len()];
         self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
         LabelImage::new(labels.width(), labels.height(), values)
+    }
+
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
+        check_destination(labels, out)?;
+        let buffer = self.buffer(labels)?;
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
+        Ok(())
     }
 }

@@ -22,8 +22,11 @@ use crate::{
 /// The result of labeling a host image.
 #[derive(Clone, Debug)]
 pub struct Labeling {
-    /// Raw labels in the algorithm's convention (see [`Algorithm`]); background 0.
+    /// Raw labels in the algorithm's convention (see [`Algorithm`]), or consecutive 1..N from
+    /// [`Labeler::label_consecutive`]; background 0.
     pub labels: LabelImage,
+    /// The number of components, when the labeling counted them (consecutive labels).
+    pub components: Option<u32>,
     /// Per-phase timings, upload and download included.
     pub timings: Timings,
 }
@@ -52,22 +55,75 @@ pub trait Labeler {
     /// allocation of the output, every kernel (and flag read-back) and a final synchronisation.
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
 
+    /// Renumbers labels on their device, in place, 1..N in raster order of each component's
+    /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
+    /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
+    /// they are.
+    fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
+
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
 
-    /// Labels a host image: upload, label, download. Any nonzero pixel is foreground.
+    /// Copies labels from the device straight into `out`, which must hold exactly one value per
+    /// pixel ([`Error::SizeMismatch`] otherwise).
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()>;
+
+    /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
+    /// are the algorithm's raw labels.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        check_connectivity(self.algorithm(), connectivity)?;
-        let start = Instant::now();
-        let on_device = self.upload(image)?;
-        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-        let (device_labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
-        let start = Instant::now();
-        let labels = self.download(&device_labels)?;
-        let download_ms = start.elapsed().as_secs_f64() * 1e3;
-        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-        timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-        Ok(Labeling { labels, timings })
+        label_host(self, image, connectivity, false)
+    }
+
+    /// Labels a host image into consecutive labels 1..N (raster order of first appearance),
+    /// renumbered on the device, and counts the components: upload, label, relabel, download.
+    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        label_host(self, image, connectivity, true)
+    }
+
+    /// Labels an image already on the device and counts its components; nothing but the count
+    /// leaves the device.
+    fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
+        let (mut labels, mut timings) = self.label_on_device(image, connectivity)?;
+        let (count, relabel) = self.relabel(&mut labels)?;
+        timings.phases.extend(relabel.phases);
+        Ok((count, timings))
+    }
+}
+
+/// [`Labeler::label`] and [`Labeler::label_consecutive`]: upload, label, (relabel,) download,
+/// with host-clock copy times.
+fn label_host<L: Labeler + ?Sized>(
+    labeler: &mut L,
+    image: &BinaryImage,
+    connectivity: Connectivity,
+    consecutive: bool,
+) -> Result<Labeling> {
+    check_connectivity(labeler.algorithm(), connectivity)?;
+    let start = Instant::now();
+    let on_device = labeler.upload(image)?;
+    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (mut device_labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
+    drop(on_device);
+    let mut components = None;
+    if consecutive {
+        let (count, relabel) = labeler.relabel(&mut device_labels)?;
+        timings.phases.extend(relabel.phases);
+        components = Some(count);
+    }
+    let start = Instant::now();
+    let labels = labeler.download(&device_labels)?;
+    let download_ms = start.elapsed().as_secs_f64() * 1e3;
+    timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+    timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
+    Ok(Labeling { labels, components, timings })
+}
+
+/// Checks that `out` holds one value per element of `labels`.
+fn check_destination(labels: &DeviceLabels, out: &[u32]) -> Result<()> {
+    if out.len() == labels.shape().len() {
+        Ok(())
+    } else {
+        Err(Error::SizeMismatch { width: labels.width(), height: labels.height(), len: out.len() })
     }
 }
 

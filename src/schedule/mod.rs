@@ -12,6 +12,7 @@ pub(crate) mod buf;
 pub(crate) mod ke;
 pub(crate) mod le;
 pub(crate) mod ole;
+pub(crate) mod relabel;
 pub(crate) mod uf;
 
 pub(crate) use common::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES};
