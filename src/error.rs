@@ -151,6 +151,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// Some images of a batch failed (each was reported as it failed); the others were done.
+    #[error("{failed} of {total} images failed (named above); the other {} were written", .total - .failed)]
+    BatchFailed {
+        /// Images that failed.
+        failed: usize,
+        /// Images in the batch.
+        total: usize,
+    },
     /// An input file could not be read or decoded.
     #[error("cannot read image {path}: {reason}")]
     ImageRead {

@@ -17,6 +17,7 @@
 
 mod algorithm;
 mod array;
+pub mod batch;
 pub mod bench;
 mod device;
 mod error;

@@ -270,3 +270,28 @@ fn large_granularities_make_valid_inputs() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `ccl bench end-to-end`: host image in, consecutive labels out; one row per run with the
+/// host-to-host time, at least the sum of the copies.
+#[test]
+fn end_to_end_mode_times_host_to_host() {
+    let dir = scratch("e2e");
+    let devices = devices_arg();
+    let text = run_ok(
+        ccl()
+            .args(["bench", "end-to-end", "--size", "64x48", "--images", "2", "--runs", "2", "--warmup", "1"])
+            .args(["--algos", "uf,bke", "--devices", &devices, "--out"])
+            .arg(&dir),
+    );
+    assert!(text.contains("consecutive labels in host memory out"), "{text}");
+    let records = rows(&dir.join("results.csv"));
+    let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
+    assert_eq!(records.len(), 2 * 2 * (2 * gpu_devices + 1));
+    for r in &records {
+        assert_eq!(r.mode, "end-to-end");
+        assert!(r.labeling_ms > 0.0 && r.labeling_ms >= r.upload_ms + r.download_ms, "{r:?}");
+        assert!(r.phases.contains("relabel="), "{r:?}");
+    }
+    assert!(dir.join("end-to-end-64x48.png").is_file());
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -400,3 +400,54 @@ fn a_24000_by_24000_image_is_read_and_labeled() {
     assert_eq!(std::fs::metadata(&npy).unwrap().len(), 128 + 24000 * 24000 * 4);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `ccl label DIR -o OUTDIR` labels every image of a folder; an unreadable file is named and
+/// skipped, the others are written (the same labels as one-file calls), and the exit status is
+/// 1 at the end.
+#[test]
+fn a_folder_labels_the_readable_images_and_fails_at_the_end() {
+    let dir = scratch("folder");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for seed in 0..5u32 {
+        let img = ccl::random_image(97, 61, 45, 2, seed).unwrap();
+        let gray = image::GrayImage::from_raw(97, 61, img.pixels().iter().map(|p| p * 255).collect()).unwrap();
+        gray.save(input.join(format!("page{seed}.png"))).unwrap();
+    }
+    std::fs::write(input.join("broken.png"), b"\x89PNG\r\n\x1a\n cut short").unwrap();
+    std::fs::write(input.join("notes.txt"), b"not an image").unwrap();
+    let output = dir.join("out");
+    let out = run(ccl().arg("label").arg(&input).arg("-o").arg(&output).args(["--backend", "cpu"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("broken.png") && err.contains("1 of 6 images failed"), "{err}");
+    assert!(stdout(&out).contains("labeled 5 images"), "{}", stdout(&out));
+    let mut written: Vec<String> =
+        std::fs::read_dir(&output).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, (0..5).map(|s| format!("page{s}.npy")).collect::<Vec<_>>());
+    // The same labels as labeling each file alone, on every device.
+    let devices: Vec<String> = ccl::discover().devices.iter().map(|d| d.id.to_string()).collect();
+    for device in &devices {
+        let out_dir = dir.join(format!("out-{}", device.replace(':', "-")));
+        let o = run(ccl().arg("label").arg(&input).arg("-o").arg(&out_dir).args(["--device", device, "--algo", "bke"]));
+        assert_eq!(o.status.code(), Some(1), "{device}");
+        for seed in 0..5 {
+            let single = dir.join("single.npy");
+            let s = run(ccl()
+                .arg("label")
+                .arg(input.join(format!("page{seed}.png")))
+                .args(["--backend", "cpu", "-o"])
+                .arg(&single));
+            assert!(s.status.success());
+            let name = format!("page{seed}.npy");
+            assert!(std::fs::read(&single).unwrap() == std::fs::read(out_dir.join(&name)).unwrap(), "{device} {name}");
+        }
+    }
+    // Two inputs that would write the same output are refused before any work.
+    image::GrayImage::new(4, 4).save(input.join("page0.tiff")).unwrap();
+    let o = run(ccl().arg("label").arg(&input).arg("-o").arg(dir.join("clash")));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code() == Some(1) && err.contains("would both write"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -137,3 +137,31 @@ fn unreadable_files_and_bad_outputs_are_named() {
     assert!(matches!(err, Error::ImageWrite { .. }) && err.to_string().contains("bmp"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Copying labels into caller memory of the wrong size is a typed error, on every backend.
+#[test]
+fn download_into_a_wrong_sized_buffer_is_refused() {
+    let image = BinaryImage::from_fn(12, 7, |x, y| (x + y) % 3 == 0).unwrap();
+    for dev in common::devices() {
+        let mut labeler = dev.device.labeler(Algorithm::KE).unwrap();
+        let on_device = labeler.upload(&image).unwrap();
+        let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        for len in [0, 83, 85] {
+            let mut out = vec![0u32; len];
+            match labeler.download_into(&labels, &mut out) {
+                Err(Error::SizeMismatch { width: 12, height: 7, len: l }) => assert_eq!(l, len),
+                other => panic!("{}: {len} values: expected SizeMismatch, got {other:?}", dev.token),
+            }
+            assert!(matches!(
+                labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out),
+                Err(Error::SizeMismatch { .. })
+            ));
+        }
+        let mut out = vec![u32::MAX; 84];
+        labeler.download_into(&labels, &mut out).unwrap();
+        assert_eq!(out, labeler.download(&labels).unwrap().labels(), "{}", dev.token);
+        let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out).unwrap();
+        let (expected, n) = ccl::reference::label(&image, Connectivity::Eight).into_consecutive();
+        assert_eq!((out.as_slice(), count), (expected.labels(), n), "{}", dev.token);
+    }
+}

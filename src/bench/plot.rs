@@ -362,6 +362,26 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
                 render!(written, dir, stem, (1100, 650), bar_chart(&title, &algos, &phases, &values, true));
             }
         }
+        Mode::EndToEnd => {
+            // Host-to-host time of every device and algorithm, peers included, per image size.
+            for (w, h) in ordered(best.iter().map(|r| (r.width, r.height))) {
+                let rows: Vec<&&Record> = best.iter().filter(|r| (r.width, r.height) == (w, h)).collect();
+                let entries = ordered(rows.iter().map(|r| (r.device_id.clone(), r.algorithm.clone())));
+                let categories: Vec<String> = entries.iter().map(|(d, a)| format!("{a} ({d})")).collect();
+                let values: Vec<Vec<f64>> = entries
+                    .iter()
+                    .map(|(d, a)| {
+                        vec![mean(
+                            rows.iter().filter(|r| &r.device_id == d && &r.algorithm == a).map(|r| r.labeling_ms),
+                        )]
+                    })
+                    .collect();
+                let title = format!("{w}x{h}: host image in, consecutive labels out (ms, log scale)");
+                let stem = format!("end-to-end-{w}x{h}");
+                let groups = vec!["host to host".to_string()];
+                render!(written, dir, stem, (1200, 650), bar_chart(&title, &categories, &groups, &values, false));
+            }
+        }
         Mode::Average => {}
     }
 

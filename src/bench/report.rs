@@ -16,6 +16,8 @@ pub enum Mode {
     Density,
     /// Random images of growing size.
     Size,
+    /// Host image in, consecutive labels in host memory out (every copy included), host clock.
+    EndToEnd,
 }
 
 impl Mode {
@@ -26,12 +28,13 @@ impl Mode {
             Mode::Steps => "steps",
             Mode::Density => "density",
             Mode::Size => "size",
+            Mode::EndToEnd => "end-to-end",
         }
     }
 
     /// The mode a record was written by.
     pub fn from_name(name: &str) -> Option<Mode> {
-        [Mode::Average, Mode::Steps, Mode::Density, Mode::Size].into_iter().find(|m| m.name() == name)
+        [Mode::Average, Mode::Steps, Mode::Density, Mode::Size, Mode::EndToEnd].into_iter().find(|m| m.name() == name)
     }
 }
 
@@ -115,6 +118,7 @@ pub fn summary_markdown(records: &[Record], mode: Mode) -> String {
         Mode::Steps => steps_tables(&mut out, &best),
         Mode::Density => density_tables(&mut out, &best),
         Mode::Size => size_tables(&mut out, &best),
+        Mode::EndToEnd => end_to_end_tables(&mut out, &best),
     }
     out
 }
@@ -149,6 +153,55 @@ fn average_tables(out: &mut String, best: &[&Record]) {
             fmt_ms(mean(rows.iter().map(|r| r.upload_ms))),
             fmt_ms(mean(rows.iter().map(|r| r.download_ms)))
         );
+    }
+}
+
+/// Host-to-host times per input size: ms (images/s) per algorithm and device, then the parts.
+fn end_to_end_tables(out: &mut String, best: &[&Record]) {
+    let devs = ordered(best.iter().map(|r| r.device_id.clone()));
+    for (w, h) in ordered(best.iter().map(|r| (r.width, r.height))) {
+        let rows: Vec<&&Record> = best.iter().filter(|r| (r.width, r.height) == (w, h)).collect();
+        let _ = writeln!(out, "{w}x{h}, host image in, consecutive labels in host memory out, ms (images/s):\n");
+        let columns: Vec<String> = devs.iter().map(|d| format!("`{d}`")).collect();
+        header(out, "algorithm", &columns);
+        for a in ordered(rows.iter().map(|r| r.algorithm.clone())) {
+            let cells: Vec<String> = devs
+                .iter()
+                .map(|d| {
+                    let ms = mean(rows.iter().filter(|r| &r.device_id == d && r.algorithm == a).map(|r| r.labeling_ms));
+                    if ms.is_nan() {
+                        "—".into()
+                    } else {
+                        format!("{} ({:.0})", fmt_ms(ms), 1e3 / ms)
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "| {a} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(out, "\nParts (ms, the same runs):\n");
+        let phases = ordered(rows.iter().flat_map(|r| r.phase_list().into_iter().map(|(n, _)| n)));
+        header(out, "device / algorithm", &phases);
+        for d in &devs {
+            for a in ordered(rows.iter().filter(|r| &r.device_id == d).map(|r| r.algorithm.clone())) {
+                let mine: Vec<&&&Record> = rows.iter().filter(|r| &r.device_id == d && r.algorithm == a).collect();
+                let cells: Vec<String> = phases
+                    .iter()
+                    .map(|p| {
+                        let v = mean(
+                            mine.iter()
+                                .filter_map(|r| r.phase_list().into_iter().find(|(n, _)| n == p).map(|(_, ms)| ms)),
+                        );
+                        if v.is_nan() {
+                            "—".into()
+                        } else {
+                            fmt_ms(v)
+                        }
+                    })
+                    .collect();
+                let _ = writeln!(out, "| `{d}` {a} | {} |", cells.join(" | "));
+            }
+        }
+        let _ = writeln!(out);
     }
 }
 

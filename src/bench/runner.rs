@@ -8,7 +8,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
-use crate::{Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Error, Labeler, Result, Timings};
+use crate::{
+    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Error, Labeler, Phase, Result, Timings,
+};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -66,6 +68,56 @@ fn phase_string(t: &Timings) -> String {
 }
 
 /// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
+/// One record of a run, its transfer times left at 0.
+fn record(
+    options: &BenchOptions,
+    machine: &str,
+    info: &crate::DeviceInfo,
+    algorithm: &str,
+    input: &Input,
+    run: usize,
+    t: &Timings,
+) -> Record {
+    Record {
+        mode: options.mode.name().into(),
+        machine: machine.to_string(),
+        device_id: info.id.to_string(),
+        device: info.name.clone(),
+        driver: info.driver.clone(),
+        backend: info.id.backend().to_string(),
+        algorithm: algorithm.to_string(),
+        connectivity: options.connectivity.neighbours(),
+        image: input.name.clone(),
+        width: input.image.width(),
+        height: input.image.height(),
+        density: input.density,
+        granularity: input.granularity,
+        run: run as u32,
+        labeling_ms: t.labeling_ms(),
+        upload_ms: 0.0,
+        download_ms: 0.0,
+        iterations: t.iterations.unwrap_or(0),
+        phases: phase_string(t),
+    }
+}
+
+/// The end-to-end runs of one labeler on one input: host image in, consecutive labels in a host
+/// buffer out (reused across runs, as a caller labeling many images would), host clock around
+/// the whole call; returns (total ms, the call's phases) per timed run.
+fn end_to_end(labeler: &mut AnyLabeler, input: &Input, options: &BenchOptions) -> Result<Vec<(f64, Timings)>> {
+    let mut out = vec![0u32; input.image.pixels().len()];
+    for _ in 0..options.warmup {
+        labeler.label_consecutive_into(&input.image, options.connectivity, &mut out)?;
+    }
+    let mut runs = Vec::with_capacity(options.runs as usize);
+    for _ in 0..options.runs {
+        let start = Instant::now();
+        let (_, timings) = labeler.label_consecutive_into(&input.image, options.connectivity, &mut out)?;
+        runs.push((start.elapsed().as_secs_f64() * 1e3, timings));
+    }
+    Ok(runs)
+}
+
 /// Fails before measuring anything when the options are invalid ([`BenchOptions::validate`]) or
 /// there is no input.
 pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) -> Result<Vec<Record>> {
@@ -95,6 +147,24 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
             algorithms.iter().map(|&a| Ok((a.name().to_string(), device.labeler(a)?))).collect::<Result<_>>()?
         };
         for input in inputs {
+            if options.mode == Mode::EndToEnd {
+                for (name, labeler) in labelers.iter_mut() {
+                    bar.set_message(format!("{id} {name} {}", input.name));
+                    let timings = end_to_end(labeler, input, options)?;
+                    for (run, (total_ms, t)) in timings.iter().enumerate() {
+                        let record = Record {
+                            labeling_ms: *total_ms,
+                            upload_ms: t.phase_ms(Phase::Upload),
+                            download_ms: t.phase_ms(Phase::Download),
+                            ..record(options, &machine, &info, name, input, run, t)
+                        };
+                        writer.write(&record)?;
+                        records.push(record);
+                    }
+                    bar.inc(1);
+                }
+                continue;
+            }
             let start = Instant::now();
             let on_device = labelers[0].1.upload(&input.image)?;
             let upload_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -119,25 +189,9 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 }
                 for (run, t) in timings.iter().enumerate() {
                     let record = Record {
-                        mode: options.mode.name().into(),
-                        machine: machine.clone(),
-                        device_id: id.to_string(),
-                        device: info.name.clone(),
-                        driver: info.driver.clone(),
-                        backend: id.backend().to_string(),
-                        algorithm: name.clone(),
-                        connectivity: options.connectivity.neighbours(),
-                        image: input.name.clone(),
-                        width: input.image.width(),
-                        height: input.image.height(),
-                        density: input.density,
-                        granularity: input.granularity,
-                        run: run as u32,
-                        labeling_ms: t.labeling_ms(),
                         upload_ms,
                         download_ms: download_ms.unwrap_or(0.0),
-                        iterations: t.iterations.unwrap_or(0),
-                        phases: phase_string(t),
+                        ..record(options, &machine, &info, name, input, run, t)
                     };
                     writer.write(&record)?;
                     records.push(record);

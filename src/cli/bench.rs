@@ -23,6 +23,9 @@ pub enum BenchCommand {
     Density(DensityArgs),
     /// One density, growing image sizes.
     Size(SizeArgs),
+    /// What a user feels: a host image in, consecutive labels in host memory out, every copy
+    /// included, host clock; images/s.
+    EndToEnd(DatasetArgs),
     /// Re-draw the tables and plots from results files (ccl's and the peers script's).
     Plot(PlotArgs),
 }
@@ -269,6 +272,7 @@ pub fn bench(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Average(a) => measure(&a.common, Mode::Average, dataset_inputs(&a)?),
         BenchCommand::Steps(a) => measure(&a.common, Mode::Steps, dataset_inputs(&a)?),
+        BenchCommand::EndToEnd(a) => measure(&a.common, Mode::EndToEnd, dataset_inputs(&a)?),
         BenchCommand::Density(d) => {
             let granularities = distinct(&d.granularities, "granularity");
             let densities = distinct(&d.densities.0, "density");

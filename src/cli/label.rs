@@ -17,42 +17,64 @@ const LARGE_IMAGE_PIXELS: u64 = 100_000_000;
 #[derive(clap::Args)]
 pub struct LabelArgs {
     /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
-    /// TIFF). Without it, a built-in sample page is labeled.
-    input: Option<PathBuf>,
+    /// TIFF), or a folder of them (every file with an image extension). Without it, a built-in
+    /// sample page is labeled.
+    pub(super) input: Option<PathBuf>,
     /// Output file: .npy (uint32, shape (H, W)), .png (colorized) or .tiff (32-bit labels);
-    /// written to a temporary file, then renamed, so it is never left half-written.
+    /// written to a temporary file, then renamed, so it is never left half-written. For a folder
+    /// input, the output folder (made if missing): one NAME.FORMAT per input NAME.*.
     #[arg(short, long, default_value = "labels.png")]
-    output: PathBuf,
+    pub(super) output: PathBuf,
+    /// For a folder input: the output format of every file.
+    #[arg(long, value_enum, default_value_t = FolderFormat::Npy)]
+    pub(super) format: FolderFormat,
     #[arg(long, default_value = "uf", help = args::algorithm_help(), long_help = args::algorithm_long_help())]
-    algo: Algorithm,
+    pub(super) algo: Algorithm,
     /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-    backend: BackendChoice,
+    pub(super) backend: BackendChoice,
     /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
     #[arg(long)]
-    device: Option<DeviceId>,
+    pub(super) device: Option<DeviceId>,
     /// Pixel connectivity: 4 or 8.
     #[arg(long, default_value = "8", value_parser = args::connectivity)]
-    connectivity: Connectivity,
+    pub(super) connectivity: Connectivity,
     /// Foreground is gray > T, with T in the input's own range: 0-255 for 8-bit images, 0-65535
     /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
     /// weights at full depth). Default: any nonzero color channel is foreground.
     #[arg(long, value_parser = args::threshold)]
-    threshold: Option<f64>,
+    pub(super) threshold: Option<f64>,
     /// Swap foreground and background (after thresholding): dark ink becomes foreground.
     #[arg(long)]
-    invert: bool,
+    pub(super) invert: bool,
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
-    raw: bool,
+    pub(super) raw: bool,
     /// Refuse inputs with more pixels than this, before decoding them (a guard against files
     /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
-    max_pixels: u64,
+    pub(super) max_pixels: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BackendChoice {
+pub(super) enum FolderFormat {
+    Npy,
+    Png,
+    Tiff,
+}
+
+impl FolderFormat {
+    pub(super) fn extension(self) -> &'static str {
+        match self {
+            FolderFormat::Npy => "npy",
+            FolderFormat::Png => "png",
+            FolderFormat::Tiff => "tiff",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum BackendChoice {
     Auto,
     Cpu,
     Opencl,
@@ -71,7 +93,7 @@ impl BackendChoice {
 }
 
 /// Opens the device to use, and says how it was chosen.
-fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
+pub(super) fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
     if let Some(id) = args.device {
         if args.backend.kind().is_some_and(|b| b != id.backend()) {
             return Err(Error::UnknownDevice {
@@ -140,6 +162,9 @@ fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> 
 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
+    if let Some(folder) = args.input.as_deref().filter(|p| p.is_dir()) {
+        return super::folder::label_folder(folder, &args);
+    }
     let format = io::check_output(&args.output, args.input.as_deref())?;
     let image = match &args.input {
         Some(path) => read_input(path, &args, format)?,
@@ -152,16 +177,17 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     let mut labeler = device.labeler(args.algo)?;
-    let result = labeler.label(&image, args.connectivity)?;
+    // Consecutive labels are renumbered (and counted) on the device.
+    let result = if args.raw {
+        labeler.label(&image, args.connectivity)?
+    } else {
+        labeler.label_consecutive(&image, args.connectivity)?
+    };
     let (width, height) = (image.width(), image.height());
     drop(image);
     let timings = result.timings;
-    let (labels, count) = if args.raw {
-        let count = result.labels.component_count();
-        (result.labels, count)
-    } else {
-        result.labels.into_consecutive()
-    };
+    let count = result.components.unwrap_or_else(|| result.labels.component_count());
+    let labels = result.labels;
     io::write_labels(&args.output, &labels)?;
     let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     say!(

@@ -3,5 +3,6 @@
 pub mod args;
 pub mod bench;
 pub mod console;
+pub mod folder;
 pub mod generate;
 pub mod label;

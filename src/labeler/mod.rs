@@ -80,6 +80,34 @@ pub trait Labeler {
         label_host(self, image, connectivity, true)
     }
 
+    /// [`Labeler::label_consecutive`] into caller memory: consecutive labels written straight
+    /// into `out` (one value per pixel, [`Error::SizeMismatch`] otherwise), which a caller
+    /// labeling many images reuses. Returns the component count and the timings.
+    fn label_consecutive_into(
+        &mut self,
+        image: &BinaryImage,
+        connectivity: Connectivity,
+        out: &mut [u32],
+    ) -> Result<(u32, Timings)> {
+        if out.len() != image.pixels().len() {
+            return Err(Error::SizeMismatch { width: image.width(), height: image.height(), len: out.len() });
+        }
+        check_connectivity(self.algorithm(), connectivity)?;
+        let start = Instant::now();
+        let on_device = self.upload(image)?;
+        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+        let (mut labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
+        drop(on_device);
+        let (count, relabel) = self.relabel(&mut labels)?;
+        timings.phases.extend(relabel.phases);
+        let start = Instant::now();
+        self.download_into(&labels, out)?;
+        let download_ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+        timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
+        Ok((count, timings))
+    }
+
     /// Labels an image already on the device and counts its components; nothing but the count
     /// leaves the device.
     fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
