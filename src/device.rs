@@ -221,13 +221,25 @@ pub fn discover() -> Discovery {
 
 /// The device `auto` picks: the first CUDA device, else the first OpenCL GPU, else the first
 /// OpenCL device, else the CPU reference.
+///
+/// It asks one backend at a time and stops at the first that has a device: with a CUDA device
+/// present, OpenCL is never initialised.
 pub fn auto_device() -> DeviceInfo {
-    let found = discover();
-    let pick = |pred: &dyn Fn(&DeviceInfo) -> bool| found.devices.iter().find(|d| pred(d)).cloned();
-    pick(&|d| d.id.backend() == BackendKind::Cuda)
-        .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl && d.device_type == DeviceType::Gpu))
-        .or_else(|| pick(&|d| d.id.backend() == BackendKind::OpenCl))
-        .unwrap_or_else(DeviceInfo::cpu)
+    #[cfg(feature = "cuda")]
+    if let Some(first) = cuda_devices().ok().and_then(|v| v.into_iter().next()) {
+        return first;
+    }
+    #[cfg(feature = "opencl")]
+    if let Ok(all) = opencl_devices() {
+        let mut all: Vec<DeviceInfo> = all.into_iter().map(|(info, _)| info).collect();
+        if let Some(gpu) = all.iter().position(|d| d.device_type == DeviceType::Gpu) {
+            return all.swap_remove(gpu);
+        }
+        if let Some(first) = all.into_iter().next() {
+            return first;
+        }
+    }
+    DeviceInfo::cpu()
 }
 
 /// An opened device, shared by the labelers created from it, so that an image uploaded once can

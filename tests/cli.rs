@@ -451,3 +451,35 @@ fn a_folder_labels_the_readable_images_and_fails_at_the_end() {
     assert!(o.status.code() == Some(1) && err.contains("would both write"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Naming a device opens only its backend: a stand-in libOpenCL.so.1 that leaves a mark when
+/// it is loaded stays unloaded for `--device cpu` and `--device cuda:0`, and is loaded by
+/// `ccl devices` (which lists every backend), proving the probe works.
+#[test]
+fn naming_a_device_opens_only_its_backend() {
+    let dir = scratch("only-asked");
+    let source = dir.join("probe.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void mark(void) {\n\
+         const char *p = getenv(\"CCL_PROBE_MARK\"); if (p) { FILE *f = fopen(p, \"w\"); if (f) fclose(f); } }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libOpenCL.so.1");
+    let gcc = Command::new("gcc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&source).output();
+    let gcc = gcc.expect("gcc builds the probe library (it is on every machine of this project)");
+    assert!(gcc.status.success(), "{}", String::from_utf8_lossy(&gcc.stderr));
+    let mark = dir.join("loaded");
+    let probe = |args: &[&str]| {
+        let _ = std::fs::remove_file(&mark);
+        let out = run(ccl().env("LD_LIBRARY_PATH", &dir).env("CCL_PROBE_MARK", &mark).args(args));
+        (out, mark.exists())
+    };
+    let (out, loaded) = probe(&["label", "--device", "cpu", "-o", dir.join("l.npy").to_str().unwrap()]);
+    assert!(out.status.success() && !loaded, "--device cpu loaded the OpenCL library");
+    let (_, loaded) = probe(&["label", "--device", "cuda:0", "-o", dir.join("l.npy").to_str().unwrap()]);
+    assert!(!loaded, "--device cuda:0 loaded the OpenCL library");
+    let (out, loaded) = probe(&["devices"]);
+    assert!(out.status.success() && loaded, "the probe library was not loaded by `ccl devices`");
+    std::fs::remove_dir_all(dir).unwrap();
+}
