@@ -48,19 +48,48 @@ impl std::fmt::Debug for Buffer {
     }
 }
 
-/// A compiled program (shared by the kernels made from it).
+/// A compiled program (shared by the kernels made from it), with how it was obtained: loaded
+/// from the kernel cache or compiled, and how long that took.
 #[derive(Clone)]
-pub struct Program(Arc<dyn Any + Send + Sync>);
+pub struct Program {
+    inner: Arc<dyn Any + Send + Sync>,
+    from_cache: bool,
+    build_ms: f64,
+}
 
 impl Program {
-    /// Wraps a backend's compiled program.
+    /// Wraps a backend's compiled program (compiled from source, build time unknown: 0).
     pub fn new<T: Any + Send + Sync>(native: T) -> Self {
-        Self(Arc::new(native))
+        Self { inner: Arc::new(native), from_cache: false, build_ms: 0.0 }
+    }
+
+    /// The same program, marked as loaded from the kernel cache (`from_cache`) or compiled, and
+    /// obtained in `build_ms` milliseconds of host time.
+    pub fn with_origin(self, from_cache: bool, build_ms: f64) -> Self {
+        Self { from_cache, build_ms, ..self }
+    }
+
+    /// Whether the backend took the program's binary from the kernel cache instead of
+    /// compiling its source.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    /// Host milliseconds the backend's build took (cache lookup, compile or binary load); 0
+    /// when the backend does not measure it.
+    pub fn build_ms(&self) -> f64 {
+        self.build_ms
     }
 
     /// The backend's program, if it is of type `T`.
     pub fn native<T: 'static>(&self, device: &str) -> Result<&T> {
-        unwrap(self.0.as_ref(), device)
+        unwrap(self.inner.as_ref(), device)
+    }
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("from_cache", &self.from_cache).field("build_ms", &self.build_ms).finish()
     }
 }
 

@@ -5,11 +5,16 @@
 //! Handles ([`Buffer`], [`Program`], [`Kernel`], [`Mark`]) are opaque: each backend wraps its own
 //! native objects in them and unwraps them again, so a handle of another backend is refused with
 //! [`Error::WrongHandle`] instead of being misused.
+//!
+//! Compiled kernels are kept on disk by [`KernelCache`] and reused by later processes; a
+//! [`Program`] says whether it came from there ([`Program::from_cache`]).
 
+mod cache;
 mod error;
 mod handle;
 mod launch;
 
+pub use cache::{CacheKey, KernelCache, FORMAT_VERSION as CACHE_FORMAT_VERSION};
 pub use error::{Error, Result};
 pub use handle::{Buffer, Kernel, Mark, Program};
 pub use launch::{Arg, Define, DefineValue, Dialect, LaunchRange, Limits};
