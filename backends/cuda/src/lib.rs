@@ -6,13 +6,19 @@
 //! `cudarc` panics when `libcuda` or `libnvrtc` is missing; every entry point here checks for the
 //! libraries first and returns [`ccl_backend::Error::Unavailable`] instead.
 
+use std::ffi::{c_char, CStr, CString};
 use std::sync::Arc;
+use std::time::Instant;
 
-use ccl_backend::{Arg, Buffer, Define, Dialect, Error, Gpu, Kernel, LaunchRange, Limits, Mark, Program, Result};
+use ccl_backend::{
+    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, Kernel, KernelCache, LaunchRange, Limits, Mark, Program, Result,
+};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
+use cudarc::nvrtc::result::NvrtcError;
+use cudarc::nvrtc::sys::{nvrtcProgram, nvrtcResult};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
 fn driver_error<'a>(device: &'a str, call: &'static str) -> impl FnOnce(DriverError) -> Error + 'a {
@@ -129,6 +135,108 @@ fn arch_for(cc: (i32, i32)) -> Option<&'static str> {
     })
 }
 
+/// The NVRTC real architecture (`sm_XY`, for a CUBIN) matching a compute capability, for the
+/// capabilities [`arch_for`] knows.
+fn sm_arch_for(cc: (i32, i32)) -> Option<String> {
+    arch_for(cc).map(|arch| arch.replace("compute_", "sm_"))
+}
+
+/// Compiles `source` to a CUBIN (an ELF image of machine code) for real architecture `sm_arch`,
+/// e.g. `sm_90`, with NVRTC and `defines`. Needs no GPU.
+pub fn compile_cubin(source: &str, defines: &[Define], sm_arch: &str) -> Result<Vec<u8>> {
+    nvrtc_present()?;
+    let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
+    options.push(format!("--gpu-architecture={sm_arch}"));
+    nvrtc_cubin(source, &options).map_err(|failure| failure.into_error())
+}
+
+/// Why NVRTC produced no CUBIN: its result code and log.
+struct NvrtcFailure {
+    code: nvrtcResult,
+    log: String,
+}
+
+impl NvrtcFailure {
+    fn into_error(self) -> Error {
+        let log = if self.log.trim().is_empty() { format!("{:?}", self.code) } else { self.log };
+        Error::Build { device: "NVRTC".into(), log }
+    }
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct NvrtcProgram(nvrtcProgram);
+
+impl Drop for NvrtcProgram {
+    fn drop(&mut self) {
+        // SAFETY: the program was created by nvrtcCreateProgram and is destroyed once, here.
+        let _ = unsafe { cudarc::nvrtc::result::destroy_program(self.0) };
+    }
+}
+
+/// Compiles `source` with NVRTC `options` (which name a real architecture) and returns the
+/// CUBIN. The caller has checked that NVRTC is present.
+fn nvrtc_cubin(source: &str, options: &[String]) -> std::result::Result<Vec<u8>, NvrtcFailure> {
+    use cudarc::nvrtc::{result, sys};
+    let invalid = |what: &str| NvrtcFailure { code: nvrtcResult::NVRTC_ERROR_INVALID_INPUT, log: what.to_string() };
+    let src = CString::new(source).map_err(|_| invalid("the kernel source contains a NUL byte"))?;
+    if options.iter().any(|o| o.contains('\0')) {
+        return Err(invalid("a compile option contains a NUL byte"));
+    }
+    let fail = |NvrtcError(code)| NvrtcFailure { code, log: String::new() };
+    let program = NvrtcProgram(result::create_program(&src, Some(c"ccl.cu")).map_err(fail)?);
+    // SAFETY: the program is live until `program` drops, and `src` outlives it.
+    if let Err(NvrtcError(code)) = unsafe { result::compile_program(program.0, options) } {
+        // SAFETY: as above.
+        let log = unsafe { result::get_program_log(program.0) }.map(|log| c_text(&log)).unwrap_or_default();
+        return Err(NvrtcFailure { code, log });
+    }
+    let mut size = 0usize;
+    // SAFETY: as above; NVRTC writes the CUBIN's size, then that many bytes into `cubin`.
+    unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }.result().map_err(fail)?;
+    if size == 0 {
+        return Err(NvrtcFailure {
+            code: nvrtcResult::NVRTC_ERROR_INVALID_OPTION,
+            log: "NVRTC produced no CUBIN (the architecture is not a real one)".into(),
+        });
+    }
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds `size` bytes, the size NVRTC reported.
+    unsafe { sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast::<c_char>()) }.result().map_err(fail)?;
+    Ok(cubin)
+}
+
+/// Text of a NUL-terminated C buffer (all of it when there is no NUL).
+fn c_text(bytes: &[c_char]) -> String {
+    // SAFETY: c_char and u8 have the same size and alignment.
+    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), bytes.len()) };
+    CStr::from_bytes_until_nul(bytes)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// NVRTC's version, e.g. "13.0" (empty when it cannot say).
+fn nvrtc_version() -> String {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; callers have checked that NVRTC is present.
+    match unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }.result() {
+        Ok(()) => format!("{major}.{minor}"),
+        Err(_) => String::new(),
+    }
+}
+
+/// The first bytes of an ELF file, as a CUBIN is.
+const ELF_MAGIC: &[u8] = b"\x7fELF";
+
+/// A compiled kernel image: a CUBIN (ELF) or PTX text, as stored in the kernel cache.
+fn image_to_module_source(image: Vec<u8>) -> Option<Ptx> {
+    if image.starts_with(ELF_MAGIC) {
+        Some(Ptx::from_binary(image))
+    } else {
+        // PTX: text without NUL bytes (the driver reads it as a C string).
+        String::from_utf8(image).ok().filter(|ptx| !ptx.contains('\0')).map(Ptx::from_src)
+    }
+}
+
 /// One CUDA device (its primary context) and a stream of this handle's own.
 ///
 /// [`Gpu::new_queue`] makes another handle on the same context with its own stream: buffers and
@@ -140,6 +248,8 @@ pub struct Runtime {
     stream: Arc<CudaStream>,
     limits: Limits,
     pool: Option<Arc<Pool>>,
+    /// Where compiled modules are kept.
+    cache: KernelCache,
 }
 
 impl Runtime {
@@ -176,7 +286,87 @@ impl Runtime {
         };
         let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
-        Ok(Self { desc, ctx, stream, limits, pool })
+        Ok(Self { desc, ctx, stream, limits, pool, cache: KernelCache::from_env() })
+    }
+
+    /// This runtime, keeping compiled modules in `cache` instead of the one
+    /// [`KernelCache::from_env`] chose (queues made from it afterwards use it too).
+    pub fn with_cache(mut self, cache: KernelCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The kernel cache this runtime's builds use.
+    pub fn cache(&self) -> &KernelCache {
+        &self.cache
+    }
+
+    /// The kernel cache key of building `source` with `defines` on this device: the source, the
+    /// defines, the architecture compiled for, the device (name, compute capability), the
+    /// driver, NVRTC and this crate's version ([`Gpu::build`] looks it up).
+    pub fn cache_key(&self, source: &str, defines: &[Define]) -> CacheKey {
+        let (major, minor) = self.desc.compute_capability;
+        let options: Vec<String> = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
+        let target = sm_arch_for(self.desc.compute_capability).unwrap_or_else(|| "ptx".into());
+        CacheKey::new("cuda")
+            .part("ccl-cuda", env!("CARGO_PKG_VERSION"))
+            .part("device name", &self.desc.name)
+            .part("compute capability", format!("{major}.{minor}"))
+            .part("driver version", &self.desc.driver_version)
+            .part("nvrtc version", nvrtc_version())
+            .part("target", target)
+            .part("options", options.join("\n"))
+            .part("source", source)
+    }
+
+    /// Compiles `source` for this device: a CUBIN for its real architecture when NVRTC knows
+    /// it, else PTX (for the virtual architecture, or NVRTC's default) that the driver compiles
+    /// when loading. Returns the image as the cache stores it.
+    fn compile_image(&self, source: &str, defines: &[Define], sm_arch: Option<&str>) -> Result<Vec<u8>> {
+        let rename = |e| match e {
+            Error::Build { log, .. } => Error::Build { device: self.desc.name.clone(), log },
+            e => e,
+        };
+        if let Some(sm) = sm_arch {
+            let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
+            options.push(format!("--gpu-architecture={sm}"));
+            match nvrtc_cubin(source, &options) {
+                Ok(cubin) => return Ok(cubin),
+                // An architecture this NVRTC does not know: PTX below.
+                Err(f) if f.code == nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {}
+                Err(f) => return Err(rename(f.into_error())),
+            }
+        }
+        compile_ptx(source, defines, arch_for(self.desc.compute_capability)).map(String::into_bytes).map_err(rename)
+    }
+
+    /// Compiles and loads `source`; a CUBIN the driver refuses (a driver older than NVRTC) is
+    /// replaced by PTX, which the driver compiles itself. Returns the image that loaded.
+    fn compile_and_load(
+        &self,
+        source: &str,
+        defines: &[Define],
+        sm_arch: Option<&str>,
+    ) -> Result<(Vec<u8>, Arc<CudaModule>)> {
+        let image = self.compile_image(source, defines, sm_arch)?;
+        match self.load_image(image.clone()) {
+            Ok(module) => Ok((image, module)),
+            Err(_) if image.starts_with(ELF_MAGIC) => {
+                let ptx = self.compile_image(source, defines, None)?;
+                let module = self.load_image(ptx.clone())?;
+                Ok((ptx, module))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Loads a CUBIN or PTX image as a module.
+    fn load_image(&self, image: Vec<u8>) -> Result<Arc<CudaModule>> {
+        let ptx = image_to_module_source(image).ok_or_else(|| Error::Build {
+            device: self.desc.name.clone(),
+            log: "the kernel image is neither a CUBIN nor PTX text".into(),
+        })?;
+        self.ctx.load_module(ptx).map_err(self.err("cuModuleLoadData"))
     }
 
     /// The device this runtime drives.
@@ -303,16 +493,32 @@ impl Gpu for Runtime {
             stream,
             limits: self.limits,
             pool: self.pool.clone(),
+            cache: self.cache.clone(),
         }))
     }
 
+    /// Loads the module from the kernel cache when an intact entry for this source, these
+    /// defines, this device, driver and NVRTC is there and the driver loads it; otherwise
+    /// compiles (a CUBIN, or PTX where NVRTC lacks the device's architecture), loads, and
+    /// stores the image (a store that fails is ignored).
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
-        let ptx = compile_ptx(source, defines, arch_for(self.desc.compute_capability)).map_err(|e| match e {
-            Error::Build { log, .. } => Error::Build { device: self.desc.name.clone(), log },
-            e => e,
-        })?;
-        let module: Arc<CudaModule> = self.ctx.load_module(Ptx::from_src(ptx)).map_err(self.err("cuModuleLoadData"))?;
-        Ok(Program::new(module))
+        let started = Instant::now();
+        nvrtc_present()?;
+        let key = self.cache.is_enabled().then(|| self.cache_key(source, defines));
+        if let Some(image) = key.as_ref().and_then(|k| self.cache.load(k)) {
+            // An image the driver refuses (another driver, a bad entry) is compiled again.
+            if let Ok(module) = self.load_image(image) {
+                return Ok(Program::new(module).with_origin(true, started.elapsed().as_secs_f64() * 1e3));
+            }
+        }
+        let sm_arch = sm_arch_for(self.desc.compute_capability);
+        let (image, module) = self.compile_and_load(source, defines, sm_arch.as_deref())?;
+        if let Some(key) = &key {
+            // Stored only once the driver has loaded it; a cache that cannot be written only
+            // makes the next process compile again.
+            let _ = self.cache.store(key, &image);
+        }
+        Ok(Program::new(module).with_origin(false, started.elapsed().as_secs_f64() * 1e3))
     }
 
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {

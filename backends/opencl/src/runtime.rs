@@ -3,8 +3,11 @@
 
 use std::ptr;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use ccl_backend::{Arg, Buffer, Define, Dialect, Error, Gpu, Kernel, LaunchRange, Limits, Mark, Program, Result};
+use ccl_backend::{
+    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, Kernel, KernelCache, LaunchRange, Limits, Mark, Program, Result,
+};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -25,6 +28,10 @@ struct Shared {
     device: Device,
     context: Context,
     limits: Limits,
+    /// Where compiled programs are kept ([`Runtime::with_cache`] replaces it for every handle).
+    cache: Mutex<KernelCache>,
+    /// The cache key's parts that name this device, its platform and driver.
+    device_key: CacheKey,
 }
 
 /// One OpenCL device (its context) and an in-order profiling command queue of this handle's own.
@@ -60,7 +67,27 @@ impl Runtime {
         let max_group_size = dev.max_work_group_size().unwrap_or(256);
         // OpenCL ranges are bounded by size_t only: no folding is ever needed.
         let limits = Limits { max_group_size, ..Limits::UNBOUNDED };
-        Self::with_queue(Arc::new(Shared { desc, name, device: dev, context, limits }))
+        let device_key = device_key(pl, &dev);
+        let cache = Mutex::new(KernelCache::from_env());
+        Self::with_queue(Arc::new(Shared { desc, name, device: dev, context, limits, cache, device_key }))
+    }
+
+    /// This runtime, and every handle on its device (from [`Gpu::new_queue`]), keeping compiled
+    /// programs in `cache` instead of the one [`KernelCache::from_env`] chose.
+    pub fn with_cache(self, cache: KernelCache) -> Self {
+        *self.shared.cache.lock().unwrap_or_else(|p| p.into_inner()) = cache;
+        self
+    }
+
+    /// The kernel cache this runtime's builds use.
+    pub fn cache(&self) -> KernelCache {
+        self.shared.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The kernel cache key of building `source` with `defines` on this device: the source,
+    /// the build options, and the device, platform and driver ([`Gpu::build`] looks it up).
+    pub fn cache_key(&self, source: &str, defines: &[Define]) -> CacheKey {
+        self.shared.device_key.clone().part("options", build_options(defines)).part("source", source)
     }
 
     fn with_queue(shared: Arc<Shared>) -> Result<Self> {
@@ -83,6 +110,68 @@ impl Runtime {
     fn record(&self, ev: Event) {
         self.events.lock().unwrap_or_else(|p| p.into_inner()).push(ev);
     }
+}
+
+/// Builds: from source, from a cached binary, and the binary of a built program. Callers hold
+/// the driver lock.
+impl Runtime {
+    fn program_from_source(&self, source: &str, options: &str) -> Result<ClProgram> {
+        let device = self.shared.device.id();
+        let mut program = ClProgram::create_from_source(&self.shared.context, source)
+            .map_err(self.err("clCreateProgramWithSource"))?;
+        if let Err(e) = program.build(&[device], options) {
+            let log = program.get_build_log(device).unwrap_or_default();
+            return Err(if log.trim().is_empty() {
+                call_error(&self.shared.name, "clBuildProgram", e)
+            } else {
+                Error::Build { device: self.shared.name.clone(), log }
+            });
+        }
+        Ok(program)
+    }
+
+    /// A program made from a cached binary, or `None` when the driver refuses the binary or
+    /// fails to build it (the caller then compiles the source).
+    fn program_from_binary(&self, binary: &[u8], options: &str) -> Option<ClProgram> {
+        let device = self.shared.device.id();
+        // SAFETY: the device belongs to the context (the context was made from it).
+        let mut program = unsafe { ClProgram::create_from_binary(&self.shared.context, &[device], &[binary]) }.ok()?;
+        program.build(&[device], options).ok()?;
+        Some(program)
+    }
+
+    /// The device binary of a built program, when the driver offers one.
+    fn binary_of(&self, program: &ClProgram) -> Option<Vec<u8>> {
+        let mut binaries = program.get_binaries().ok()?;
+        // The program was built for this one device.
+        (binaries.len() == 1).then(|| binaries.remove(0)).filter(|b| !b.is_empty())
+    }
+}
+
+/// The cache key parts that identify the device and everything below the source that changes
+/// its binaries: device name, vendor and versions, driver version, platform, and this crate's
+/// version (which fixes the opencl3 in use).
+fn device_key(platform: &opencl3::platform::Platform, device: &Device) -> CacheKey {
+    let text = |r: opencl3::Result<String>| r.unwrap_or_default().trim().to_string();
+    CacheKey::new("opencl")
+        .part("ccl-opencl", env!("CARGO_PKG_VERSION"))
+        .part("platform name", text(platform.name()))
+        .part("platform vendor", text(platform.vendor()))
+        .part("platform version", text(platform.version()))
+        .part("device name", text(device.name()))
+        .part("device vendor", text(device.vendor()))
+        .part("device version", text(device.version()))
+        .part("OpenCL C version", text(device.opencl_c_version()))
+        .part("driver version", text(device.driver_version()))
+}
+
+/// The `clBuildProgram` options of `defines`.
+fn build_options(defines: &[Define]) -> String {
+    defines.iter().map(|d| d.option(Dialect::OpenCl)).collect::<Vec<_>>().join(" ")
+}
+
+fn elapsed_ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
 }
 
 impl Gpu for Runtime {
@@ -108,21 +197,32 @@ impl Gpu for Runtime {
         Ok(Box::new(Self::with_queue(self.shared.clone())?))
     }
 
+    /// Takes the program's binary from the kernel cache when an intact entry for this source,
+    /// these options and this device, platform and driver is there and the driver builds it;
+    /// otherwise compiles the source and stores the binary the driver returns (a store that
+    /// fails is ignored). Disk I/O happens outside the driver lock.
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
-        let _serialised = driver_lock();
-        let options: Vec<String> = defines.iter().map(|d| d.option(Dialect::OpenCl)).collect();
-        let device = self.shared.device.id();
-        let mut program = ClProgram::create_from_source(&self.shared.context, source)
-            .map_err(self.err("clCreateProgramWithSource"))?;
-        if let Err(e) = program.build(&[device], &options.join(" ")) {
-            let log = program.get_build_log(device).unwrap_or_default();
-            return Err(if log.trim().is_empty() {
-                call_error(&self.shared.name, "clBuildProgram", e)
-            } else {
-                Error::Build { device: self.shared.name.clone(), log }
-            });
+        let started = Instant::now();
+        let options = build_options(defines);
+        let cache = self.cache();
+        let key = cache.is_enabled().then(|| self.cache_key(source, defines));
+        if let Some(binary) = key.as_ref().and_then(|k| cache.load(k)) {
+            let _serialised = driver_lock();
+            if let Some(program) = self.program_from_binary(&binary, &options) {
+                return Ok(Program::new(program).with_origin(true, elapsed_ms(started)));
+            }
         }
-        Ok(Program::new(program))
+        let (program, binary) = {
+            let _serialised = driver_lock();
+            let program = self.program_from_source(source, &options)?;
+            let binary = if key.is_some() { self.binary_of(&program) } else { None };
+            (program, binary)
+        };
+        if let (Some(key), Some(binary)) = (&key, binary) {
+            // A cache that cannot be written only makes the next process compile again.
+            let _ = cache.store(key, &binary);
+        }
+        Ok(Program::new(program).with_origin(false, elapsed_ms(started)))
     }
 
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
