@@ -168,8 +168,8 @@ pub fn sample_image() -> BinaryImage {
     let (w, h) = (1024usize, 768usize);
     let mut rng = rand_mt::Mt::new(2026);
     // Text-like lines of small blobs in the upper part.
-    let mut blobs = Vec::new();
-    for line in 0..12 {
+    let mut blobs: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for line in 0..12usize {
         let cy = 30 + line * 32;
         let mut x = 20;
         while x < w - 40 {
@@ -179,12 +179,19 @@ pub fn sample_image() -> BinaryImage {
             x += 2 * rx + 3 + (rng.next_u32() % 12) as usize;
         }
     }
+    // Each blob drawn over its bounding box only.
+    let mut ink = vec![false; w * h];
+    for &(cx, cy, rx, ry) in &blobs {
+        for y in cy.saturating_sub(ry)..=(cy + ry).min(h - 1) {
+            for x in cx.saturating_sub(rx)..=(cx + rx).min(w - 1) {
+                let (dx, dy) = ((x as f64 - cx as f64) / rx as f64, (y as f64 - cy as f64) / ry as f64);
+                ink[y * w + x] |= dx * dx + dy * dy <= 1.0;
+            }
+        }
+    }
     BinaryImage::from_fn(w, h, |x, y| {
         let (xf, yf) = (x as f64, y as f64);
-        let in_blob = blobs.iter().any(|&(cx, cy, rx, ry)| {
-            let (dx, dy) = ((xf - cx as f64) / rx as f64, (yf - cy as f64) / ry as f64);
-            dx * dx + dy * dy <= 1.0
-        });
+        let in_blob = ink[y * w + x];
         // Concentric rings, lower left.
         let r = ((xf - 200.0).powi(2) + (yf - 600.0).powi(2)).sqrt();
         let ring = r < 150.0 && (r as usize / 6).is_multiple_of(2);

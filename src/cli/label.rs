@@ -54,6 +54,10 @@ pub struct LabelArgs {
     /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
     pub(super) max_pixels: u64,
+    /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
+    /// labeling, writing).
+    #[arg(short, long)]
+    pub(super) verbose: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -166,6 +170,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
         return super::folder::label_folder(folder, &args);
     }
     let format = io::check_output(&args.output, args.input.as_deref())?;
+    let mut clock = Clock::new(args.verbose);
     let image = match &args.input {
         Some(path) => read_input(path, &args, format)?,
         None => {
@@ -173,10 +178,13 @@ pub fn label(args: LabelArgs) -> Result<()> {
             ccl::sample_image()
         }
     };
+    clock.lap("read");
     let (device, how) = open_device(&args)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
+    clock.lap("open device");
     let mut labeler = device.labeler(args.algo)?;
+    clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
     let result = if args.raw {
         labeler.label(&image, args.connectivity)?
@@ -188,7 +196,9 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let timings = result.timings;
     let count = result.components.unwrap_or_else(|| result.labels.component_count());
     let labels = result.labels;
+    clock.lap("label");
     io::write_labels(&args.output, &labels)?;
+    clock.lap("write");
     let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
@@ -198,5 +208,44 @@ pub fn label(args: LabelArgs) -> Result<()> {
         phases.join(", ")
     );
     say!("wrote {}", args.output.display());
+    if args.verbose {
+        if let Some(b) = labeler.build_report() {
+            say!(
+                "kernels: {} programs, {} from the cache (CCL_CACHE_DIR, CCL_CACHE=off), built in {:.1} ms, warm-up {:.1} ms",
+                b.programs,
+                b.from_cache,
+                b.build_ms,
+                b.warm_up_ms
+            );
+        }
+        say!("wall time ms: {}", clock.report());
+    }
     Ok(())
+}
+
+/// Wall-clock laps of the command, for `--verbose`.
+struct Clock {
+    on: bool,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, f64)>,
+}
+
+impl Clock {
+    fn new(on: bool) -> Self {
+        Self { on, last: std::time::Instant::now(), laps: Vec::new() }
+    }
+
+    fn lap(&mut self, name: &'static str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            self.laps.push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+    }
+
+    fn report(&self) -> String {
+        let total: f64 = self.laps.iter().map(|l| l.1).sum();
+        let parts: Vec<String> = self.laps.iter().map(|(n, ms)| format!("{n} {ms:.1}")).collect();
+        format!("{} (total {total:.1})", parts.join(", "))
+    }
 }

@@ -38,6 +38,20 @@ pub struct GpuLabeler {
     schedules: Vec<(Connectivity, Box<dyn Schedule>)>,
     /// The relabeling stage, built at its first use.
     relabel: Option<Box<Relabel>>,
+    builds: BuildReport,
+}
+
+/// How a labeler's kernels were obtained: compiled, or loaded from the kernel cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildReport {
+    /// Kernel programs built (one per connectivity, and the relabeling stage once used).
+    pub programs: usize,
+    /// Of those, the ones loaded from the kernel cache.
+    pub from_cache: usize,
+    /// Host milliseconds of the builds (compiling or loading).
+    pub build_ms: f64,
+    /// Host milliseconds of the untimed first launches (see [`GpuLabeler`]).
+    pub warm_up_ms: f64,
 }
 
 impl GpuLabeler {
@@ -45,39 +59,56 @@ impl GpuLabeler {
         let gpu = device.gpu.new_queue()?;
         let info = algorithm.info();
         let mut schedules = Vec::new();
+        let mut builds = BuildReport::default();
         for &connectivity in algorithm.connectivities() {
-            let program = Self::build(gpu.as_ref(), info.kernel(), &info.defines(connectivity))?;
+            let program = Self::build(gpu.as_ref(), info.kernel(), &info.defines(connectivity), &mut builds)?;
             schedules.push((connectivity, (info.schedule)(gpu.as_ref(), &program)?));
         }
-        let mut labeler = Self { device, gpu, algorithm, schedules, relabel: None };
+        let mut labeler = Self { device, gpu, algorithm, schedules, relabel: None, builds };
+        let start = std::time::Instant::now();
         labeler.warm_up()?;
+        labeler.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(labeler)
     }
 
-    /// Compiles a kernel file, naming it in a build error.
+    /// How this labeler's kernels were obtained so far.
+    pub fn build_report(&self) -> BuildReport {
+        self.builds
+    }
+
+    /// Compiles (or loads from the kernel cache) a kernel file, naming it in a build error, and
+    /// counts it in `report`.
     fn build(
         gpu: &dyn Gpu,
         file: &crate::kernels::KernelFile,
         defines: &[ccl_backend::Define],
+        report: &mut BuildReport,
     ) -> Result<ccl_backend::Program> {
-        gpu.build(file.source(gpu.dialect()), defines).map_err(|e| match e {
+        let program = gpu.build(file.source(gpu.dialect()), defines).map_err(|e| match e {
             ccl_backend::Error::Build { device, log } => {
                 Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
             }
             e => e.into(),
-        })
+        })?;
+        report.programs += 1;
+        report.from_cache += usize::from(program.from_cache());
+        report.build_ms += program.build_ms();
+        Ok(program)
     }
 
     /// The relabeling stage, compiled (and run once on a small image, like the labeling kernels)
     /// at its first use.
     fn relabel_stage(&mut self) -> Result<&mut Relabel> {
         if self.relabel.is_none() {
-            let program = Self::build(self.gpu.as_ref(), &crate::kernels::RELABEL, &relabel::defines())?;
+            let program =
+                Self::build(self.gpu.as_ref(), &crate::kernels::RELABEL, &relabel::defines(), &mut self.builds)?;
+            let start = std::time::Instant::now();
             let mut stage = Relabel::build(self.gpu.as_ref(), &program)?;
             let warm = self.gpu.alloc(67 * 4)?;
             let mut recorder = PhaseRecorder::start(self.gpu.as_ref())?;
             stage.run(self.gpu.as_ref(), &warm, 0, crate::RawLabels::FirstBlock, &mut recorder)?;
             recorder.finish()?;
+            self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
             self.relabel = Some(Box::new(stage));
         }
         Ok(self.relabel.as_mut().expect("built above"))

@@ -10,9 +10,9 @@ use std::time::Instant;
 use enum_dispatch::enum_dispatch;
 
 pub use cpu::CpuLabeler;
-pub use gpu::GpuLabeler;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) use gpu::Opened;
+pub use gpu::{BuildReport, GpuLabeler};
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
@@ -176,5 +176,13 @@ impl AnyLabeler {
     /// The backend of this labeler.
     pub fn backend(&self) -> BackendKind {
         self.device().id.backend()
+    }
+
+    /// How its kernels were obtained (compiled or from the kernel cache); `None` for the CPU.
+    pub fn build_report(&self) -> Option<BuildReport> {
+        match self {
+            AnyLabeler::Cpu(_) => None,
+            AnyLabeler::Gpu(gpu) => Some(gpu.build_report()),
+        }
     }
 }
