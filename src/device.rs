@@ -299,6 +299,19 @@ impl Device {
         &self.info
     }
 
+    /// `len` elements of host memory that this device copies to and from at bus speed
+    /// (page-locked on CUDA; ordinary memory elsewhere), zeroed. Allocating page-locked memory
+    /// is slow: keep the array and reuse it, e.g. as the output of many labelings.
+    pub fn host_array<T: crate::Element>(&self, len: usize) -> Result<crate::HostArray<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        let buffer = match &self.inner {
+            DeviceInner::Cpu => ccl_backend::HostBuffer::unpinned(bytes),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            DeviceInner::Gpu(opened) => opened.alloc_host(bytes)?,
+        };
+        Ok(crate::HostArray::new(buffer, len))
+    }
+
     /// Creates a labeler for `algorithm`, compiling its kernels now (for every connectivity the
     /// algorithm supports); labeling never compiles.
     pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {

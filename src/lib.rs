@@ -39,7 +39,7 @@ pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInf
 pub use error::{Error, Result};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling};
-pub use shape::{Element, ElementType, Shape};
+pub use shape::{Element, ElementType, HostArray, Shape};
 pub use timings::{Phase, PhaseTime, Timings};
 
 /// The README's examples compile and run as doctests.

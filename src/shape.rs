@@ -83,7 +83,7 @@ impl ElementType {
 }
 
 /// A Rust type stored in host and device arrays.
-pub trait Element: Copy + Send + Sync + 'static {
+pub trait Element: bytemuck::Pod + Send + Sync + 'static {
     /// Its element type.
     const TYPE: ElementType;
 }
@@ -102,4 +102,35 @@ impl Element for u64 {
 }
 impl Element for f32 {
     const TYPE: ElementType = ElementType::F32;
+}
+
+/// Host memory of `T`s that a device copies to and from at bus speed (page-locked, from
+/// [`crate::Device::host_array`]); derefs to `[T]`. Pass it to
+/// [`crate::Labeler::download_into`] or [`crate::Labeler::label_consecutive_into`] to skip the
+/// driver's staging copy.
+pub struct HostArray<T: Element> {
+    buffer: ccl_backend::HostBuffer,
+    len: usize,
+    _element: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> HostArray<T> {
+    pub(crate) fn new(mut buffer: ccl_backend::HostBuffer, len: usize) -> Self {
+        buffer.as_mut_slice().fill(0);
+        Self { buffer, len, _element: std::marker::PhantomData }
+    }
+}
+
+impl<T: Element> std::ops::Deref for HostArray<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        bytemuck::cast_slice(&self.buffer.as_slice()[..self.len * std::mem::size_of::<T>()])
+    }
+}
+
+impl<T: Element> std::ops::DerefMut for HostArray<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        let bytes = self.len * std::mem::size_of::<T>();
+        bytemuck::cast_slice_mut(&mut self.buffer.as_mut_slice()[..bytes])
+    }
 }

@@ -163,5 +163,10 @@ fn download_into_a_wrong_sized_buffer_is_refused() {
         let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out).unwrap();
         let (expected, n) = ccl::reference::label(&image, Connectivity::Eight).into_consecutive();
         assert_eq!((out.as_slice(), count), (expected.labels(), n), "{}", dev.token);
+        // The device's own host memory (page-locked on CUDA) works the same.
+        let mut pinned = dev.device.host_array::<u32>(84).unwrap();
+        assert!(pinned.iter().all(|&v| v == 0));
+        let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut pinned).unwrap();
+        assert_eq!((&pinned[..], count), (expected.labels(), n), "{} (host array)", dev.token);
     }
 }

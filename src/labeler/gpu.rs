@@ -27,6 +27,11 @@ impl Opened {
     pub(crate) fn new(gpu: Box<dyn Gpu>, info: DeviceInfo) -> Arc<Self> {
         Arc::new(Self { gpu, info, owner: next_owner_id() })
     }
+
+    /// Host memory for fast copies with this device.
+    pub(crate) fn alloc_host(&self, bytes: usize) -> Result<ccl_backend::HostBuffer> {
+        Ok(self.gpu.alloc_host(bytes)?)
+    }
 }
 
 /// One algorithm on one GPU (or OpenCL CPU) device, with its kernels compiled for every

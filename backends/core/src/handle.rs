@@ -131,3 +131,65 @@ impl Mark {
         unwrap(self.0.as_ref(), device)
     }
 }
+
+/// Host memory a device allocated for fast copies (page-locked where the backend can, so the
+/// device copies to and from it directly at bus speed). Freed when dropped.
+pub struct HostBuffer {
+    ptr: *mut u8,
+    len: usize,
+    /// The backend's owner of the memory; dropping it frees the memory.
+    _owner: Box<dyn Any + Send + Sync>,
+}
+
+// SAFETY: the buffer owns its memory exclusively (like a Box<[u8]>); the owner is Send + Sync.
+unsafe impl Send for HostBuffer {}
+// SAFETY: shared access only reads through `as_slice`.
+unsafe impl Sync for HostBuffer {}
+
+impl HostBuffer {
+    /// Wraps `len` bytes at `ptr`, valid and exclusively owned for as long as `owner` lives.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` bytes, aligned to at least 8, that stay valid, and are used
+    /// by nothing else, until `owner` is dropped.
+    pub unsafe fn from_raw<O: Any + Send + Sync>(ptr: *mut u8, len: usize, owner: O) -> Self {
+        Self { ptr, len, _owner: Box::new(owner) }
+    }
+
+    /// Ordinary (pageable) host memory, for backends without page-locked memory.
+    pub fn unpinned(len: usize) -> Self {
+        let mut words = vec![0u64; len.div_ceil(8)].into_boxed_slice();
+        let ptr = words.as_mut_ptr().cast::<u8>();
+        // SAFETY: the boxed slice holds at least `len` bytes, 8-aligned, and moves into the
+        // owner without moving its heap memory.
+        unsafe { Self::from_raw(ptr, len, words) }
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `from_raw`'s contract.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `from_raw`'s contract; `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl std::fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostBuffer({} bytes)", self.len)
+    }
+}

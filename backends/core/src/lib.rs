@@ -16,7 +16,7 @@ mod launch;
 
 pub use cache::{CacheKey, KernelCache, FORMAT_VERSION as CACHE_FORMAT_VERSION};
 pub use error::{Error, Result};
-pub use handle::{Buffer, Kernel, Mark, Program};
+pub use handle::{Buffer, HostBuffer, Kernel, Mark, Program};
 pub use launch::{Arg, Define, DefineValue, Dialect, LaunchRange, Limits};
 
 /// A device, or one queue (stream) of it: everything the algorithms' host schedules use.
@@ -43,6 +43,12 @@ pub trait Gpu: Send + Sync {
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel>;
     /// Allocates `bytes` bytes (contents undefined).
     fn alloc(&self, bytes: usize) -> Result<Buffer>;
+    /// Host memory for fast copies to and from this device: page-locked where the backend can,
+    /// so that copies from or into it (or any part of it) go straight over the bus instead of
+    /// through the driver's staging. The default is ordinary memory.
+    fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
+        Ok(HostBuffer::unpinned(bytes))
+    }
     /// Copies host bytes to the start of a buffer and waits for the copy.
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()>;
     /// Copies the start of a buffer to host bytes and waits for the copy.

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ccl_backend::{
-    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, Kernel, KernelCache, LaunchRange, Limits, Mark, Program, Result,
+    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
+    Program, Result,
 };
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
@@ -465,6 +466,25 @@ impl Drop for Pool {
     }
 }
 
+/// Page-locked host memory from `cuMemHostAlloc`, freed when dropped.
+struct PinnedHost {
+    ptr: *mut std::ffi::c_void,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the pointer is owned exclusively; freeing it from any thread is allowed.
+unsafe impl Send for PinnedHost {}
+// SAFETY: the owner itself is never read through.
+unsafe impl Sync for PinnedHost {}
+
+impl Drop for PinnedHost {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by cuMemHostAlloc in this context, freed once.
+        unsafe { cudarc::driver::sys::cuMemFreeHost(self.ptr) };
+    }
+}
+
 /// A CUDA event recorded on a runtime's stream.
 struct Event(CudaEvent);
 
@@ -538,6 +558,19 @@ impl Gpu for Runtime {
             None => unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(self.err("cuMemAllocAsync"))?,
         };
         Ok(Buffer::new(inner, bytes))
+    }
+
+    /// Page-locked host memory (`cuMemHostAlloc`, cached, not write-combined, so the host reads
+    /// it fast too): copies to and from it are direct DMA.
+    fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: the driver writes a pointer to `bytes` (at least 1) page-aligned bytes.
+        unsafe { cudarc::driver::sys::cuMemHostAlloc(&mut ptr, bytes.max(1), 0) }
+            .result()
+            .map_err(self.err("cuMemHostAlloc"))?;
+        // SAFETY: page-aligned, `bytes` long, ours until the owner frees it.
+        Ok(unsafe { HostBuffer::from_raw(ptr.cast(), bytes, PinnedHost { ptr, ctx: self.ctx.clone() }) })
     }
 
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
