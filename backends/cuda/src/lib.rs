@@ -82,26 +82,35 @@ pub struct DeviceDesc {
 
 /// Lists every CUDA device.
 pub fn devices() -> Result<Vec<DeviceDesc>> {
+    use cudarc::driver::result;
     driver_present()?;
-    let n = CudaContext::device_count().map_err(|e| match e.0 {
+    result::init().map_err(driver_error("CUDA", "cuInit"))?;
+    let n = result::device::get_count().map_err(|e| match e.0 {
         cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => unavailable("no CUDA device".into()),
         _ => driver_error("CUDA", "cuDeviceGetCount")(e),
     })?;
-    (0..n as usize)
-        .map(|i| CudaContext::new(i).map_err(driver_error("CUDA", "cuCtxCreate")).map(|ctx| describe(&ctx)))
-        .collect()
+    (0..n).map(describe).collect()
 }
 
-fn describe(ctx: &Arc<CudaContext>) -> DeviceDesc {
+/// A device's description, read without creating a context (contexts cost ~0.1 s each).
+fn describe(ordinal: i32) -> Result<DeviceDesc> {
+    use cudarc::driver::result::device;
+    use cudarc::driver::sys::CUdevice_attribute::{
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR as MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR as MINOR,
+    };
+    let err = driver_error("CUDA", "cuDeviceGet");
+    let dev = device::get(ordinal).map_err(err)?;
+    // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+    let attribute = |a| unsafe { device::get_attribute(dev, a) }.map_err(driver_error("CUDA", "cuDeviceGetAttribute"));
     let mut version = 0;
-    // SAFETY: writes one int; the driver library is loaded (a context exists).
+    // SAFETY: writes one int; the driver is initialised.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
-    DeviceDesc {
-        ordinal: ctx.ordinal(),
-        name: ctx.name().unwrap_or_default(),
-        compute_capability: ctx.compute_capability().unwrap_or((0, 0)),
+    Ok(DeviceDesc {
+        ordinal: ordinal as usize,
+        name: device::get_name(dev).map_err(driver_error("CUDA", "cuDeviceGetName"))?,
+        compute_capability: (attribute(MAJOR)?, attribute(MINOR)?),
         driver_version: format!("{}.{}", version / 1000, (version % 1000) / 10),
-    }
+    })
 }
 
 /// Compiles `source` to PTX with NVRTC with `defines`; `arch` is a virtual architecture such as
@@ -269,12 +278,12 @@ impl Runtime {
                 reason: format!("there {there} (see `ccl devices`)"),
             });
         }
+        let desc = describe(ordinal as i32)?;
         let ctx = CudaContext::new(ordinal).map_err(driver_error("CUDA", "cuCtxCreate"))?;
         // Streams are synchronised at every copy and labeling boundary by the callers, so
         // cudarc's per-buffer event tracking is not needed.
         // SAFETY: every buffer is complete on its stream before another stream uses it.
         unsafe { ctx.disable_event_tracking() };
-        let desc = describe(&ctx);
         let attribute =
             |a| ctx.attribute(a).map(|v| v.max(1) as u64).map_err(driver_error(&desc.name, "cuDeviceGetAttribute"));
         let limits = Limits {
