@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
-#            and headline.md, the README table)
+#            and headline.md, the README tables)
 # PAGES_DIR  a folder of real document pages (e.g. DIBCO originals), thresholded at 128, ink
 #            as foreground
 # quick      small sizes and few runs, to check the pipeline on a machine without a GPU
+# e2e        only the end-to-end experiments and the command line's wall time
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
@@ -16,7 +17,8 @@ set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
 out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
 pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
-quick=${3:-}
+what=${3:-}
+quick=""; [ "$what" = quick ] && quick=1
 here=$(cd "$(dirname "$0")" && pwd)
 
 all=$("$ccl" devices | awk '!/^#/{print $1}' | paste -sd, -)
@@ -27,10 +29,35 @@ if [ -n "$quick" ]; then
 else
   small=2048x2048; big=8192x8192; sizes=256,512,1024,2048,4096,8192,16384; runs=10; warmup=3; per_point=3; grans=1,4,16
 fi
-peers() { # folder
-  if python3 -c "import numpy" 2>/dev/null; then python3 "$here/peers.py" "$1" --runs "$runs" --warmup "$warmup" || true; fi
+peers() { # folder [more peers.py options]
+  if python3 -c "import numpy" 2>/dev/null; then python3 "$here/peers.py" "$@" --runs "$runs" --warmup "$warmup" || true; fi
 }
 echo "devices: $all (GPUs: $gpus)"
+
+end_to_end() {
+  # What a user feels: a host image in, consecutive labels in host memory out, every copy
+  # included (host clock), on the GPUs, with the peers' host-to-host times beside them.
+  "$ccl" bench end-to-end --dataset "$pages" --threshold 128 --invert --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/end-to-end-pages"
+  peers "$out/end-to-end-pages" --end-to-end
+  for s in "$small" "$big"; do
+    "$ccl" bench end-to-end --size "$s" --density 50 --images 1 --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/end-to-end-$s"
+    peers "$out/end-to-end-$s" --end-to-end
+  done
+  for d in end-to-end-pages "end-to-end-$small" "end-to-end-$big"; do
+    if [ -f "$out/$d/peers.csv" ]; then
+      "$ccl" bench plot --results "$out/$d/results.csv,$out/$d/peers.csv" --out "$out/$d/with-peers"
+    fi
+  done
+  # The command line's wall time on a real page, cold (empty kernel cache) and warm.
+  page=$(find "$pages" -maxdepth 1 -type f | sort | head -1)
+  python3 "$here/cli_timing.py" "$out/cli" "$page" --devices "$gpus" --runs "$runs" --bin "$ccl"
+}
+if [ "$what" = e2e ]; then
+  end_to_end
+  python3 "$here/headline.py" "$out" > "$out/headline.md"
+  cat "$out/headline.md"
+  exit 0
+fi
 
 # Real pages on every device: average and steps (the same measurements, two summaries).
 "$ccl" bench average --dataset "$pages" --threshold 128 --invert --devices "$all" --runs "$runs" --warmup "$warmup" --save-images --out "$out/pages"
@@ -49,6 +76,8 @@ peers "$out/big"
 
 # Growing sizes at 50 % on the GPUs.
 "$ccl" bench size --sizes "$sizes" --density 50 --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size"
+
+end_to_end
 
 # Side-by-side plots with the peers, and the headline table.
 for d in pages density big; do

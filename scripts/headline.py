@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The README's headline table, from the suite's results files (see bench-suite.sh).
+"""The README's headline tables, from the suite's results files (see bench-suite.sh).
 
 For every input the minimum over its runs, then the mean over the inputs of a row: real pages,
 and random images at the small and big size with densities 10, 50, 90 %. Columns: BKE_IC on each
-GPU device, the fastest other ccl algorithm there, and each peer. Standard library only.
+GPU device and each peer. A second table, when the end-to-end experiments ran: host image in,
+consecutive labels in host memory out, BKE_IC and the fastest ccl algorithm per device, and the
+peers' host-to-host times. Standard library only.
 """
 import csv
 import os
@@ -29,10 +31,59 @@ def best(rows):
     return list(b.values())
 
 
+def end_to_end(out):
+    groups = []
+    for folder, label in (("end-to-end-pages", "real pages"), ):
+        rows = best(load(f"{out}/{folder}/results.csv", f"{out}/{folder}/peers.csv"))
+        if rows:
+            groups.append((f"{label} ({len({r['image'] for r in rows})} DIBCO)", rows))
+    for folder in sorted(f for f in os.listdir(out) if f.startswith("end-to-end-") and f[11:12].isdigit()):
+        rows = best(load(f"{out}/{folder}/results.csv", f"{out}/{folder}/peers.csv"))
+        if rows:
+            groups.append((f"{rows[0]['width']}x{rows[0]['height']}, {float(rows[0]['density']):.0f} %", rows))
+    groups.sort(key=lambda g: int(g[1][0]["width"]) * int(g[1][0]["height"]) if "pages" not in g[0] else 0)
+    if not groups:
+        return
+    series = []
+    seen = set()
+    for _, rows in groups:
+        for r in rows:
+            if r["device_id"] in seen:
+                continue
+            seen.add(r["device_id"])
+            if r["backend"] in ("cuda", "opencl"):
+                series.append((f"BKE_IC `{r['device_id']}`", r["device_id"], "BKE_IC"))
+                series.append((f"fastest `{r['device_id']}`", r["device_id"], None))
+            elif r["backend"] not in ("cpu",):
+                series.append((f"{r['algorithm']}", r["device_id"], r["algorithm"]))
+    print("\nEnd to end: host image in, consecutive labels in host memory out (ms per image, host clock):\n")
+    print("| input | " + " | ".join(s[0] for s in series) + " |")
+    print("|---|" + "---:|" * len(series))
+    for label, rows in groups:
+        cells = []
+        for _, dev, algo in series:
+            by_algo = defaultdict(list)
+            for r in rows:
+                if r["device_id"] == dev:
+                    by_algo[r["algorithm"]].append(float(r["labeling_ms"]))
+            if algo is None:
+                means = {a: sum(t) / len(t) for a, t in by_algo.items()}
+                if means:
+                    a = min(means, key=means.get)
+                    cells.append(f"{means[a]:.3f} ({a})")
+                else:
+                    cells.append("—")
+            else:
+                t = by_algo.get(algo, [])
+                cells.append(f"{sum(t) / len(t):.3f}" if t else "—")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def main(out):
     groups = []  # (label, rows)
     pages = best(load(f"{out}/pages/results.csv", f"{out}/pages/peers.csv"))
-    groups.append((f"real pages ({len({r['image'] for r in pages})} DIBCO)", pages))
+    if pages:
+        groups.append((f"real pages ({len({r['image'] for r in pages})} DIBCO)", pages))
     for folder in ("density", "big"):
         rows = [r for r in best(load(f"{out}/{folder}/results.csv", f"{out}/{folder}/peers.csv"))
                 if r["granularity"] in ("1", "0")]
@@ -52,6 +103,9 @@ def main(out):
                 series.append((f"BKE_IC `{r['device_id']}`", r["device_id"], "BKE_IC"))
             elif r["backend"] not in ("cuda", "opencl", "cpu"):
                 series.append((f"{r['algorithm']}", r["device_id"], r["algorithm"]))
+    if not groups:
+        end_to_end(out)
+        return
     print("| input | " + " | ".join(s[0] for s in series) + " |")
     print("|---|" + "---:|" * len(series))
     for label, rows in groups:
@@ -68,6 +122,7 @@ def main(out):
     for d, desc in devices.items():
         print(f"- `{d}`: {desc}")
     print("\nms; per input the minimum over the runs, then the mean over the inputs of the row.")
+    end_to_end(out)
 
 
 if __name__ == "__main__":
