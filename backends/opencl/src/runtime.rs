@@ -20,6 +20,39 @@ use opencl3::types::{cl_mem, cl_ulong, CL_BLOCKING};
 use crate::discovery::{describe, DeviceDesc};
 use crate::{call_error, driver_lock};
 
+/// A program whose release takes the driver lock (see [`SerialKernel`]).
+struct SerialProgram(Option<ClProgram>);
+
+impl SerialProgram {
+    fn get(&self) -> &ClProgram {
+        self.0.as_ref().expect("a program until dropped")
+    }
+}
+
+impl Drop for SerialProgram {
+    fn drop(&mut self) {
+        let _serialised = driver_lock();
+        self.0.take();
+    }
+}
+
+/// A kernel whose creation, first launch and release take the driver lock. POCL compiles a
+/// kernel's work-group function at its first launch into a reference-counted cache of loaded
+/// binaries, and concurrent first launches and releases from several threads break its count
+/// (an assertion in `pocl_release_dlhandle_cache`, seen with POCL 5.0 and eight threads).
+/// Later launches are not serialised.
+struct SerialKernel {
+    inner: Option<ClKernel>,
+    launched: bool,
+}
+
+impl Drop for SerialKernel {
+    fn drop(&mut self) {
+        let _serialised = driver_lock();
+        self.inner.take();
+    }
+}
+
 /// The parts of an opened device that every queue shares: buffers and programs belong to the
 /// context, so any queue of it may use them.
 struct Shared {
@@ -209,7 +242,7 @@ impl Gpu for Runtime {
         if let Some(binary) = key.as_ref().and_then(|k| cache.load(k)) {
             let _serialised = driver_lock();
             if let Some(program) = self.program_from_binary(&binary, &options) {
-                return Ok(Program::new(program).with_origin(true, elapsed_ms(started)));
+                return Ok(Program::new(SerialProgram(Some(program))).with_origin(true, elapsed_ms(started)));
             }
         }
         let (program, binary) = {
@@ -222,13 +255,14 @@ impl Gpu for Runtime {
             // A cache that cannot be written only makes the next process compile again.
             let _ = cache.store(key, &binary);
         }
-        Ok(Program::new(program).with_origin(false, elapsed_ms(started)))
+        Ok(Program::new(SerialProgram(Some(program))).with_origin(false, elapsed_ms(started)))
     }
 
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        let program = program.native::<ClProgram>(self.name())?;
+        let program = program.native::<SerialProgram>(self.name())?.get();
+        let _serialised = driver_lock();
         let kernel = ClKernel::create(program, name).map_err(self.err("clCreateKernel"))?;
-        Ok(Kernel::new(kernel, name))
+        Ok(Kernel::new(SerialKernel { inner: Some(kernel), launched: false }, name))
     }
 
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
@@ -273,9 +307,14 @@ impl Gpu for Runtime {
         Ok(())
     }
 
+    /// A kernel's first launch runs under the driver lock and is waited for (see
+    /// [`SerialKernel`]); later ones are queued freely.
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
         let device = self.shared.name.as_str();
-        let k = kernel.native_mut::<ClKernel>(device)?;
+        let serial = kernel.native_mut::<SerialKernel>(device)?;
+        let first = !serial.launched;
+        let _serialised = first.then(driver_lock);
+        let k = serial.inner.as_mut().expect("a kernel until dropped");
         for (i, arg) in args.iter().enumerate() {
             let index = i as u32;
             // SAFETY: each argument is a cl_mem handle or a scalar of the width the kernel
@@ -309,6 +348,10 @@ impl Gpu for Runtime {
             )
         }
         .map_err(self.err("clEnqueueNDRangeKernel"))?;
+        if first {
+            ev.wait().map_err(self.err("clWaitForEvents"))?;
+            serial.launched = true;
+        }
         self.record(ev);
         Ok(())
     }
