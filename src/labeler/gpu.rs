@@ -111,7 +111,7 @@ impl GpuLabeler {
             let mut stage = Relabel::build(self.gpu.as_ref(), &program)?;
             let warm = self.gpu.alloc(67 * 4)?;
             let mut recorder = PhaseRecorder::start(self.gpu.as_ref())?;
-            stage.run(self.gpu.as_ref(), &warm, 0, crate::RawLabels::FirstBlock, &mut recorder)?;
+            stage.run(self.gpu.as_ref(), &warm, (1, 0), crate::RawLabels::FirstBlock, &mut recorder)?;
             recorder.finish()?;
             self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
             self.relabel = Some(Box::new(stage));
@@ -189,7 +189,7 @@ impl Labeler for GpuLabeler {
         let stage = self.relabel.as_mut().expect("built");
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
-        let count = stage.run(gpu, buffer, n, convention, &mut recorder)?;
+        let count = stage.run(gpu, buffer, (labels.width(), n), convention, &mut recorder)?;
         let phases = recorder.finish()?;
         labels.numbering = Some(Numbering::Consecutive(count));
         Ok((count, Timings { phases, iterations: None }))

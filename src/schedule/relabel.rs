@@ -64,14 +64,14 @@ impl Relabel {
         Ok(Self { first_pixels, to_first_pixel, rank, scan, add, finish })
     }
 
-    /// Renumbers the `n` raw labels in `labels` (of `convention`) consecutively, in place, and
-    /// returns their count. Ends [`Phase::Relabel`] on `recorder` (the count's read-back
-    /// included).
+    /// Renumbers the raw labels of an image `width` pixels wide and `n` pixels in all in
+    /// `labels` (of `convention`) consecutively, in place, and returns their count. Ends
+    /// [`Phase::Relabel`] on `recorder` (the count's read-back included).
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
         labels: &Buffer,
-        n: usize,
+        (width, n): (usize, usize),
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
@@ -91,7 +91,8 @@ impl Relabel {
         let l = Arg::Buffer(labels);
         if convention == RawLabels::FirstBlock {
             gpu.zero(&mut scratch)?;
-            gpu.launch(&mut self.first_pixels, &over(n), &[l, Arg::Buffer(&scratch), Arg::U32(count)])?;
+            let args = [l, Arg::Buffer(&scratch), Arg::U32(count), Arg::U32(width.max(1) as u32)];
+            gpu.launch(&mut self.first_pixels, &over(n), &args)?;
             gpu.launch(&mut self.to_first_pixel, &over(n), &[l, Arg::Buffer(&scratch), Arg::U32(count)])?;
         }
         let m = Arg::Buffer(&scratch);
