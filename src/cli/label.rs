@@ -220,6 +220,10 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         say!("wall time ms: {}", clock.report());
     }
+    // The process ends here: the driver frees the device's context at exit, faster than
+    // releasing its buffers, modules and streams one by one first.
+    std::mem::forget(labeler);
+    std::mem::forget(device);
     Ok(())
 }
 

@@ -7,7 +7,9 @@
 //! libraries first and returns [`ccl_backend::Error::Unavailable`] instead.
 
 use std::ffi::{c_char, CStr, CString};
-use std::sync::Arc;
+mod staging;
+
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ccl_backend::{
@@ -258,6 +260,8 @@ pub struct Runtime {
     stream: Arc<CudaStream>,
     limits: Limits,
     pool: Option<Arc<Pool>>,
+    /// Page-locked buffers for large copies with pageable memory, made at the first one.
+    staging: Mutex<Option<staging::Staging>>,
     /// Where compiled modules are kept.
     cache: KernelCache,
 }
@@ -296,7 +300,7 @@ impl Runtime {
         };
         let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
-        Ok(Self { desc, ctx, stream, limits, pool, cache: KernelCache::from_env() })
+        Ok(Self { desc, ctx, stream, limits, pool, staging: Mutex::new(None), cache: KernelCache::from_env() })
     }
 
     /// This runtime, keeping compiled modules in `cache` instead of the one
@@ -382,6 +386,18 @@ impl Runtime {
     /// The device this runtime drives.
     pub fn desc(&self) -> &DeviceDesc {
         &self.desc
+    }
+
+    /// Runs `copy` with this handle's staging buffers, making them at the first use.
+    fn with_staging(
+        &self,
+        copy: impl FnOnce(&mut staging::Staging) -> std::result::Result<(), DriverError>,
+    ) -> Result<()> {
+        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(staging::Staging::new(&self.ctx).map_err(self.err("cuMemHostAlloc"))?);
+        }
+        copy(guard.as_mut().expect("made above")).map_err(self.err("cuMemcpyAsync (staged)"))
     }
 
     fn err(&self, call: &'static str) -> impl FnOnce(DriverError) -> Error + '_ {
@@ -522,6 +538,7 @@ impl Gpu for Runtime {
             stream,
             limits: self.limits,
             pool: self.pool.clone(),
+            staging: Mutex::new(None),
             cache: self.cache.clone(),
         }))
     }
@@ -582,24 +599,41 @@ impl Gpu for Runtime {
         Ok(unsafe { HostBuffer::from_raw(ptr.cast(), bytes, PinnedHost { ptr, ctx: self.ctx.clone() }) })
     }
 
+    /// Large copies from pageable memory go through this handle's staging buffers
+    /// ([`staging`]); others straight through the driver. Waits for the copy.
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len(), "write of {} bytes into a {}-byte buffer", data.len(), buffer.len());
         if data.is_empty() {
             return Ok(());
         }
         let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
-        let mut view = slice.slice_mut(0..data.len());
-        self.stream.memcpy_htod(data, &mut view).map_err(self.err("cuMemcpyHtoDAsync"))?;
+        if data.len() >= staging::MIN_STAGED && !staging::is_pinned(data.as_ptr()) {
+            use cudarc::driver::DevicePtrMut;
+            let (dst, _sync) = slice.device_ptr_mut(&self.stream);
+            self.with_staging(|s| s.write(&self.stream, dst, data))?;
+        } else {
+            let mut view = slice.slice_mut(0..data.len());
+            self.stream.memcpy_htod(data, &mut view).map_err(self.err("cuMemcpyHtoDAsync"))?;
+        }
         self.finish()
     }
 
+    /// Large copies into pageable memory go through this handle's staging buffers
+    /// ([`staging`]); others straight through the driver. Waits for the copy.
     fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
         assert!(out.len() <= buffer.len(), "read of {} bytes from a {}-byte buffer", out.len(), buffer.len());
         if out.is_empty() {
             return Ok(());
         }
-        let view = self.slice(buffer)?.slice(0..out.len());
-        self.stream.memcpy_dtoh(&view, out).map_err(self.err("cuMemcpyDtoHAsync"))?;
+        let slice = self.slice(buffer)?;
+        if out.len() >= staging::MIN_STAGED && !staging::is_pinned(out.as_ptr()) {
+            use cudarc::driver::DevicePtr;
+            let (src, _sync) = slice.device_ptr(&self.stream);
+            self.with_staging(|s| s.read(&self.stream, src, out))?;
+        } else {
+            let view = slice.slice(0..out.len());
+            self.stream.memcpy_dtoh(&view, out).map_err(self.err("cuMemcpyDtoHAsync"))?;
+        }
         self.finish()
     }
 

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ccl_backend::{
-    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, Kernel, KernelCache, LaunchRange, Limits, Mark, Program, Result,
+    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
+    Program, Result,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -19,6 +20,26 @@ use opencl3::types::{cl_mem, cl_ulong, CL_BLOCKING};
 
 use crate::discovery::{describe, DeviceDesc};
 use crate::{call_error, driver_lock};
+
+/// A host-mapped buffer (see `alloc_host`), unmapped and released when dropped.
+struct MappedHost {
+    buffer: ClBuffer<u8>,
+    queue: CommandQueue,
+    ptr: *mut std::ffi::c_void,
+}
+
+// SAFETY: the mapping is owned exclusively; the OpenCL objects are thread-safe.
+unsafe impl Send for MappedHost {}
+// SAFETY: never read through the owner.
+unsafe impl Sync for MappedHost {}
+
+impl Drop for MappedHost {
+    fn drop(&mut self) {
+        // SAFETY: the pointer is the buffer's live mapping, unmapped once.
+        let _ = unsafe { self.queue.enqueue_unmap_mem_object(self.buffer.get(), self.ptr, &[]) };
+        let _ = self.queue.finish();
+    }
+}
 
 /// A program whose release takes the driver lock (see [`SerialKernel`]).
 struct SerialProgram(Option<ClProgram>);
@@ -40,7 +61,8 @@ impl Drop for SerialProgram {
 /// kernel's work-group function at its first launch into a reference-counted cache of loaded
 /// binaries, and concurrent first launches and releases from several threads break its count
 /// (an assertion in `pocl_release_dlhandle_cache`, seen with POCL 5.0 and eight threads).
-/// Later launches are not serialised.
+/// Later launches are not serialised, except on POCL, where every launch runs alone under the
+/// lock and is waited for.
 struct SerialKernel {
     inner: Option<ClKernel>,
     launched: bool,
@@ -56,6 +78,8 @@ impl Drop for SerialKernel {
 /// The parts of an opened device that every queue shares: buffers and programs belong to the
 /// context, so any queue of it may use them.
 struct Shared {
+    /// POCL: every kernel runs alone (see [`SerialKernel`]).
+    serial: bool,
     desc: DeviceDesc,
     name: String,
     device: Device,
@@ -102,7 +126,11 @@ impl Runtime {
         let limits = Limits { max_group_size, ..Limits::UNBOUNDED };
         let device_key = device_key(pl, &dev);
         let cache = Mutex::new(KernelCache::from_env());
-        Self::with_queue(Arc::new(Shared { desc, name, device: dev, context, limits, cache, device_key }))
+        // POCL 5.0 corrupts the reference counts of its cache of loaded kernel binaries when
+        // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
+        // seen on 88 concurrent test threads); its kernels run one at a time instead.
+        let serial = desc.platform_name.contains("Portable Computing Language");
+        Self::with_queue(Arc::new(Shared { serial, desc, name, device: dev, context, limits, cache, device_key }))
     }
 
     /// This runtime, and every handle on its device (from [`Gpu::new_queue`]), keeping compiled
@@ -273,6 +301,38 @@ impl Gpu for Runtime {
         Ok(Buffer::new(inner, bytes))
     }
 
+    /// A buffer the driver allocates in host memory it can copy from directly (page-locked on
+    /// NVIDIA's OpenCL; `CL_MEM_ALLOC_HOST_PTR`), mapped once for the host for as long as it
+    /// lives: reads and writes of device buffers from or into it skip the driver's staging.
+    fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
+        use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR};
+        let _serialised = driver_lock();
+        let flags = CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR;
+        // SAFETY: no host pointer is passed; the driver allocates the memory.
+        let buffer = unsafe { ClBuffer::<u8>::create(&self.shared.context, flags, bytes.max(1), ptr::null_mut()) }
+            .map_err(self.err("clCreateBuffer"))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&self.shared.context, 0).map_err(self.err("clCreateCommandQueue"))?;
+        let mut mapped: opencl3::types::cl_mem = ptr::null_mut();
+        // SAFETY: a blocking map of the whole buffer; the pointer stays valid until unmapped.
+        unsafe {
+            queue.enqueue_map_buffer(
+                &buffer,
+                CL_BLOCKING,
+                CL_MAP_READ | CL_MAP_WRITE,
+                0,
+                bytes.max(1),
+                &mut mapped,
+                &[],
+            )
+        }
+        .map_err(self.err("clEnqueueMapBuffer"))?;
+        let ptr = mapped.cast::<u8>();
+        // SAFETY: the mapped region holds `bytes` bytes (aligned as the driver maps: at least
+        // 8) and stays valid until the owner unmaps it.
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, MappedHost { buffer, queue, ptr: ptr.cast() }) })
+    }
+
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len(), "write of {} bytes into a {}-byte buffer", data.len(), buffer.len());
         if data.is_empty() {
@@ -312,7 +372,7 @@ impl Gpu for Runtime {
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
         let device = self.shared.name.as_str();
         let serial = kernel.native_mut::<SerialKernel>(device)?;
-        let first = !serial.launched;
+        let first = !serial.launched || self.shared.serial;
         let _serialised = first.then(driver_lock);
         let k = serial.inner.as_mut().expect("a kernel until dropped");
         for (i, arg) in args.iter().enumerate() {

@@ -1,0 +1,161 @@
+//! Copies between pageable host memory and the device at more than the driver's own staging
+//! speed: through two page-locked staging buffers of this handle's, chunk by chunk, the host
+//! side of each chunk copied by several threads at once while the device copies the other
+//! chunk. Page-locked memory (from [`ccl_backend::Gpu::alloc_host`]) and small copies skip it.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::{self, CUpointer_attribute};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
+use rayon::prelude::*;
+
+/// Copies smaller than this go through the driver directly.
+pub(crate) const MIN_STAGED: usize = 4 << 20;
+/// Bytes per chunk (and per staging buffer).
+const CHUNK: usize = 16 << 20;
+/// Bytes per host-copying task.
+const PIECE: usize = 1 << 20;
+
+/// Whether `ptr` is host memory the driver has page-locked (a copy from or into it is DMA).
+pub(crate) fn is_pinned(ptr: *const u8) -> bool {
+    let mut kind: u32 = 0;
+    // SAFETY: the attribute query writes one unsigned int and fails (no write) for memory the
+    // driver does not know, such as pageable memory.
+    let result = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut kind as *mut u32).cast(),
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as sys::CUdeviceptr,
+        )
+    };
+    result == sys::CUresult::CUDA_SUCCESS && kind == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+}
+
+/// Copies `src` to `dst` (same length) with the host's cores, in pieces.
+fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+    dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// One page-locked staging buffer and the event of the device copy that last used it.
+struct Slot {
+    ptr: *mut u8,
+    done: CudaEvent,
+    pending: bool,
+}
+
+/// Two staging buffers of one handle.
+pub(crate) struct Staging {
+    slots: [Slot; 2],
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the staging memory is owned by this value and used under the handle's lock.
+unsafe impl Send for Staging {}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        for slot in &self.slots {
+            let _ = slot.done.synchronize();
+            // SAFETY: allocated by cuMemHostAlloc below, freed once, no copy pending.
+            unsafe { sys::cuMemFreeHost(slot.ptr.cast()) };
+        }
+    }
+}
+
+impl Staging {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self, DriverError> {
+        ctx.bind_to_thread()?;
+        let slot = || -> Result<Slot, DriverError> {
+            let mut ptr = std::ptr::null_mut();
+            // SAFETY: the driver writes a pointer to CHUNK page-locked bytes.
+            unsafe { sys::cuMemHostAlloc(&mut ptr, CHUNK, 0) }.result()?;
+            Ok(Slot { ptr: ptr.cast(), done: ctx.new_event(None)?, pending: false })
+        };
+        Ok(Self { slots: [slot()?, slot()?], ctx: ctx.clone() })
+    }
+
+    fn host(&mut self, k: usize, len: usize) -> &mut [u8] {
+        // SAFETY: each slot holds CHUNK bytes; `len <= CHUNK`.
+        unsafe { std::slice::from_raw_parts_mut(self.slots[k].ptr, len) }
+    }
+
+    fn wait(&mut self, k: usize) -> Result<(), DriverError> {
+        if self.slots[k].pending {
+            self.slots[k].done.synchronize()?;
+            self.slots[k].pending = false;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to device address `dst` on `stream`; returns when the last chunk is
+    /// queued (the caller synchronises).
+    pub(crate) fn write(&mut self, stream: &CudaStream, dst: sys::CUdeviceptr, data: &[u8]) -> Result<(), DriverError> {
+        for (k, chunk) in data.chunks(CHUNK).enumerate() {
+            let slot = k % 2;
+            self.wait(slot)?;
+            parallel_copy(self.host(slot, chunk.len()), chunk);
+            let offset = (k * CHUNK) as sys::CUdeviceptr;
+            // SAFETY: the staging slot holds `chunk.len()` bytes and stays untouched until its
+            // event says the copy is done; `dst + offset` lies in the caller's buffer.
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    dst + offset,
+                    self.slots[slot].ptr as *const c_void,
+                    chunk.len(),
+                    stream.cu_stream(),
+                )
+            }
+            .result()?;
+            self.slots[slot].done.record(stream)?;
+            self.slots[slot].pending = true;
+        }
+        Ok(())
+    }
+
+    /// Copies device address `src` into `out` through the staging buffers, the device filling
+    /// one chunk while the host empties the other; returns when `out` is complete.
+    pub(crate) fn read(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        out: &mut [u8],
+    ) -> Result<(), DriverError> {
+        let total = out.len();
+        let chunks = total.div_ceil(CHUNK);
+        let queue = |this: &mut Self, k: usize| -> Result<(), DriverError> {
+            let slot = k % 2;
+            let len = CHUNK.min(total - k * CHUNK);
+            this.wait(slot)?;
+            // SAFETY: the slot holds `len` bytes and is not read until its event completes;
+            // `src + k * CHUNK` lies in the caller's buffer.
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(
+                    this.slots[slot].ptr.cast(),
+                    src + (k * CHUNK) as sys::CUdeviceptr,
+                    len,
+                    stream.cu_stream(),
+                )
+            }
+            .result()?;
+            this.slots[slot].done.record(stream)?;
+            this.slots[slot].pending = true;
+            Ok(())
+        };
+        queue(self, 0)?;
+        for k in 0..chunks {
+            if k + 1 < chunks {
+                queue(self, k + 1)?;
+            }
+            self.wait(k % 2)?;
+            let start = k * CHUNK;
+            let len = CHUNK.min(total - start);
+            let host: &[u8] = self.host(k % 2, len);
+            // SAFETY: the slot and `out` do not overlap (the slot is ours).
+            let host = unsafe { std::slice::from_raw_parts(host.as_ptr(), len) };
+            parallel_copy(&mut out[start..start + len], host);
+        }
+        Ok(())
+    }
+}
