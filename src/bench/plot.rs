@@ -363,23 +363,28 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
             }
         }
         Mode::EndToEnd => {
-            // Host-to-host time of every device and algorithm, peers included, per image size.
-            for (w, h) in ordered(best.iter().map(|r| (r.width, r.height))) {
-                let rows: Vec<&&Record> = best.iter().filter(|r| (r.width, r.height) == (w, h)).collect();
-                let entries = ordered(rows.iter().map(|r| (r.device_id.clone(), r.algorithm.clone())));
-                let categories: Vec<String> = entries.iter().map(|(d, a)| format!("{a} ({d})")).collect();
-                let values: Vec<Vec<f64>> = entries
+            // Host-to-host time of every device and algorithm, peers included, per group of
+            // inputs (random images by size, files together).
+            for (group, rows) in super::report::end_to_end_groups(&best) {
+                let algos = ordered(rows.iter().map(|r| r.algorithm.clone()));
+                let devs = ordered(rows.iter().map(|r| r.device_id.clone()));
+                let values: Vec<Vec<f64>> = algos
                     .iter()
-                    .map(|(d, a)| {
-                        vec![mean(
-                            rows.iter().filter(|r| &r.device_id == d && &r.algorithm == a).map(|r| r.labeling_ms),
-                        )]
+                    .map(|a| {
+                        devs.iter()
+                            .map(|d| {
+                                mean(
+                                    rows.iter()
+                                        .filter(|r| &r.device_id == d && &r.algorithm == a)
+                                        .map(|r| r.labeling_ms),
+                                )
+                            })
+                            .collect()
                     })
                     .collect();
-                let title = format!("{w}x{h}: host image in, consecutive labels out (ms, log scale)");
-                let stem = format!("end-to-end-{w}x{h}");
-                let groups = vec!["host to host".to_string()];
-                render!(written, dir, stem, (1200, 650), bar_chart(&title, &categories, &groups, &values, false));
+                let title = format!("{group}: host image in, consecutive labels out (ms, log scale)");
+                let stem = format!("end-to-end-{}", file_stem(&group));
+                render!(written, dir, stem, (1300, 650), bar_chart(&title, &algos, &devs, &values, false));
             }
         }
         Mode::Average => {}

@@ -156,12 +156,28 @@ fn average_tables(out: &mut String, best: &[&Record]) {
     }
 }
 
-/// Host-to-host times per input size: ms (images/s) per algorithm and device, then the parts.
+/// The groups of an end-to-end summary: random images by size, files (granularity 0) together.
+pub(crate) fn end_to_end_groups<'a>(best: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
+    let mut groups = Vec::new();
+    let files: Vec<&Record> = best.iter().copied().filter(|r| r.granularity == 0).collect();
+    if !files.is_empty() {
+        let n = ordered(files.iter().map(|r| r.image.clone())).len();
+        groups.push((format!("{n} images"), files));
+    }
+    let random: Vec<&Record> = best.iter().copied().filter(|r| r.granularity != 0).collect();
+    for (w, h) in ordered(random.iter().map(|r| (r.width, r.height))) {
+        groups.push((format!("{w}x{h}"), random.iter().copied().filter(|r| (r.width, r.height) == (w, h)).collect()));
+    }
+    groups
+}
+
+/// Host-to-host times per group of inputs: ms (images/s) per algorithm and device, then the
+/// parts.
 fn end_to_end_tables(out: &mut String, best: &[&Record]) {
     let devs = ordered(best.iter().map(|r| r.device_id.clone()));
-    for (w, h) in ordered(best.iter().map(|r| (r.width, r.height))) {
-        let rows: Vec<&&Record> = best.iter().filter(|r| (r.width, r.height) == (w, h)).collect();
-        let _ = writeln!(out, "{w}x{h}, host image in, consecutive labels in host memory out, ms (images/s):\n");
+    for (group, rows) in end_to_end_groups(best) {
+        let rows: Vec<&&Record> = rows.iter().collect();
+        let _ = writeln!(out, "{group}, host image in, consecutive labels in host memory out, ms (images/s):\n");
         let columns: Vec<String> = devs.iter().map(|d| format!("`{d}`")).collect();
         header(out, "algorithm", &columns);
         for a in ordered(rows.iter().map(|r| r.algorithm.clone())) {
