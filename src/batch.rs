@@ -40,7 +40,9 @@ where
 {
     let workers = options.workers.max(1);
     // Labelers are made first: a device or compiler problem fails the batch before it starts.
-    let labelers = (0..workers).map(|_| device.labeler(options.algorithm)).collect::<Result<Vec<_>>>()?;
+    let labelers = (0..workers)
+        .map(|_| device.labeler_for(options.algorithm, options.connectivity))
+        .collect::<Result<Vec<_>>>()?;
     let (input_tx, input_rx) = sync_channel::<(T, Result<BinaryImage>)>(workers);
     let input_rx = Mutex::new(input_rx);
     let (output_tx, output_rx) = sync_channel::<(T, Result<Labeling>)>(workers);

@@ -312,13 +312,33 @@ impl Device {
         Ok(crate::HostArray::new(buffer, len))
     }
 
-    /// Creates a labeler for `algorithm`, compiling its kernels now (for every connectivity the
-    /// algorithm supports); labeling never compiles.
+    /// Creates a labeler for `algorithm`, building its kernels now for every connectivity the
+    /// algorithm supports (from the kernel cache when they are there); a labeling never builds.
     pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {
+        self.labeler_with(algorithm, algorithm.connectivities())
+    }
+
+    /// Creates a labeler for `algorithm` that builds only the kernels of `connectivity` now, as
+    /// a call that labels at one connectivity needs ([`Error::UnsupportedConnectivity`] when
+    /// the algorithm lacks it); another connectivity is built at its first use, before timing.
+    pub fn labeler_for(&self, algorithm: Algorithm, connectivity: crate::Connectivity) -> Result<AnyLabeler> {
+        if !algorithm.supports(connectivity) {
+            return Err(Error::UnsupportedConnectivity {
+                algorithm,
+                connectivity,
+                supported: algorithm.connectivities().to_vec(),
+            });
+        }
+        self.labeler_with(algorithm, &[connectivity])
+    }
+
+    /// Creates the labeler; a GPU one builds the kernels of `connectivities` now.
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_variables))]
+    fn labeler_with(&self, algorithm: Algorithm, connectivities: &[crate::Connectivity]) -> Result<AnyLabeler> {
         Ok(match &self.inner {
             DeviceInner::Cpu => CpuLabeler::new(algorithm).into(),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => GpuLabeler::new(opened.clone(), algorithm)?.into(),
+            DeviceInner::Gpu(opened) => GpuLabeler::new(opened.clone(), algorithm, connectivities)?.into(),
         })
     }
 }

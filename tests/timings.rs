@@ -32,3 +32,27 @@ fn every_algorithm_reports_its_phases() {
         }
     }
 }
+
+/// A labeler made for one connectivity builds that connectivity's kernels only; another is
+/// built at its first use, before the timed phases (the first labeling is timed like the next).
+#[test]
+fn a_labeler_for_one_connectivity_builds_only_its_kernels() {
+    let image = random(64, 48, 45, 1, 8);
+    for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
+        let mut labeler = dev.device.labeler_for(ccl::Algorithm::UF, Connectivity::Eight).unwrap();
+        assert_eq!(labeler.build_report().unwrap().programs, 1, "{}", dev.token);
+        let on_device = labeler.upload(&image).unwrap();
+        let (_, four) = labeler.label_on_device(&on_device, Connectivity::Four).unwrap();
+        assert_eq!(labeler.build_report().unwrap().programs, 2, "{}", dev.token);
+        assert!(
+            four.phases.iter().all(|p| p.ms < 100.0),
+            "{}: a build landed in a phase: {:?}",
+            dev.token,
+            four.phases
+        );
+        let all = dev.device.labeler(ccl::Algorithm::UF).unwrap();
+        assert_eq!(all.build_report().unwrap().programs, 2, "{}", dev.token);
+    }
+    let err = common::devices()[0].device.labeler_for(ccl::Algorithm::BKE, Connectivity::Four);
+    assert!(matches!(err, Err(ccl::Error::UnsupportedConnectivity { .. })));
+}

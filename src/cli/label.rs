@@ -183,7 +183,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     clock.lap("open device");
-    let mut labeler = device.labeler(args.algo)?;
+    let mut labeler = device.labeler_for(args.algo, args.connectivity)?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
     let result = if args.raw {

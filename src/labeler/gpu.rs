@@ -60,20 +60,37 @@ pub struct BuildReport {
 }
 
 impl GpuLabeler {
-    pub(crate) fn new(device: Arc<Opened>, algorithm: Algorithm) -> Result<Self> {
+    /// A labeler whose kernels for `connectivities` are built (and warmed up) now; the
+    /// algorithm's other connectivities are built at their first use, before any timing.
+    pub(crate) fn new(device: Arc<Opened>, algorithm: Algorithm, connectivities: &[Connectivity]) -> Result<Self> {
         let gpu = device.gpu.new_queue()?;
-        let info = algorithm.info();
-        let mut schedules = Vec::new();
-        let mut builds = BuildReport::default();
-        for &connectivity in algorithm.connectivities() {
-            let program = Self::build(gpu.as_ref(), info.kernel(), &info.defines(connectivity), &mut builds)?;
-            schedules.push((connectivity, (info.schedule)(gpu.as_ref(), &program)?));
+        let mut labeler =
+            Self { device, gpu, algorithm, schedules: Vec::new(), relabel: None, builds: BuildReport::default() };
+        for &connectivity in connectivities {
+            labeler.prepare(connectivity)?;
         }
-        let mut labeler = Self { device, gpu, algorithm, schedules, relabel: None, builds };
-        let start = std::time::Instant::now();
-        labeler.warm_up()?;
-        labeler.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(labeler)
+    }
+
+    /// Builds the schedule for `connectivity` if it is not built yet, and runs it once,
+    /// untimed, on a small image: some drivers finish preparing a kernel at its first launch
+    /// (POCL compiles it for the work-group size then, CUDA loads functions lazily), which must
+    /// not land in a labeling's phases.
+    fn prepare(&mut self, connectivity: Connectivity) -> Result<()> {
+        check_connectivity(self.algorithm, connectivity)?;
+        if self.schedules.iter().any(|(c, _)| *c == connectivity) {
+            return Ok(());
+        }
+        let info = self.algorithm.info();
+        let program = Self::build(self.gpu.as_ref(), info.kernel(), &info.defines(connectivity), &mut self.builds)?;
+        let schedule = (info.schedule)(self.gpu.as_ref(), &program)?;
+        self.schedules.push((connectivity, schedule));
+        let start = std::time::Instant::now();
+        let image = BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?;
+        let on_device = self.upload(&image)?;
+        self.label_on_device(&on_device, connectivity)?;
+        self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
+        Ok(())
     }
 
     /// How this labeler's kernels were obtained so far.
@@ -119,18 +136,6 @@ impl GpuLabeler {
         Ok(self.relabel.as_mut().expect("built above"))
     }
 
-    /// Runs every schedule once, untimed, on a small image. Some drivers finish preparing a
-    /// kernel at its first launch (POCL compiles it for the work-group size then, CUDA loads
-    /// modules lazily); doing it here keeps that cost out of the first labeling's phases.
-    fn warm_up(&mut self) -> Result<()> {
-        let image = BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?;
-        let on_device = self.upload(&image)?;
-        for connectivity in self.algorithm.connectivities() {
-            self.label_on_device(&on_device, *connectivity)?;
-        }
-        Ok(())
-    }
-
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
         match &array.storage {
             Storage::Device(b) if array.owner() == self.device.owner => Ok(b),
@@ -156,17 +161,13 @@ impl Labeler for GpuLabeler {
     }
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
-        check_connectivity(self.algorithm, connectivity)?;
+        self.prepare(connectivity)?;
         let input = self.buffer(image)?;
         let shape = image.shape();
         check_size(shape.width, shape.height)?;
         let gpu = self.gpu.as_ref();
-        let schedule = self
-            .schedules
-            .iter_mut()
-            .find(|(c, _)| *c == connectivity)
-            .map(|(_, s)| s)
-            .expect("a schedule is built for every supported connectivity");
+        let schedule =
+            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
         let mut recorder = PhaseRecorder::start(gpu)?;
         let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
         recorder.end(Phase::Allocation)?;
