@@ -269,9 +269,9 @@ pub struct Runtime {
 impl Runtime {
     /// Opens the device with CUDA ordinal `ordinal`.
     pub fn new(ordinal: usize) -> Result<Self> {
-        driver_present()?;
+        let mut all = devices()?;
         nvrtc_present()?;
-        let n = devices()?.len();
+        let n = all.len();
         if ordinal >= n {
             let there = match n {
                 1 => "is 1 CUDA device (cuda:0)".to_string(),
@@ -282,7 +282,7 @@ impl Runtime {
                 reason: format!("there {there} (see `ccl devices`)"),
             });
         }
-        let desc = describe(ordinal as i32)?;
+        let desc = all.swap_remove(ordinal);
         let ctx = CudaContext::new(ordinal).map_err(driver_error("CUDA", "cuCtxCreate"))?;
         // Streams are synchronised at every copy and labeling boundary by the callers, so
         // cudarc's per-buffer event tracking is not needed.
@@ -491,28 +491,6 @@ impl Drop for Pool {
     }
 }
 
-/// Page-locked host memory from `cuMemHostAlloc`, freed when dropped.
-struct PinnedHost {
-    ptr: *mut std::ffi::c_void,
-    ctx: Arc<CudaContext>,
-}
-
-// SAFETY: the pointer is owned exclusively; freeing it from any thread is allowed.
-unsafe impl Send for PinnedHost {}
-// SAFETY: the owner itself is never read through.
-unsafe impl Sync for PinnedHost {}
-
-impl Drop for PinnedHost {
-    fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
-        // SAFETY: allocated by cuMemHostAlloc in this context, freed once.
-        unsafe { cudarc::driver::sys::cuMemFreeHost(self.ptr) };
-    }
-}
-
-/// A CUDA event recorded on a runtime's stream.
-struct Event(CudaEvent);
-
 impl Gpu for Runtime {
     fn name(&self) -> &str {
         &self.desc.name
@@ -549,7 +527,6 @@ impl Gpu for Runtime {
     /// stores the image (a store that fails is ignored).
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
         let started = Instant::now();
-        nvrtc_present()?;
         let key = self.cache.is_enabled().then(|| self.cache_key(source, defines));
         if let Some(image) = key.as_ref().and_then(|k| self.cache.load(k)) {
             // An image the driver refuses (another driver, a bad entry) is compiled again.
@@ -589,14 +566,12 @@ impl Gpu for Runtime {
     /// Page-locked host memory (`cuMemHostAlloc`, cached, not write-combined, so the host reads
     /// it fast too): copies to and from it are direct DMA.
     fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
-        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
-        let mut ptr = std::ptr::null_mut();
-        // SAFETY: the driver writes a pointer to `bytes` (at least 1) page-aligned bytes.
-        unsafe { cudarc::driver::sys::cuMemHostAlloc(&mut ptr, bytes.max(1), 0) }
-            .result()
-            .map_err(self.err("cuMemHostAlloc"))?;
-        // SAFETY: page-aligned, `bytes` long, ours until the owner frees it.
-        Ok(unsafe { HostBuffer::from_raw(ptr.cast(), bytes, PinnedHost { ptr, ctx: self.ctx.clone() }) })
+        // SAFETY: the memory is uninitialised; HostBuffer's users write before they read.
+        let mut pinned =
+            unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }.map_err(self.err("cuMemHostAlloc"))?;
+        let ptr = pinned.as_mut_ptr().map_err(self.err("cuEventSynchronize"))?;
+        // SAFETY: page-aligned, `bytes` long, owned by `pinned` (which frees it when dropped).
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, pinned) })
     }
 
     /// Large copies from pageable memory go through this handle's staging buffers
@@ -606,6 +581,8 @@ impl Gpu for Runtime {
         if data.is_empty() {
             return Ok(());
         }
+        // The pointer query and the staged path are raw driver calls: this context must be current.
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
         let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
         if data.len() >= staging::MIN_STAGED && !staging::is_pinned(data.as_ptr()) {
             use cudarc::driver::DevicePtrMut;
@@ -625,6 +602,8 @@ impl Gpu for Runtime {
         if out.is_empty() {
             return Ok(());
         }
+        // The pointer query and the staged path are raw driver calls: this context must be current.
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
         let slice = self.slice(buffer)?;
         if out.len() >= staging::MIN_STAGED && !staging::is_pinned(out.as_ptr()) {
             use cudarc::driver::DevicePtr;
@@ -673,14 +652,14 @@ impl Gpu for Runtime {
     }
 
     fn mark(&self) -> Result<Mark> {
-        let ev = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(self.err("cuEventCreate"))?;
-        ev.record(&self.stream).map_err(self.err("cuEventRecord"))?;
-        Ok(Mark::new(Event(ev)))
+        let event =
+            self.stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(self.err("cuEventRecord"))?;
+        Ok(Mark::new(event))
     }
 
     fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64> {
-        let (from, to) = (from.native::<Event>(&self.desc.name)?, to.native::<Event>(&self.desc.name)?);
-        from.0.elapsed_ms(&to.0).map(f64::from).map_err(self.err("cuEventElapsedTime"))
+        let (from, to) = (from.native::<CudaEvent>(&self.desc.name)?, to.native::<CudaEvent>(&self.desc.name)?);
+        from.elapsed_ms(to).map(f64::from).map_err(self.err("cuEventElapsedTime"))
     }
 
     fn finish(&self) -> Result<()> {

@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUpointer_attribute};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, PinnedHostSlice};
 use rayon::prelude::*;
 
 /// Copies smaller than this go through the driver directly.
@@ -39,6 +39,8 @@ fn parallel_copy(dst: &mut [u8], src: &[u8]) {
 
 /// One page-locked staging buffer and the event of the device copy that last used it.
 struct Slot {
+    /// Owns the memory (freed when dropped); `ptr` points into it.
+    _memory: PinnedHostSlice<u8>,
     ptr: *mut u8,
     done: CudaEvent,
     pending: bool,
@@ -47,38 +49,41 @@ struct Slot {
 /// Two staging buffers of one handle.
 pub(crate) struct Staging {
     slots: [Slot; 2],
-    ctx: Arc<CudaContext>,
 }
 
 // SAFETY: the staging memory is owned by this value and used under the handle's lock.
 unsafe impl Send for Staging {}
 
 impl Drop for Staging {
+    /// Waits for the copies still using the buffers before they are freed.
     fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
         for slot in &self.slots {
             let _ = slot.done.synchronize();
-            // SAFETY: allocated by cuMemHostAlloc below, freed once, no copy pending.
-            unsafe { sys::cuMemFreeHost(slot.ptr.cast()) };
         }
     }
 }
 
 impl Staging {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self, DriverError> {
-        ctx.bind_to_thread()?;
         let slot = || -> Result<Slot, DriverError> {
-            let mut ptr = std::ptr::null_mut();
-            // SAFETY: the driver writes a pointer to CHUNK page-locked bytes.
-            unsafe { sys::cuMemHostAlloc(&mut ptr, CHUNK, 0) }.result()?;
-            Ok(Slot { ptr: ptr.cast(), done: ctx.new_event(None)?, pending: false })
+            // SAFETY: the memory is uninitialised; every chunk is written before it is read.
+            let mut memory = unsafe { ctx.alloc_pinned_with_flags::<u8>(CHUNK, 0) }?;
+            let ptr = memory.as_mut_ptr()?;
+            Ok(Slot { _memory: memory, ptr, done: ctx.new_event(None)?, pending: false })
         };
-        Ok(Self { slots: [slot()?, slot()?], ctx: ctx.clone() })
+        Ok(Self { slots: [slot()?, slot()?] })
     }
 
-    fn host(&mut self, k: usize, len: usize) -> &mut [u8] {
-        // SAFETY: each slot holds CHUNK bytes; `len <= CHUNK`.
+    /// The first `len` bytes of slot `k`, to fill.
+    fn host_mut(&mut self, k: usize, len: usize) -> &mut [u8] {
+        // SAFETY: each slot holds CHUNK bytes; `len <= CHUNK`; `&mut self` makes it exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.slots[k].ptr, len) }
+    }
+
+    /// The first `len` bytes of slot `k`, to read.
+    fn host(&self, k: usize, len: usize) -> &[u8] {
+        // SAFETY: as above, shared.
+        unsafe { std::slice::from_raw_parts(self.slots[k].ptr, len) }
     }
 
     fn wait(&mut self, k: usize) -> Result<(), DriverError> {
@@ -95,7 +100,7 @@ impl Staging {
         for (k, chunk) in data.chunks(CHUNK).enumerate() {
             let slot = k % 2;
             self.wait(slot)?;
-            parallel_copy(self.host(slot, chunk.len()), chunk);
+            parallel_copy(self.host_mut(slot, chunk.len()), chunk);
             let offset = (k * CHUNK) as sys::CUdeviceptr;
             // SAFETY: the staging slot holds `chunk.len()` bytes and stays untouched until its
             // event says the copy is done; `dst + offset` lies in the caller's buffer.
@@ -151,10 +156,7 @@ impl Staging {
             self.wait(k % 2)?;
             let start = k * CHUNK;
             let len = CHUNK.min(total - start);
-            let host: &[u8] = self.host(k % 2, len);
-            // SAFETY: the slot and `out` do not overlap (the slot is ours).
-            let host = unsafe { std::slice::from_raw_parts(host.as_ptr(), len) };
-            parallel_copy(&mut out[start..start + len], host);
+            parallel_copy(&mut out[start..start + len], self.host(k % 2, len));
         }
         Ok(())
     }
