@@ -5,7 +5,7 @@
 //! the same time; a failed image is reported to the sink and the others go on.
 
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Labeling, Result};
 
@@ -44,7 +44,9 @@ where
         .map(|_| device.labeler_for(options.algorithm, options.connectivity))
         .collect::<Result<Vec<_>>>()?;
     let (input_tx, input_rx) = sync_channel::<(T, Result<BinaryImage>)>(workers);
-    let input_rx = Mutex::new(input_rx);
+    // Shared by the workers only, so that it is dropped when the last of them ends (even by a
+    // panic) and the producer's `send` fails instead of waiting forever.
+    let input_rx = Arc::new(Mutex::new(input_rx));
     let (output_tx, output_rx) = sync_channel::<(T, Result<Labeling>)>(workers);
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -55,9 +57,9 @@ where
             }
         });
         for mut labeler in labelers {
-            let (input_rx, output_tx) = (&input_rx, output_tx.clone());
+            let (input_rx, output_tx) = (input_rx.clone(), output_tx.clone());
             scope.spawn(move || {
-                while let Some((tag, image)) = next(input_rx) {
+                while let Some((tag, image)) = next(&input_rx) {
                     let result = image.and_then(|image| {
                         if options.consecutive {
                             labeler.label_consecutive(&image, options.connectivity)
@@ -71,7 +73,7 @@ where
                 }
             });
         }
-        drop(output_tx);
+        drop((input_rx, output_tx));
         for (tag, result) in output_rx {
             sink(tag, result);
         }
