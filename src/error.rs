@@ -196,6 +196,21 @@ impl From<ccl_backend::Error> for Error {
     }
 }
 
+impl Error {
+    /// The file this error names, for the errors about one file.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Error::ImageTooLarge { path, .. }
+            | Error::OutputIsInput { path }
+            | Error::FileRead { path, .. }
+            | Error::FileWrite { path, .. }
+            | Error::ImageRead { path, .. }
+            | Error::ImageWrite { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
 /// Result type of the crate.
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -449,6 +449,13 @@ fn a_folder_labels_the_readable_images_and_fails_at_the_end() {
     let o = run(ccl().arg("label").arg(&input).arg("-o").arg(dir.join("clash")));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.code() == Some(1) && err.contains("would both write"), "{err}");
+    // An output named like a label file (any extension `-o FILE` takes) is not a folder.
+    for name in ["labels.tif", "labels.NPY"] {
+        let o = run(ccl().arg("label").arg(&input).arg("-o").arg(dir.join(name)).args(["--backend", "cpu"]));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(1) && err.contains("names the output folder"), "{name}: {err}");
+        assert!(!dir.join(name).exists(), "{name} was created");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 

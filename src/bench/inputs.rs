@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::io::{read_binary, Binarize};
+use crate::io::{list_images, read_binary, Binarize};
 use crate::{random_image, BinaryImage, Error, Result};
 
 /// One benchmark input: a named binary image and the parameters it was made with.
@@ -38,16 +38,9 @@ pub struct DirectoryInputs {
 /// Every image file directly in `dir` (sorted by name), binarized. A file that cannot be read
 /// is skipped and listed, not fatal; only an unreadable folder is an error.
 pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInputs> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::FileRead { path: dir.display().to_string(), reason: e.to_string() })?;
-    let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
-    paths.sort();
-    let mut found = DirectoryInputs::default();
-    for path in paths {
-        if image::ImageFormat::from_path(&path).is_err() {
-            found.ignored.push(path);
-            continue;
-        }
+    let (images, ignored) = list_images(dir)?;
+    let mut found = DirectoryInputs { ignored, ..Default::default() };
+    for path in images {
         match read_binary(&path, binarize) {
             Ok(image) => {
                 let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

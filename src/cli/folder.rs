@@ -8,34 +8,25 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ccl::batch::{label_many, BatchOptions};
-use ccl::io::{self, Binarize, ReadOptions};
+use ccl::io;
 use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
 use super::label::{open_device, LabelArgs};
 
-/// The image files directly in `folder` (sorted), and the other files.
-fn list(folder: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let entries = std::fs::read_dir(folder)
-        .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
-    files.sort();
-    Ok(files.into_iter().partition(|p| image::ImageFormat::from_path(p).is_ok()))
-}
-
 /// Labels every image of `folder` into `args.output` (a folder).
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let bad_output = |reason: String| Error::ImageWrite { path: out_dir.display().to_string(), reason };
-    if out_dir.extension().is_some_and(|e| e == "png" || e == "npy" || e == "tiff") && !out_dir.is_dir() {
+    if io::LabelFormat::from_path(out_dir).is_ok() && !out_dir.is_dir() {
         return Err(bad_output("for a folder input, -o names the output folder".into()));
     }
     std::fs::create_dir_all(out_dir).map_err(|e| bad_output(e.to_string()))?;
     if same_file::is_same_file(folder, out_dir).unwrap_or(false) {
         return Err(Error::OutputIsInput { path: folder.display().to_string() });
     }
-    let (images, ignored) = list(folder)?;
+    let (images, ignored) = io::list_images(folder)?;
     if !ignored.is_empty() {
         let n = ignored.len();
         note!(
@@ -52,11 +43,12 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     }
     // Every input's output, refusing two inputs that would write the same file.
     let ext = args.format.extension();
-    let mut outputs: HashMap<PathBuf, PathBuf> = HashMap::new();
+    let mut writers: HashMap<PathBuf, &PathBuf> = HashMap::new();
+    let mut jobs: Vec<(&PathBuf, PathBuf)> = Vec::with_capacity(images.len());
     for input in &images {
         let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let output = out_dir.join(format!("{stem}.{ext}"));
-        if let Some(other) = outputs.insert(output.clone(), input.clone()) {
+        if let Some(other) = writers.insert(output.clone(), input) {
             return Err(bad_output(format!(
                 "{} and {} would both write {}",
                 other.display(),
@@ -64,16 +56,14 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
                 output.display()
             )));
         }
+        jobs.push((input, output));
     }
     let (device, how) = open_device(args)?;
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     say!("labeling {} images of {} into {} (.{ext})", images.len(), folder.display(), out_dir.display());
 
-    let read = ReadOptions {
-        binarize: Binarize { threshold: args.threshold, invert: args.invert },
-        max_pixels: args.max_pixels,
-    };
-    let inputs = images.iter().map(|path| (path.clone(), io::read_image(path, &read).map(|d| d.image)));
+    let read = args.read_options();
+    let inputs = jobs.iter().map(|(input, output)| ((*input, output), io::read_image(input, &read).map(|d| d.image)));
     let options = BatchOptions { consecutive: !args.raw, ..BatchOptions::new(args.algo, args.connectivity) };
     let bar = ProgressBar::new(images.len() as u64);
     bar.set_style(
@@ -83,9 +73,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     );
     let start = Instant::now();
     let (mut written, mut components, mut failed) = (0usize, 0u64, Vec::new());
-    let by_input: HashMap<&PathBuf, &PathBuf> = outputs.iter().map(|(o, i)| (i, o)).collect();
-    label_many(&device, options, inputs, |path, result| {
-        let output = by_input[&path];
+    label_many(&device, options, inputs, |(path, output), result| {
         let done = result.and_then(|labeling| {
             let count = labeling.components.unwrap_or_else(|| labeling.labels.component_count());
             io::write_labels(output, &labeling.labels).map(|()| count)
@@ -96,7 +84,11 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
                 components += u64::from(count);
             }
             Err(e) => {
-                bar.suspend(|| note!("error: {e}"));
+                // Labeling errors do not name the file; reading and writing errors do.
+                match e.path() {
+                    Some(_) => bar.suspend(|| note!("error: {e}")),
+                    None => bar.suspend(|| note!("error: {}: {e}", path.display())),
+                }
                 failed.push(path);
             }
         }

@@ -60,6 +60,16 @@ pub struct LabelArgs {
     pub(super) verbose: bool,
 }
 
+impl LabelArgs {
+    /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
+    pub(super) fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            binarize: Binarize { threshold: self.threshold, invert: self.invert },
+            max_pixels: self.max_pixels,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum FolderFormat {
     Npy,
@@ -129,10 +139,7 @@ pub(super) fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
 fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> Result<ccl::BinaryImage> {
     let source = io::probe(path)?;
     let needed = io::estimated_peak_bytes(&source, output_format.extra_bytes_per_pixel());
-    let options = ReadOptions {
-        binarize: Binarize { threshold: args.threshold, invert: args.invert },
-        max_pixels: args.max_pixels,
-    };
+    let options = args.read_options();
     if source.pixels() <= options.max_pixels {
         if let Some(available) = io::available_memory().filter(|&a| a < needed) {
             return Err(Error::InsufficientMemory {

@@ -16,7 +16,7 @@
 use std::fs::File;
 use std::io::BufReader;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use image::{ColorType, ImageDecoder, ImageFormat, ImageReader, Limits};
 
@@ -146,6 +146,16 @@ pub struct DecodedImage {
     pub image: BinaryImage,
     /// The file's format, depth, channels and frames.
     pub source: SourceInfo,
+}
+
+/// The files directly in `folder`, sorted by name: those with an image extension, and the
+/// others.
+pub fn list_images(folder: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let entries = std::fs::read_dir(folder)
+        .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
+    files.sort();
+    Ok(files.into_iter().partition(|p| ImageFormat::from_path(p).is_ok()))
 }
 
 /// Reads any image the `image` crate decodes and binarizes it (see the module documentation).
