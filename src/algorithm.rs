@@ -67,6 +67,20 @@ impl Algorithm {
         self.connectivities().contains(&connectivity)
     }
 
+    /// [`Error::UnsupportedConnectivity`](crate::Error::UnsupportedConnectivity) unless the
+    /// algorithm is defined for `connectivity`.
+    pub fn check(self, connectivity: Connectivity) -> crate::Result<()> {
+        if self.supports(connectivity) {
+            Ok(())
+        } else {
+            Err(crate::Error::UnsupportedConnectivity {
+                algorithm: self,
+                connectivity,
+                supported: self.connectivities().to_vec(),
+            })
+        }
+    }
+
     /// How the algorithm numbers components in its raw output.
     pub fn raw_labels(self) -> RawLabels {
         self.info().raw_labels

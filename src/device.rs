@@ -322,13 +322,7 @@ impl Device {
     /// a call that labels at one connectivity needs ([`Error::UnsupportedConnectivity`] when
     /// the algorithm lacks it); another connectivity is built at its first use, before timing.
     pub fn labeler_for(&self, algorithm: Algorithm, connectivity: crate::Connectivity) -> Result<AnyLabeler> {
-        if !algorithm.supports(connectivity) {
-            return Err(Error::UnsupportedConnectivity {
-                algorithm,
-                connectivity,
-                supported: algorithm.connectivities().to_vec(),
-            });
-        }
+        algorithm.check(connectivity)?;
         self.labeler_with(algorithm, &[connectivity])
     }
 

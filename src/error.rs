@@ -41,16 +41,6 @@ pub enum Error {
         /// What the algorithm supports.
         supported: Vec<Connectivity>,
     },
-    /// The algorithm has no implementation on this backend yet.
-    #[error("{algorithm} is not implemented on the {backend} backend yet (implemented: {})", list(.implemented))]
-    NotImplemented {
-        /// The algorithm.
-        algorithm: Algorithm,
-        /// The backend.
-        backend: BackendKind,
-        /// Algorithms this backend implements.
-        implemented: Vec<Algorithm>,
-    },
     /// The image has no pixel.
     #[error("invalid input: the image is empty ({width}x{height})")]
     EmptyImage {

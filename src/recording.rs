@@ -311,13 +311,7 @@ impl Recording {
 /// Builds `algorithm`'s kernels for `connectivity` on a recording device with `limits` and
 /// runs its schedule once over an image of `shape`, checking every call.
 pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, limits: Limits) -> Result<Recording> {
-    if !algorithm.supports(connectivity) {
-        return Err(crate::Error::UnsupportedConnectivity {
-            algorithm,
-            connectivity,
-            supported: algorithm.connectivities().to_vec(),
-        });
-    }
+    algorithm.check(connectivity)?;
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
     let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity))?;

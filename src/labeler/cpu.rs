@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{check_connectivity, check_destination, Labeler, Labeling};
+use super::{check_destination, Labeler, Labeling};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
     reference, Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
@@ -46,7 +46,7 @@ impl Labeler for CpuLabeler {
     }
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
-        check_connectivity(self.algorithm, connectivity)?;
+        self.algorithm.check(connectivity)?;
         let Storage::Host(pixels) = &image.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
@@ -95,7 +95,7 @@ impl Labeler for CpuLabeler {
 
     /// Labels on the host directly, without the copies that upload and download would make.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        check_connectivity(self.algorithm, connectivity)?;
+        self.algorithm.check(connectivity)?;
         let start = Instant::now();
         let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
         Ok(Labeling { labels, components: None, timings: Self::timings(start) })
@@ -103,7 +103,7 @@ impl Labeler for CpuLabeler {
 
     /// Labels and renumbers on the host directly.
     fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        check_connectivity(self.algorithm, connectivity)?;
+        self.algorithm.check(connectivity)?;
         let start = Instant::now();
         let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();
         Ok(Labeling { labels, components: Some(n), timings: Self::timings(start) })

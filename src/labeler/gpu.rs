@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{check_connectivity, check_destination, Labeler};
+use super::{check_destination, Labeler};
 use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::image::check_size;
@@ -77,7 +77,7 @@ impl GpuLabeler {
     /// (POCL compiles it for the work-group size then, CUDA loads functions lazily), which must
     /// not land in a labeling's phases.
     fn prepare(&mut self, connectivity: Connectivity) -> Result<()> {
-        check_connectivity(self.algorithm, connectivity)?;
+        self.algorithm.check(connectivity)?;
         if self.schedules.iter().any(|(c, _)| *c == connectivity) {
             return Ok(());
         }
@@ -118,9 +118,9 @@ impl GpuLabeler {
         Ok(program)
     }
 
-    /// The relabeling stage, compiled (and run once on a small image, like the labeling kernels)
-    /// at its first use.
-    fn relabel_stage(&mut self) -> Result<&mut Relabel> {
+    /// Builds the relabeling stage at its first use and runs it once, untimed (on an empty
+    /// image: the launches are what some drivers finish preparing), like the labeling kernels.
+    fn ensure_relabel(&mut self) -> Result<()> {
         if self.relabel.is_none() {
             let program =
                 Self::build(self.gpu.as_ref(), &crate::kernels::RELABEL, &relabel::defines(), &mut self.builds)?;
@@ -133,7 +133,7 @@ impl GpuLabeler {
             self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
             self.relabel = Some(Box::new(stage));
         }
-        Ok(self.relabel.as_mut().expect("built above"))
+        Ok(())
     }
 
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
@@ -186,8 +186,8 @@ impl Labeler for GpuLabeler {
         };
         let buffer = self.buffer(labels)?;
         let n = labels.shape().len();
-        self.relabel_stage()?;
-        let stage = self.relabel.as_mut().expect("built");
+        self.ensure_relabel()?;
+        let stage = self.relabel.as_mut().expect("built above");
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
         let count = stage.run(gpu, buffer, (labels.width(), n), convention, &mut recorder)?;

@@ -71,13 +71,15 @@ pub trait Labeler {
     /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
     /// are the algorithm's raw labels.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        label_host(self, image, connectivity, false)
+        let (labels, components, timings) = label_host(self, image, connectivity, false, |l, d| l.download(d))?;
+        Ok(Labeling { labels, components, timings })
     }
 
     /// Labels a host image into consecutive labels 1..N (raster order of first appearance),
     /// renumbered on the device, and counts the components: upload, label, relabel, download.
     fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        label_host(self, image, connectivity, true)
+        let (labels, components, timings) = label_host(self, image, connectivity, true, |l, d| l.download(d))?;
+        Ok(Labeling { labels, components, timings })
     }
 
     /// [`Labeler::label_consecutive`] into caller memory: consecutive labels written straight
@@ -92,20 +94,8 @@ pub trait Labeler {
         if out.len() != image.pixels().len() {
             return Err(Error::SizeMismatch { width: image.width(), height: image.height(), len: out.len() });
         }
-        check_connectivity(self.algorithm(), connectivity)?;
-        let start = Instant::now();
-        let on_device = self.upload(image)?;
-        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-        let (mut labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
-        drop(on_device);
-        let (count, relabel) = self.relabel(&mut labels)?;
-        timings.phases.extend(relabel.phases);
-        let start = Instant::now();
-        self.download_into(&labels, out)?;
-        let download_ms = start.elapsed().as_secs_f64() * 1e3;
-        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-        timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-        Ok((count, timings))
+        let ((), count, timings) = label_host(self, image, connectivity, true, |l, d| l.download_into(d, out))?;
+        Ok((count.expect("relabeled"), timings))
     }
 
     /// Labels an image already on the device and counts its components; nothing but the count
@@ -118,15 +108,18 @@ pub trait Labeler {
     }
 }
 
-/// [`Labeler::label`] and [`Labeler::label_consecutive`]: upload, label, (relabel,) download,
-/// with host-clock copy times.
-fn label_host<L: Labeler + ?Sized>(
+/// The host-to-host path of [`Labeler::label`], [`Labeler::label_consecutive`] and
+/// [`Labeler::label_consecutive_into`]: upload, label, relabel when `consecutive` (the count is
+/// returned), then `download`, with host-clock copy times.
+fn label_host<L: Labeler + ?Sized, T>(
     labeler: &mut L,
     image: &BinaryImage,
     connectivity: Connectivity,
     consecutive: bool,
-) -> Result<Labeling> {
-    check_connectivity(labeler.algorithm(), connectivity)?;
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, Option<u32>, Timings)> {
+    // Before the upload: an unsupported connectivity fails without copying anything.
+    labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
     let on_device = labeler.upload(image)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -139,11 +132,11 @@ fn label_host<L: Labeler + ?Sized>(
         components = Some(count);
     }
     let start = Instant::now();
-    let labels = labeler.download(&device_labels)?;
+    let labels = download(labeler, &device_labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok(Labeling { labels, components, timings })
+    Ok((labels, components, timings))
 }
 
 /// Checks that `out` holds one value per element of `labels`.
@@ -152,14 +145,6 @@ fn check_destination(labels: &DeviceLabels, out: &[u32]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::SizeMismatch { width: labels.width(), height: labels.height(), len: out.len() })
-    }
-}
-
-fn check_connectivity(algorithm: Algorithm, connectivity: Connectivity) -> Result<()> {
-    if algorithm.supports(connectivity) {
-        Ok(())
-    } else {
-        Err(Error::UnsupportedConnectivity { algorithm, connectivity, supported: algorithm.connectivities().to_vec() })
     }
 }
 
