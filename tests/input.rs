@@ -27,7 +27,7 @@ fn read(path: &Path, threshold: Option<f64>, invert: bool) -> ccl::Result<Binary
 /// which must agree.
 fn components(image: &BinaryImage) -> u32 {
     let expected = reference::label(image, Connectivity::Eight);
-    for dev in common::devices() {
+    for dev in common::shared_devices() {
         let mut labeler = dev.device.labeler(ccl::Algorithm::UF).unwrap();
         let got = labeler.label(image, Connectivity::Eight).unwrap().labels;
         assert_eq!(got, expected, "{} differs from the reference", dev.token);

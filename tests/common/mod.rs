@@ -72,6 +72,25 @@ pub fn devices() -> Vec<TestDevice> {
     out
 }
 
+/// Every OpenCL device, for tests that drive the OpenCL backend directly. With none present,
+/// panics when `CCL_REQUIRE_BACKENDS` requires an OpenCL backend, else notes that `what` is not
+/// checked and returns none.
+#[cfg(feature = "opencl")]
+pub fn opencl_devices(what: &str) -> Vec<ccl_opencl::DeviceDesc> {
+    match ccl_opencl::devices() {
+        Ok(found) if !found.is_empty() => found,
+        other => {
+            assert!(
+                !is_required("opencl-cpu") && !is_required("opencl-gpu"),
+                "an OpenCL backend is required but none is present: {:?}",
+                other.err()
+            );
+            eprintln!("note: no OpenCL device, {what} not checked");
+            Vec::new()
+        }
+    }
+}
+
 /// [`devices`], opened once per test process and shared by its tests (a `Device` is `Sync`).
 pub fn shared_devices() -> &'static [TestDevice] {
     static DEVICES: std::sync::OnceLock<Vec<TestDevice>> = std::sync::OnceLock::new();
