@@ -26,12 +26,16 @@
 //! temporary file in the same folder and renames it over the entry, so readers never see a
 //! partial entry and concurrent writers (threads or processes) leave one valid entry.
 
+use std::any::Any;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use sha2::{Digest, Sha256};
+
+use crate::{Program, Result};
 
 /// Version of the entry format; an entry of another version is a miss.
 pub const FORMAT_VERSION: u32 = 1;
@@ -214,14 +218,38 @@ impl KernelCache {
         parse_entry(&bytes, &key.digest())
     }
 
+    /// Builds a program through this cache, as every backend does: when the cache is enabled
+    /// and holds an intact entry for `key()` that `from_binary` accepts (a driver may refuse a
+    /// binary), that program, marked as from the cache; otherwise `compile(wants_binary)`'s,
+    /// whose binary (asked for only when the cache is enabled) is stored, a failed store being
+    /// ignored (the next process compiles again). The program records the build's host time.
+    pub fn build<T: Any + Send + Sync>(
+        &self,
+        key: impl FnOnce() -> CacheKey,
+        from_binary: impl FnOnce(Vec<u8>) -> Option<T>,
+        compile: impl FnOnce(bool) -> Result<(T, Option<Vec<u8>>)>,
+    ) -> Result<Program> {
+        let started = Instant::now();
+        let elapsed_ms = || started.elapsed().as_secs_f64() * 1e3;
+        let key = self.is_enabled().then(key);
+        if let Some(native) = key.as_ref().and_then(|k| self.load(k)).and_then(from_binary) {
+            return Ok(Program::new(native).with_origin(true, elapsed_ms()));
+        }
+        let (native, binary) = compile(key.is_some())?;
+        if let (Some(key), Some(binary)) = (&key, binary) {
+            let _ = self.store(key, &binary);
+        }
+        Ok(Program::new(native).with_origin(false, elapsed_ms()))
+    }
+
     /// Stores `payload` as `key`'s entry, replacing any entry there: written to a temporary file
     /// in the cache folder, then renamed over the entry. A disabled cache stores nothing and
     /// answers `Ok`. Builds ignore the error: a cache that cannot be written is only slower.
     pub fn store(&self, key: &CacheKey, payload: &[u8]) -> io::Result<()> {
-        let Some(path) = self.entry_path(key) else {
+        let Some(dir) = self.dir.as_deref() else {
             return Ok(());
         };
-        let dir = self.dir.as_deref().unwrap_or(Path::new("."));
+        let path = dir.join(key.file_name());
         std::fs::create_dir_all(dir)?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").suffix(".part").tempfile_in(dir)?;
         let mut description = key.description().as_bytes();
@@ -239,7 +267,6 @@ impl KernelCache {
         let file = tmp.as_file_mut();
         file.write_all(&header)?;
         file.write_all(payload)?;
-        file.flush()?;
         tmp.persist(&path).map_err(|e| e.error)?;
         Ok(())
     }

@@ -10,7 +10,6 @@ use std::ffi::{c_char, CStr, CString};
 mod staging;
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use ccl_backend::{
     Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
@@ -526,22 +525,17 @@ impl Gpu for Runtime {
     /// compiles (a CUBIN, or PTX where NVRTC lacks the device's architecture), loads, and
     /// stores the image (a store that fails is ignored).
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
-        let started = Instant::now();
-        let key = self.cache.is_enabled().then(|| self.cache_key(source, defines));
-        if let Some(image) = key.as_ref().and_then(|k| self.cache.load(k)) {
+        self.cache.build(
+            || self.cache_key(source, defines),
             // An image the driver refuses (another driver, a bad entry) is compiled again.
-            if let Ok(module) = self.load_image(image) {
-                return Ok(Program::new(module).with_origin(true, started.elapsed().as_secs_f64() * 1e3));
-            }
-        }
-        let sm_arch = sm_arch_for(self.desc.compute_capability);
-        let (image, module) = self.compile_and_load(source, defines, sm_arch.as_deref())?;
-        if let Some(key) = &key {
-            // Stored only once the driver has loaded it; a cache that cannot be written only
-            // makes the next process compile again.
-            let _ = self.cache.store(key, &image);
-        }
-        Ok(Program::new(module).with_origin(false, started.elapsed().as_secs_f64() * 1e3))
+            |image| self.load_image(image).ok(),
+            // Stored only once the driver has loaded it.
+            |_| {
+                let sm_arch = sm_arch_for(self.desc.compute_capability);
+                let (image, module) = self.compile_and_load(source, defines, sm_arch.as_deref())?;
+                Ok((module, Some(image)))
+            },
+        )
     }
 
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {

@@ -3,7 +3,6 @@
 
 use std::ptr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use ccl_backend::{
     Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
@@ -85,8 +84,6 @@ struct Shared {
     device: Device,
     context: Context,
     limits: Limits,
-    /// Where compiled programs are kept ([`Runtime::with_cache`] replaces it for every handle).
-    cache: Mutex<KernelCache>,
     /// The cache key's parts that name this device, its platform and driver.
     device_key: CacheKey,
 }
@@ -102,6 +99,8 @@ pub struct Runtime {
     /// Events of the kernels and fills enqueued since [`Gpu::reset_marks`], for timing. Copies
     /// record none, so uploads and downloads outside a timed labeling retain nothing.
     events: Mutex<Vec<Event>>,
+    /// Where compiled programs are kept (handles made by [`Gpu::new_queue`] share it).
+    cache: KernelCache,
 }
 
 impl Runtime {
@@ -125,24 +124,24 @@ impl Runtime {
         // OpenCL ranges are bounded by size_t only: no folding is ever needed.
         let limits = Limits { max_group_size, ..Limits::UNBOUNDED };
         let device_key = device_key(pl, &dev);
-        let cache = Mutex::new(KernelCache::from_env());
         // POCL 5.0 corrupts the reference counts of its cache of loaded kernel binaries when
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
         // seen on 88 concurrent test threads); its kernels run one at a time instead.
         let serial = desc.platform_name.contains("Portable Computing Language");
-        Self::with_queue(Arc::new(Shared { serial, desc, name, device: dev, context, limits, cache, device_key }))
+        let shared = Arc::new(Shared { serial, desc, name, device: dev, context, limits, device_key });
+        Self::with_queue(shared, KernelCache::from_env())
     }
 
-    /// This runtime, and every handle on its device (from [`Gpu::new_queue`]), keeping compiled
-    /// programs in `cache` instead of the one [`KernelCache::from_env`] chose.
-    pub fn with_cache(self, cache: KernelCache) -> Self {
-        *self.shared.cache.lock().unwrap_or_else(|p| p.into_inner()) = cache;
+    /// This runtime, keeping compiled programs in `cache` instead of the one
+    /// [`KernelCache::from_env`] chose (queues made from it afterwards use it too).
+    pub fn with_cache(mut self, cache: KernelCache) -> Self {
+        self.cache = cache;
         self
     }
 
     /// The kernel cache this runtime's builds use.
-    pub fn cache(&self) -> KernelCache {
-        self.shared.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    pub fn cache(&self) -> &KernelCache {
+        &self.cache
     }
 
     /// The kernel cache key of building `source` with `defines` on this device: the source,
@@ -151,12 +150,12 @@ impl Runtime {
         self.shared.device_key.clone().part("options", build_options(defines)).part("source", source)
     }
 
-    fn with_queue(shared: Arc<Shared>) -> Result<Self> {
+    fn with_queue(shared: Arc<Shared>, cache: KernelCache) -> Result<Self> {
         #[allow(deprecated)]
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
         let queue = CommandQueue::create_default(&shared.context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error(&shared.name, "clCreateCommandQueue", e))?;
-        Ok(Self { shared, queue, events: Mutex::new(Vec::new()) })
+        Ok(Self { shared, queue, events: Mutex::new(Vec::new()), cache })
     }
 
     /// The device this runtime drives.
@@ -231,10 +230,6 @@ fn build_options(defines: &[Define]) -> String {
     defines.iter().map(|d| d.option(Dialect::OpenCl)).collect::<Vec<_>>().join(" ")
 }
 
-fn elapsed_ms(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1e3
-}
-
 impl Gpu for Runtime {
     fn name(&self) -> &str {
         &self.shared.name
@@ -255,7 +250,7 @@ impl Gpu for Runtime {
 
     fn new_queue(&self) -> Result<Box<dyn Gpu>> {
         let _serialised = driver_lock();
-        Ok(Box::new(Self::with_queue(self.shared.clone())?))
+        Ok(Box::new(Self::with_queue(self.shared.clone(), self.cache.clone())?))
     }
 
     /// Takes the program's binary from the kernel cache when an intact entry for this source,
@@ -263,27 +258,20 @@ impl Gpu for Runtime {
     /// otherwise compiles the source and stores the binary the driver returns (a store that
     /// fails is ignored). Disk I/O happens outside the driver lock.
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
-        let started = Instant::now();
         let options = build_options(defines);
-        let cache = self.cache();
-        let key = cache.is_enabled().then(|| self.cache_key(source, defines));
-        if let Some(binary) = key.as_ref().and_then(|k| cache.load(k)) {
-            let _serialised = driver_lock();
-            if let Some(program) = self.program_from_binary(&binary, &options) {
-                return Ok(Program::new(SerialProgram(Some(program))).with_origin(true, elapsed_ms(started)));
-            }
-        }
-        let (program, binary) = {
-            let _serialised = driver_lock();
-            let program = self.program_from_source(source, &options)?;
-            let binary = if key.is_some() { self.binary_of(&program) } else { None };
-            (program, binary)
-        };
-        if let (Some(key), Some(binary)) = (&key, binary) {
-            // A cache that cannot be written only makes the next process compile again.
-            let _ = cache.store(key, &binary);
-        }
-        Ok(Program::new(SerialProgram(Some(program))).with_origin(false, elapsed_ms(started)))
+        self.cache.build(
+            || self.cache_key(source, defines),
+            |binary| {
+                let _serialised = driver_lock();
+                self.program_from_binary(&binary, &options).map(|p| SerialProgram(Some(p)))
+            },
+            |wants_binary| {
+                let _serialised = driver_lock();
+                let program = self.program_from_source(source, &options)?;
+                let binary = if wants_binary { self.binary_of(&program) } else { None };
+                Ok((SerialProgram(Some(program)), binary))
+            },
+        )
     }
 
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
