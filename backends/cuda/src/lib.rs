@@ -54,18 +54,10 @@ pub fn nvrtc_present() -> Result<()> {
 /// Why no file of the names cudarc tries for `lib` could be loaded: none exists on the library
 /// path, or one exists but is broken (the loader's message, e.g. "invalid ELF header").
 fn load_problem(lib: &str, what: &str) -> String {
-    for candidate in cudarc::get_lib_name_candidates(lib) {
-        // SAFETY: the same load cudarc performs; it runs only the library's constructors.
-        if let Err(e) = unsafe { libloading::Library::new(&candidate) } {
-            // libloading keeps the dynamic linker's message in the error's source.
-            use std::error::Error as _;
-            let text = e.source().map_or_else(|| e.to_string(), |s| s.to_string());
-            if !(text.contains("No such file") || text.contains("not found") || text.contains("cannot find")) {
-                return format!("{what} was found as {candidate} but could not be loaded: {text}");
-            }
-        }
+    match ccl_backend::broken_library(&cudarc::get_lib_name_candidates(lib)) {
+        Some((candidate, text)) => format!("{what} was found as {candidate} but could not be loaded: {text}"),
+        None => format!("{what} is not installed or not on the library path (LD_LIBRARY_PATH)"),
     }
-    format!("{what} is not installed or not on the library path (LD_LIBRARY_PATH)")
 }
 
 /// Description of one CUDA device.

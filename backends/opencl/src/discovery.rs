@@ -95,28 +95,10 @@ pub(crate) fn loader_problem() -> String {
         .map(|v| v.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
         .unwrap_or_default();
     candidates.push(LOADER.to_string());
-    for candidate in &candidates {
-        // SAFETY: loading the ICD loader runs no initialisation code beyond its constructors,
-        // which opencl3 runs anyway when it loads the same library.
-        if let Err(e) = unsafe { libloading::Library::new(candidate) } {
-            let text = load_error_text(&e);
-            if !is_not_found(&text) {
-                return format!("the OpenCL ICD loader {candidate} could not be loaded: {text}");
-            }
-        }
+    match ccl_backend::broken_library(&candidates) {
+        Some((candidate, text)) => format!("the OpenCL ICD loader {candidate} could not be loaded: {text}"),
+        None => format!("the OpenCL ICD loader ({LOADER}) is not installed or not on the library path"),
     }
-    format!("the OpenCL ICD loader ({LOADER}) is not installed or not on the library path")
-}
-
-/// The loader's message: libloading keeps the dynamic linker's text in the error's source.
-fn load_error_text(e: &libloading::Error) -> String {
-    use std::error::Error as _;
-    e.source().map_or_else(|| e.to_string(), |s| s.to_string())
-}
-
-/// Whether a library load failed only because no file was found.
-fn is_not_found(text: &str) -> bool {
-    text.contains("No such file") || text.contains("not found") || text.contains("cannot find")
 }
 
 /// Why the loader found no platform, naming where it looked: `OCL_ICD_VENDORS` (a folder or
