@@ -15,8 +15,8 @@
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e]}
 what=${3:-}
 quick=""; [ "$what" = quick ] && quick=1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,7 +49,7 @@ end_to_end() {
     fi
   done
   # The command line's wall time on a real page, cold (empty kernel cache) and warm.
-  page=$(find "$pages" -maxdepth 1 -type f | sort | head -1)
+  page=$(find "$pages" -maxdepth 1 -type f \( -iname '*.png' -o -iname '*.bmp' -o -iname '*.tif' -o -iname '*.tiff' -o -iname '*.jpg' \) | sort | head -1)
   python3 "$here/cli_timing.py" "$out/cli" "$page" --devices "$gpus" --runs "$runs" --bin "$ccl"
 }
 if [ "$what" = e2e ]; then

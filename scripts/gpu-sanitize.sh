@@ -6,6 +6,8 @@
 set -uo pipefail
 ccl=${CCL_BIN:-.gpu/bin/ccl}
 img=$(mktemp --suffix=.png)
+tall=$(mktemp --suffix=.png)
+trap 'rm -f "$img" "$tall" /tmp/sanitize.npy /tmp/sanitize-tall.npy' EXIT
 "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
 rc=0
 for algo in UF KE BUF BKE; do
@@ -20,7 +22,6 @@ for algo in UF KE BUF BKE; do
     done
   done
 done
-tall=$(mktemp --suffix=.png)
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
 for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
   out=$(compute-sanitizer --tool memcheck --error-exitcode 99 "$ccl" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy 2>&1)

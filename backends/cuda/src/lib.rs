@@ -148,9 +148,14 @@ fn sm_arch_for(cc: (i32, i32)) -> Option<String> {
 /// e.g. `sm_90`, with NVRTC and `defines`. Needs no GPU.
 pub fn compile_cubin(source: &str, defines: &[Define], sm_arch: &str) -> Result<Vec<u8>> {
     nvrtc_present()?;
+    nvrtc_cubin(source, &cubin_options(defines, sm_arch)).map_err(|failure| failure.into_error())
+}
+
+/// NVRTC options for a CUBIN of real architecture `sm_arch` with `defines`.
+fn cubin_options(defines: &[Define], sm_arch: &str) -> Vec<String> {
     let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
     options.push(format!("--gpu-architecture={sm_arch}"));
-    nvrtc_cubin(source, &options).map_err(|failure| failure.into_error())
+    options
 }
 
 /// Why NVRTC produced no CUBIN: its result code and log.
@@ -333,9 +338,7 @@ impl Runtime {
             e => e,
         };
         if let Some(sm) = sm_arch {
-            let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::Cuda)).collect();
-            options.push(format!("--gpu-architecture={sm}"));
-            match nvrtc_cubin(source, &options) {
+            match nvrtc_cubin(source, &cubin_options(defines, sm)) {
                 Ok(cubin) => return Ok(cubin),
                 // An architecture this NVRTC does not know: PTX below.
                 Err(f) if f.code == nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {}
