@@ -336,6 +336,11 @@ fn error_messages_name_the_real_cause_once() {
         !out.status.success() && err.contains("cannot read /nonexistent/results.csv") && !err.contains("image"),
         "{err}"
     );
+    // An unknown plot mode names every mode there is.
+    let results = common::repo_root().join("bench-results/h100/end-to-end-pages/results.csv");
+    let out = run(ccl().args(["bench", "plot", "--mode", "bogus", "--out", "/tmp/ccl-plot", "--results"]).arg(results));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success() && err.contains("'bogus' is not a mode") && err.contains("end-to-end"), "{err}");
 }
 
 /// Every numeric option is range-checked by the argument parser (exit status 2, a message

@@ -21,6 +21,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 5] = [Mode::Average, Mode::Steps, Mode::Density, Mode::Size, Mode::EndToEnd];
+
     /// Lowercase name, as written in the records.
     pub fn name(self) -> &'static str {
         match self {
@@ -34,7 +37,7 @@ impl Mode {
 
     /// The mode a record was written by.
     pub fn from_name(name: &str) -> Option<Mode> {
-        [Mode::Average, Mode::Steps, Mode::Density, Mode::Size, Mode::EndToEnd].into_iter().find(|m| m.name() == name)
+        Mode::ALL.into_iter().find(|m| m.name() == name)
     }
 }
 

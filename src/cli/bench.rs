@@ -129,7 +129,8 @@ pub struct PlotArgs {
     /// Results files (CSV written by `ccl bench` or scripts/peers.py).
     #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
     results: Vec<PathBuf>,
-    /// Which summary and plots: average, steps, density, size (default: the mode in the files).
+    /// Which summary and plots: average, steps, density, size or end-to-end (default: the mode
+    /// in the files).
     #[arg(long)]
     mode: Option<String>,
     /// Output folder for summary.md and plots.
@@ -288,7 +289,7 @@ pub fn bench(command: BenchCommand) -> Result<()> {
             let name = p.mode.clone().or_else(|| records.first().map(|r| r.mode.clone())).unwrap_or_default();
             let mode = Mode::from_name(&name).ok_or_else(|| Error::InvalidParameter {
                 name: "mode".into(),
-                reason: format!("'{name}' is not average, steps, density or size"),
+                reason: format!("'{name}' is not a mode (one of {})", Mode::ALL.map(Mode::name).join(", ")),
             })?;
             if records.is_empty() {
                 return Err(Error::FileRead {
