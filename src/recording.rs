@@ -11,9 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ccl_backend::{Arg, Buffer, Define, DefineValue, Dialect, Error, Gpu, Kernel, LaunchRange, Limits, Mark, Program};
 
-use crate::gpu::PhaseRecorder;
-use crate::schedule::Job;
-use crate::{Algorithm, Connectivity, Phase, Result, Shape, Timings};
+use crate::{Algorithm, Connectivity, Result, Shape, Timings};
 
 /// The kind of a kernel parameter or argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -319,10 +317,6 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;
     gpu.write(&mut input, &[])?;
-    let mut recorder = PhaseRecorder::start(&gpu)?;
-    let labels = gpu.alloc(shape.len() * crate::schedule::LABEL_BYTES)?;
-    recorder.end(Phase::Allocation)?;
-    let iterations = schedule.run(&gpu, &Job { input: &input, labels: &labels, shape }, &mut recorder)?;
-    let phases = recorder.finish()?;
-    Ok(Recording { calls: gpu.calls().split_off(first), timings: Timings { phases, iterations } })
+    let (_, timings) = crate::schedule::label(&gpu, schedule.as_mut(), &input, shape)?;
+    Ok(Recording { calls: gpu.calls().split_off(first), timings })
 }

@@ -9,11 +9,11 @@ use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::image::check_size;
 use crate::schedule::relabel::{self, Relabel};
-use crate::schedule::{Job, Schedule, LABEL_BYTES};
+use crate::schedule::Schedule;
 use crate::shape::Element;
 use crate::{
-    Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase, Result,
-    Shape, Timings,
+    Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Result, Shape,
+    Timings,
 };
 
 /// An opened device with its description and owner id, shared by its labelers.
@@ -168,14 +168,9 @@ impl Labeler for GpuLabeler {
         let gpu = self.gpu.as_ref();
         let schedule =
             self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
-        let mut recorder = PhaseRecorder::start(gpu)?;
-        let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
-        recorder.end(Phase::Allocation)?;
-        let iterations = schedule.run(gpu, &Job { input, labels: &labels, shape }, &mut recorder)?;
-        let phases = recorder.finish()?;
+        let (labels, timings) = crate::schedule::label(gpu, schedule.as_mut(), input, shape)?;
         let numbering = Numbering::Raw(self.algorithm.raw_labels());
-        let out = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
-        Ok((out, Timings { phases, iterations }))
+        Ok((DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering), timings))
     }
 
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {

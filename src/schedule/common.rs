@@ -2,7 +2,7 @@
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
 use crate::gpu::{Buffer, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
-use crate::{Result, Shape};
+use crate::{Phase, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
 /// accepts, and a full warp per row for coalesced accesses.
@@ -34,6 +34,22 @@ pub(crate) trait Schedule: Send {
     /// iteration count of iterative algorithms. Scratch buffers are allocated and freed here,
     /// recorded as [`crate::Phase::Allocation`] and [`crate::Phase::Deallocation`].
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>>;
+}
+
+/// One labeling of `input` (of `shape`) by `schedule` into a new label buffer, timed from that
+/// buffer's allocation on: what a labeler does on a device, and the recording device checks.
+pub(crate) fn label(
+    gpu: &dyn Gpu,
+    schedule: &mut dyn Schedule,
+    input: &Buffer,
+    shape: Shape,
+) -> Result<(Buffer, Timings)> {
+    let mut recorder = PhaseRecorder::start(gpu)?;
+    let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
+    recorder.end(Phase::Allocation)?;
+    let iterations = schedule.run(gpu, &Job { input, labels: &labels, shape }, &mut recorder)?;
+    let phases = recorder.finish()?;
+    Ok((labels, Timings { phases, iterations }))
 }
 
 /// Makes a schedule from a compiled program (each schedule module's `build`).

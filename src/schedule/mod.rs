@@ -15,4 +15,6 @@ pub(crate) mod ole;
 pub(crate) mod relabel;
 pub(crate) mod uf;
 
-pub(crate) use common::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES};
+pub(crate) use common::{
+    kernels, label, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES,
+};
