@@ -26,6 +26,20 @@
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
 #define ATOMIC_MAX(p, v) atomic_max((p), (v))
 #endif
+#define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// Double precision (kernels built with -D FLOAT64=1): IEEE operations, correctly rounded in
+// OpenCL for double, and never contracted into fused multiply-adds, so that a kernel's results
+// equal the host reference's bit for bit.
+#if defined(FLOAT64) && FLOAT64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#define DADD(a, b) ((a) + (b))
+#define DSUB(a, b) ((a) - (b))
+#define DMUL(a, b) ((a) * (b))
+#define DDIV(a, b) ((a) / (b))
+#define DSQRT(a) sqrt(a)
+#define DRINT(a) rint(a)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

@@ -33,6 +33,15 @@ typedef unsigned long long ulong;
 // atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+// Double precision: the round-to-nearest intrinsics, which the compiler never contracts into
+// fused multiply-adds, so that a kernel's results equal the host reference's bit for bit.
+#define DADD(a, b) __dadd_rn((a), (b))
+#define DSUB(a, b) __dsub_rn((a), (b))
+#define DMUL(a, b) __dmul_rn((a), (b))
+#define DDIV(a, b) __ddiv_rn((a), (b))
+#define DSQRT(a) __dsqrt_rn(a)
+#define DRINT(a) rint(a)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

@@ -326,6 +326,16 @@ impl Device {
         self.labeler_with(algorithm, &[connectivity])
     }
 
+    /// Creates a binarizer of this device ([`crate::binarize`]); its kernels are built at the
+    /// first use of each method configuration, or by [`crate::binarize::Binarizer::prepare`].
+    pub fn binarizer(&self) -> Result<crate::binarize::Binarizer> {
+        Ok(match &self.inner {
+            DeviceInner::Cpu => crate::binarize::Binarizer::cpu(),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            DeviceInner::Gpu(opened) => crate::binarize::Binarizer::gpu(opened.clone(), self.info.clone())?,
+        })
+    }
+
     /// Creates the labeler; a GPU one builds the kernels of `connectivities` now.
     #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_variables))]
     fn labeler_with(&self, algorithm: Algorithm, connectivities: &[crate::Connectivity]) -> Result<AnyLabeler> {

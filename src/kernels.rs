@@ -114,8 +114,17 @@ pub const RELABEL: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/relabel.cu"),
 };
 
+/// Binarization of gray pages: the ICPADS 2015 paper's three Nick kernels, the fast kernel,
+/// Niblack, Sauvola, Wolf and Otsu.
+pub const BINARIZE: KernelFile = KernelFile {
+    name: "binarize",
+    parts: &[COMMON, ("binarize.kernel", include_str!("../kernels/binarize.kernel"))],
+    opencl: include_str!("../kernels-cl/binarize.cl"),
+    cuda: include_str!("../kernels-cu/binarize.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL, BINARIZE];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

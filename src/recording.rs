@@ -26,6 +26,8 @@ pub enum ParamKind {
     I32,
     /// `float`.
     F32,
+    /// `double`.
+    F64,
 }
 
 /// An argument as recorded: a buffer by its number and size, or a scalar.
@@ -46,6 +48,8 @@ pub enum RecordedArg {
     I32(i32),
     /// `float`.
     F32(f32),
+    /// `double`.
+    F64(f64),
 }
 
 /// One recorded device call.
@@ -160,6 +164,7 @@ fn kernel_signatures(source: &str, defines: &[Define]) -> HashMap<String, Vec<Pa
                     "label_t" | "index_t" if wide => ParamKind::U64,
                     "int" => ParamKind::I32,
                     "float" => ParamKind::F32,
+                    "double" => ParamKind::F64,
                     _ => ParamKind::U32,
                 }
             })
@@ -263,6 +268,7 @@ impl Gpu for RecordingGpu {
                 Arg::U64(v) => (ParamKind::U64, RecordedArg::U64(*v)),
                 Arg::I32(v) => (ParamKind::I32, RecordedArg::I32(*v)),
                 Arg::F32(v) => (ParamKind::F32, RecordedArg::F32(*v)),
+                Arg::F64(v) => (ParamKind::F64, RecordedArg::F64(*v)),
             };
             if kind != *param {
                 return Err(self.invalid(&name, format!("argument {i} is {kind:?}, the parameter is {param:?}")));

@@ -31,6 +31,11 @@ pub enum Phase {
     Relabel,
     /// Device-to-host copy of the labels (host clock).
     Download,
+    /// Binarization: image statistics a threshold needs first (Wolf's minimum and deviation,
+    /// Otsu's histogram and threshold).
+    Statistics,
+    /// Binarization: the thresholding kernel itself (window sums and the decision per pixel).
+    Threshold,
 }
 
 impl Phase {
@@ -50,6 +55,8 @@ impl Phase {
             Phase::Deallocation => "deallocation",
             Phase::Relabel => "relabel",
             Phase::Download => "download",
+            Phase::Statistics => "statistics",
+            Phase::Threshold => "threshold",
         }
     }
 

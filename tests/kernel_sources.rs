@@ -102,3 +102,23 @@ fn every_kernel_build_compiles_with_every_opencl_device() {
     }
     assert!(failures.is_empty(), "OpenCL build failures:\n{}", failures.join("\n"));
 }
+
+/// Every binarization program configuration compiles with NVRTC (double precision included).
+#[cfg(feature = "cuda")]
+#[test]
+fn every_binarize_build_compiles_with_nvrtc() {
+    let source = ccl::kernels::BINARIZE.source(Dialect::Cuda);
+    let mut failures = Vec::new();
+    for defines in ccl::binarize::kernel_builds() {
+        match ccl_cuda::compile_ptx(source, &defines, None) {
+            Ok(ptx) => assert!(ptx.contains(".entry"), "PTX without kernels"),
+            Err(ccl_backend::Error::Unavailable { reason, .. }) => {
+                assert!(!common::is_required("nvrtc"), "CCL_REQUIRE_BACKENDS requires nvrtc: {reason}");
+                eprintln!("note: NVRTC absent, binarization kernels not compiled: {reason}");
+                return;
+            }
+            Err(e) => failures.push(format!("{defines:?}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "NVRTC failures:\n{}", failures.join("\n"));
+}

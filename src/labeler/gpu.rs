@@ -28,6 +28,16 @@ impl Opened {
         Arc::new(Self { gpu, info, owner: next_owner_id() })
     }
 
+    /// The device handle the labelers and binarizers of this device take their queues from.
+    pub(crate) fn gpu(&self) -> &dyn Gpu {
+        self.gpu.as_ref()
+    }
+
+    /// The owner id of this device's arrays.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+
     /// Host memory for fast copies with this device.
     pub(crate) fn alloc_host(&self, bytes: usize) -> Result<ccl_backend::HostBuffer> {
         Ok(self.gpu.alloc_host(bytes)?)
@@ -100,7 +110,7 @@ impl GpuLabeler {
 
     /// Compiles (or loads from the kernel cache) a kernel file, naming it in a build error, and
     /// counts it in `report`.
-    fn build(
+    pub(crate) fn build(
         gpu: &dyn Gpu,
         file: &crate::kernels::KernelFile,
         defines: &[ccl_backend::Define],

@@ -10,7 +10,7 @@ use std::time::Instant;
 use enum_dispatch::enum_dispatch;
 
 pub use cpu::CpuLabeler;
-#[cfg(any(feature = "opencl", feature = "cuda"))]
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_imports))]
 pub(crate) use gpu::Opened;
 pub use gpu::{BuildReport, GpuLabeler};
 

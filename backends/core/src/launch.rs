@@ -30,6 +30,8 @@ pub enum Arg<'a> {
     I32(i32),
     /// `float`.
     F32(f32),
+    /// `double` (the device must support 64-bit floating point).
+    F64(f64),
 }
 
 /// The value of a build-time define.

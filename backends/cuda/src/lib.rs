@@ -632,6 +632,7 @@ impl Gpu for Runtime {
                 Arg::U64(v) => builder.arg(v),
                 Arg::I32(v) => builder.arg(v),
                 Arg::F32(v) => builder.arg(v),
+                Arg::F64(v) => builder.arg(v),
             };
         }
         // SAFETY: the arguments match the kernels' pointer and scalar parameters, and every

@@ -377,6 +377,7 @@ impl Gpu for Runtime {
                     Arg::U64(v) => k.set_arg(index, &(*v as cl_ulong)),
                     Arg::I32(v) => k.set_arg(index, v),
                     Arg::F32(v) => k.set_arg(index, v),
+                    Arg::F64(v) => k.set_arg(index, v),
                 }
             };
             r.map_err(self.err("clSetKernelArg"))?;

@@ -1,0 +1,505 @@
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, binarize.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cu/prelude.cuh
+// CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
+typedef unsigned char uchar;
+typedef unsigned int uint;
+typedef unsigned long long ulong;
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define LOCAL
+#define DEVICE_FN __device__ __forceinline__
+#define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
+#define LOCAL_ID_X threadIdx.x
+#define LOCAL_ID_Y threadIdx.y
+#define LOCAL_ID_Z threadIdx.z
+#define GROUP_ID_X blockIdx.x
+// A 2D launch with more groups along y than the grid allows (65535) is folded by the host into
+// y and z (LaunchRange::fold in ccl-backend): the group along y is blockIdx.y + gridDim.y *
+// blockIdx.z, and the last groups may lie past the range (kernels check their coordinates).
+// Kernels built with DIMS=3 are launched unfolded.
+#if defined(DIMS) && DIMS == 3
+#define GROUP_ID_Y blockIdx.y
+#define GROUP_ID_Z blockIdx.z
+#else
+#define GROUP_ID_Y (blockIdx.y + gridDim.y * blockIdx.z)
+#define GROUP_ID_Z 0u
+#endif
+#define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
+#define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
+#define LOCAL_BARRIER() __syncthreads()
+// atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
+#define ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+// Double precision: the round-to-nearest intrinsics, which the compiler never contracts into
+// fused multiply-adds, so that a kernel's results equal the host reference's bit for bit.
+#define DADD(a, b) __dadd_rn((a), (b))
+#define DSUB(a, b) __dsub_rn((a), (b))
+#define DMUL(a, b) __dmul_rn((a), (b))
+#define DDIV(a, b) __ddiv_rn((a), (b))
+#define DSQRT(a) __dsqrt_rn(a)
+#define DRINT(a) rint(a)
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
+
+// ---- binarize.kernel
+// Local thresholding of an 8-bit gray page (ink 1, background 0): Nick (Khurshid et al. 2009) as
+// the ICPADS 2015 paper computes it on the GPU (Sec. IV, Algorithms 2-4), a fast kernel whose
+// cost does not depend on the window, Niblack, Sauvola and Wolf from the same window sums, and
+// Otsu's global threshold.
+//
+// Every local method decides a pixel from the integer sums S1 = sum p and S2 = sum p^2 over its
+// window and the window's pixel count NP (exact, in integers), then a threshold T in double
+// precision (preludes: DADD, DMUL, ... are IEEE operations that are never fused), so the result
+// equals the host reference (src/binarize/reference.rs) bit for bit. Ink is p <= T.
+//
+// The window of pixel (x, y) spans columns x - (W - 1) / 2 ..= x + W / 2 and the same rows (W
+// pixels; an even W reaches one further right and down, as Doxa does). BORDER decides what lies
+// outside the image: BORDER_CLIP leaves it out (NP counts the pixels inside), BORDER_REPLICATE
+// repeats the edge pixels (NP = W^2, OpenCV's BORDER_REPLICATE).
+//
+// Build-time defines:
+//   METHOD   METHOD_NICK, METHOD_NIBLACK, METHOD_SAUVOLA or METHOD_WOLF
+//   FORMULA  Nick's threshold: FORMULA_PAPER  T = m + k sqrt((S2 - m^2) / NP)  (the paper's Eq. 1)
+//                              FORMULA_DOXA   T = m + k sqrt(S2 / NP)
+//                              FORMULA_OPENCV T = m + k sqrt(2 S2 / NP - m^2), rounded half to
+//                                             even and saturated to 0..=255 as OpenCV's u8
+//   BORDER   BORDER_CLIP or BORDER_REPLICATE
+//   WIDE_SUMS 1 when S2 may pass 2^32 (W > 257): window sums in 64 bits
+//   BLOCK    side of the square work-groups of the paper's kernels
+//   FAST_GROUP, FAST_COLUMNS  work-items of the fast kernel's groups, span columns per item
+//   FAST_STATS 1: the fast kernel computes Wolf's statistics instead of thresholding
+// Runtime parameters of the local methods: k, and r (Sauvola's dynamic range R); Wolf reads its
+// image statistics (min gray, max deviation) from `stats`, written by the statistics pass.
+
+#define METHOD_NICK 1
+#define METHOD_NIBLACK 2
+#define METHOD_SAUVOLA 3
+#define METHOD_WOLF 4
+#define FORMULA_PAPER 0
+#define FORMULA_DOXA 1
+#define FORMULA_OPENCV 2
+#define BORDER_CLIP 0
+#define BORDER_REPLICATE 1
+
+#if WIDE_SUMS
+typedef ulong sum_t;
+#else
+typedef uint sum_t;
+#endif
+
+// The pixel at (x, y), which may lie outside the image: 0 there with BORDER_CLIP (it adds
+// nothing to the sums), the nearest edge pixel with BORDER_REPLICATE.
+DEVICE_FN uint pixel_at(GLOBAL const uchar *gray, int x, int y, int width, int height)
+{
+#if BORDER == BORDER_REPLICATE
+    x = x < 0 ? 0 : (x >= width ? width - 1 : x);
+    y = y < 0 ? 0 : (y >= height ? height - 1 : y);
+    return gray[PIXEL_INDEX(x, y, (uint)width)];
+#else
+    if (x < 0 || y < 0 || x >= width || y >= height)
+        return 0;
+    return gray[PIXEL_INDEX(x, y, (uint)width)];
+#endif
+}
+
+// How many of the window's W positions along an axis of `extent` pixels, around `c`, count.
+DEVICE_FN uint window_extent(int c, int extent, int window)
+{
+#if BORDER == BORDER_REPLICATE
+    return (uint)window;
+#else
+    const int lo = c - (window - 1) / 2, hi = c + window / 2;
+    return (uint)((hi < extent - 1 ? hi : extent - 1) - (lo > 0 ? lo : 0) + 1);
+#endif
+}
+
+// Whether a pixel of value p is ink, given its window sums. `stats` holds Wolf's image minimum
+// and maximum deviation (unused by the other methods).
+DEVICE_FN uchar is_ink(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats)
+{
+    const double n = (double)np;
+    const double m = DDIV((double)s1, n);
+    double t;
+#if METHOD == METHOD_NICK
+#if FORMULA == FORMULA_PAPER
+    const double radicand = DDIV(DSUB((double)s2, DMUL(m, m)), n);
+    t = DADD(m, DMUL(k, DSQRT(radicand > 0.0 ? radicand : 0.0)));
+#elif FORMULA == FORMULA_DOXA
+    t = DADD(m, DMUL(k, DSQRT(DDIV((double)s2, n))));
+#else
+    const double mean_square = DDIV((double)s2, n);
+    const double radicand = DSUB(DADD(mean_square, mean_square), DMUL(m, m));
+    t = DRINT(DADD(m, DMUL(k, DSQRT(radicand > 0.0 ? radicand : 0.0))));
+    t = t < 0.0 ? 0.0 : (t > 255.0 ? 255.0 : t); // OpenCV saturates T to u8
+#endif
+#else
+    // The variance from an exact integer numerator: NP * S2 >= S1^2 always.
+    const double deviation = DSQRT(DDIV((double)(np * s2 - s1 * s1), DMUL(n, n)));
+#if METHOD == METHOD_NIBLACK
+    t = DADD(m, DMUL(k, deviation));
+#elif METHOD == METHOD_SAUVOLA
+    t = DMUL(m, DADD(1.0, DMUL(k, DSUB(DDIV(deviation, r), 1.0))));
+#else
+    const double lowest = stats[0], widest = stats[1];
+    const double ratio = widest > 0.0 ? DDIV(deviation, widest) : 0.0;
+    t = DSUB(m, DMUL(DMUL(k, DSUB(1.0, ratio)), DSUB(m, lowest)));
+#endif
+#endif
+    return (double)p <= t ? 1 : 0;
+}
+
+// ---- The paper's kernels: one work-item per pixel, O(W^2) reads each, 2D groups of BLOCK x BLOCK.
+
+// Algorithm 2 (Global): every window pixel read from global memory (through the caches).
+KERNEL void threshold_global(GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window,
+                             double k, double r, GLOBAL const double *stats)
+{
+    const int x = (int)GLOBAL_ID_X, y = (int)GLOBAL_ID_Y, w = (int)width, h = (int)height, W = (int)window;
+    if (x >= w || y >= h)
+        return;
+    int x0 = x - (W - 1) / 2, x1 = x + W / 2, y0 = y - (W - 1) / 2, y1 = y + W / 2;
+#if BORDER == BORDER_CLIP
+    x0 = x0 > 0 ? x0 : 0;
+    y0 = y0 > 0 ? y0 : 0;
+    x1 = x1 < w - 1 ? x1 : w - 1;
+    y1 = y1 < h - 1 ? y1 : h - 1;
+#endif
+    sum_t s1 = 0, s2 = 0;
+    for (int j = y0; j <= y1; j++) {
+        for (int i = x0; i <= x1; i++) {
+            const uint p = pixel_at(gray, i, j, w, h);
+            s1 += p;
+            s2 += p * p;
+        }
+    }
+    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+}
+
+// Algorithm 3 (Global-Shared): the group's own BLOCK x BLOCK tile is loaded into local memory;
+// window pixels inside the tile are read from there, the others from global memory. (The paper
+// tests the tile's first row and column with `<`, which sends them to global memory too; this
+// kernel reads every pixel of the tile from local memory.)
+KERNEL void threshold_global_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height,
+                                    uint window, double k, double r, GLOBAL const double *stats)
+{
+    LOCAL_ARRAY(uchar, tile, BLOCK * BLOCK);
+    const int tx = (int)LOCAL_ID_X, ty = (int)LOCAL_ID_Y;
+    const int x = (int)GLOBAL_ID_X, y = (int)GLOBAL_ID_Y, w = (int)width, h = (int)height, W = (int)window;
+    const int tile_x = x - tx, tile_y = y - ty;
+    tile[ty * BLOCK + tx] = x < w && y < h ? gray[PIXEL_INDEX(x, y, width)] : 0;
+    LOCAL_BARRIER();
+    if (x >= w || y >= h)
+        return;
+    int x0 = x - (W - 1) / 2, x1 = x + W / 2, y0 = y - (W - 1) / 2, y1 = y + W / 2;
+#if BORDER == BORDER_CLIP
+    x0 = x0 > 0 ? x0 : 0;
+    y0 = y0 > 0 ? y0 : 0;
+    x1 = x1 < w - 1 ? x1 : w - 1;
+    y1 = y1 < h - 1 ? y1 : h - 1;
+#endif
+    sum_t s1 = 0, s2 = 0;
+    for (int j = y0; j <= y1; j++) {
+        for (int i = x0; i <= x1; i++) {
+            // The pixel this window position reads (replicated positions read an edge pixel).
+            const int pi = i < 0 ? 0 : (i >= w ? w - 1 : i), pj = j < 0 ? 0 : (j >= h ? h - 1 : j);
+            const int lx = pi - tile_x, ly = pj - tile_y;
+            const uint p = lx >= 0 && lx < BLOCK && ly >= 0 && ly < BLOCK ? tile[ly * BLOCK + lx]
+                                                                          : gray[PIXEL_INDEX(pi, pj, width)];
+            s1 += p;
+            s2 += p * p;
+        }
+    }
+    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(tile[ty * BLOCK + tx], s1, s2, np, k, r, stats);
+}
+
+// Algorithm 4 (Shared): every window pixel is read from local memory. The paper loads the
+// group's whole (BLOCK + W)^2 neighbourhood at once, one pixel per work-item, which limits it to
+// BLOCK + W <= 32; here the neighbourhood (BLOCK + W - 1 pixels on a side) is walked in pieces of
+// SHARED_PIECE x SHARED_PIECE pixels that the group loads together, so any window works.
+#define SHARED_PIECE (2 * BLOCK)
+KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window,
+                             double k, double r, GLOBAL const double *stats)
+{
+    LOCAL_ARRAY(uchar, piece, SHARED_PIECE * SHARED_PIECE);
+    const int tx = (int)LOCAL_ID_X, ty = (int)LOCAL_ID_Y;
+    const int x = (int)GLOBAL_ID_X, y = (int)GLOBAL_ID_Y, w = (int)width, h = (int)height, W = (int)window;
+    const int before = (W - 1) / 2;
+    // The neighbourhood of the group's tile, and this item's window inside it.
+    const int area_x = x - tx - before, area_y = y - ty - before, area = BLOCK + W - 1;
+    const int x0 = x - before, x1 = x + W / 2, y0 = y - before, y1 = y + W / 2;
+    sum_t s1 = 0, s2 = 0;
+    for (int py = 0; py < area; py += SHARED_PIECE) {
+        for (int px = 0; px < area; px += SHARED_PIECE) {
+            LOCAL_BARRIER();
+            for (int ly = ty; ly < SHARED_PIECE; ly += BLOCK)
+                for (int lx = tx; lx < SHARED_PIECE; lx += BLOCK)
+                    piece[ly * SHARED_PIECE + lx] = (uchar)pixel_at(gray, area_x + px + lx, area_y + py + ly, w, h);
+            LOCAL_BARRIER();
+            // The part of this item's window inside the piece.
+            const int i0 = area_x + px > x0 ? area_x + px : x0;
+            const int i1 = area_x + px + SHARED_PIECE - 1 < x1 ? area_x + px + SHARED_PIECE - 1 : x1;
+            const int j0 = area_y + py > y0 ? area_y + py : y0;
+            const int j1 = area_y + py + SHARED_PIECE - 1 < y1 ? area_y + py + SHARED_PIECE - 1 : y1;
+            for (int j = j0; j <= j1; j++) {
+                for (int i = i0; i <= i1; i++) {
+                    const uint p = piece[(j - area_y - py) * SHARED_PIECE + (i - area_x - px)];
+                    s1 += p;
+                    s2 += p * p;
+                }
+            }
+        }
+    }
+    if (x >= w || y >= h)
+        return;
+    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+}
+
+// ---- The fast kernel: O(1) work per pixel whatever the window.
+//
+// A group of FAST_GROUP items owns `tile_width` output columns and `tile_rows` output rows. Its
+// span is the tile's columns widened by the window: tile_width + W - 1 <= FAST_GROUP *
+// FAST_COLUMNS columns, FAST_COLUMNS consecutive ones per item. Each item keeps the vertical
+// window sums of its columns in registers and slides them down one row at a time (add the row
+// entering the window, subtract the one leaving it), so a column costs two reads per row
+// whatever W is. For each row the group turns the span's vertical sums into prefix sums (each
+// item over its columns, then an exclusive scan of the items' totals in local memory), and an
+// output pixel's window sum is the difference of two prefix sums. Sums wrap modulo 2^32 (or
+// 2^64) exactly, as the true window sums fit.
+//
+// Built with FAST_STATS=1 the same pass writes, instead of pixels, each group's minimum gray and
+// largest window variance to `partial` (Wolf's image statistics; wolf_statistics finishes them).
+
+#define FAST_SPAN (FAST_GROUP * FAST_COLUMNS)
+
+// An exclusive scan of the items' (a, b) pairs in item order, double-buffered in local memory
+// (Hillis and Steele); every item of the group must call it.
+DEVICE_FN void fast_scan(LOCAL uint *sa, LOCAL sum_t *sb, uint lid, uint *a, sum_t *b)
+{
+    uint va = *a;
+    sum_t vb = *b;
+    uint buffer = 0;
+    sa[lid] = va;
+    sb[lid] = vb;
+    LOCAL_BARRIER();
+    for (uint offset = 1; offset < FAST_GROUP; offset *= 2) {
+        if (lid >= offset) {
+            va += sa[buffer * FAST_GROUP + lid - offset];
+            vb += sb[buffer * FAST_GROUP + lid - offset];
+        }
+        buffer ^= 1;
+        sa[buffer * FAST_GROUP + lid] = va;
+        sb[buffer * FAST_GROUP + lid] = vb;
+        LOCAL_BARRIER();
+    }
+    *a = va - *a;
+    *b = vb - *b;
+}
+
+KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window,
+                           double k, double r, GLOBAL const double *stats, uint tile_width, uint tile_rows,
+                           GLOBAL double *partial)
+{
+    LOCAL_ARRAY(uint, prefix1, FAST_SPAN + 1);
+    LOCAL_ARRAY(sum_t, prefix2, FAST_SPAN + 1);
+    LOCAL_ARRAY(uint, scan1, 2 * FAST_GROUP);
+    LOCAL_ARRAY(sum_t, scan2, 2 * FAST_GROUP);
+    const uint lid = LOCAL_ID_X;
+    const int w = (int)width, h = (int)height, W = (int)window;
+    const int before = (W - 1) / 2, after = W / 2;
+    const int tile_x = (int)(GROUP_ID_X * tile_width), tile_y = (int)(GROUP_ID_Y * tile_rows);
+    if (tile_x >= w || tile_y >= h)
+        return;
+    const int span_x = tile_x - before, span = (int)tile_width + W - 1;
+    const int first = (int)lid * FAST_COLUMNS;
+    const int rows_end = tile_y + (int)tile_rows < h ? tile_y + (int)tile_rows : h;
+#if FAST_STATS
+    LOCAL_ARRAY(double, reduce_var, FAST_GROUP);
+    LOCAL_ARRAY(uint, reduce_min, FAST_GROUP);
+    double widest = 0.0;
+    uint lowest = 255;
+#endif
+
+    // The vertical sums of this item's columns over the first output row's window.
+    uint v1[FAST_COLUMNS], v2[FAST_COLUMNS];
+    for (int j = 0; j < FAST_COLUMNS; j++) {
+        v1[j] = 0;
+        v2[j] = 0;
+        if (first + j < span)
+            for (int y = tile_y - before; y <= tile_y + after; y++) {
+                const uint p = pixel_at(gray, span_x + first + j, y, w, h);
+                v1[j] += p;
+                v2[j] += p * p;
+            }
+    }
+    for (int y = tile_y; y < rows_end; y++) {
+        if (y > tile_y) {
+            for (int j = 0; j < FAST_COLUMNS; j++) {
+                if (first + j < span) {
+                    const uint in = pixel_at(gray, span_x + first + j, y + after, w, h);
+                    const uint gone = pixel_at(gray, span_x + first + j, y - 1 - before, w, h);
+                    v1[j] += in - gone;
+                    v2[j] += in * in - gone * gone;
+                }
+            }
+        }
+        // Prefix sums over the span: this item's part, then the items before it.
+        uint a = 0;
+        sum_t b = 0;
+        for (int j = 0; j < FAST_COLUMNS; j++) {
+            a += v1[j];
+            b += v2[j];
+        }
+        fast_scan(scan1, scan2, lid, &a, &b);
+        for (int j = 0; j < FAST_COLUMNS; j++) {
+            a += v1[j];
+            b += v2[j];
+            prefix1[first + j + 1] = a;
+            prefix2[first + j + 1] = b;
+        }
+        if (lid == 0) {
+            prefix1[0] = 0;
+            prefix2[0] = 0;
+        }
+        LOCAL_BARRIER();
+        const uint rows_np = window_extent(y, h, W);
+        for (int c = (int)lid; c < (int)tile_width && tile_x + c < w; c += FAST_GROUP) {
+            const int x = tile_x + c;
+            const ulong s1 = (uint)(prefix1[c + W] - prefix1[c]);
+            const ulong s2 = (sum_t)(prefix2[c + W] - prefix2[c]);
+            const ulong np = (ulong)window_extent(x, w, W) * rows_np;
+#if FAST_STATS
+            const double n = (double)np;
+            const double variance = DDIV((double)(np * s2 - s1 * s1), DMUL(n, n));
+            widest = variance > widest ? variance : widest;
+            const uint p = gray[PIXEL_INDEX(x, y, width)];
+            lowest = p < lowest ? p : lowest;
+#else
+            out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+#endif
+        }
+        LOCAL_BARRIER();
+    }
+#if FAST_STATS
+    reduce_var[lid] = widest;
+    reduce_min[lid] = lowest;
+    LOCAL_BARRIER();
+    for (uint step = FAST_GROUP / 2; step > 0; step /= 2) {
+        if (lid < step) {
+            reduce_var[lid] = reduce_var[lid + step] > reduce_var[lid] ? reduce_var[lid + step] : reduce_var[lid];
+            reduce_min[lid] = reduce_min[lid + step] < reduce_min[lid] ? reduce_min[lid + step] : reduce_min[lid];
+        }
+        LOCAL_BARRIER();
+    }
+    if (lid == 0) {
+        const uint group = GROUP_ID_Y * ((width + tile_width - 1) / tile_width) + GROUP_ID_X;
+        partial[2 * group] = (double)reduce_min[0];
+        partial[2 * group + 1] = reduce_var[0];
+    }
+#endif
+}
+
+// Wolf's image statistics from the groups' partial ones: stats[0] = the minimum gray M,
+// stats[1] = the largest window deviation R. One work-item.
+KERNEL void wolf_statistics(GLOBAL const double *partial, uint groups, GLOBAL double *stats)
+{
+    if (GLOBAL_ID_X != 0)
+        return;
+    double lowest = 255.0, widest = 0.0;
+    for (uint g = 0; g < groups; g++) {
+        lowest = partial[2 * g] < lowest ? partial[2 * g] : lowest;
+        widest = partial[2 * g + 1] > widest ? partial[2 * g + 1] : widest;
+    }
+    stats[0] = lowest;
+    stats[1] = DSQRT(widest);
+}
+
+// ---- Otsu (1979): one global threshold from the page's histogram. One-dimensional launches of
+// FAST_GROUP items per group.
+
+// The histogram: each group counts its `chunk` pixels in local memory, then adds its counts to
+// `histogram` (256 bins, zeroed before).
+KERNEL void otsu_histogram(GLOBAL const uchar *gray, GLOBAL uint *histogram, index_t n, uint chunk)
+{
+    LOCAL_ARRAY(uint, bins, 256);
+    const uint lid = LOCAL_ID_X;
+    for (uint v = lid; v < 256; v += FAST_GROUP)
+        bins[v] = 0;
+    LOCAL_BARRIER();
+    const index_t start = (index_t)GROUP_ID_X * chunk;
+    for (uint i = lid; i < chunk && start + i < n; i += FAST_GROUP)
+        ATOMIC_ADD(&bins[gray[start + i]], 1u);
+    LOCAL_BARRIER();
+    for (uint v = lid; v < 256; v += FAST_GROUP)
+        if (bins[v] != 0)
+            ATOMIC_ADD(&histogram[v], bins[v]);
+}
+
+// Otsu's threshold t (ink: p <= t): the first t that maximises the between-class variance, in
+// proportion (S(t) N - S W(t))^2 / (W(t) (N - W(t))), where W(t) and S(t) count and sum the
+// pixels of gray <= t, N and S all of them. A page of one gray level has no split: t = 0.
+// One work-item.
+KERNEL void otsu_threshold(GLOBAL const uint *histogram, GLOBAL uint *threshold)
+{
+    if (GLOBAL_ID_X != 0)
+        return;
+    ulong n = 0, total = 0;
+    for (uint v = 0; v < 256; v++) {
+        n += histogram[v];
+        total += (ulong)v * histogram[v];
+    }
+    ulong below = 0, below_sum = 0;
+    double best = -1.0;
+    uint t = 0;
+    for (uint v = 0; v < 256; v++) {
+        below += histogram[v];
+        below_sum += (ulong)v * histogram[v];
+        if (below == 0 || below == n)
+            continue;
+        const double d = DSUB(DMUL((double)below_sum, (double)n), DMUL((double)total, (double)below));
+        const double between = DDIV(DMUL(d, d), DMUL((double)below, (double)(n - below)));
+        if (between > best) {
+            best = between;
+            t = v;
+        }
+    }
+    threshold[0] = t;
+}
+
+// Ink where gray <= the threshold.
+KERNEL void otsu_apply(GLOBAL const uchar *gray, GLOBAL uchar *out, GLOBAL const uint *threshold, index_t n)
+{
+    const index_t i = GLOBAL_ID_X;
+    if (i < n)
+        out[i] = gray[i] <= threshold[0] ? 1 : 0;
+}
+

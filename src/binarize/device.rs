@@ -1,0 +1,340 @@
+//! The GPU binarizer: the host schedule of every binarization, written once against the device
+//! abstraction (`&dyn Gpu`) for OpenCL and CUDA alike. Kernels: `kernels/binarize.kernel`.
+//!
+//! - Local methods: one launch of the chosen kernel ([`KernelKind`]); the paper's three run one
+//!   work-item per pixel in BLOCK x BLOCK groups (Sec. IV, Algorithms 2-4), the fast one a
+//!   group per tile of columns and rows.
+//! - Wolf: first a statistics pass (the fast kernel built with `FAST_STATS=1`: each group's
+//!   minimum gray and largest variance) and `wolf_statistics` (the page's), then the threshold.
+//! - Otsu: `otsu_histogram`, `otsu_threshold` (one work-item), `otsu_apply`.
+// Built without any GPU feature, no device makes one.
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+
+use std::sync::Arc;
+
+use super::params::{Border, KernelKind, Method, NickFormula, Params};
+use super::{DeviceGray, GrayImage};
+use crate::array::{DeviceArray, Storage};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder};
+use crate::labeler::{GpuLabeler, Opened};
+use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
+
+/// How a binarizer's kernels were obtained (the labelers' [`BuildReport`]).
+pub type BinarizerBuilds = BuildReport;
+
+/// Side of the square work-groups of the paper's kernels (the paper's best on its GPUs: 16).
+const BLOCK: usize = 16;
+/// Work-items per group of the fast kernel and of Otsu's kernels.
+const FAST_GROUP: usize = 256;
+/// Span columns per work-item of the fast kernel.
+const FAST_COLUMNS: usize = 8;
+/// Output rows per group of the fast kernel.
+const FAST_ROWS: usize = 64;
+/// Most output columns per group of the fast kernel.
+const FAST_TILE_WIDTH: usize = 512;
+/// Pixels per group of the histogram kernel.
+const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
+
+/// What one compiled program is specialised for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Config {
+    method: Method,
+    formula: NickFormula,
+    border: Border,
+    wide: bool,
+    stats: bool,
+}
+
+impl Config {
+    fn of(params: &Params, stats: bool) -> Self {
+        let formula = if params.method == Method::Nick { params.formula } else { NickFormula::Paper };
+        Self { method: params.method, formula, border: params.border(), wide: params.wide_sums(), stats }
+    }
+
+    fn defines(&self) -> Vec<Define> {
+        let method = match self.method {
+            Method::Nick | Method::Otsu => "METHOD_NICK",
+            Method::Niblack => "METHOD_NIBLACK",
+            Method::Sauvola => "METHOD_SAUVOLA",
+            Method::Wolf => "METHOD_WOLF",
+        };
+        let formula = match self.formula {
+            NickFormula::Paper => "FORMULA_PAPER",
+            NickFormula::Doxa => "FORMULA_DOXA",
+            NickFormula::OpenCv => "FORMULA_OPENCV",
+        };
+        let border = match self.border {
+            Border::Clip => "BORDER_CLIP",
+            Border::Replicate => "BORDER_REPLICATE",
+        };
+        vec![
+            Define::token("METHOD", method),
+            Define::token("FORMULA", formula),
+            Define::token("BORDER", border),
+            Define::flag("WIDE_SUMS", self.wide),
+            Define::flag("FAST_STATS", self.stats),
+            Define::int("BLOCK", BLOCK as i64),
+            Define::int("FAST_GROUP", FAST_GROUP as i64),
+            Define::int("FAST_COLUMNS", FAST_COLUMNS as i64),
+            Define::flag("FLOAT64", true),
+        ]
+    }
+}
+
+/// Every program configuration a binarizer may build (for compile checks).
+pub fn all_builds() -> Vec<Vec<Define>> {
+    let mut out = Vec::new();
+    for method in Method::ALL {
+        let formulas: &[NickFormula] = if method == Method::Nick { &NickFormula::ALL } else { &[NickFormula::Paper] };
+        for &formula in formulas {
+            for window in [45, 301] {
+                let params = Params { formula, window, ..method.defaults() };
+                out.push(Config::of(&params, false).defines());
+                if method == Method::Wolf {
+                    out.push(Config::of(&params, true).defines());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The kernels of one program.
+struct Program {
+    config: Config,
+    thresholds: Vec<(KernelKind, Kernel)>,
+    wolf_statistics: Kernel,
+    histogram: Kernel,
+    otsu_threshold: Kernel,
+    otsu_apply: Kernel,
+}
+
+/// The binarizer of one GPU (or OpenCL CPU) device, with a command queue of its own.
+pub(crate) struct GpuBinarizer {
+    device: Arc<Opened>,
+    gpu: Box<dyn Gpu>,
+    programs: Vec<Program>,
+    /// `stats` of the methods that read none (a kernel argument must be a buffer).
+    no_stats: Buffer,
+    builds: BuildReport,
+}
+
+impl GpuBinarizer {
+    pub(crate) fn new(device: Arc<Opened>) -> Result<Self> {
+        let gpu = device.gpu().new_queue()?;
+        let mut no_stats = gpu.alloc(16)?;
+        gpu.zero(&mut no_stats)?;
+        Ok(Self { device, gpu, programs: Vec::new(), no_stats, builds: BuildReport::default() })
+    }
+
+    pub(crate) fn build_report(&self) -> BuildReport {
+        self.builds
+    }
+
+    /// Builds the programs `params` needs, and runs the binarization once, untimed, on a small
+    /// page (some drivers finish preparing kernels at their first launch).
+    pub(crate) fn prepare(&mut self, params: &Params) -> Result<()> {
+        let mut fresh = self.ensure(Config::of(params, false))?;
+        if params.method == Method::Wolf {
+            fresh |= self.ensure(Config::of(params, true))?;
+        }
+        if fresh {
+            let start = std::time::Instant::now();
+            let page = GrayImage::new(67, 37, (0..67 * 37).map(|i| (i * 37 % 251) as u8).collect())?;
+            let on_device = self.upload(&page)?;
+            let warm = Params {
+                window: params.window.min(if params.border() == Border::Replicate { 31 } else { 67 }),
+                ..*params
+            };
+            for kernel in KernelKind::ALL {
+                self.run(&on_device, &Params { kernel, ..warm })?;
+            }
+            self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
+        }
+        Ok(())
+    }
+
+    /// Builds the program of `config` unless built; returns whether it built one.
+    fn ensure(&mut self, config: Config) -> Result<bool> {
+        if self.programs.iter().any(|p| p.config == config) {
+            return Ok(false);
+        }
+        let gpu = self.gpu.as_ref();
+        let program = GpuLabeler::build(gpu, &crate::kernels::BINARIZE, &config.defines(), &mut self.builds)?;
+        let mut thresholds = Vec::new();
+        for kind in KernelKind::ALL {
+            thresholds.push((kind, gpu.kernel(&program, kind.function())?));
+        }
+        let [wolf_statistics, histogram, otsu_threshold, otsu_apply] = crate::schedule::kernels(
+            gpu,
+            &program,
+            ["wolf_statistics", "otsu_histogram", "otsu_threshold", "otsu_apply"],
+        )?;
+        self.programs.push(Program { config, thresholds, wolf_statistics, histogram, otsu_threshold, otsu_apply });
+        Ok(true)
+    }
+
+    pub(crate) fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
+        let mut buffer = self.gpu.alloc(gray.pixels().len())?;
+        self.gpu.write(&mut buffer, gray.pixels())?;
+        let shape = Shape::image(gray.width(), gray.height());
+        Ok(DeviceArray::new(shape, self.device.owner(), Storage::Device(buffer)))
+    }
+
+    pub(crate) fn download(&mut self, image: &DeviceImage) -> Result<BinaryImage> {
+        let buffer = self.buffer(image)?;
+        let mut pixels = vec![0u8; image.shape().len()];
+        self.gpu.read(buffer, &mut pixels)?;
+        BinaryImage::new(image.width(), image.height(), pixels)
+    }
+
+    fn buffer<'a>(&self, array: &'a DeviceArray<u8>) -> Result<&'a Buffer> {
+        match &array.storage {
+            Storage::Device(b) if array.owner() == self.device.owner() => Ok(b),
+            _ => Err(Error::DeviceMismatch { device: self.device_name() }),
+        }
+    }
+
+    fn device_name(&self) -> String {
+        self.gpu.name().to_string()
+    }
+
+    pub(crate) fn binarize_on_device(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
+        self.prepare(params)?;
+        self.run(gray, params)
+    }
+
+    /// The schedule: allocation, statistics (Wolf, Otsu), threshold, deallocation.
+    fn run(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
+        let input = self.buffer(gray)?;
+        let shape = gray.shape();
+        let (width, height, n) = (shape.width, shape.height, shape.len());
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let out = gpu.alloc(n)?;
+        let threshold = Config::of(params, false);
+        let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
+        let window = params.window.min(super::MAX_WINDOW);
+        let fast = FastTiles::new(width, height, window as usize);
+        let mut scratch = Vec::new();
+        match params.method {
+            Method::Otsu => {
+                let mut histogram = gpu.alloc(256 * 4)?;
+                let t = gpu.alloc(4)?;
+                recorder.end(Phase::Allocation)?;
+                gpu.zero(&mut histogram)?;
+                let p = &mut self.programs[program];
+                let groups = n.div_ceil(HISTOGRAM_CHUNK);
+                let range = LaunchRange::over([groups * FAST_GROUP, 1, 1], [FAST_GROUP, 1, 1]);
+                let args =
+                    [Arg::Buffer(input), Arg::Buffer(&histogram), Arg::U32(n as u32), Arg::U32(HISTOGRAM_CHUNK as u32)];
+                gpu.launch(&mut p.histogram, &range, &args)?;
+                let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
+                gpu.launch(&mut p.otsu_threshold, &one, &[Arg::Buffer(&histogram), Arg::Buffer(&t)])?;
+                recorder.end(Phase::Statistics)?;
+                let range = LaunchRange::over([n, 1, 1], [FAST_GROUP, 1, 1]);
+                let args = [Arg::Buffer(input), Arg::Buffer(&out), Arg::Buffer(&t), Arg::U32(n as u32)];
+                gpu.launch(&mut p.otsu_apply, &range, &args)?;
+                recorder.end(Phase::Threshold)?;
+                scratch.extend([histogram, t]);
+            }
+            method => {
+                let stats = if method == Method::Wolf {
+                    let partial = gpu.alloc(fast.groups() * 2 * 8)?;
+                    let stats = gpu.alloc(16)?;
+                    recorder.end(Phase::Allocation)?;
+                    let pass =
+                        self.programs.iter().position(|p| p.config == Config::of(params, true)).expect("prepared");
+                    let p = &mut self.programs[pass];
+                    let kernel = &mut p.thresholds.iter_mut().find(|(k, _)| *k == KernelKind::Fast).expect("built").1;
+                    fast.launch(gpu, kernel, (input, &out), window, params, &self.no_stats, &partial)?;
+                    let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
+                    let args = [Arg::Buffer(&partial), Arg::U32(fast.groups() as u32), Arg::Buffer(&stats)];
+                    gpu.launch(&mut p.wolf_statistics, &one, &args)?;
+                    recorder.end(Phase::Statistics)?;
+                    scratch.push(partial);
+                    Some(stats)
+                } else {
+                    recorder.end(Phase::Allocation)?;
+                    None
+                };
+                let stats_buffer = stats.as_ref().unwrap_or(&self.no_stats);
+                let p = &mut self.programs[program];
+                let kernel = &mut p.thresholds.iter_mut().find(|(k, _)| *k == params.kernel).expect("built").1;
+                if params.kernel == KernelKind::Fast {
+                    fast.launch(gpu, kernel, (input, &out), window, params, stats_buffer, &self.no_stats)?;
+                } else {
+                    let range = LaunchRange::over([width, height, 1], [BLOCK, BLOCK, 1]);
+                    let args = [
+                        Arg::Buffer(input),
+                        Arg::Buffer(&out),
+                        Arg::U32(width as u32),
+                        Arg::U32(height as u32),
+                        Arg::U32(window),
+                        Arg::F64(params.k),
+                        Arg::F64(params.r),
+                        Arg::Buffer(stats_buffer),
+                    ];
+                    gpu.launch(kernel, &range, &args)?;
+                }
+                recorder.end(Phase::Threshold)?;
+                scratch.extend(stats);
+            }
+        }
+        drop(scratch);
+        recorder.end(Phase::Deallocation)?;
+        let phases = recorder.finish()?;
+        let out = DeviceArray::new(shape, self.device.owner(), Storage::Device(out));
+        Ok((out, Timings { phases, iterations: None }))
+    }
+}
+
+/// The fast kernel's tiling of a page: groups of `tile_width` output columns (the span, widened
+/// by the window, fits the group's registers) and FAST_ROWS rows.
+struct FastTiles {
+    width: usize,
+    height: usize,
+    tile_width: usize,
+    columns: usize,
+    rows: usize,
+}
+
+impl FastTiles {
+    fn new(width: usize, height: usize, window: usize) -> Self {
+        let tile_width = (FAST_GROUP * FAST_COLUMNS + 1 - window).min(FAST_TILE_WIDTH);
+        Self { width, height, tile_width, columns: width.div_ceil(tile_width), rows: height.div_ceil(FAST_ROWS) }
+    }
+
+    fn groups(&self) -> usize {
+        self.columns * self.rows
+    }
+
+    /// Launches `threshold_fast` (or its statistics build) over the page.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &self,
+        gpu: &dyn Gpu,
+        kernel: &mut Kernel,
+        (input, out): (&Buffer, &Buffer),
+        window: u32,
+        params: &Params,
+        stats: &Buffer,
+        partial: &Buffer,
+    ) -> Result<()> {
+        let range = LaunchRange { global: [self.columns * FAST_GROUP, self.rows, 1], local: [FAST_GROUP, 1, 1] };
+        let args = [
+            Arg::Buffer(input),
+            Arg::Buffer(out),
+            Arg::U32(self.width as u32),
+            Arg::U32(self.height as u32),
+            Arg::U32(window),
+            Arg::F64(params.k),
+            Arg::F64(params.r),
+            Arg::Buffer(stats),
+            Arg::U32(self.tile_width as u32),
+            Arg::U32(FAST_ROWS as u32),
+            Arg::Buffer(partial),
+        ];
+        Ok(gpu.launch(kernel, &range, &args)?)
+    }
+}

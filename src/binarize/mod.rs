@@ -1,0 +1,184 @@
+//! Binarization of gray pages on the device, ready for labeling there: Nick (the ICPADS 2015
+//! paper's three GPU kernels and a fast one), Niblack, Sauvola, Wolf and Otsu, from one kernel
+//! source for OpenCL and CUDA (`kernels/binarize.kernel`), checked bit for bit against the CPU
+//! reference ([`reference`]).
+//!
+//! ```no_run
+//! use ccl::binarize::{GrayImage, Method, Params};
+//! use ccl::{Connectivity, Device, Labeler};
+//!
+//! let page = GrayImage::new(64, 48, vec![200; 64 * 48])?;
+//! let device = Device::auto()?;
+//! let mut binarizer = device.binarizer()?;
+//! let mut labeler = device.labeler(ccl::Algorithm::BKE_IC)?;
+//! let on_device = binarizer.upload(&page)?;
+//! let (ink, _) = binarizer.binarize_on_device(&on_device, &Params::new(Method::Nick))?;
+//! let (mut labels, _) = labeler.label_on_device(&ink, Connectivity::Eight)?; // ink is foreground
+//! let (components, _) = labeler.relabel(&mut labels)?;
+//! # Ok::<(), ccl::Error>(())
+//! ```
+
+mod device;
+mod params;
+pub mod reference;
+
+use std::time::Instant;
+
+pub use device::{all_builds as kernel_builds, BinarizerBuilds};
+pub use params::{KernelKind, Method, NickFormula, Params, MAX_WINDOW};
+
+use crate::array::{DeviceArray, Storage};
+use crate::image::check_size;
+use crate::{BinaryImage, DeviceImage, DeviceInfo, Error, Phase, PhaseTime, Result, Shape, Timings};
+
+/// An 8-bit gray page, row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrayImage {
+    width: usize,
+    height: usize,
+    pixels: Vec<u8>,
+}
+
+impl GrayImage {
+    /// A page of `width` x `height` gray levels.
+    pub fn new(width: usize, height: usize, pixels: Vec<u8>) -> Result<Self> {
+        check_size(width, height)?;
+        if pixels.len() != width * height {
+            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
+        }
+        Ok(Self { width, height, pixels })
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// The gray levels, row-major.
+    pub fn pixels(&self) -> &[u8] {
+        &self.pixels
+    }
+}
+
+/// A gray page uploaded to a device (the same array type as a binary [`DeviceImage`]).
+pub type DeviceGray = DeviceArray<u8>;
+
+/// Gray from 8-bit RGB as OpenCV's `cvtColor(..., COLOR_RGB2GRAY)` computes it (ITU-R BT.601
+/// weights in 14-bit fixed point, rounded): (4899 R + 9617 G + 1868 B + 8192) >> 14.
+pub fn gray_from_rgb(r: u8, g: u8, b: u8) -> u8 {
+    ((4899 * u32::from(r) + 9617 * u32::from(g) + 1868 * u32::from(b) + 8192) >> 14) as u8
+}
+
+/// Binarizes gray pages on one device (or with the CPU reference): kernels built once when it
+/// is made (per method configuration, at its first use), pages uploaded once, results left on
+/// the device as binary images (1 = ink) that any labeler of the same device labels directly.
+pub struct Binarizer {
+    inner: Inner,
+    info: DeviceInfo,
+}
+
+enum Inner {
+    Cpu,
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    Gpu(Box<device::GpuBinarizer>),
+}
+
+impl Binarizer {
+    pub(crate) fn cpu() -> Self {
+        Self { inner: Inner::Cpu, info: DeviceInfo::cpu() }
+    }
+
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    pub(crate) fn gpu(opened: std::sync::Arc<crate::labeler::Opened>, info: DeviceInfo) -> Result<Self> {
+        Ok(Self { inner: Inner::Gpu(Box::new(device::GpuBinarizer::new(opened)?)), info })
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// How its kernels were obtained so far (none for the CPU).
+    pub fn build_report(&self) -> crate::BuildReport {
+        match &self.inner {
+            Inner::Cpu => crate::BuildReport::default(),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.build_report(),
+        }
+    }
+
+    /// Builds (and warms up) the kernels `params` needs now, so that no binarization builds.
+    pub fn prepare(&mut self, params: &Params) -> Result<()> {
+        params.validate()?;
+        match &mut self.inner {
+            Inner::Cpu => Ok(()),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.prepare(params),
+        }
+    }
+
+    /// Copies a gray page to the device.
+    pub fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
+        match &mut self.inner {
+            Inner::Cpu => {
+                Ok(DeviceArray::new(Shape::image(gray.width, gray.height), 0, Storage::Host(gray.pixels.clone())))
+            }
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.upload(gray),
+        }
+    }
+
+    /// Binarizes a page already on the device and leaves the result there (1 = ink): the input
+    /// of [`crate::Labeler::label_on_device`] with ink as foreground. The timings cover the
+    /// output's allocation, the statistics pass (Wolf, Otsu) and the thresholding kernel.
+    pub fn binarize_on_device(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
+        params.validate()?;
+        match &mut self.inner {
+            Inner::Cpu => {
+                let Storage::Host(pixels) = &gray.storage else {
+                    return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+                };
+                let start = Instant::now();
+                let page = GrayImage::new(gray.width(), gray.height(), pixels.clone())?;
+                let ink = reference::binarize(&page, params)?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let out = DeviceArray::new(gray.shape(), 0, Storage::Host(ink.pixels().to_vec()));
+                Ok((out, Timings { phases: vec![PhaseTime { phase: Phase::Threshold, ms }], iterations: None }))
+            }
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.binarize_on_device(gray, params),
+        }
+    }
+
+    /// Copies a binarization back (1 = ink).
+    pub fn download(&mut self, image: &DeviceImage) -> Result<BinaryImage> {
+        match &mut self.inner {
+            Inner::Cpu => match &image.storage {
+                Storage::Host(pixels) => BinaryImage::new(image.width(), image.height(), pixels.clone()),
+                Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+            },
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.download(image),
+        }
+    }
+
+    /// Uploads, binarizes and downloads a page; the timings include the upload and download.
+    pub fn binarize(&mut self, gray: &GrayImage, params: &Params) -> Result<(BinaryImage, Timings)> {
+        params.validate()?;
+        self.prepare(params)?;
+        let start = Instant::now();
+        let on_device = self.upload(gray)?;
+        let upload = PhaseTime { phase: Phase::Upload, ms: start.elapsed().as_secs_f64() * 1e3 };
+        let (ink, mut timings) = self.binarize_on_device(&on_device, params)?;
+        let start = Instant::now();
+        let out = self.download(&ink)?;
+        timings.phases.insert(0, upload);
+        timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
+        Ok((out, timings))
+    }
+}

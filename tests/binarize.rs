@@ -1,0 +1,189 @@
+//! Binarization: the CPU reference against the Doxa golden vector, every method x kernel x
+//! formula on every device against the reference bit for bit, parameter errors, and binarize +
+//! label without leaving the device.
+mod common;
+
+use ccl::binarize::{reference, GrayImage, KernelKind, Method, NickFormula, Params};
+use ccl::{Algorithm, Connectivity, Labeler};
+use rand_mt::Mt;
+
+/// A page like a scan: a smooth uneven background with dark strokes and noise.
+fn document(width: usize, height: usize, seed: u32) -> GrayImage {
+    let mut rng = Mt::new(seed);
+    let pixels = (0..width * height)
+        .map(|i| {
+            let (x, y) = (i % width, i / width);
+            let background = 170 + (x * 40 / width.max(1)) as i32 + (y * 30 / height.max(1)) as i32;
+            let stroke = (x / 3 + y / 5) % 7 == 0 || (x * x + y) % 23 < 3;
+            let noise = (rng.next_u32() % 21) as i32 - 10;
+            (if stroke { 60 + noise } else { background + noise }).clamp(0, 255) as u8
+        })
+        .collect();
+    GrayImage::new(width, height, pixels).unwrap()
+}
+
+fn uniform_noise(width: usize, height: usize, seed: u32) -> GrayImage {
+    let mut rng = Mt::new(seed);
+    GrayImage::new(width, height, (0..width * height).map(|_| rng.next_u32() as u8).collect()).unwrap()
+}
+
+/// Pages of every awkward shape: single pixels and lines, a page wider than one fast-kernel
+/// tile (512 columns), one taller than one group of rows (64), flat pages.
+fn pages() -> Vec<(String, GrayImage)> {
+    vec![
+        ("1x1".into(), GrayImage::new(1, 1, vec![90]).unwrap()),
+        ("1x37".into(), uniform_noise(1, 37, 1)),
+        ("37x1".into(), uniform_noise(37, 1, 2)),
+        ("5x3".into(), uniform_noise(5, 3, 3)),
+        ("flat 20x9".into(), GrayImage::new(20, 9, vec![200; 180]).unwrap()),
+        ("document 67x41".into(), document(67, 41, 4)),
+        ("document 530x21".into(), document(530, 21, 5)),
+        ("noise 23x150".into(), uniform_noise(23, 150, 6)),
+    ]
+}
+
+/// Every local configuration: Nick with its three formulas, Niblack, Sauvola, Wolf.
+fn local_configs() -> Vec<Params> {
+    let mut out: Vec<Params> =
+        NickFormula::ALL.into_iter().map(|formula| Params { formula, ..Method::Nick.defaults() }).collect();
+    out.extend([Method::Niblack, Method::Sauvola, Method::Wolf].map(Method::defaults));
+    out
+}
+
+fn windows(params: &Params) -> &'static [u32] {
+    if params.formula == NickFormula::OpenCv && params.method == Method::Nick {
+        &[3, 15, 45]
+    } else {
+        &[1, 2, 15, 46]
+    }
+}
+
+fn mismatches(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| (**x != 0) != (**y != 0)).count()
+}
+
+#[test]
+fn every_method_and_kernel_equals_the_reference_on_every_device() {
+    let pages = pages();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        let mut binarizer = d.device.binarizer().expect("binarizer");
+        for (name, page) in &pages {
+            let on_device = binarizer.upload(page).expect("upload");
+            let mut check = |params: Params, binarizer: &mut ccl::binarize::Binarizer| {
+                let expected = reference::binarize(page, &params).expect("reference");
+                let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+                let got = binarizer.download(&ink).expect("download");
+                let wrong = mismatches(got.pixels(), expected.pixels());
+                if wrong != 0 {
+                    failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
+                }
+                runs += 1;
+            };
+            for base in local_configs() {
+                for &window in windows(&base) {
+                    for kernel in KernelKind::ALL {
+                        check(Params { window, kernel, ..base }, &mut binarizer);
+                    }
+                }
+            }
+            check(Method::Otsu.defaults(), &mut binarizer);
+        }
+        // Windows past 257 (64-bit sums of p^2) and larger than the page.
+        let page = document(530, 21, 7);
+        let on_device = binarizer.upload(&page).expect("upload");
+        for base in local_configs() {
+            for kernel in [KernelKind::Fast, KernelKind::Shared] {
+                let params = Params { window: 301, kernel, ..base };
+                let expected = reference::binarize(&page, &params).expect("reference");
+                let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+                let got = binarizer.download(&ink).expect("download");
+                let wrong = mismatches(got.pixels(), expected.pixels());
+                if wrong != 0 {
+                    failures.push(format!("{}: 530x21 window 301: {}: {wrong} differ", d.token, params.describe()));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} binarizations differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(runs > 0);
+}
+
+#[test]
+fn binarized_pages_are_labeled_without_leaving_the_device() {
+    let page = document(301, 97, 11);
+    let params = Method::Nick.defaults();
+    let ink = reference::binarize(&page, &params).unwrap();
+    let expected = ccl::reference::label(&ink, Connectivity::Eight).into_consecutive();
+    for d in common::shared_devices() {
+        let mut binarizer = d.device.binarizer().unwrap();
+        let mut labeler = d.device.labeler_for(Algorithm::BKE_IC, Connectivity::Eight).unwrap();
+        let gray = binarizer.upload(&page).unwrap();
+        let (binary, _) = binarizer.binarize_on_device(&gray, &params).unwrap();
+        let (mut labels, _) = labeler.label_on_device(&binary, Connectivity::Eight).unwrap();
+        let (count, _) = labeler.relabel(&mut labels).unwrap();
+        let got = labeler.download(&labels).unwrap();
+        assert_eq!(count, expected.1, "{}: component count", d.token);
+        assert_eq!(got.labels(), expected.0.labels(), "{}: labels", d.token);
+    }
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let page = document(20, 20, 1);
+    let cases = [
+        Params { window: 0, ..Method::Nick.defaults() },
+        Params { window: ccl::binarize::MAX_WINDOW + 1, ..Method::Nick.defaults() },
+        Params { window: 16, formula: NickFormula::OpenCv, ..Method::Nick.defaults() },
+        Params { k: f64::NAN, ..Method::Niblack.defaults() },
+        Params { r: 0.0, ..Method::Sauvola.defaults() },
+    ];
+    for params in cases {
+        let err = reference::binarize(&page, &params).expect_err(&params.describe());
+        assert!(matches!(err, ccl::Error::InvalidParameter { .. }), "{}: {err}", params.describe());
+        for d in common::shared_devices() {
+            let mut binarizer = d.device.binarizer().unwrap();
+            let err = binarizer.binarize(&page, &params).expect_err(&params.describe());
+            assert!(matches!(err, ccl::Error::InvalidParameter { .. }), "{}: {err}", d.token);
+        }
+    }
+    assert!("sideways".parse::<Method>().is_err());
+    assert_eq!("Sauvola".parse::<Method>().unwrap(), Method::Sauvola);
+    assert_eq!("global-shared".parse::<KernelKind>().unwrap(), KernelKind::GlobalShared);
+}
+
+/// Doxa's own output for Nick (window 45, k = -0.1, T = m + k sqrt(S2 / NP), clipped window) on
+/// its CC0 test page, gray = (11 R + 16 G + 5 B) / 32: our reference must equal it bit for bit.
+#[test]
+fn nick_equals_doxas_golden_vector() {
+    let Some(dir) = common::data_dir() else { return };
+    let color = image::open(dir.join("doxa/2JohnC1V3.ppm")).expect("doxa page").to_rgb8();
+    let gray: Vec<u8> = color
+        .pixels()
+        .map(|p| ((11 * u32::from(p[0]) + 16 * u32::from(p[1]) + 5 * u32::from(p[2])) / 32) as u8)
+        .collect();
+    let page = GrayImage::new(color.width() as usize, color.height() as usize, gray).unwrap();
+    let golden = image::open(dir.join("doxa/2JohnC1V3-NICK.pbm")).expect("golden").to_luma8();
+    let golden_ink: Vec<u8> = golden.pixels().map(|p| u8::from(p[0] == 0)).collect();
+    let params = Params { window: 45, k: -0.1, formula: NickFormula::Doxa, ..Method::Nick.defaults() };
+    let ours = reference::binarize(&page, &params).unwrap();
+    let ink = ours.pixels().iter().filter(|&&p| p != 0).count();
+    assert!(ink > 1000, "the page has ink ({ink} pixels)");
+    assert_eq!(mismatches(ours.pixels(), &golden_ink), 0, "pixels differing from Doxa's NICK output");
+    // The same on every device.
+    for d in common::shared_devices() {
+        let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
+        assert_eq!(mismatches(got.pixels(), &golden_ink), 0, "{}", d.token);
+    }
+}
+
+#[test]
+fn otsu_splits_two_levels_between_them() {
+    let mut histogram = [0u64; 256];
+    histogram[40] = 100;
+    histogram[200] = 300;
+    assert_eq!(reference::otsu_threshold(&histogram), 40);
+    let flat = [0u64; 256];
+    assert_eq!(reference::otsu_threshold(&flat), 0);
+}
