@@ -24,6 +24,10 @@ enum Command {
     Devices,
     /// Label the connected components of an image.
     Label(cli::label::LabelArgs),
+    /// Binarize a gray page on a device (Nick, Sauvola, Niblack, Wolf, Otsu): ink 0, background 255.
+    Binarize(cli::binarize::BinarizeArgs),
+    /// Binarization quality on the DIBCO pages (F-measure, pseudo F-measure, PSNR, DRD).
+    Eval(cli::eval::EvalArgs),
     /// Benchmark algorithms and backends (tables, results.csv, plots).
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices => devices(),
         Command::Label(args) => cli::label::label(args),
+        Command::Binarize(args) => cli::binarize::binarize(args),
+        Command::Eval(args) => cli::eval::eval(args),
         Command::Generate(args) => cli::generate::generate(args),
         Command::Bench(command) => cli::bench::bench(command),
     };

@@ -6,6 +6,7 @@
 //! `steps` (the same with per-phase times), `density` (MT19937 images over densities and
 //! granularities, the papers' Fig. 4 / Fig. 15) and `size` (growing images at one density).
 
+pub mod binarize;
 mod inputs;
 mod plot;
 mod record;

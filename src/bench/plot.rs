@@ -15,7 +15,7 @@ use crate::{Error, Result};
 
 type Plot = std::result::Result<(), String>;
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bitmap backend has no system fonts with ab_glyph: embed DejaVu Sans.

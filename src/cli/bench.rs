@@ -26,6 +26,9 @@ pub enum BenchCommand {
     /// What a user feels: a host image in, consecutive labels in host memory out, every copy
     /// included, host clock; images/s.
     EndToEnd(DatasetArgs),
+    /// Binarization kernels over window sizes (the ICPADS 2015 paper's three and the fast one),
+    /// and binarize + label on the device, on a large tiled page and the real pages.
+    Binarize(BinarizeBenchArgs),
     /// Re-draw the tables and plots from results files (ccl's and the peers script's).
     Plot(PlotArgs),
 }
@@ -122,6 +125,49 @@ pub struct SizeArgs {
     /// MT19937 seed.
     #[arg(long, default_value_t = 5489)]
     seed: u32,
+}
+
+#[derive(Args)]
+pub struct BinarizeBenchArgs {
+    /// Devices, comma-separated: cuda:N, opencl:N, cpu (default: every device found).
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<DeviceId>,
+    /// Window sides, comma-separated (the paper's 9, 15, 33 and larger ones).
+    #[arg(long, value_delimiter = ',', default_value = "9,15,33,45,101,201")]
+    windows: Vec<u32>,
+    /// Kernels, comma-separated: global, global-shared, shared, fast (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<ccl::binarize::KernelKind>().map_err(|e| e.to_string()))]
+    kernels: Vec<ccl::binarize::KernelKind>,
+    #[command(flatten)]
+    method: super::binarize::MethodArgs,
+    /// DIBCO folder (YEAR/Originals/*.png): its first page is tiled into the large page, and
+    /// the pages are measured too; without it, a synthetic page is tiled.
+    #[arg(long)]
+    pages: Option<PathBuf>,
+    /// Most real pages measured.
+    #[arg(long, default_value_t = 40)]
+    page_limit: usize,
+    /// Size of the tiled page, WxH (the paper's largest images are about 10 Mpx).
+    #[arg(long, default_value = "2500x4000", value_parser = args::size)]
+    size: (usize, usize),
+    /// On CPU devices, the paper's O(W^2) kernels run only up to this window.
+    #[arg(long, default_value_t = 45)]
+    cpu_paper_window: u32,
+    /// Labeling algorithm of the binarize + label rows.
+    #[arg(long, default_value = "bke_ic")]
+    algo: Algorithm,
+    /// Timed runs per configuration (median and minimum kept), 1-10000.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    runs: u32,
+    /// Untimed runs first, 0-10000.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    warmup: u32,
+    /// Output folder for results.csv, summary.md and plots (default: bench-out/binarize).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Also write the tiled page as images/page.npy (uint8) for scripts/peers.py --binarize.
+    #[arg(long)]
+    save_images: bool,
 }
 
 #[derive(Args)]
@@ -284,6 +330,7 @@ pub fn bench(command: BenchCommand) -> Result<()> {
             let inputs = bench::size_inputs(&distinct(&s.sizes, "size"), s.density, s.granularity, s.seed)?;
             measure(&s.common, Mode::Size, inputs)
         }
+        BenchCommand::Binarize(b) => bench_binarize(b),
         BenchCommand::Plot(p) => {
             let records = bench::read_records(&p.results)?;
             let name = p.mode.clone().or_else(|| records.first().map(|r| r.mode.clone())).unwrap_or_default();
@@ -300,4 +347,70 @@ pub fn bench(command: BenchCommand) -> Result<()> {
             report(&records, mode, &p.out)
         }
     }
+}
+
+/// `ccl bench binarize`.
+fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
+    let ids = if args.devices.is_empty() {
+        ccl::discover().devices.into_iter().map(|d| d.id).collect()
+    } else {
+        distinct(&args.devices, "device")
+    };
+    let devices = ids.into_iter().map(ccl::Device::open).collect::<Result<Vec<_>>>()?;
+    let kernels = if args.kernels.is_empty() { ccl::binarize::KernelKind::ALL.to_vec() } else { args.kernels.clone() };
+    let params = args.method.params();
+    let bench = bench::binarize::BinarizeBench {
+        devices,
+        windows: args.windows.clone(),
+        kernels,
+        params,
+        runs: args.runs,
+        warmup: args.warmup,
+        cpu_paper_window: args.cpu_paper_window,
+        algorithm: args.algo,
+    };
+    for &window in &bench.windows {
+        ccl::binarize::Params { window, ..params }.validate()?;
+    }
+    let pages = bench::binarize::pages(args.pages.as_deref(), args.size, args.page_limit)?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("bench-out/binarize"));
+    let werr = |p: &Path, e: String| Error::FileWrite { path: p.display().to_string(), reason: e };
+    std::fs::create_dir_all(&out).map_err(|e| werr(&out, e.to_string()))?;
+    if args.save_images {
+        let (name, page) = &pages[0];
+        let path = out.join("images").join("page.npy");
+        std::fs::create_dir_all(out.join("images")).map_err(|e| werr(&path, e.to_string()))?;
+        let (w, h) = (page.width() as u64, page.height() as u64);
+        write_atomically(&path, |o| {
+            let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(&[h, w]).writer(o).begin_nd()?;
+            writer.extend(page.pixels().iter().copied())?;
+            writer.finish()
+        })
+        .map_err(|e| werr(&path, e.to_string()))?;
+        say!("saved {name} as {}", path.display());
+    }
+    let path = out.join("results.csv");
+    let mut writer = csv::Writer::from_path(&path).map_err(|e| werr(&path, e.to_string()))?;
+    let records = bench::binarize::run(&bench, &pages, |r| {
+        say!(
+            "{} {} {} W={} {}: median {:.4} ms (min {:.4})",
+            r.device_id,
+            r.image,
+            r.setting,
+            r.window,
+            r.kernel,
+            r.median_ms,
+            r.min_ms
+        );
+        writer.serialize(r).and_then(|()| writer.flush().map_err(Into::into)).map_err(|e| werr(&path, e.to_string()))
+    })?;
+    let summary = bench::binarize::summary(&records);
+    let md = out.join("summary.md");
+    write_atomically(&md, |o| std::io::Write::write_all(o, summary.as_bytes()))
+        .map_err(|e| werr(&md, e.to_string()))?;
+    let plot = out.join("windows.svg");
+    bench::binarize::plot(&records, &pages[0].0, &plot)?;
+    say!("{summary}");
+    say!("wrote {}, {}, {}", path.display(), md.display(), plot.display());
+    Ok(())
 }

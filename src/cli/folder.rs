@@ -58,7 +58,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         }
         jobs.push((input, output));
     }
-    let (device, how) = open_device(args)?;
+    let (device, how) = open_device(args.device, args.backend)?;
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     say!("labeling {} images of {} into {} (.{ext})", images.len(), folder.display(), out_dir.display());
 

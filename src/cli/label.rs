@@ -47,6 +47,11 @@ pub struct LabelArgs {
     /// Swap foreground and background (after thresholding): dark ink becomes foreground.
     #[arg(long)]
     pub(super) invert: bool,
+    /// Binarize the (gray) page on the device first and label its ink, without the image
+    /// leaving the device: METHOD[:window=W,k=K,r=R,formula=F,kernel=K] with METHOD nick,
+    /// sauvola, niblack, wolf or otsu, e.g. `nick:window=45,k=-0.1` (see `ccl binarize`).
+    #[arg(long, value_parser = super::binarize::spec, conflicts_with_all = ["threshold", "invert"])]
+    pub(super) binarize: Option<ccl::binarize::Params>,
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
     pub(super) raw: bool,
@@ -107,9 +112,9 @@ impl BackendChoice {
 }
 
 /// Opens the device to use, and says how it was chosen.
-pub(super) fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
-    if let Some(id) = args.device {
-        if args.backend.kind().is_some_and(|b| b != id.backend()) {
+pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> Result<(Device, &'static str)> {
+    if let Some(id) = device {
+        if backend.kind().is_some_and(|b| b != id.backend()) {
             return Err(Error::UnknownDevice {
                 id: id.to_string(),
                 reason: "it does not belong to the backend given with --backend".into(),
@@ -127,7 +132,7 @@ pub(super) fn open_device(args: &LabelArgs) -> Result<(Device, &'static str)> {
             }
         }
     };
-    Ok(match args.backend {
+    Ok(match backend {
         BackendChoice::Auto => (Device::auto()?, "chosen by --backend auto"),
         BackendChoice::Cpu => (Device::open(DeviceId::Cpu)?, "--backend cpu"),
         BackendChoice::Opencl => (first_of(BackendKind::OpenCl)?, "first OpenCL device"),
@@ -174,9 +179,19 @@ fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
     if let Some(folder) = args.input.as_deref().filter(|p| p.is_dir()) {
+        if args.binarize.is_some() {
+            return Err(Error::InvalidParameter {
+                name: "binarize".into(),
+                reason: "takes one page, not a folder (binarize each page, or label the folder with --threshold)"
+                    .into(),
+            });
+        }
         return super::folder::label_folder(folder, &args);
     }
     let format = io::check_output(&args.output, args.input.as_deref())?;
+    if let Some(params) = args.binarize {
+        return label_binarized(&args, &params);
+    }
     let mut clock = Clock::new(args.verbose);
     let image = match &args.input {
         Some(path) => read_input(path, &args, format)?,
@@ -186,7 +201,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
     };
     clock.lap("read");
-    let (device, how) = open_device(&args)?;
+    let (device, how) = open_device(args.device, args.backend)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     clock.lap("open device");
@@ -230,6 +245,58 @@ pub fn label(args: LabelArgs) -> Result<()> {
     // The process ends here: the driver frees the device's context at exit, faster than
     // releasing its buffers, modules and streams one by one first.
     std::mem::forget(labeler);
+    std::mem::forget(device);
+    Ok(())
+}
+
+/// `ccl label --binarize`: the gray page goes to the device once, is binarized there, labeled
+/// there (ink is foreground), and only the labels come back.
+fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<()> {
+    let Some(path) = &args.input else {
+        return Err(Error::InvalidParameter { name: "binarize".into(), reason: "needs an input page".into() });
+    };
+    let (page, source) = io::read_gray(path, args.max_pixels)?;
+    say!(
+        "input: {} ({}x{}, {}), binarized with {}",
+        path.display(),
+        page.width(),
+        page.height(),
+        source.describe(),
+        params.describe()
+    );
+    let (device, how) = open_device(args.device, args.backend)?;
+    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    let mut binarizer = device.binarizer()?;
+    binarizer.prepare(params)?;
+    let mut labeler = device.labeler_for(args.algo, args.connectivity)?;
+    let start = std::time::Instant::now();
+    let gray = binarizer.upload(&page)?;
+    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
+    let (mut labels, labeled) = labeler.label_on_device(&ink, args.connectivity)?;
+    let (count, relabeled) = if args.raw {
+        (None, ccl::Timings::default())
+    } else {
+        let (n, t) = labeler.relabel(&mut labels)?;
+        (Some(n), t)
+    };
+    let start = std::time::Instant::now();
+    let labels = labeler.download(&labels)?;
+    let download_ms = start.elapsed().as_secs_f64() * 1e3;
+    let count = count.unwrap_or_else(|| labels.component_count());
+    io::write_labels(&args.output, &labels)?;
+    say!(
+        "{count} components ({}x{}, {}, {}); device ms: binarize {:.3}, label {:.3}, relabel {:.3}; upload {upload_ms:.3}, download {download_ms:.3}",
+        page.width(),
+        page.height(),
+        args.algo,
+        args.connectivity,
+        binarized.labeling_ms(),
+        labeled.labeling_ms(),
+        relabeled.labeling_ms()
+    );
+    say!("wrote {}", args.output.display());
+    std::mem::forget((binarizer, labeler));
     std::mem::forget(device);
     Ok(())
 }

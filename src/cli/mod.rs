@@ -2,7 +2,9 @@
 
 pub mod args;
 pub mod bench;
+pub mod binarize;
 pub mod console;
+pub mod eval;
 pub mod folder;
 pub mod generate;
 pub mod label;

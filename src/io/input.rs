@@ -406,3 +406,40 @@ fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u
         })
         .collect()
 }
+
+/// Reads an image as an 8-bit gray page for binarization, refusing it before decoding when it
+/// has more than `max_pixels` pixels. Gray images keep their samples (16-bit and float ones are
+/// brought to 0-255 as the `image` crate converts them: 16-bit by v / 257 rounded, float by
+/// 255 v clamped); color becomes gray as OpenCV's `cvtColor(RGB2GRAY)` computes it
+/// ([`crate::binarize::gray_from_rgb`], BT.601), after the same conversion of each channel to 8
+/// bits. Alpha is ignored. Multi-frame files: the first frame.
+pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
+    let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+    let (mut decoder, format) = open_decoder(path)?;
+    let source = source_info(path, &decoder, format)?;
+    let limit = max_pixels.min(MAX_PIXELS);
+    if source.pixels() > limit {
+        return Err(Error::ImageTooLarge {
+            path: path.display().to_string(),
+            width: source.width,
+            height: source.height,
+            limit,
+            memory_bytes: estimated_peak_bytes(&source, 0),
+        });
+    }
+    let mut limits = Limits::no_limits();
+    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
+    decoder.set_limits(limits).map_err(|e| err(e.to_string()))?;
+    let color = decoder.color_type().has_color();
+    let decoded = catch_unwind(AssertUnwindSafe(|| image::DynamicImage::from_decoder(decoder)))
+        .map_err(|_| err("the decoder failed on malformed data".into()))?
+        .map_err(|e| err(e.to_string()))?;
+    let (w, h) = (decoded.width() as usize, decoded.height() as usize);
+    let pixels = if color {
+        decoded.to_rgb8().pixels().map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
+    } else {
+        decoded.to_luma8().into_raw()
+    };
+    let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    Ok((page, source))
+}

@@ -116,6 +116,39 @@ pub fn write_labels(path: &Path, labels: &LabelImage) -> Result<()> {
     .map_err(|e| err(e.to_string()))
 }
 
+/// Writes a binarization as the DIBCO convention has it, ink 0 and background 255: an 8-bit
+/// gray .png or .tiff, or a .npy of uint8 (H, W); atomically (see [`write_atomically`]).
+pub fn write_binary(path: &Path, ink: &crate::BinaryImage) -> Result<()> {
+    let format = LabelFormat::from_path(path)?;
+    let err = |reason: String| Error::ImageWrite { path: path.display().to_string(), reason };
+    let pixels: Vec<u8> = ink.pixels().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect();
+    let (width, height) = (ink.width() as u32, ink.height() as u32);
+    write_atomically(path, |w| match format {
+        LabelFormat::Npy => {
+            let mut writer = npyz::WriteOptions::<u8>::new()
+                .default_dtype()
+                .shape(&[u64::from(height), u64::from(width)])
+                .writer(w)
+                .begin_nd()?;
+            writer.extend(pixels.iter().copied())?;
+            writer.finish()
+        }
+        LabelFormat::Png => {
+            use image::ImageEncoder;
+            image::codecs::png::PngEncoder::new(w)
+                .write_image(&pixels, width, height, image::ExtendedColorType::L8)
+                .map_err(std::io::Error::other)
+        }
+        LabelFormat::Tiff => {
+            use tiff::encoder::{colortype::Gray8, TiffEncoder};
+            TiffEncoder::new(w)
+                .and_then(|mut e| e.write_image::<Gray8>(width, height, &pixels))
+                .map_err(std::io::Error::other)
+        }
+    })
+    .map_err(|e| err(e.to_string()))
+}
+
 fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
     let mut writer = npyz::WriteOptions::<u32>::new()
         .default_dtype()

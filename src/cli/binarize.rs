@@ -1,0 +1,128 @@
+//! `ccl binarize`: threshold a gray page on a device and write ink 0 / background 255 (DIBCO's
+//! convention); and the `--binarize METHOD[:KEY=VALUE,...]` spec of `ccl label`.
+
+use std::path::PathBuf;
+
+use ccl::binarize::{KernelKind, Method, NickFormula, Params};
+use ccl::{io, Error, Result};
+
+use super::console::say;
+use super::label::{open_device, BackendChoice};
+
+/// The method and parameters, as `ccl binarize` takes them.
+#[derive(clap::Args, Clone, Debug)]
+pub struct MethodArgs {
+    /// Thresholding method.
+    #[arg(long, default_value = "nick", value_parser = parse::<Method>)]
+    pub method: Method,
+    /// Side of the square window in pixels, 1-2048 (default: the method's, nick 45, niblack,
+    /// sauvola, wolf 15); an even window reaches one pixel further right and down.
+    #[arg(long)]
+    pub window: Option<u32>,
+    /// The method's k (default: nick -0.1, niblack -0.2, sauvola and wolf 0.5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub k: Option<f64>,
+    /// Sauvola's dynamic range of the deviation, R.
+    #[arg(long, default_value_t = 128.0)]
+    pub r: f64,
+    /// Nick's threshold: paper = m + k sqrt((S2 - m^2) / NP) (the seed paper's Eq. 1), doxa = m +
+    /// k sqrt(S2 / NP), opencv = ximgproc's (replicated border, T rounded to u8, odd windows).
+    #[arg(long, default_value = "paper", value_parser = parse::<NickFormula>)]
+    pub formula: NickFormula,
+    /// Kernel computing the window sums: the paper's global, global-shared, shared (O(W^2) per
+    /// pixel), or fast (O(1) per pixel). All give the same result.
+    #[arg(long, default_value = "fast", value_parser = parse::<KernelKind>)]
+    pub kernel: KernelKind,
+}
+
+impl MethodArgs {
+    /// The parameters these arguments give.
+    pub fn params(&self) -> Params {
+        let defaults = self.method.defaults();
+        Params {
+            window: self.window.unwrap_or(defaults.window),
+            k: self.k.unwrap_or(defaults.k),
+            r: self.r,
+            formula: self.formula,
+            kernel: self.kernel,
+            ..defaults
+        }
+    }
+}
+
+fn parse<T: std::str::FromStr<Err = Error>>(s: &str) -> std::result::Result<T, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+/// `--binarize METHOD[:window=W,k=K,r=R,formula=F,kernel=K]`, e.g. `nick:window=45,k=-0.1`.
+pub fn spec(s: &str) -> std::result::Result<Params, String> {
+    let (method, rest) = s.split_once(':').unwrap_or((s, ""));
+    let mut params = parse::<Method>(method)?.defaults();
+    for pair in rest.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').ok_or_else(|| format!("'{pair}' is not KEY=VALUE"))?;
+        let number = |v: &str| v.parse::<f64>().map_err(|_| format!("{key}: '{v}' is not a number"));
+        match key {
+            "window" => {
+                params.window = value.parse().map_err(|_| format!("window: '{value}' is not a whole number"))?
+            }
+            "k" => params.k = number(value)?,
+            "r" => params.r = number(value)?,
+            "formula" => params.formula = parse(value)?,
+            "kernel" => params.kernel = parse(value)?,
+            _ => return Err(format!("unknown key '{key}' (window, k, r, formula, kernel)")),
+        }
+    }
+    params.validate().map_err(|e| e.to_string())?;
+    Ok(params)
+}
+
+#[derive(clap::Args)]
+pub struct BinarizeArgs {
+    /// Input page (any format `ccl label` reads); color becomes gray as OpenCV's
+    /// cvtColor(RGB2GRAY): (4899 R + 9617 G + 1868 B + 8192) >> 14; 16-bit samples are brought
+    /// to 8 bits (v / 257, rounded).
+    pub(super) input: PathBuf,
+    /// Output: .png or .tiff (8-bit gray) or .npy (uint8), ink 0 and background 255.
+    #[arg(short, long)]
+    pub(super) output: PathBuf,
+    #[command(flatten)]
+    pub(super) method: MethodArgs,
+    /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub(super) backend: BackendChoice,
+    /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
+    #[arg(long)]
+    pub(super) device: Option<ccl::DeviceId>,
+    /// Refuse inputs with more pixels than this, before decoding them.
+    #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
+    pub(super) max_pixels: u64,
+}
+
+/// Runs `ccl binarize`.
+pub fn binarize(args: BinarizeArgs) -> Result<()> {
+    let params = args.method.params();
+    params.validate()?;
+    io::check_output(&args.output, Some(&args.input))?;
+    let (page, source) = io::read_gray(&args.input, args.max_pixels)?;
+    say!("input: {} ({}x{}, {})", args.input.display(), page.width(), page.height(), source.describe());
+    let (device, how) = open_device(args.device, args.backend)?;
+    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    let mut binarizer = device.binarizer()?;
+    binarizer.prepare(&params)?;
+    let (ink, timings) = binarizer.binarize(&page, &params)?;
+    io::write_binary(&args.output, &ink)?;
+    let count = ink.pixels().iter().filter(|&&p| p != 0).count();
+    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
+    say!(
+        "{} ({} kernel): {count} ink pixels ({:.2} %) in {:.3} ms on the device; phases ms: {}",
+        params.describe(),
+        if params.method.is_local() { params.kernel.name() } else { "histogram" },
+        100.0 * count as f64 / ink.pixels().len() as f64,
+        timings.labeling_ms(),
+        phases.join(", ")
+    );
+    say!("wrote {}", args.output.display());
+    std::mem::forget(binarizer);
+    std::mem::forget(device);
+    Ok(())
+}
