@@ -435,7 +435,104 @@ def end_to_end(args, mode, host, wanted, rows):
                 print(f"{algorithm:24s} {row['name']:28s} min {min(times):.3f} ms", flush=True)
 
 
+BINARIZE_COLUMNS = ["machine", "device_id", "device", "setting", "window", "kernel", "image", "width", "height",
+                    "runs", "min_ms", "median_ms"]
+
+
+def binarize_peers(args):
+    """Nick (T = m + k sqrt(S2 / NP), k = -0.1) on FOLDER/images/page.npy (written by `ccl bench
+    binarize --save-images`), for each --windows, in the columns of ccl's binarize results.csv:
+
+    - device_id `cupy` (GPU, CUDA events around the whole computation, page already on the GPU):
+      m = uniform_filter(p), S2/NP = uniform_filter(p^2) in float32 (mode 'reflect', CuPy's
+      default), T = m + k sqrt(S2/NP), ink = p <= T; what a CuPy user writes.
+    - device_id `opencv` (CPU, all threads, host clock): cv2.ximgproc.niBlackThreshold(...,
+      BINARIZATION_NICK) when opencv-contrib is installed (odd windows only).
+    - device_id `doxapy` (CPU, host clock): doxapy.Binarization(NICK) with window and k, when
+      doxapy is installed.
+    """
+    page = np.load(os.path.join(args.folder, "images", "page.npy"))
+    h, w = page.shape
+    windows = [int(x) for x in args.windows.split(",")]
+    k = -0.1
+    out_path = args.out or os.path.join(args.folder, "peers.csv")
+    name = f"tiled-{w}x{h}"
+    with open(out_path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(BINARIZE_COLUMNS)
+
+        def emit(device_id, device, window, times):
+            times = sorted(times)
+            writer.writerow([machine(), device_id, device, f"nick window={window} k={k} formula=doxa", window,
+                             device_id, name, w, h, len(times), f"{times[0]:.6f}", f"{times[len(times) // 2]:.6f}"])
+            f.flush()
+            print(f"{device_id} W={window}: median {times[len(times) // 2]:.4f} ms")
+
+        try:
+            import cupy as cp
+            from cupyx.scipy import ndimage as cnd
+            d = cp.asarray(page)
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            for window in windows:
+                times = []
+                for run in range(args.warmup + args.runs):
+                    start.record()
+                    p = d.astype(cp.float32)
+                    m = cnd.uniform_filter(p, window)
+                    s2 = cnd.uniform_filter(p * p, window)
+                    ink = d <= m + k * cp.sqrt(s2)
+                    stop.record()
+                    stop.synchronize()
+                    if run >= args.warmup:
+                        times.append(cp.cuda.get_elapsed_time(start, stop))
+                del ink
+                emit("cupy", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), window, times)
+        except ImportError as e:
+            print(f"cupy: skipped ({e})", file=sys.stderr)
+        try:
+            import cv2
+            nick = cv2.ximgproc.niBlackThreshold
+            for window in windows:
+                if window % 2 == 0 or window < 3:
+                    continue
+                times = []
+                for run in range(args.warmup + args.runs):
+                    t0 = time.perf_counter()
+                    nick(page, 255, cv2.THRESH_BINARY, window, k, binarizationMethod=cv2.ximgproc.BINARIZATION_NICK)
+                    if run >= args.warmup:
+                        times.append((time.perf_counter() - t0) * 1e3)
+                emit("opencv", f"OpenCV {cv2.__version__} CPU", window, times)
+        except (ImportError, AttributeError) as e:
+            print(f"opencv ximgproc: skipped ({e})", file=sys.stderr)
+        try:
+            import doxapy
+            for window in windows:
+                times = []
+                out = np.empty(page.shape, np.uint8)
+                for run in range(args.warmup + args.runs):
+                    t0 = time.perf_counter()
+                    b = doxapy.Binarization(doxapy.Binarization.Algorithms.NICK)
+                    b.initialize(page)
+                    b.to_binary(out, {"window": window, "k": k})
+                    if run >= args.warmup:
+                        times.append((time.perf_counter() - t0) * 1e3)
+                emit("doxapy", "doxapy CPU", window, times)
+        except ImportError as e:
+            print(f"doxapy: skipped ({e})", file=sys.stderr)
+    print(f"wrote {out_path}")
+
+
 def main():
+    if "--binarize" in sys.argv:
+        ap = argparse.ArgumentParser(description=binarize_peers.__doc__)
+        ap.add_argument("folder", help="the --out folder of `ccl bench binarize --save-images`")
+        ap.add_argument("--binarize", action="store_true")
+        ap.add_argument("--windows", default="9,15,33,45,101,201")
+        ap.add_argument("--runs", type=int, default=10)
+        ap.add_argument("--warmup", type=int, default=2)
+        ap.add_argument("--out", default=None, help="CSV to write (default: FOLDER/peers.csv)")
+        binarize_peers(ap.parse_args())
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", help="the --out folder of `ccl bench ... --save-images`")
     ap.add_argument("--end-to-end", action="store_true",

@@ -27,8 +27,9 @@ fn uniform_noise(width: usize, height: usize, seed: u32) -> GrayImage {
     GrayImage::new(width, height, (0..width * height).map(|_| rng.next_u32() as u8).collect()).unwrap()
 }
 
-/// Pages of every awkward shape: single pixels and lines, a page wider than one fast-kernel
-/// tile (512 columns), one taller than one group of rows (64), flat pages.
+/// Pages of every awkward shape: single pixels and lines, pages wider than one fast-kernel
+/// tile (1024 columns, fewer for large windows), one taller than one group of rows (32), flat
+/// pages.
 fn pages() -> Vec<(String, GrayImage)> {
     vec![
         ("1x1".into(), GrayImage::new(1, 1, vec![90]).unwrap()),
@@ -39,6 +40,7 @@ fn pages() -> Vec<(String, GrayImage)> {
         ("document 67x41".into(), document(67, 41, 4)),
         ("document 530x21".into(), document(530, 21, 5)),
         ("noise 23x150".into(), uniform_noise(23, 150, 6)),
+        ("document 1100x9".into(), document(1100, 9, 8)),
     ]
 }
 

@@ -73,11 +73,15 @@ pub fn pages(folder: Option<&Path>, size: (usize, usize), limit: usize) -> Resul
             }
         }
         files.sort();
-        files.truncate(limit);
     }
+    let tile = match files.first() {
+        Some(first) => Some(io::read_gray(first, crate::MAX_PIXELS)?.0),
+        None => None,
+    };
     let mut out = Vec::new();
     let real: Vec<(String, GrayImage)> = files
         .iter()
+        .take(limit)
         .map(|f| {
             Ok((
                 f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -85,7 +89,6 @@ pub fn pages(folder: Option<&Path>, size: (usize, usize), limit: usize) -> Resul
             ))
         })
         .collect::<Result<_>>()?;
-    let tile = real.first().map(|(_, p)| p.clone());
     out.push((format!("tiled-{}x{}", size.0, size.1), tiled(tile.as_ref(), size)?));
     out.extend(real);
     Ok(out)

@@ -29,9 +29,9 @@ const FAST_GROUP: usize = 256;
 /// Span columns per work-item of the fast kernel.
 const FAST_COLUMNS: usize = 8;
 /// Output rows per group of the fast kernel.
-const FAST_ROWS: usize = 64;
+const FAST_ROWS: usize = 32;
 /// Most output columns per group of the fast kernel.
-const FAST_TILE_WIDTH: usize = 512;
+const FAST_TILE_WIDTH: usize = 1024;
 /// Pixels per group of the histogram kernel.
 const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
 
@@ -295,14 +295,44 @@ struct FastTiles {
     width: usize,
     height: usize,
     tile_width: usize,
+    rows_per_group: usize,
     columns: usize,
     rows: usize,
 }
 
 impl FastTiles {
+    /// The tiling of a `width` x `height` page for `window`: tiles of FAST_TILE_WIDTH x
+    /// FAST_ROWS (the best of a sweep on the H100 at 10 Mpx), made shorter, then narrower, while
+    /// the page would give fewer than MIN_GROUPS groups. `CCL_FAST_TILE=WxH` sets the tile's
+    /// most columns and its rows instead (for tuning on a device).
     fn new(width: usize, height: usize, window: usize) -> Self {
-        let tile_width = (FAST_GROUP * FAST_COLUMNS + 1 - window).min(FAST_TILE_WIDTH);
-        Self { width, height, tile_width, columns: width.div_ceil(tile_width), rows: height.div_ceil(FAST_ROWS) }
+        const MIN_GROUPS: usize = 256;
+        let groups = |w: usize, r: usize| width.div_ceil(w) * height.div_ceil(r);
+        let (most, rows) = std::env::var("CCL_FAST_TILE")
+            .ok()
+            .and_then(|s| {
+                let (w, h) = s.split_once('x')?;
+                Some((w.parse::<usize>().ok()?.max(1), h.parse::<usize>().ok()?.max(1)))
+            })
+            .unwrap_or_else(|| {
+                let (mut w, mut r) = (FAST_TILE_WIDTH, FAST_ROWS);
+                while groups(w, r) < MIN_GROUPS && r > 8 {
+                    r /= 2;
+                }
+                while groups(w, r) < MIN_GROUPS && w > 256 {
+                    w /= 2;
+                }
+                (w, r)
+            });
+        let tile_width = (FAST_GROUP * FAST_COLUMNS + 1 - window).min(most);
+        Self {
+            width,
+            height,
+            tile_width,
+            rows_per_group: rows,
+            columns: width.div_ceil(tile_width),
+            rows: height.div_ceil(rows),
+        }
     }
 
     fn groups(&self) -> usize {
@@ -332,7 +362,7 @@ impl FastTiles {
             Arg::F64(params.r),
             Arg::Buffer(stats),
             Arg::U32(self.tile_width as u32),
-            Arg::U32(FAST_ROWS as u32),
+            Arg::U32(self.rows_per_group as u32),
             Arg::Buffer(partial),
         ];
         Ok(gpu.launch(kernel, &range, &args)?)

@@ -1,0 +1,161 @@
+//! The command line of binarization: `ccl binarize` writes the library's result in DIBCO's
+//! convention, `ccl label --binarize` labels the binarized ink like the reference, `ccl eval`
+//! scores pages, and bad parameters are clean errors.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ccl::binarize::{reference, GrayImage, Method, NickFormula, Params};
+
+fn ccl() -> Command {
+    let bin = std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string());
+    Command::new(bin)
+}
+
+fn run(cmd: &mut Command) -> (Output, String) {
+    let out = cmd.output().expect("run ccl");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "ccl panicked:\n{text}");
+    (out, text)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccl-cli-binarize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A color page (the gray it becomes is known: OpenCV's RGB2GRAY).
+fn color_page(path: &Path) -> GrayImage {
+    let (w, h) = (97u32, 61u32);
+    let rgb = image::RgbImage::from_fn(w, h, |x, y| {
+        let ink = (x / 3 + y / 4) % 6 == 0;
+        let v = if ink { 40 + (x % 7) as u8 } else { 180 + (y % 50) as u8 };
+        image::Rgb([v, v.saturating_add(10), v.saturating_sub(5)])
+    });
+    rgb.save(path).unwrap();
+    let gray = rgb.pixels().map(|p| ccl::binarize::gray_from_rgb(p[0], p[1], p[2])).collect();
+    GrayImage::new(w as usize, h as usize, gray).unwrap()
+}
+
+#[test]
+fn binarize_writes_the_reference_result_with_ink_black() {
+    let input = scratch("page.png");
+    let page = color_page(&input);
+    let output = scratch("ink.png");
+    // `--k -0.1` parses as written.
+    let (out, text) = run(ccl().arg("binarize").arg(&input).arg("-o").arg(&output).args([
+        "--method",
+        "nick",
+        "--window",
+        "15",
+        "--k",
+        "-0.1",
+        "--formula",
+        "doxa",
+        "--kernel",
+        "shared",
+    ]));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("ms on the device"), "{text}");
+    let params = Params { window: 15, k: -0.1, formula: NickFormula::Doxa, ..Method::Nick.defaults() };
+    let expected = reference::binarize(&page, &params).unwrap();
+    let written = image::open(&output).unwrap().to_luma8();
+    for (w, e) in written.pixels().zip(expected.pixels()) {
+        assert_eq!(w[0], if *e != 0 { 0 } else { 255 }, "ink 0, background 255");
+    }
+    // Otsu to .npy (uint8).
+    let npy = scratch("ink.npy");
+    let (out, text) = run(ccl().arg("binarize").arg(&input).arg("-o").arg(&npy).args(["--method", "otsu"]));
+    assert!(out.status.success(), "{text}");
+    let bytes = std::fs::read(&npy).unwrap();
+    let array = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(array.shape(), &[61, 97]);
+    let values: Vec<u8> = array.into_vec().unwrap();
+    let expected = reference::binarize(&page, &Method::Otsu.defaults()).unwrap();
+    assert!(values.iter().zip(expected.pixels()).all(|(v, e)| *v == if *e != 0 { 0 } else { 255 }));
+}
+
+#[test]
+fn label_binarize_labels_the_ink_like_the_reference() {
+    let input = scratch("page2.png");
+    let page = color_page(&input);
+    let output = scratch("labels.npy");
+    let (out, text) = run(ccl().arg("label").arg(&input).arg("-o").arg(&output).args([
+        "--binarize",
+        "sauvola:window=21,k=0.2",
+        "--connectivity",
+        "4",
+        "--algo",
+        "bke_ic",
+    ]));
+    // BKE_IC is 8-connectivity only: a clean error first.
+    assert!(!out.status.success() && text.contains("does not support"), "{text}");
+    let (out, text) = run(ccl().arg("label").arg(&input).arg("-o").arg(&output).args([
+        "--binarize",
+        "sauvola:window=21,k=0.2",
+        "--connectivity",
+        "4",
+    ]));
+    assert!(out.status.success(), "{text}");
+    let params = Params { window: 21, k: 0.2, ..Method::Sauvola.defaults() };
+    let ink = reference::binarize(&page, &params).unwrap();
+    let (expected, count) = ccl::reference::label(&ink, ccl::Connectivity::Four).into_consecutive();
+    assert!(text.contains(&format!("{count} components")), "{text}");
+    let bytes = std::fs::read(&output).unwrap();
+    let labels: Vec<u32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+    assert_eq!(labels, expected.labels());
+}
+
+#[test]
+fn bad_binarization_arguments_are_clean_errors() {
+    let input = scratch("page3.png");
+    color_page(&input);
+    let out_png = scratch("x.png");
+    let cases: [(&[&str], &str); 6] = [
+        (&["binarize", "IN", "-o", "OUT", "--window", "0"], "window"),
+        (&["binarize", "IN", "-o", "OUT", "--method", "bernsen"], "method"),
+        (&["binarize", "IN", "-o", "OUT", "--formula", "opencv", "--window", "16"], "odd window"),
+        (&["label", "IN", "-o", "OUT", "--binarize", "nick:window=x"], "window"),
+        (&["label", "IN", "-o", "OUT", "--binarize", "nick:depth=3"], "unknown key"),
+        (&["label", "IN", "-o", "OUT", "--binarize", "otsu", "--threshold", "3"], "cannot be used with"),
+    ];
+    for (args, expected) in cases {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match *a {
+                "IN" => input.display().to_string(),
+                "OUT" => out_png.display().to_string(),
+                a => a.to_string(),
+            })
+            .collect();
+        let (out, text) = run(ccl().args(&args));
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(text.contains(expected), "{args:?}: expected '{expected}' in:\n{text}");
+    }
+}
+
+#[test]
+fn eval_scores_pages_against_their_ground_truth() {
+    let data = scratch("dibco");
+    let (originals, truth) = (data.join("2099/Originals"), data.join("2099/GT"));
+    std::fs::create_dir_all(&originals).unwrap();
+    std::fs::create_dir_all(&truth).unwrap();
+    let page = color_page(&originals.join("P01.png"));
+    // The ground truth is Otsu's own result: Otsu scores 100 % there.
+    let ink = reference::binarize(&page, &Method::Otsu.defaults()).unwrap();
+    let gt = image::GrayImage::from_fn(97, 61, |x, y| {
+        image::Luma([if ink.pixels()[(y * 97 + x) as usize] != 0 { 0 } else { 255 }])
+    });
+    gt.save(truth.join("P01_gt.png")).unwrap();
+    let csv = scratch("eval.csv");
+    let (out, text) = run(ccl().args(["eval", "--device", "cpu", "--data"]).arg(&data).arg("-o").arg(&csv));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("| otsu | 100.00 | 100.00 |"), "{text}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), 1 + ccl_settings(), "{rows}");
+}
+
+fn ccl_settings() -> usize {
+    // One row per setting for the single page.
+    12
+}
