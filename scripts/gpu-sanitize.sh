@@ -2,14 +2,36 @@
 # On the GPU machine (binaries staged by ../shared/tools/gpu-pack in .gpu/): runs the CUDA
 # kernels of UF, KE, BUF and BKE once under compute-sanitizer memcheck and racecheck on a
 # 512x512 random image (45 % density), 4- and 8-connectivity where supported; then every
-# algorithm under memcheck on a 2x1100000 image, whose launches are folded into the grid.
+# algorithm under memcheck on a 2x1100000 image, whose launches are folded into the grid; then
+# every binarization kernel (Nick with each formula, Wolf's statistics pass, Otsu's histogram)
+# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part.
 set -uo pipefail
+what=${1:-all}
 ccl=${CCL_BIN:-.gpu/bin/ccl}
 img=$(mktemp --suffix=.png)
 tall=$(mktemp --suffix=.png)
-trap 'rm -f "$img" "$tall" /tmp/sanitize.npy /tmp/sanitize-tall.npy' EXIT
-"$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
 rc=0
+page=$(mktemp --suffix=.png)
+trap 'rm -f "$img" "$tall" "$page" /tmp/sanitize.npy /tmp/sanitize-tall.npy /tmp/sanitize-ink.png' EXIT
+"$ccl" generate -o "$page" --width 513 --height 411 --density 30 --granularity 3 --seed 7
+sanitize_binarize() {
+  for tool in memcheck racecheck; do
+    out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png "$@" 2>&1)
+    code=$?
+    summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
+    echo "binarize $* $tool: exit $code; ${summary:-no summary}"
+    [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+  done
+}
+for kernel in global global-shared shared fast; do
+  sanitize_binarize --method nick --kernel "$kernel" --window 15
+  sanitize_binarize --method wolf --kernel "$kernel" --window 31
+done
+sanitize_binarize --method nick --formula opencv --kernel fast --window 45
+sanitize_binarize --method sauvola --kernel fast --window 301
+sanitize_binarize --method otsu
+[ "$what" = binarize ] && exit $rc
+"$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
 for algo in UF KE BUF BKE; do
   for conn in 4 8; do
     case $algo:$conn in BUF:4|BKE:4) continue ;; esac

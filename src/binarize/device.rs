@@ -142,10 +142,10 @@ impl GpuBinarizer {
             let start = std::time::Instant::now();
             let page = GrayImage::new(67, 37, (0..67 * 37).map(|i| (i * 37 % 251) as u8).collect())?;
             let on_device = self.upload(&page)?;
-            let warm = Params {
-                window: params.window.min(if params.border() == Border::Replicate { 31 } else { 67 }),
-                ..*params
-            };
+            // A small window keeps the paper's O(W^2) kernels quick, but it must select the
+            // same program: 64-bit sums from 258 on (odd, for the opencv formula).
+            let window = if params.wide_sums() { 259 } else { params.window.min(31) };
+            let warm = Params { window, ..*params };
             for kernel in KernelKind::ALL {
                 self.run(&on_device, &Params { kernel, ..warm })?;
             }
