@@ -140,9 +140,73 @@ DEVICE_FN uint window_extent(int c, int extent, int window)
 #endif
 }
 
+// The threshold in single precision, and in *magnitude a bound on the size of its terms: its
+// rounding error is far below 1e-5 of that (a few ulp per operation, whatever the device's
+// float division and square root).
+DEVICE_FN float threshold_float(ulong s1, ulong s2, ulong np, float k, float r, GLOBAL const double *stats,
+                                float *magnitude)
+{
+    const float n = (float)np;
+    const float m = (float)s1 / n;
+#if METHOD == METHOD_NICK
+#if FORMULA == FORMULA_PAPER
+    const float radicand = ((float)s2 - m * m) / n;
+#elif FORMULA == FORMULA_DOXA
+    const float radicand = (float)s2 / n;
+#else
+    const float radicand = 2.0f * ((float)s2 / n) - m * m;
+#endif
+    const float q = k * sqrt(radicand > 0.0f ? radicand : 0.0f);
+    *magnitude = m + fabs(q);
+    return m + q;
+#else
+    const float deviation = sqrt((float)(np * s2 - s1 * s1) / (n * n));
+#if METHOD == METHOD_NIBLACK
+    *magnitude = m + fabs(k * deviation);
+    return m + k * deviation;
+#elif METHOD == METHOD_SAUVOLA
+    *magnitude = m * (1.0f + fabs(k) * (deviation / r + 1.0f));
+    return m * (1.0f + k * (deviation / r - 1.0f));
+#else
+    const float lowest = (float)stats[0], widest = (float)stats[1];
+    const float ratio = widest > 0.0f ? deviation / widest : 0.0f;
+    *magnitude = m + fabs(k) * (1.0f + ratio) * (m + lowest);
+    return m - k * (1.0f - ratio) * (m - lowest);
+#endif
+#endif
+}
+
 // Whether a pixel of value p is ink, given its window sums. `stats` holds Wolf's image minimum
-// and maximum deviation (unused by the other methods).
+// and maximum deviation (unused by the other methods). Decided in single precision where the
+// threshold is clearly away from p (beyond a bound on the float rounding error); the few pixels
+// near their threshold take the exact double-precision path (is_ink_exact), so the decision is
+// always the exact one, at a fraction of the double-precision work.
+DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats);
+
 DEVICE_FN uchar is_ink(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats)
+{
+    float magnitude;
+    const float t = threshold_float(s1, s2, np, (float)k, (float)r, stats, &magnitude);
+    const float margin = 1e-3f + 1e-5f * magnitude;
+    const float d = (float)p - t;
+#if METHOD == METHOD_NICK && FORMULA == FORMULA_OPENCV
+    // Ink is p <= clamp(rint(T)): certain when T is clearly within half a level of p, or clearly
+    // above p + 1/2; clearly below p - 1/2 is background unless p = 0 (T saturates to 0).
+    if (fabs(d) < 0.5f - margin || d < -0.5f - margin)
+        return 1;
+    if (d > 0.5f + margin && p > 0)
+        return 0;
+#else
+    if (d < -margin)
+        return 1;
+    if (d > margin)
+        return 0;
+#endif
+    return is_ink_exact(p, s1, s2, np, k, r, stats);
+}
+
+// The exact decision: T in IEEE double, every operation rounded once, in the reference's order.
+DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats)
 {
     const double n = (double)np;
     const double m = DDIV((double)s1, n);
@@ -361,17 +425,31 @@ KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint wid
                 v2[j] += p * p;
             }
     }
+    // The pixels entering and leaving the columns' windows at the next row, and this item's
+    // output pixels of the current row, are read one step ahead (software pipelining): the
+    // reads are in flight while the group scans, instead of stalling the next step.
+    uint enter[FAST_COLUMNS], leave[FAST_COLUMNS], centre[FAST_COLUMNS];
+    for (int j = 0; j < FAST_COLUMNS; j++) {
+        const int x = span_x + first + j;
+        enter[j] = first + j < span ? pixel_at(gray, x, tile_y + 1 + after, w, h) : 0;
+        leave[j] = first + j < span ? pixel_at(gray, x, tile_y - before, w, h) : 0;
+    }
     for (int y = tile_y; y < rows_end; y++) {
         if (y > tile_y) {
             for (int j = 0; j < FAST_COLUMNS; j++) {
-                if (first + j < span) {
-                    const uint in = pixel_at(gray, span_x + first + j, y + after, w, h);
-                    const uint gone = pixel_at(gray, span_x + first + j, y - 1 - before, w, h);
-                    v1[j] += in - gone;
-                    v2[j] += in * in - gone * gone;
+                v1[j] += enter[j] - leave[j];
+                v2[j] += enter[j] * enter[j] - leave[j] * leave[j];
+            }
+            if (y + 1 < rows_end) {
+                for (int j = 0; j < FAST_COLUMNS; j++) {
+                    const int x = span_x + first + j;
+                    enter[j] = first + j < span ? pixel_at(gray, x, y + 1 + after, w, h) : 0;
+                    leave[j] = first + j < span ? pixel_at(gray, x, y - before, w, h) : 0;
                 }
             }
         }
+        for (int j = 0, c = (int)lid; j < FAST_COLUMNS; j++, c += FAST_GROUP)
+            centre[j] = c < (int)tile_width && tile_x + c < w ? gray[PIXEL_INDEX(tile_x + c, y, width)] : 0;
         // Prefix sums over the span: this item's part, then the items before it.
         uint a = 0;
         sum_t b = 0;
@@ -392,7 +470,7 @@ KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint wid
         }
         LOCAL_BARRIER();
         const uint rows_np = window_extent(y, h, W);
-        for (int c = (int)lid; c < (int)tile_width && tile_x + c < w; c += FAST_GROUP) {
+        for (int j = 0, c = (int)lid; j < FAST_COLUMNS && c < (int)tile_width && tile_x + c < w; j++, c += FAST_GROUP) {
             const int x = tile_x + c;
             const ulong s1 = (uint)(prefix1[c + W] - prefix1[c]);
             const ulong s2 = (sum_t)(prefix2[c + W] - prefix2[c]);
@@ -401,10 +479,9 @@ KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint wid
             const double n = (double)np;
             const double variance = DDIV((double)(np * s2 - s1 * s1), DMUL(n, n));
             widest = variance > widest ? variance : widest;
-            const uint p = gray[PIXEL_INDEX(x, y, width)];
-            lowest = p < lowest ? p : lowest;
+            lowest = centre[j] < lowest ? centre[j] : lowest;
 #else
-            out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+            out[PIXEL_INDEX(x, y, width)] = is_ink(centre[j], s1, s2, np, k, r, stats);
 #endif
         }
         LOCAL_BARRIER();

@@ -10,6 +10,11 @@ nvrtc_lib=$PWD/.cache/nvrtc/nvidia/cu13/lib
 log=$(mktemp)
 cargo test --profile checked --workspace "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# Binarization against OpenCV ximgproc and doxapy, pixel for pixel (CCL_REQUIRE_PEERS=1 makes
+# missing libraries a failure; .ci/run installs them).
+# The binary is the one the tests above built (profile checked).
+python3 scripts/check_binarize_peers.py target/checked/ccl 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 rm -f "$log"
 exit "$rc"

@@ -31,7 +31,7 @@ const FAST_COLUMNS: usize = 8;
 /// Output rows per group of the fast kernel.
 const FAST_ROWS: usize = 32;
 /// Most output columns per group of the fast kernel.
-const FAST_TILE_WIDTH: usize = 1024;
+const FAST_TILE_WIDTH: usize = 1536;
 /// Pixels per group of the histogram kernel.
 const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
 
@@ -306,7 +306,7 @@ impl FastTiles {
     /// the page would give fewer than MIN_GROUPS groups. `CCL_FAST_TILE=WxH` sets the tile's
     /// most columns and its rows instead (for tuning on a device).
     fn new(width: usize, height: usize, window: usize) -> Self {
-        const MIN_GROUPS: usize = 256;
+        const MIN_GROUPS: usize = 200;
         let groups = |w: usize, r: usize| width.div_ceil(w) * height.div_ceil(r);
         let (most, rows) = std::env::var("CCL_FAST_TILE")
             .ok()
