@@ -146,21 +146,21 @@ DEVICE_FN uint window_extent(int c, int extent, int window)
 DEVICE_FN float threshold_float(ulong s1, ulong s2, ulong np, float k, float r, GLOBAL const double *stats,
                                 float *magnitude)
 {
-    const float n = (float)np;
-    const float m = (float)s1 / n;
+    const float inverse = 1.0f / (float)np; // one division, then products
+    const float m = (float)s1 * inverse;
 #if METHOD == METHOD_NICK
 #if FORMULA == FORMULA_PAPER
-    const float radicand = ((float)s2 - m * m) / n;
+    const float radicand = ((float)s2 - m * m) * inverse;
 #elif FORMULA == FORMULA_DOXA
-    const float radicand = (float)s2 / n;
+    const float radicand = (float)s2 * inverse;
 #else
-    const float radicand = 2.0f * ((float)s2 / n) - m * m;
+    const float radicand = 2.0f * ((float)s2 * inverse) - m * m;
 #endif
     const float q = k * sqrt(radicand > 0.0f ? radicand : 0.0f);
     *magnitude = m + fabs(q);
     return m + q;
 #else
-    const float deviation = sqrt((float)(np * s2 - s1 * s1) / (n * n));
+    const float deviation = sqrt((float)(np * s2 - s1 * s1) * inverse * inverse);
 #if METHOD == METHOD_NIBLACK
     *magnitude = m + fabs(k * deviation);
     return m + k * deviation;
@@ -365,6 +365,35 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 
 #define FAST_SPAN (FAST_GROUP * FAST_COLUMNS)
 
+// Reads an item's FAST_COLUMNS pixels from column x of rows `in` and `out` (the rows entering and
+// leaving its columns' windows), of which the first `count` are in the span (0 for the others).
+// When the span's columns are all inside the image (`inside`, the same for the whole group) the
+// columns need no border test: one row test, then plain reads.
+DEVICE_FN void fetch_rows(GLOBAL const uchar *gray, int x, int count, int in, int out, int w, int h, int inside,
+                          uint *enter, uint *leave)
+{
+    if (inside) {
+#if BORDER == BORDER_REPLICATE
+        const int in_ok = 1, out_ok = 1;
+        in = in < h ? in : h - 1;
+        out = out > 0 ? out : 0;
+#else
+        const int in_ok = in < h, out_ok = out >= 0;
+#endif
+        GLOBAL const uchar *row_in = gray + PIXEL_INDEX(x, in_ok ? in : 0, (uint)w);
+        GLOBAL const uchar *row_out = gray + PIXEL_INDEX(x, out_ok ? out : 0, (uint)w);
+        for (int j = 0; j < FAST_COLUMNS; j++) {
+            enter[j] = in_ok && j < count ? row_in[j] : 0;
+            leave[j] = out_ok && j < count ? row_out[j] : 0;
+        }
+    } else {
+        for (int j = 0; j < FAST_COLUMNS; j++) {
+            enter[j] = j < count ? pixel_at(gray, x + j, in, w, h) : 0;
+            leave[j] = j < count ? pixel_at(gray, x + j, out, w, h) : 0;
+        }
+    }
+}
+
 // An exclusive scan of the items' (a, b) pairs in item order, double-buffered in local memory
 // (Hillis and Steele); every item of the group must call it.
 DEVICE_FN void fast_scan(LOCAL uint *sa, LOCAL sum_t *sb, uint lid, uint *a, sum_t *b)
@@ -429,24 +458,16 @@ KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint wid
     // output pixels of the current row, are read one step ahead (software pipelining): the
     // reads are in flight while the group scans, instead of stalling the next step.
     uint enter[FAST_COLUMNS], leave[FAST_COLUMNS], centre[FAST_COLUMNS];
-    for (int j = 0; j < FAST_COLUMNS; j++) {
-        const int x = span_x + first + j;
-        enter[j] = first + j < span ? pixel_at(gray, x, tile_y + 1 + after, w, h) : 0;
-        leave[j] = first + j < span ? pixel_at(gray, x, tile_y - before, w, h) : 0;
-    }
+    const int inside = span_x >= 0 && span_x + span <= w; // the span's columns all in the image
+    fetch_rows(gray, span_x + first, span - first, tile_y + 1 + after, tile_y - before, w, h, inside, enter, leave);
     for (int y = tile_y; y < rows_end; y++) {
         if (y > tile_y) {
             for (int j = 0; j < FAST_COLUMNS; j++) {
                 v1[j] += enter[j] - leave[j];
                 v2[j] += enter[j] * enter[j] - leave[j] * leave[j];
             }
-            if (y + 1 < rows_end) {
-                for (int j = 0; j < FAST_COLUMNS; j++) {
-                    const int x = span_x + first + j;
-                    enter[j] = first + j < span ? pixel_at(gray, x, y + 1 + after, w, h) : 0;
-                    leave[j] = first + j < span ? pixel_at(gray, x, y - before, w, h) : 0;
-                }
-            }
+            if (y + 1 < rows_end)
+                fetch_rows(gray, span_x + first, span - first, y + 1 + after, y - before, w, h, inside, enter, leave);
         }
         for (int j = 0, c = (int)lid; j < FAST_COLUMNS; j++, c += FAST_GROUP)
             centre[j] = c < (int)tile_width && tile_x + c < w ? gray[PIXEL_INDEX(tile_x + c, y, width)] : 0;

@@ -19,9 +19,6 @@ use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder};
 use crate::labeler::{GpuLabeler, Opened};
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
 
-/// How a binarizer's kernels were obtained (the labelers' [`BuildReport`]).
-pub type BinarizerBuilds = BuildReport;
-
 /// Side of the square work-groups of the paper's kernels (the paper's best on its GPUs: 16).
 const BLOCK: usize = 16;
 /// Work-items per group of the fast kernel and of Otsu's kernels.
