@@ -111,7 +111,9 @@ fn bad_binarization_arguments_are_clean_errors() {
     let input = scratch("page3.png");
     color_page(&input);
     let out_png = scratch("x.png");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
+        (&["binarize", "IN", "-o", "OUT", "--max-pixels", "10"], "more than the limit of 10 pixels"),
+        (&["label", "IN", "-o", "OUT", "--binarize", "nick", "--max-pixels", "10"], "more than the limit of 10 pixels"),
         (&["binarize", "IN", "-o", "OUT", "--window", "0"], "window"),
         (&["binarize", "IN", "-o", "OUT", "--method", "bernsen"], "method"),
         (&["binarize", "IN", "-o", "OUT", "--formula", "opencv", "--window", "16"], "odd window"),

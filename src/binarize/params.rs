@@ -65,10 +65,7 @@ impl fmt::Display for Method {
 impl FromStr for Method {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| invalid("method", s, &names(&Method::ALL)))
+        by_name(s, &Method::ALL, "method")
     }
 }
 
@@ -111,10 +108,7 @@ impl fmt::Display for NickFormula {
 impl FromStr for NickFormula {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        NickFormula::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| invalid("formula", s, &names(&NickFormula::ALL)))
+        by_name(s, &NickFormula::ALL, "formula")
     }
 }
 
@@ -166,10 +160,7 @@ impl fmt::Display for KernelKind {
 impl FromStr for KernelKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        KernelKind::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| invalid("kernel", s, &names(&KernelKind::ALL)))
+        by_name(s, &KernelKind::ALL, "kernel")
     }
 }
 
@@ -269,10 +260,11 @@ impl Params {
     }
 }
 
-fn names<T: fmt::Display>(all: &[T]) -> String {
-    all.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")
-}
-
-fn invalid(name: &str, given: &str, choices: &str) -> Error {
-    Error::InvalidParameter { name: name.into(), reason: format!("'{given}' is not one of {choices}") }
+/// The item of `all` whose name (its `Display`) is `s`, ignoring case; else an error naming
+/// `what` and the choices.
+fn by_name<T: Copy + fmt::Display>(s: &str, all: &[T], what: &str) -> Result<T> {
+    all.iter().copied().find(|m| m.to_string().eq_ignore_ascii_case(s)).ok_or_else(|| {
+        let choices = all.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ");
+        Error::InvalidParameter { name: what.into(), reason: format!("'{s}' is not one of {choices}") }
+    })
 }

@@ -173,24 +173,9 @@ pub fn probe(path: &Path) -> Result<SourceInfo> {
 /// `options.max_pixels` pixels, and checking the threshold against the file's sample range.
 pub fn read_image(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
-    let (mut decoder, format) = open_decoder(path)?;
-    let source = source_info(path, &decoder, format)?;
-    let limit = options.max_pixels.min(MAX_PIXELS);
-    if source.pixels() > limit {
-        return Err(Error::ImageTooLarge {
-            path: path.display().to_string(),
-            width: source.width,
-            height: source.height,
-            limit,
-            memory_bytes: estimated_peak_bytes(&source, 0),
-        });
-    }
-    check_threshold(path, options.binarize.threshold, source.samples)?;
-    // The limit of what the decoder may allocate follows the image's real size (the decoded
-    // buffer plus room for the decoder's own buffers), instead of the crate's fixed default.
-    let mut limits = Limits::no_limits();
-    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
-    decoder.set_limits(limits).map_err(|e| err(e.to_string()))?;
+    let (decoder, source) = open_limited(path, options.max_pixels, |source| {
+        check_threshold(path, options.binarize.threshold, source.samples)
+    })?;
     let color = decoder.color_type();
     let (w, h) = (source.width as usize, source.height as usize);
     let binarize = options.binarize;
@@ -241,6 +226,36 @@ fn check_threshold(path: &Path, threshold: Option<f64>, samples: SampleType) -> 
 }
 
 type Decoder = Box<dyn ImageDecoder>;
+
+/// Opens a decoder and reads the header; refuses an image of more than `max_pixels` pixels (or
+/// than [`MAX_PIXELS`]) before decoding, runs `check` on its description, and limits what the
+/// decoder may allocate to the image's real size (the decoded buffer plus room for the decoder's
+/// own buffers) instead of the crate's fixed default.
+fn open_limited(
+    path: &Path,
+    max_pixels: u64,
+    check: impl FnOnce(&SourceInfo) -> Result<()>,
+) -> Result<(Decoder, SourceInfo)> {
+    let (mut decoder, format) = open_decoder(path)?;
+    let source = source_info(path, &decoder, format)?;
+    let limit = max_pixels.min(MAX_PIXELS);
+    if source.pixels() > limit {
+        return Err(Error::ImageTooLarge {
+            path: path.display().to_string(),
+            width: source.width,
+            height: source.height,
+            limit,
+            memory_bytes: estimated_peak_bytes(&source, 0),
+        });
+    }
+    check(&source)?;
+    let mut limits = Limits::no_limits();
+    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
+    decoder
+        .set_limits(limits)
+        .map_err(|e| Error::ImageRead { path: path.display().to_string(), reason: e.to_string() })?;
+    Ok((decoder, source))
+}
 
 fn open_decoder(path: &Path) -> Result<(Decoder, Option<ImageFormat>)> {
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
@@ -415,21 +430,7 @@ fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u
 /// bits. Alpha is ignored. Multi-frame files: the first frame.
 pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
-    let (mut decoder, format) = open_decoder(path)?;
-    let source = source_info(path, &decoder, format)?;
-    let limit = max_pixels.min(MAX_PIXELS);
-    if source.pixels() > limit {
-        return Err(Error::ImageTooLarge {
-            path: path.display().to_string(),
-            width: source.width,
-            height: source.height,
-            limit,
-            memory_bytes: estimated_peak_bytes(&source, 0),
-        });
-    }
-    let mut limits = Limits::no_limits();
-    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
-    decoder.set_limits(limits).map_err(|e| err(e.to_string()))?;
+    let (decoder, source) = open_limited(path, max_pixels, |_| Ok(()))?;
     let color = decoder.color_type().has_color();
     let decoded = catch_unwind(AssertUnwindSafe(|| image::DynamicImage::from_decoder(decoder)))
         .map_err(|_| err("the decoder failed on malformed data".into()))?
