@@ -2,7 +2,8 @@
 //!
 //! The GPU algorithms of IPAS 2018 and TPDS 2020 on OpenCL (any vendor, or a CPU through POCL)
 //! and CUDA, from one kernel source and one host schedule per algorithm, checked against a CPU
-//! reference.
+//! reference; and binarization of gray pages on the same devices ([`binarize`]), whose result
+//! the labelers take without it leaving the device.
 //!
 //! ```no_run
 //! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler};
