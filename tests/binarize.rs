@@ -249,3 +249,28 @@ fn otsu_splits_two_levels_between_them() {
     let flat = [0u64; 256];
     assert_eq!(reference::otsu_threshold(&flat), 0);
 }
+
+/// A 10 Mpx page gets the fast kernel's full-size tiles (1536 columns x 32 rows), which the small
+/// pages above never reach; 5000 columns wide, it has tiles whose spans lie inside the page
+/// (read without border tests).
+#[test]
+fn a_ten_megapixel_page_equals_the_reference() {
+    // Uniform noise: many pixels lie near their threshold, so any error in the sums shows.
+    let page = uniform_noise(5000, 2000, 21);
+    let cases = [
+        Params { window: 9, ..Method::Nick.defaults() },
+        Params { window: 201, ..Method::Nick.defaults() },
+        Params { window: 45, formula: NickFormula::OpenCv, ..Method::Nick.defaults() },
+        Params { window: 45, ..Method::Wolf.defaults() },
+    ];
+    for params in cases {
+        let expected = reference::binarize(&page, &params).unwrap();
+        for d in common::shared_devices() {
+            let mut binarizer = d.device.binarizer().unwrap();
+            let gray = binarizer.upload(&page).unwrap();
+            let (ink, _) = binarizer.binarize_on_device(&gray, &params).unwrap();
+            let got = binarizer.download(&ink).unwrap();
+            assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+        }
+    }
+}
