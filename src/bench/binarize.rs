@@ -62,35 +62,22 @@ pub struct BinarizeBench {
 
 /// The pages measured: a large page tiled from a real one (`size`), then the real pages.
 pub fn pages(folder: Option<&Path>, size: (usize, usize), limit: usize) -> Result<Vec<(String, GrayImage)>> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if let Some(folder) = folder {
-        for year in std::fs::read_dir(folder)
-            .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?
-            .flatten()
-        {
-            if let Ok((images, _)) = io::list_images(&year.path().join("Originals")) {
-                files.extend(images);
-            }
-        }
-        files.sort();
-    }
-    let tile = match files.first() {
-        Some(first) => Some(io::read_gray(first, crate::MAX_PIXELS)?.0),
-        None => None,
+    let files: Vec<PathBuf> = match folder {
+        Some(folder) => io::dibco_pages(folder)?.into_iter().map(|(original, _)| original).collect(),
+        None => Vec::new(),
     };
-    let mut out = Vec::new();
-    let real: Vec<(String, GrayImage)> = files
-        .iter()
-        .take(limit)
-        .map(|f| {
-            Ok((
-                f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-                io::read_gray(f, crate::MAX_PIXELS)?.0,
-            ))
-        })
-        .collect::<Result<_>>()?;
-    out.push((format!("tiled-{}x{}", size.0, size.1), tiled(tile.as_ref(), size)?));
-    out.extend(real);
+    let read = |f: &PathBuf| -> Result<(String, GrayImage)> {
+        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok((name, io::read_gray(f, crate::MAX_PIXELS)?.0))
+    };
+    // The first page is read once, for the tiling and (within `limit`) as itself.
+    let first = files.first().map(read).transpose()?;
+    let tiled_page = tiled(first.as_ref().map(|(_, p)| p), size)?;
+    let mut out = vec![(format!("tiled-{}x{}", size.0, size.1), tiled_page)];
+    out.extend(first.filter(|_| limit > 0));
+    for f in files.iter().skip(1).take(limit.saturating_sub(1)) {
+        out.push(read(f)?);
+    }
     Ok(out)
 }
 
@@ -168,8 +155,7 @@ pub fn run(
                         continue;
                     }
                     let params = Params { window, kernel, ..bench.params };
-                    params.validate()?;
-                    binarizer.prepare(&params)?;
+                    binarizer.prepare(&params)?; // checks the parameters too
                     let mut times = Vec::new();
                     for run in 0..bench.warmup + bench.runs {
                         let (_, t) = binarizer.binarize_on_device(&on_device, &params)?;

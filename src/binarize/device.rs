@@ -99,11 +99,20 @@ pub fn all_builds() -> Vec<Vec<Define>> {
 /// The kernels of one program.
 struct Program {
     config: Config,
-    thresholds: Vec<(KernelKind, Kernel)>,
+    /// The threshold kernels, in [`KernelKind::ALL`] order.
+    thresholds: Vec<Kernel>,
     wolf_statistics: Kernel,
     histogram: Kernel,
     otsu_threshold: Kernel,
     otsu_apply: Kernel,
+}
+
+impl Program {
+    /// The threshold kernel of `kind`.
+    fn threshold(&mut self, kind: KernelKind) -> &mut Kernel {
+        let index = KernelKind::ALL.iter().position(|&k| k == kind).expect("every kind is in ALL");
+        &mut self.thresholds[index]
+    }
 }
 
 /// The binarizer of one GPU (or OpenCL CPU) device, with a command queue of its own.
@@ -160,7 +169,7 @@ impl GpuBinarizer {
         let program = GpuLabeler::build(gpu, &crate::kernels::BINARIZE, &config.defines(), &mut self.builds)?;
         let mut thresholds = Vec::new();
         for kind in KernelKind::ALL {
-            thresholds.push((kind, gpu.kernel(&program, kind.function())?));
+            thresholds.push(gpu.kernel(&program, kind.function())?);
         }
         let [wolf_statistics, histogram, otsu_threshold, otsu_apply] = crate::schedule::kernels(
             gpu,
@@ -211,7 +220,7 @@ impl GpuBinarizer {
         let out = gpu.alloc(n)?;
         let threshold = Config::of(params, false);
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
-        let window = params.window.min(super::MAX_WINDOW);
+        let window = params.window;
         let fast = FastTiles::new(width, height, window as usize);
         let mut scratch = Vec::new();
         match params.method {
@@ -243,7 +252,7 @@ impl GpuBinarizer {
                     let pass =
                         self.programs.iter().position(|p| p.config == Config::of(params, true)).expect("prepared");
                     let p = &mut self.programs[pass];
-                    let kernel = &mut p.thresholds.iter_mut().find(|(k, _)| *k == KernelKind::Fast).expect("built").1;
+                    let kernel = p.threshold(KernelKind::Fast);
                     fast.launch(gpu, kernel, (input, &out), window, params, &self.no_stats, &partial)?;
                     let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
                     let args = [Arg::Buffer(&partial), Arg::U32(fast.groups() as u32), Arg::Buffer(&stats)];
@@ -257,7 +266,7 @@ impl GpuBinarizer {
                 };
                 let stats_buffer = stats.as_ref().unwrap_or(&self.no_stats);
                 let p = &mut self.programs[program];
-                let kernel = &mut p.thresholds.iter_mut().find(|(k, _)| *k == params.kernel).expect("built").1;
+                let kernel = p.threshold(params.kernel);
                 if params.kernel == KernelKind::Fast {
                     fast.launch(gpu, kernel, (input, &out), window, params, stats_buffer, &self.no_stats)?;
                 } else {

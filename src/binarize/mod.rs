@@ -169,8 +169,7 @@ impl Binarizer {
 
     /// Uploads, binarizes and downloads a page; the timings include the upload and download.
     pub fn binarize(&mut self, gray: &GrayImage, params: &Params) -> Result<(BinaryImage, Timings)> {
-        params.validate()?;
-        self.prepare(params)?;
+        self.prepare(params)?; // checks the parameters too
         let start = Instant::now();
         let on_device = self.upload(gray)?;
         let upload = PhaseTime { phase: Phase::Upload, ms: start.elapsed().as_secs_f64() * 1e3 };

@@ -8,7 +8,6 @@ use ccl::bench::{self, BenchOptions, Input, Mode, RecordWriter};
 use ccl::io::{write_atomically, Binarize};
 use ccl::{Algorithm, BackendKind, Connectivity, DeviceId, Error, Result};
 use clap::{Args, Subcommand};
-use npyz::WriterBuilder;
 
 use super::args;
 use super::console::{note, say};
@@ -228,13 +227,8 @@ fn save_inputs(dir: &Path, inputs: &[Input]) -> Result<()> {
     for input in inputs {
         let file = format!("{}.npy", input.name);
         let path = images.join(&file);
-        let (w, h) = (input.image.width() as u64, input.image.height() as u64);
-        write_atomically(&path, |out| {
-            let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(&[h, w]).writer(out).begin_nd()?;
-            writer.extend(input.image.pixels().iter().map(|&p| u8::from(p != 0)))?;
-            writer.finish()
-        })
-        .map_err(|e| werr(&path, e.to_string()))?;
+        let (w, h) = (input.image.width(), input.image.height());
+        ccl::io::write_npy_u8(&path, (w, h), input.image.pixels().iter().map(|&p| u8::from(p != 0)))?;
         let (d, g) = (input.density.to_string(), input.granularity.to_string());
         rows.push([input.name.clone(), file, w.to_string(), h.to_string(), d, g]);
     }
@@ -380,13 +374,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         let (name, page) = &pages[0];
         let path = out.join("images").join("page.npy");
         std::fs::create_dir_all(out.join("images")).map_err(|e| werr(&path, e.to_string()))?;
-        let (w, h) = (page.width() as u64, page.height() as u64);
-        write_atomically(&path, |o| {
-            let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(&[h, w]).writer(o).begin_nd()?;
-            writer.extend(page.pixels().iter().copied())?;
-            writer.finish()
-        })
-        .map_err(|e| werr(&path, e.to_string()))?;
+        ccl::io::write_npy_u8(&path, (page.width(), page.height()), page.pixels().iter().copied())?;
         say!("saved {name} as {}", path.display());
     }
     let path = out.join("results.csv");

@@ -108,7 +108,6 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let (device, how) = open_device(args.device, args.backend)?;
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     let mut binarizer = device.binarizer()?;
-    binarizer.prepare(&params)?;
     let (ink, timings) = binarizer.binarize(&page, &params)?;
     io::write_binary(&args.output, &ink)?;
     let count = ink.pixels().iter().filter(|&&p| p != 0).count();

@@ -48,23 +48,8 @@ pub fn settings() -> Vec<Params> {
 
 /// The (original, ground truth) pairs under `data`, sorted.
 fn pairs(data: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
-    let read = |p: &Path| {
-        std::fs::read_dir(p).map_err(|e| Error::FileRead { path: p.display().to_string(), reason: e.to_string() })
-    };
-    let mut out = Vec::new();
-    for year in read(data)?.flatten() {
-        let originals = year.path().join("Originals");
-        let Ok(files) = read(&originals) else { continue };
-        for file in files.flatten() {
-            let path = file.path();
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let truth = year.path().join("GT").join(format!("{stem}_gt.png"));
-            if truth.is_file() {
-                out.push((path, truth));
-            }
-        }
-    }
-    out.sort();
+    let out: Vec<(PathBuf, PathBuf)> =
+        io::dibco_pages(data)?.into_iter().filter_map(|(original, truth)| Some((original, truth?))).collect();
     if out.is_empty() {
         return Err(Error::FileRead {
             path: data.display().to_string(),

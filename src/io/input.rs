@@ -158,6 +158,24 @@ pub fn list_images(folder: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok(files.into_iter().partition(|p| ImageFormat::from_path(p).is_ok()))
 }
 
+/// The pages of a DIBCO-style folder, sorted: every image in `folder/YEAR/Originals/`, each
+/// with its ground truth `folder/YEAR/GT/NAME_gt.png` when that exists.
+pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
+    let years = std::fs::read_dir(folder)
+        .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
+    let mut out = Vec::new();
+    for year in years.flatten() {
+        let Ok((originals, _)) = list_images(&year.path().join("Originals")) else { continue };
+        for original in originals {
+            let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let truth = year.path().join("GT").join(format!("{stem}_gt.png"));
+            out.push((original, truth.is_file().then_some(truth)));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// Reads any image the `image` crate decodes and binarizes it (see the module documentation).
 pub fn read_binary(path: &Path, binarize: Binarize) -> Result<BinaryImage> {
     Ok(read_image(path, &ReadOptions { binarize, ..ReadOptions::default() })?.image)

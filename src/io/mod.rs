@@ -5,7 +5,7 @@ mod input;
 mod output;
 
 pub use input::{
-    available_memory, estimated_peak_bytes, list_images, probe, read_binary, read_gray, read_image, Binarize,
-    DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
+    available_memory, dibco_pages, estimated_peak_bytes, list_images, probe, read_binary, read_gray, read_image,
+    Binarize, DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
 };
-pub use output::{check_output, colorize, write_atomically, write_binary, write_labels, LabelFormat};
+pub use output::{check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, LabelFormat};

@@ -124,15 +124,7 @@ pub fn write_binary(path: &Path, ink: &crate::BinaryImage) -> Result<()> {
     let pixels: Vec<u8> = ink.pixels().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect();
     let (width, height) = (ink.width() as u32, ink.height() as u32);
     write_atomically(path, |w| match format {
-        LabelFormat::Npy => {
-            let mut writer = npyz::WriteOptions::<u8>::new()
-                .default_dtype()
-                .shape(&[u64::from(height), u64::from(width)])
-                .writer(w)
-                .begin_nd()?;
-            writer.extend(pixels.iter().copied())?;
-            writer.finish()
-        }
+        LabelFormat::Npy => npy_u8(w, (width as usize, height as usize), pixels.iter().copied()),
         LabelFormat::Png => {
             use image::ImageEncoder;
             image::codecs::png::PngEncoder::new(w)
@@ -147,6 +139,24 @@ pub fn write_binary(path: &Path, ink: &crate::BinaryImage) -> Result<()> {
         }
     })
     .map_err(|e| err(e.to_string()))
+}
+
+/// Writes `values` (row-major, `width` x `height`) as a `.npy` of uint8 with shape (H, W),
+/// atomically (see [`write_atomically`]).
+pub fn write_npy_u8(path: &Path, (width, height): (usize, usize), values: impl IntoIterator<Item = u8>) -> Result<()> {
+    write_atomically(path, |w| npy_u8(w, (width, height), values))
+        .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
+}
+
+fn npy_u8(
+    w: &mut impl Write,
+    (width, height): (usize, usize),
+    values: impl IntoIterator<Item = u8>,
+) -> std::io::Result<()> {
+    let mut writer =
+        npyz::WriteOptions::<u8>::new().default_dtype().shape(&[height as u64, width as u64]).writer(w).begin_nd()?;
+    writer.extend(values)?;
+    writer.finish()
 }
 
 fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
