@@ -4,6 +4,10 @@
 // ---- kernels-cl/prelude.h
 // OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
 #define KERNEL __kernel
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once: a CUDA register budget; nothing in OpenCL (PoCL 5.0 fails to build
+// some kernels that carry reqd_work_group_size).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups)
 #define GLOBAL __global
 #define LOCAL __local
 #define DEVICE_FN
@@ -40,6 +44,8 @@
 #define DDIV(a, b) ((a) / (b))
 #define DSQRT(a) sqrt(a)
 #define DRINT(a) rint(a)
+// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+#define FRSQRT(x) rsqrt(x)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.
@@ -91,7 +97,8 @@ typedef uint index_t;
 //   BORDER   BORDER_CLIP or BORDER_REPLICATE
 //   WIDE_SUMS 1 when S2 may pass 2^32 (W > 257): window sums in 64 bits
 //   BLOCK    side of the square work-groups of the paper's kernels
-//   FAST_GROUP, FAST_COLUMNS  work-items of the fast kernel's groups, span columns per item
+//   FAST_GROUP, FAST_SPAN, FAST_BATCH  the fast kernel's work-items per group, span columns
+//            (a multiple of FAST_GROUP) and rows per batch (FAST_GROUP / FAST_BATCH divides FAST_SPAN)
 //   FAST_STATS 1: the fast kernel computes Wolf's statistics instead of thresholding
 // Runtime parameters of the local methods: k, and r (Sauvola's dynamic range R); Wolf reads its
 // image statistics (min gray, max deviation) from `stats`, written by the statistics pass.
@@ -138,13 +145,18 @@ DEVICE_FN uint window_extent(int c, int extent, int window)
 #endif
 }
 
-// The threshold in single precision, and in *magnitude a bound on the size of its terms: its
-// rounding error is far below 1e-5 of that (a few ulp per operation, whatever the device's
-// float division and square root).
-DEVICE_FN float threshold_float(ulong s1, ulong s2, ulong np, float k, float r, GLOBAL const double *stats,
-                                float *magnitude)
+// A square root for the single-precision threshold: x * rsqrt(x) (a few ulp, both dialects).
+DEVICE_FN float root_float(float x)
 {
-    const float inverse = 1.0f / (float)np; // one division, then products
+    return x > 0.0f ? x * FRSQRT(x) : 0.0f;
+}
+
+// The threshold in single precision, from the window sums and `inverse` = 1 / NP, and in
+// *magnitude a bound on the size of its terms: its rounding error is far below 1e-5 of that (a
+// few ulp per operation, whatever the device's float division and reciprocal square root).
+DEVICE_FN float threshold_float(uint s1, sum_t s2, uint np, float inverse, float k, float r,
+                                GLOBAL const double *stats, float *magnitude)
+{
     const float m = (float)s1 * inverse;
 #if METHOD == METHOD_NICK
 #if FORMULA == FORMULA_PAPER
@@ -154,11 +166,11 @@ DEVICE_FN float threshold_float(ulong s1, ulong s2, ulong np, float k, float r, 
 #else
     const float radicand = 2.0f * ((float)s2 * inverse) - m * m;
 #endif
-    const float q = k * sqrt(radicand > 0.0f ? radicand : 0.0f);
+    const float q = k * root_float(radicand);
     *magnitude = m + fabs(q);
     return m + q;
 #else
-    const float deviation = sqrt((float)(np * s2 - s1 * s1) * inverse * inverse);
+    const float deviation = root_float((float)((ulong)np * s2 - (ulong)s1 * s1) * inverse * inverse);
 #if METHOD == METHOD_NIBLACK
     *magnitude = m + fabs(k * deviation);
     return m + k * deviation;
@@ -174,17 +186,19 @@ DEVICE_FN float threshold_float(ulong s1, ulong s2, ulong np, float k, float r, 
 #endif
 }
 
-// Whether a pixel of value p is ink, given its window sums. `stats` holds Wolf's image minimum
-// and maximum deviation (unused by the other methods). Decided in single precision where the
-// threshold is clearly away from p (beyond a bound on the float rounding error); the few pixels
-// near their threshold take the exact double-precision path (is_ink_exact), so the decision is
-// always the exact one, at a fraction of the double-precision work.
+// Whether a pixel of value p is ink, given its window sums, NP and `inverse` = 1 / NP (in single
+// precision; the caller may know it already). `stats` holds Wolf's image minimum and maximum
+// deviation (unused by the other methods). Decided in single precision where the threshold is
+// clearly away from p (beyond a bound on the float rounding error); the few pixels near their
+// threshold take the exact double-precision path (is_ink_exact), so the decision is always the
+// exact one, at a fraction of the double-precision work.
 DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats);
 
-DEVICE_FN uchar is_ink(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats)
+DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, double k, double r,
+                       GLOBAL const double *stats)
 {
     float magnitude;
-    const float t = threshold_float(s1, s2, np, (float)k, (float)r, stats, &magnitude);
+    const float t = threshold_float(s1, s2, np, inverse, (float)k, (float)r, stats, &magnitude);
     const float margin = 1e-3f + 1e-5f * magnitude;
     const float d = (float)p - t;
 #if METHOD == METHOD_NICK && FORMULA == FORMULA_OPENCV
@@ -261,8 +275,8 @@ KERNEL void threshold_global(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
             s2 += p * p;
         }
     }
-    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+    const uint np = window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
 }
 
 // Algorithm 3 (Global-Shared): the group's own BLOCK x BLOCK tile is loaded into local memory;
@@ -299,8 +313,8 @@ KERNEL void threshold_global_shared(GLOBAL const uchar *gray, GLOBAL uchar *out,
             s2 += p * p;
         }
     }
-    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(tile[ty * BLOCK + tx], s1, s2, np, k, r, stats);
+    const uint np = window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(tile[ty * BLOCK + tx], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
 }
 
 // Algorithm 4 (Shared): every window pixel is read from local memory. The paper loads the
@@ -342,68 +356,71 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
     }
     if (x >= w || y >= h)
         return;
-    const ulong np = (ulong)window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], s1, s2, np, k, r, stats);
+    const uint np = window_extent(x, w, W) * window_extent(y, h, W);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
 }
 
 // ---- The fast kernel: O(1) work per pixel whatever the window.
 //
-// A group of FAST_GROUP items owns `tile_width` output columns and `tile_rows` output rows. Its
-// span is the tile's columns widened by the window: tile_width + W - 1 <= FAST_GROUP *
-// FAST_COLUMNS columns, FAST_COLUMNS consecutive ones per item. Each item keeps the vertical
-// window sums of its columns in registers and slides them down one row at a time (add the row
-// entering the window, subtract the one leaving it), so a column costs two reads per row
-// whatever W is. For each row the group turns the span's vertical sums into prefix sums (each
-// item over its columns, then an exclusive scan of the items' totals in local memory), and an
-// output pixel's window sum is the difference of two prefix sums. Sums wrap modulo 2^32 (or
-// 2^64) exactly, as the true window sums fit.
+// A group of FAST_GROUP items owns a tile of `tile_width` output columns and `tile_rows` output
+// rows. Its span is the tile's columns widened by the window (from span_x = tile_x - before,
+// tile_width + W - 1 <= FAST_SPAN columns). The group walks down the tile FAST_BATCH rows at a
+// time, in four steps separated by barriers:
+//  1. vertical sums: each item keeps the window sums of the span columns lid, lid + FAST_GROUP,
+//     ... in registers and slides them down one row at a time (add the row entering the window,
+//     subtract the one leaving it: two coalesced reads per column and row, whatever W is), and
+//     stores them in local memory, one array per row of the batch;
+//  2. prefix sums along each row: FAST_ROW_ITEMS items per row, each over FAST_SLICE consecutive
+//     columns, in registers; each slice's total goes to local memory;
+//  3. the items of each row scan their slice totals (exclusive prefix sums: the slices' offsets);
+//  4. each item adds its slice's offset and stores the row's prefix sums; an output pixel's
+//     window sums are then the difference of two prefix sums, and the pixel is decided.
+// Sums wrap modulo 2^32 (or 2^64) exactly, as the true window sums fit.
 //
 // Built with FAST_STATS=1 the same pass writes, instead of pixels, each group's minimum gray and
 // largest window variance to `partial` (Wolf's image statistics; wolf_statistics finishes them).
 
-#define FAST_SPAN (FAST_GROUP * FAST_COLUMNS)
-
-// Reads an item's FAST_COLUMNS pixels from column x of rows `in` and `out` (the rows entering and
-// leaving its columns' windows), of which the first `count` are in the span (0 for the others).
-// When the span's columns are all inside the image (`inside`, the same for the whole group) the
-// columns need no border test: one row test, then plain reads.
-DEVICE_FN void fetch_rows(GLOBAL const uchar *gray, int x, int count, int in, int out, int w, int h, int inside,
-                          uint *enter, uint *leave)
-{
-    if (inside) {
-#if BORDER == BORDER_REPLICATE
-        const int in_ok = 1, out_ok = 1;
-        in = in < h ? in : h - 1;
-        out = out > 0 ? out : 0;
+#define FAST_VERTICAL (FAST_SPAN / FAST_GROUP)       // span columns per item in step 1
+#define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in steps 2 and 4
+#define FAST_SLICE (FAST_SPAN / FAST_ROW_ITEMS)      // consecutive columns per item there
+// Where prefix position i (0 ..= FAST_SPAN; position s + 1 ends with span column s) of a row
+// lies in local memory: one padding word every 32, so that items reading consecutive slices of
+// FAST_SLICE words do not meet in a bank.
+#define FAST_PAD(i) ((i) + ((i) >> 5))
+#define FAST_ROW_STRIDE (FAST_PAD(FAST_SPAN) + 1)
+// Groups of the fast kernel that a compute unit should hold at once (a register budget hint).
+#ifndef FAST_GROUPS_PER_UNIT
+#if WIDE_SUMS
+#define FAST_GROUPS_PER_UNIT 2
 #else
-        const int in_ok = in < h, out_ok = out >= 0;
+#define FAST_GROUPS_PER_UNIT 4
 #endif
-        GLOBAL const uchar *row_in = gray + PIXEL_INDEX(x, in_ok ? in : 0, (uint)w);
-        GLOBAL const uchar *row_out = gray + PIXEL_INDEX(x, out_ok ? out : 0, (uint)w);
-        for (int j = 0; j < FAST_COLUMNS; j++) {
-            enter[j] = in_ok && j < count ? row_in[j] : 0;
-            leave[j] = out_ok && j < count ? row_out[j] : 0;
-        }
-    } else {
-        for (int j = 0; j < FAST_COLUMNS; j++) {
-            enter[j] = j < count ? pixel_at(gray, x + j, in, w, h) : 0;
-            leave[j] = j < count ? pixel_at(gray, x + j, out, w, h) : 0;
-        }
-    }
+#endif
+
+// The image row `y` that a window row stands for (the nearest edge row with BORDER_REPLICATE),
+// or -1 for none (BORDER_CLIP, outside the image).
+DEVICE_FN int window_row(int y, int h)
+{
+#if BORDER == BORDER_REPLICATE
+    return y < 0 ? 0 : (y >= h ? h - 1 : y);
+#else
+    return y >= 0 && y < h ? y : -1;
+#endif
 }
 
-// An exclusive scan of the items' (a, b) pairs in item order, double-buffered in local memory
-// (Hillis and Steele); every item of the group must call it.
-DEVICE_FN void fast_scan(LOCAL uint *sa, LOCAL sum_t *sb, uint lid, uint *a, sum_t *b)
+// Step 3: exclusive prefix sums of the pairs (*a, *b) over the items of each row (`slice` is an
+// item's place in its row), in item order, double-buffered in local memory (Hillis and Steele).
+// Every item of the group calls it.
+DEVICE_FN void row_scan(LOCAL uint *sa, LOCAL sum_t *sb, int lid, int slice, uint *a, sum_t *b)
 {
     uint va = *a;
     sum_t vb = *b;
-    uint buffer = 0;
+    int buffer = 0;
     sa[lid] = va;
     sb[lid] = vb;
     LOCAL_BARRIER();
-    for (uint offset = 1; offset < FAST_GROUP; offset *= 2) {
-        if (lid >= offset) {
+    for (int offset = 1; offset < FAST_ROW_ITEMS; offset *= 2) {
+        if (slice >= offset) {
             va += sa[buffer * FAST_GROUP + lid - offset];
             vb += sb[buffer * FAST_GROUP + lid - offset];
         }
@@ -416,92 +433,140 @@ DEVICE_FN void fast_scan(LOCAL uint *sa, LOCAL sum_t *sb, uint lid, uint *a, sum
     *b = vb - *b;
 }
 
-KERNEL void threshold_fast(GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window,
-                           double k, double r, GLOBAL const double *stats, uint tile_width, uint tile_rows,
-                           GLOBAL double *partial)
+KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshold_fast(
+    GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window, double k, double r,
+    GLOBAL const double *stats, uint tile_width, uint tile_rows, GLOBAL double *partial)
 {
-    LOCAL_ARRAY(uint, prefix1, FAST_SPAN + 1);
-    LOCAL_ARRAY(sum_t, prefix2, FAST_SPAN + 1);
-    LOCAL_ARRAY(uint, scan1, 2 * FAST_GROUP);
-    LOCAL_ARRAY(sum_t, scan2, 2 * FAST_GROUP);
-    const uint lid = LOCAL_ID_X;
+    LOCAL_ARRAY(uint, prefix1, FAST_BATCH * FAST_ROW_STRIDE);
+    LOCAL_ARRAY(sum_t, prefix2, FAST_BATCH * FAST_ROW_STRIDE);
+    LOCAL_ARRAY(uint, totals1, 2 * FAST_GROUP);
+    LOCAL_ARRAY(sum_t, totals2, 2 * FAST_GROUP);
+    const int lid = (int)LOCAL_ID_X;
     const int w = (int)width, h = (int)height, W = (int)window;
     const int before = (W - 1) / 2, after = W / 2;
     const int tile_x = (int)(GROUP_ID_X * tile_width), tile_y = (int)(GROUP_ID_Y * tile_rows);
     if (tile_x >= w || tile_y >= h)
         return;
     const int span_x = tile_x - before, span = (int)tile_width + W - 1;
-    const int first = (int)lid * FAST_COLUMNS;
     const int rows_end = tile_y + (int)tile_rows < h ? tile_y + (int)tile_rows : h;
+    const int columns = tile_x + (int)tile_width < w ? (int)tile_width : w - tile_x; // output columns
+    // Whether every span column lies in the image: no column needs a border test then.
+    const int inside = span_x >= 0 && span_x + span <= w;
 #if FAST_STATS
     LOCAL_ARRAY(double, reduce_var, FAST_GROUP);
     LOCAL_ARRAY(uint, reduce_min, FAST_GROUP);
     double widest = 0.0;
     uint lowest = 255;
 #endif
+    if (lid < FAST_BATCH) {
+        prefix1[lid * FAST_ROW_STRIDE] = 0; // position 0 of every row, never written again
+        prefix2[lid * FAST_ROW_STRIDE] = 0;
+    }
 
-    // The vertical sums of this item's columns over the first output row's window.
-    uint v1[FAST_COLUMNS], v2[FAST_COLUMNS];
-    for (int j = 0; j < FAST_COLUMNS; j++) {
+    // Step 1's columns: the image column each reads (-1: none, its sums stay 0), and their
+    // vertical sums over the first output row's window.
+    int column[FAST_VERTICAL];
+    uint v1[FAST_VERTICAL];
+    sum_t v2[FAST_VERTICAL];
+    for (int j = 0; j < FAST_VERTICAL; j++) {
+        const int s = lid + j * FAST_GROUP, x = span_x + s;
+#if BORDER == BORDER_REPLICATE
+        column[j] = s < span ? (x < 0 ? 0 : (x >= w ? w - 1 : x)) : -1;
+#else
+        column[j] = s < span && x >= 0 && x < w ? x : -1;
+#endif
         v1[j] = 0;
         v2[j] = 0;
-        if (first + j < span)
-            for (int y = tile_y - before; y <= tile_y + after; y++) {
-                const uint p = pixel_at(gray, span_x + first + j, y, w, h);
-                v1[j] += p;
-                v2[j] += p * p;
-            }
     }
-    // The pixels entering and leaving the columns' windows at the next row, and this item's
-    // output pixels of the current row, are read one step ahead (software pipelining): the
-    // reads are in flight while the group scans, instead of stalling the next step.
-    uint enter[FAST_COLUMNS], leave[FAST_COLUMNS], centre[FAST_COLUMNS];
-    const int inside = span_x >= 0 && span_x + span <= w; // the span's columns all in the image
-    fetch_rows(gray, span_x + first, span - first, tile_y + 1 + after, tile_y - before, w, h, inside, enter, leave);
-    for (int y = tile_y; y < rows_end; y++) {
-        if (y > tile_y) {
-            for (int j = 0; j < FAST_COLUMNS; j++) {
-                v1[j] += enter[j] - leave[j];
-                v2[j] += enter[j] * enter[j] - leave[j] * leave[j];
+    for (int y = tile_y - before; y <= tile_y + after; y++) {
+        const int row = window_row(y, h);
+        const index_t line = PIXEL_INDEX(0, row < 0 ? 0 : row, width);
+        for (int j = 0; j < FAST_VERTICAL; j++) {
+            const uint p = row >= 0 && column[j] >= 0 ? gray[line + column[j]] : 0;
+            v1[j] += p;
+            v2[j] += p * p;
+        }
+    }
+    // 1 / NP of this item's output columns (x = lid + j * FAST_GROUP) in rows whose window is
+    // all inside the image: most rows need no division.
+    float inverse[FAST_VERTICAL];
+    for (int j = 0; j < FAST_VERTICAL; j++)
+        inverse[j] = 1.0f / (float)(window_extent(tile_x + lid + j * FAST_GROUP, w, W) * (uint)W);
+
+    const int slice_row = lid / FAST_ROW_ITEMS, slice = lid % FAST_ROW_ITEMS;
+    const int slice_base = slice_row * FAST_ROW_STRIDE;
+    for (int y0 = tile_y; y0 < rows_end; y0 += FAST_BATCH) {
+        // 1. The vertical sums of the batch's rows.
+        for (int b = 0; b < FAST_BATCH; b++) {
+            const int y = y0 + b;
+            if (y > tile_y) {
+                const int in = window_row(y + after, h), leave = window_row(y - 1 - before, h);
+                const index_t line_in = PIXEL_INDEX(0, in < 0 ? 0 : in, width);
+                const index_t line_out = PIXEL_INDEX(0, leave < 0 ? 0 : leave, width);
+                for (int j = 0; j < FAST_VERTICAL; j++) {
+                    const int x = inside ? span_x + lid + j * FAST_GROUP : column[j];
+                    const int read = inside || x >= 0;
+                    const uint e = in >= 0 && read ? gray[line_in + x] : 0;
+                    const uint l = leave >= 0 && read ? gray[line_out + x] : 0;
+                    v1[j] += e - l;
+                    v2[j] += (sum_t)(e * e) - (sum_t)(l * l);
+                }
             }
-            if (y + 1 < rows_end)
-                fetch_rows(gray, span_x + first, span - first, y + 1 + after, y - before, w, h, inside, enter, leave);
-        }
-        for (int j = 0, c = (int)lid; j < FAST_COLUMNS; j++, c += FAST_GROUP)
-            centre[j] = c < (int)tile_width && tile_x + c < w ? gray[PIXEL_INDEX(tile_x + c, y, width)] : 0;
-        // Prefix sums over the span: this item's part, then the items before it.
-        uint a = 0;
-        sum_t b = 0;
-        for (int j = 0; j < FAST_COLUMNS; j++) {
-            a += v1[j];
-            b += v2[j];
-        }
-        fast_scan(scan1, scan2, lid, &a, &b);
-        for (int j = 0; j < FAST_COLUMNS; j++) {
-            a += v1[j];
-            b += v2[j];
-            prefix1[first + j + 1] = a;
-            prefix2[first + j + 1] = b;
-        }
-        if (lid == 0) {
-            prefix1[0] = 0;
-            prefix2[0] = 0;
+            for (int j = 0; j < FAST_VERTICAL; j++) {
+                const int position = lid + j * FAST_GROUP + 1;
+                prefix1[b * FAST_ROW_STRIDE + FAST_PAD(position)] = v1[j];
+                prefix2[b * FAST_ROW_STRIDE + FAST_PAD(position)] = v2[j];
+            }
         }
         LOCAL_BARRIER();
-        const uint rows_np = window_extent(y, h, W);
-        for (int j = 0, c = (int)lid; j < FAST_COLUMNS && c < (int)tile_width && tile_x + c < w; j++, c += FAST_GROUP) {
-            const int x = tile_x + c;
-            const ulong s1 = (uint)(prefix1[c + W] - prefix1[c]);
-            const ulong s2 = (sum_t)(prefix2[c + W] - prefix2[c]);
-            const ulong np = (ulong)window_extent(x, w, W) * rows_np;
+        // 2. Prefix sums within each item's slice of a row, in place.
+        uint total1 = 0;
+        sum_t total2 = 0;
+        for (int i = 0; i < FAST_SLICE; i++) {
+            const int at = slice_base + FAST_PAD(slice * FAST_SLICE + i + 1);
+            total1 += prefix1[at];
+            total2 += prefix2[at];
+            prefix1[at] = total1;
+            prefix2[at] = total2;
+        }
+        // 3. The slices' offsets: an exclusive scan of the slice totals along each row.
+        uint offset1 = total1;
+        sum_t offset2 = total2;
+        row_scan(totals1, totals2, lid, slice, &offset1, &offset2);
+        // 4. The rows' prefix sums (each slice's plus its offset), then the batch's output pixels.
+        for (int i = 0; i < FAST_SLICE; i++) {
+            const int at = slice_base + FAST_PAD(slice * FAST_SLICE + i + 1);
+            prefix1[at] += offset1;
+            prefix2[at] += offset2;
+        }
+        LOCAL_BARRIER();
+        // (Loops of constant trip counts with the bounds tested inside: PoCL 5.0 cannot build a
+        // loop that a branch may skip between two barriers.)
+        for (int b = 0; b < FAST_BATCH; b++) {
+            const int y = y0 + b;
+            if (y >= rows_end)
+                continue;
+            const uint rows_np = window_extent(y, h, W);
+            const index_t line = PIXEL_INDEX(tile_x, y, width);
+            const int base = b * FAST_ROW_STRIDE;
+            for (int j = 0; j < FAST_VERTICAL; j++) {
+                const int x = lid + j * FAST_GROUP;
+                if (x >= columns)
+                    continue;
+                const uint s1 = prefix1[base + FAST_PAD(x + W)] - prefix1[base + FAST_PAD(x)];
+                const sum_t s2 = prefix2[base + FAST_PAD(x + W)] - prefix2[base + FAST_PAD(x)];
+                const uint np = window_extent(tile_x + x, w, W) * rows_np;
+                const float inverse_np = rows_np == (uint)W ? inverse[j] : 1.0f / (float)np;
+                const uint p = gray[line + x];
 #if FAST_STATS
-            const double n = (double)np;
-            const double variance = DDIV((double)(np * s2 - s1 * s1), DMUL(n, n));
-            widest = variance > widest ? variance : widest;
-            lowest = centre[j] < lowest ? centre[j] : lowest;
+                const double n = (double)np;
+                const double variance = DDIV((double)((ulong)np * s2 - (ulong)s1 * s1), DMUL(n, n));
+                widest = variance > widest ? variance : widest;
+                lowest = p < lowest ? p : lowest;
 #else
-            out[PIXEL_INDEX(x, y, width)] = is_ink(centre[j], s1, s2, np, k, r, stats);
+                out[line + x] = is_ink(p, s1, s2, np, inverse_np, k, r, stats);
 #endif
+            }
         }
         LOCAL_BARRIER();
     }

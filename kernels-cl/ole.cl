@@ -4,6 +4,10 @@
 // ---- kernels-cl/prelude.h
 // OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
 #define KERNEL __kernel
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once: a CUDA register budget; nothing in OpenCL (PoCL 5.0 fails to build
+// some kernels that carry reqd_work_group_size).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups)
 #define GLOBAL __global
 #define LOCAL __local
 #define DEVICE_FN
@@ -40,6 +44,8 @@
 #define DDIV(a, b) ((a) / (b))
 #define DSQRT(a) sqrt(a)
 #define DRINT(a) rint(a)
+// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+#define FRSQRT(x) rsqrt(x)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

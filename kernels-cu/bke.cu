@@ -7,6 +7,9 @@ typedef unsigned char uchar;
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once (CUDA's launch bounds: a register budget).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups) __launch_bounds__((x) * (y) * (z), (groups))
 #define GLOBAL
 #define LOCAL
 #define DEVICE_FN __device__ __forceinline__
@@ -42,6 +45,8 @@ typedef unsigned long long ulong;
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
+// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+#define FRSQRT(x) rsqrtf(x)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

@@ -3,6 +3,9 @@ typedef unsigned char uchar;
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once (CUDA's launch bounds: a register budget).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups) __launch_bounds__((x) * (y) * (z), (groups))
 #define GLOBAL
 #define LOCAL
 #define DEVICE_FN __device__ __forceinline__
@@ -38,3 +41,5 @@ typedef unsigned long long ulong;
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
+// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+#define FRSQRT(x) rsqrtf(x)

@@ -23,12 +23,14 @@ use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, 
 const BLOCK: usize = 16;
 /// Work-items per group of the fast kernel and of Otsu's kernels.
 const FAST_GROUP: usize = 256;
-/// Span columns per work-item of the fast kernel.
-const FAST_COLUMNS: usize = 8;
+/// Span columns of the fast kernel's groups (output columns plus the window's W - 1) and rows per
+/// batch: with 32-bit sums, and with 64-bit ones (windows up to MAX_WINDOW = 2048).
+const FAST_SPAN: usize = 1024;
+const FAST_BATCH: usize = 4;
+const FAST_SPAN_WIDE: usize = 3072;
+const FAST_BATCH_WIDE: usize = 1;
 /// Output rows per group of the fast kernel.
 const FAST_ROWS: usize = 32;
-/// Most output columns per group of the fast kernel.
-const FAST_TILE_WIDTH: usize = 1536;
 /// Pixels per group of the histogram kernel.
 const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
 
@@ -72,9 +74,19 @@ impl Config {
             Define::flag("FAST_STATS", self.stats),
             Define::int("BLOCK", BLOCK as i64),
             Define::int("FAST_GROUP", FAST_GROUP as i64),
-            Define::int("FAST_COLUMNS", FAST_COLUMNS as i64),
+            Define::int("FAST_SPAN", fast_span(self.wide) as i64),
+            Define::int("FAST_BATCH", if self.wide { FAST_BATCH_WIDE } else { FAST_BATCH } as i64),
             Define::flag("FLOAT64", true),
         ]
+    }
+}
+
+/// The fast kernel's span columns, with 64-bit sums or not.
+fn fast_span(wide: bool) -> usize {
+    if wide {
+        FAST_SPAN_WIDE
+    } else {
+        FAST_SPAN
     }
 }
 
@@ -221,7 +233,7 @@ impl GpuBinarizer {
         let threshold = Config::of(params, false);
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
         let window = params.window;
-        let fast = FastTiles::new(width, height, window as usize);
+        let fast = FastTiles::new(width, height, window as usize, params.wide_sums());
         let mut scratch = Vec::new();
         match params.method {
             Method::Otsu => {
@@ -296,7 +308,7 @@ impl GpuBinarizer {
 }
 
 /// The fast kernel's tiling of a page: groups of `tile_width` output columns (the span, widened
-/// by the window, fits the group's registers) and FAST_ROWS rows.
+/// by the window, fits the group's local memory) and `rows_per_group` rows.
 struct FastTiles {
     width: usize,
     height: usize,
@@ -307,38 +319,28 @@ struct FastTiles {
 }
 
 impl FastTiles {
-    /// The tiling of a `width` x `height` page for `window`: tiles of FAST_TILE_WIDTH x
-    /// FAST_ROWS (the best of a sweep on the H100 at 10 Mpx), made shorter, then narrower, while
-    /// the page would give fewer than MIN_GROUPS groups. `CCL_FAST_TILE=WxH` sets the tile's
-    /// most columns and its rows instead (for tuning on a device).
-    fn new(width: usize, height: usize, window: usize) -> Self {
-        const MIN_GROUPS: usize = 200;
-        let groups = |w: usize, r: usize| width.div_ceil(w) * height.div_ceil(r);
-        let (most, rows) = std::env::var("CCL_FAST_TILE")
-            .ok()
-            .and_then(|s| {
-                let (w, h) = s.split_once('x')?;
-                Some((w.parse::<usize>().ok()?.max(1), h.parse::<usize>().ok()?.max(1)))
-            })
-            .unwrap_or_else(|| {
-                let (mut w, mut r) = (FAST_TILE_WIDTH, FAST_ROWS);
-                while groups(w, r) < MIN_GROUPS && r > 8 {
-                    r /= 2;
-                }
-                while groups(w, r) < MIN_GROUPS && w > 256 {
-                    w /= 2;
-                }
-                (w, r)
-            });
-        let tile_width = (FAST_GROUP * FAST_COLUMNS + 1 - window).min(most);
-        Self {
-            width,
-            height,
-            tile_width,
-            rows_per_group: rows,
-            columns: width.div_ceil(tile_width),
-            rows: height.div_ceil(rows),
-        }
+    /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums): the page's
+    /// columns split evenly into the fewest tiles whose span fits, FAST_ROWS rows (the best of a
+    /// sweep on the H100 at 10 Mpx), halved while the page would give fewer than MIN_GROUPS
+    /// groups. `CCL_FAST_TILE=WxH` caps the tile's columns at W and sets its rows to H instead
+    /// (for tuning on a device).
+    fn new(width: usize, height: usize, window: usize, wide: bool) -> Self {
+        const MIN_GROUPS: usize = 300;
+        let tuning = std::env::var("CCL_FAST_TILE").ok().and_then(|s| {
+            let (w, h) = s.split_once('x')?;
+            Some((w.parse::<usize>().ok()?.max(1), h.parse::<usize>().ok()?.max(1)))
+        });
+        let most = (fast_span(wide) + 1 - window).min(tuning.map_or(usize::MAX, |t| t.0));
+        let columns = width.div_ceil(most);
+        let tile_width = width.div_ceil(columns);
+        let rows_per_group = tuning.map(|t| t.1).unwrap_or_else(|| {
+            let mut rows = FAST_ROWS;
+            while columns * height.div_ceil(rows) < MIN_GROUPS && rows > 4 {
+                rows /= 2;
+            }
+            rows
+        });
+        Self { width, height, tile_width, rows_per_group, columns, rows: height.div_ceil(rows_per_group) }
     }
 
     fn groups(&self) -> usize {
