@@ -186,6 +186,23 @@ DEVICE_FN float threshold_float(uint s1, sum_t s2, uint np, float inverse, float
 #endif
 }
 
+// The runtime parameters of the local methods: k, and r (Sauvola's dynamic range R), in double
+// precision for the exact decision and in single precision for the fast one.
+typedef struct {
+    double k, r;
+    float k_float, r_float;
+} method_params;
+
+DEVICE_FN method_params method_params_of(double k, double r)
+{
+    method_params params;
+    params.k = k;
+    params.r = r;
+    params.k_float = (float)k;
+    params.r_float = (float)r;
+    return params;
+}
+
 // Whether a pixel of value p is ink, given its window sums, NP and `inverse` = 1 / NP (in single
 // precision; the caller may know it already). `stats` holds Wolf's image minimum and maximum
 // deviation (unused by the other methods). Decided in single precision where the threshold is
@@ -194,11 +211,11 @@ DEVICE_FN float threshold_float(uint s1, sum_t s2, uint np, float inverse, float
 // exact one, at a fraction of the double-precision work.
 DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats);
 
-DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, double k, double r,
+DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, method_params params,
                        GLOBAL const double *stats)
 {
     float magnitude;
-    const float t = threshold_float(s1, s2, np, inverse, (float)k, (float)r, stats, &magnitude);
+    const float t = threshold_float(s1, s2, np, inverse, params.k_float, params.r_float, stats, &magnitude);
     const float margin = 1e-3f + 1e-5f * magnitude;
     const float d = (float)p - t;
 #if METHOD == METHOD_NICK && FORMULA == FORMULA_OPENCV
@@ -214,7 +231,7 @@ DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, double
     if (d > margin)
         return 0;
 #endif
-    return is_ink_exact(p, s1, s2, np, k, r, stats);
+    return is_ink_exact(p, s1, s2, np, params.k, params.r, stats);
 }
 
 // The exact decision: T in IEEE double, every operation rounded once, in the reference's order.
@@ -276,7 +293,7 @@ KERNEL void threshold_global(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
         }
     }
     const uint np = window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, method_params_of(k, r), stats);
 }
 
 // Algorithm 3 (Global-Shared): the group's own BLOCK x BLOCK tile is loaded into local memory;
@@ -314,7 +331,7 @@ KERNEL void threshold_global_shared(GLOBAL const uchar *gray, GLOBAL uchar *out,
         }
     }
     const uint np = window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(tile[ty * BLOCK + tx], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(tile[ty * BLOCK + tx], (uint)s1, s2, np, 1.0f / (float)np, method_params_of(k, r), stats);
 }
 
 // Algorithm 4 (Shared): every window pixel is read from local memory. The paper loads the
@@ -357,24 +374,27 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
     if (x >= w || y >= h)
         return;
     const uint np = window_extent(x, w, W) * window_extent(y, h, W);
-    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, k, r, stats);
+    out[PIXEL_INDEX(x, y, width)] = is_ink(gray[PIXEL_INDEX(x, y, width)], (uint)s1, s2, np, 1.0f / (float)np, method_params_of(k, r), stats);
 }
 
 // ---- The fast kernel: O(1) work per pixel whatever the window.
 //
 // A group of FAST_GROUP items owns a tile of `tile_width` output columns and `tile_rows` output
 // rows. Its span is the tile's columns widened by the window (from span_x = tile_x - before,
-// tile_width + W - 1 <= FAST_SPAN columns). The group walks down the tile FAST_BATCH rows at a
-// time, in four steps separated by barriers:
-//  1. vertical sums: each item keeps the window sums of the span columns lid, lid + FAST_GROUP,
-//     ... in registers and slides them down one row at a time (add the row entering the window,
-//     subtract the one leaving it: two coalesced reads per column and row, whatever W is), and
-//     stores them in local memory, one array per row of the batch;
-//  2. prefix sums along each row: FAST_ROW_ITEMS items per row, each over FAST_SLICE consecutive
-//     columns, in registers; each slice's total goes to local memory;
+// tile_width + W - 1 <= FAST_SPAN columns). Each item owns the span columns lid, lid +
+// FAST_GROUP, ... (neighbouring items read neighbouring bytes) and first sums them over the
+// window of the tile's first row: row by row, or, when the host passes `use_blocks` (windows
+// taller than two blocks), from the whole blocks of 32 rows that column_blocks summed, plus the
+// rows around them. Then the group walks down the tile FAST_BATCH rows at a time, in four steps
+// separated by barriers:
+//  1. vertical sums: each item slides its columns' window sums down one row at a time (add the
+//     row entering the window, subtract the one leaving it: two reads per column and row,
+//     whatever W is) and stores them in local memory, one array per row of the batch;
+//  2. prefix sums along each row, in place: FAST_ROW_ITEMS items per row, each over FAST_SLICE
+//     consecutive columns;
 //  3. the items of each row scan their slice totals (exclusive prefix sums: the slices' offsets);
-//  4. each item adds its slice's offset and stores the row's prefix sums; an output pixel's
-//     window sums are then the difference of two prefix sums, and the pixel is decided.
+//  4. each item adds its slice's offset to its slice; an output pixel's window sums are then the
+//     difference of two prefix sums, and the pixel is decided.
 // Sums wrap modulo 2^32 (or 2^64) exactly, as the true window sums fit.
 //
 // Built with FAST_STATS=1 the same pass writes, instead of pixels, each group's minimum gray and
@@ -389,12 +409,10 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 #define FAST_PAD(i) ((i) + ((i) >> 5))
 #define FAST_ROW_STRIDE (FAST_PAD(FAST_SPAN) + 1)
 // Groups of the fast kernel that a compute unit should hold at once (a register budget hint).
-#ifndef FAST_GROUPS_PER_UNIT
 #if WIDE_SUMS
 #define FAST_GROUPS_PER_UNIT 2
 #else
 #define FAST_GROUPS_PER_UNIT 4
-#endif
 #endif
 
 // The image row `y` that a window row stands for (the nearest edge row with BORDER_REPLICATE),
@@ -406,6 +424,28 @@ DEVICE_FN int window_row(int y, int h)
 #else
     return y >= 0 && y < h ? y : -1;
 #endif
+}
+
+// Rows per block of the column sums that start a tile whose window is tall (column_blocks).
+#define FAST_BLOCK_ROWS 32
+
+// The sums of every column over each whole block of FAST_BLOCK_ROWS rows: S1 of block b at
+// blocks[b * width + x], S2 at blocks[(blocks_down + b) * width + x] (blocks_down = height /
+// FAST_BLOCK_ROWS). With them the fast kernel starts a tile from a tall window in O(W / 32 + 64)
+// reads per column instead of O(W). One work-item per column and block.
+KERNEL void column_blocks(GLOBAL const uchar *gray, GLOBAL uint *blocks, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, b = GLOBAL_ID_Y, blocks_down = height / FAST_BLOCK_ROWS;
+    if (x >= width || b >= blocks_down)
+        return;
+    uint s1 = 0, s2 = 0;
+    for (uint i = 0; i < FAST_BLOCK_ROWS; i++) {
+        const uint p = gray[PIXEL_INDEX(x, b * FAST_BLOCK_ROWS + i, width)];
+        s1 += p;
+        s2 += p * p;
+    }
+    blocks[(index_t)b * width + x] = s1;
+    blocks[((index_t)blocks_down + b) * width + x] = s2;
 }
 
 // Step 3: exclusive prefix sums of the pairs (*a, *b) over the items of each row (`slice` is an
@@ -435,7 +475,8 @@ DEVICE_FN void row_scan(LOCAL uint *sa, LOCAL sum_t *sb, int lid, int slice, uin
 
 KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshold_fast(
     GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window, double k, double r,
-    GLOBAL const double *stats, uint tile_width, uint tile_rows, GLOBAL double *partial)
+    GLOBAL const double *stats, uint tile_width, uint tile_rows, GLOBAL double *partial, GLOBAL const uint *blocks,
+    uint use_blocks)
 {
     LOCAL_ARRAY(uint, prefix1, FAST_BATCH * FAST_ROW_STRIDE);
     LOCAL_ARRAY(sum_t, prefix2, FAST_BATCH * FAST_ROW_STRIDE);
@@ -478,20 +519,63 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         v1[j] = 0;
         v2[j] = 0;
     }
-    for (int y = tile_y - before; y <= tile_y + after; y++) {
-        const int row = window_row(y, h);
-        const index_t line = PIXEL_INDEX(0, row < 0 ? 0 : row, width);
+    const int lo = tile_y - before, hi = tile_y + after; // the window's rows
+    const int top = lo > 0 ? lo : 0, bottom = hi < h - 1 ? hi : h - 1; // those in the image
+    // With use_blocks, the whole blocks of FAST_BLOCK_ROWS rows between top and bottom come from
+    // column_blocks, and only the rows above and below them are read here.
+    int first_block = 0, end_block = 0;
+    if (use_blocks) {
+        first_block = (top + FAST_BLOCK_ROWS - 1) / FAST_BLOCK_ROWS;
+        end_block = (bottom + 1) / FAST_BLOCK_ROWS;
+        if (end_block < first_block)
+            end_block = first_block;
+    }
+    const int whole = end_block > first_block;
+    const int upper = whole ? first_block * FAST_BLOCK_ROWS - top : bottom - top + 1; // rows from top
+    const int lower_start = end_block * FAST_BLOCK_ROWS, lower = whole ? bottom + 1 - lower_start : 0;
+#pragma unroll 4
+    for (int i = 0; i < upper + lower; i++) {
+        const index_t line = PIXEL_INDEX(0, i < upper ? top + i : lower_start + i - upper, width);
         for (int j = 0; j < FAST_VERTICAL; j++) {
-            const uint p = row >= 0 && column[j] >= 0 ? gray[line + column[j]] : 0;
+            const uint p = column[j] >= 0 ? gray[line + column[j]] : 0;
             v1[j] += p;
             v2[j] += p * p;
         }
     }
-    // 1 / NP of this item's output columns (x = lid + j * FAST_GROUP) in rows whose window is
-    // all inside the image: most rows need no division.
+    const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
+    for (int b = first_block; b < end_block; b++) {
+        for (int j = 0; j < FAST_VERTICAL; j++) {
+            if (column[j] >= 0) {
+                v1[j] += blocks[(index_t)b * width + column[j]];
+                v2[j] += blocks[plane + (index_t)b * width + column[j]];
+            }
+        }
+    }
+#if BORDER == BORDER_REPLICATE
+    // Window rows above (below) the image repeat its first (last) row.
+    for (int j = 0; j < FAST_VERTICAL; j++) {
+        if (column[j] >= 0) {
+            const uint first_p = gray[column[j]], last_p = gray[PIXEL_INDEX(column[j], h - 1, width)];
+            const uint above = (uint)(top - lo), below = (uint)(hi - bottom);
+            v1[j] += above * first_p + below * last_p;
+            v2[j] += (sum_t)above * (first_p * first_p) + (sum_t)below * (last_p * last_p);
+        }
+    }
+#endif
+    // Step 5's output columns x = lid + j * FAST_GROUP: their columns' share of NP, 1 / NP in
+    // rows whose window is all inside the image (most rows need no division), and where their
+    // windows' prefix sums lie in a row.
+    uint columns_np[FAST_VERTICAL];
     float inverse[FAST_VERTICAL];
-    for (int j = 0; j < FAST_VERTICAL; j++)
-        inverse[j] = 1.0f / (float)(window_extent(tile_x + lid + j * FAST_GROUP, w, W) * (uint)W);
+    int at_start[FAST_VERTICAL], at_end[FAST_VERTICAL];
+    for (int j = 0; j < FAST_VERTICAL; j++) {
+        const int x = lid + j * FAST_GROUP;
+        columns_np[j] = window_extent(tile_x + x, w, W);
+        inverse[j] = 1.0f / (float)(columns_np[j] * (uint)W);
+        at_start[j] = FAST_PAD(x);
+        at_end[j] = FAST_PAD(x + W);
+    }
+    const method_params params = method_params_of(k, r);
 
     const int slice_row = lid / FAST_ROW_ITEMS, slice = lid % FAST_ROW_ITEMS;
     const int slice_base = slice_row * FAST_ROW_STRIDE;
@@ -533,11 +617,20 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         uint offset1 = total1;
         sum_t offset2 = total2;
         row_scan(totals1, totals2, lid, slice, &offset1, &offset2);
-        // 4. The rows' prefix sums (each slice's plus its offset), then the batch's output pixels.
+        // 4. The rows' prefix sums (each slice's plus its offset), then the batch's output pixels,
+        // whose gray values are read before the barrier (their reads are in flight meanwhile).
         for (int i = 0; i < FAST_SLICE; i++) {
             const int at = slice_base + FAST_PAD(slice * FAST_SLICE + i + 1);
             prefix1[at] += offset1;
             prefix2[at] += offset2;
+        }
+        uint centre[FAST_BATCH][FAST_VERTICAL];
+        for (int b = 0; b < FAST_BATCH; b++) {
+            const index_t line = PIXEL_INDEX(tile_x, y0 + b < rows_end ? y0 + b : y0, width);
+            for (int j = 0; j < FAST_VERTICAL; j++) {
+                const int x = lid + j * FAST_GROUP;
+                centre[b][j] = x < columns ? gray[line + x] : 0;
+            }
         }
         LOCAL_BARRIER();
         // (Loops of constant trip counts with the bounds tested inside: PoCL 5.0 cannot build a
@@ -553,18 +646,18 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
                 const int x = lid + j * FAST_GROUP;
                 if (x >= columns)
                     continue;
-                const uint s1 = prefix1[base + FAST_PAD(x + W)] - prefix1[base + FAST_PAD(x)];
-                const sum_t s2 = prefix2[base + FAST_PAD(x + W)] - prefix2[base + FAST_PAD(x)];
-                const uint np = window_extent(tile_x + x, w, W) * rows_np;
+                const uint s1 = prefix1[base + at_end[j]] - prefix1[base + at_start[j]];
+                const sum_t s2 = prefix2[base + at_end[j]] - prefix2[base + at_start[j]];
+                const uint np = columns_np[j] * rows_np;
                 const float inverse_np = rows_np == (uint)W ? inverse[j] : 1.0f / (float)np;
-                const uint p = gray[line + x];
+                const uint p = centre[b][j];
 #if FAST_STATS
                 const double n = (double)np;
                 const double variance = DDIV((double)((ulong)np * s2 - (ulong)s1 * s1), DMUL(n, n));
                 widest = variance > widest ? variance : widest;
                 lowest = p < lowest ? p : lowest;
 #else
-                out[line + x] = is_ink(p, s1, s2, np, inverse_np, k, r, stats);
+                out[line + x] = is_ink(p, s1, s2, np, inverse_np, params, stats);
 #endif
             }
         }

@@ -138,6 +138,37 @@ fn every_method_and_kernel_equals_the_reference_on_every_device() {
 /// Binarize + label on the device, for every algorithm and connectivity it supports on every
 /// device (the conformance matrix's binarize + label cells): consecutive labels and count equal
 /// to the reference's, from the reference binarization.
+/// Windows taller than two blocks of 32 rows start the fast kernel's tiles from column block
+/// sums (the rows around them read one by one): pages several blocks tall, one of them not a
+/// whole number of blocks, windows that reach past the top and the bottom, every local method
+/// and formula (the opencv one replicates the border rows), 32- and 64-bit sums.
+#[test]
+fn tall_windows_start_from_column_block_sums() {
+    let pages = [("noise 300x700", uniform_noise(300, 700, 11)), ("document 310x650", document(310, 650, 12))];
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        let mut binarizer = d.device.binarizer().expect("binarizer");
+        for (name, page) in &pages {
+            let on_device = binarizer.upload(page).expect("upload");
+            for base in local_configs() {
+                for window in [65, 101, 257, 301] {
+                    let params = Params { window, kernel: KernelKind::Fast, ..base };
+                    let expected = reference::binarize(page, &params).expect("reference");
+                    let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+                    let got = binarizer.download(&ink).expect("download");
+                    let wrong = mismatches(got.pixels(), expected.pixels());
+                    if wrong != 0 {
+                        failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} runs differ:\n{}", failures.len(), failures.join("\n"));
+}
+
 #[test]
 fn binarized_pages_are_labeled_without_leaving_the_device() {
     let mut pages = vec![("document 301x97".to_string(), document(301, 97, 11))];

@@ -31,6 +31,9 @@ const FAST_SPAN_WIDE: usize = 3072;
 const FAST_BATCH_WIDE: usize = 1;
 /// Output rows per group of the fast kernel.
 const FAST_ROWS: usize = 32;
+/// Rows per block of the column sums that start the fast kernel's tiles (FAST_BLOCK_ROWS in
+/// the kernel source).
+const FAST_BLOCK_ROWS: usize = 32;
 /// Pixels per group of the histogram kernel.
 const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
 
@@ -114,6 +117,7 @@ struct Program {
     /// The threshold kernels, in [`KernelKind::ALL`] order.
     thresholds: Vec<Kernel>,
     wolf_statistics: Kernel,
+    column_blocks: Kernel,
     histogram: Kernel,
     otsu_threshold: Kernel,
     otsu_apply: Kernel,
@@ -134,6 +138,8 @@ pub(crate) struct GpuBinarizer {
     programs: Vec<Program>,
     /// `stats` of the methods that read none (a kernel argument must be a buffer).
     no_stats: Buffer,
+    /// The fast kernel's column block sums, kept for the next page (grown when too small).
+    blocks: Option<Buffer>,
     builds: BuildReport,
 }
 
@@ -142,7 +148,7 @@ impl GpuBinarizer {
         let gpu = device.gpu().new_queue()?;
         let mut no_stats = gpu.alloc(16)?;
         gpu.zero(&mut no_stats)?;
-        Ok(Self { device, gpu, programs: Vec::new(), no_stats, builds: BuildReport::default() })
+        Ok(Self { device, gpu, programs: Vec::new(), no_stats, blocks: None, builds: BuildReport::default() })
     }
 
     pub(crate) fn build_report(&self) -> BuildReport {
@@ -183,12 +189,20 @@ impl GpuBinarizer {
         for kind in KernelKind::ALL {
             thresholds.push(gpu.kernel(&program, kind.function())?);
         }
-        let [wolf_statistics, histogram, otsu_threshold, otsu_apply] = crate::schedule::kernels(
+        let [wolf_statistics, column_blocks, histogram, otsu_threshold, otsu_apply] = crate::schedule::kernels(
             gpu,
             &program,
-            ["wolf_statistics", "otsu_histogram", "otsu_threshold", "otsu_apply"],
+            ["wolf_statistics", "column_blocks", "otsu_histogram", "otsu_threshold", "otsu_apply"],
         )?;
-        self.programs.push(Program { config, thresholds, wolf_statistics, histogram, otsu_threshold, otsu_apply });
+        self.programs.push(Program {
+            config,
+            thresholds,
+            wolf_statistics,
+            column_blocks,
+            histogram,
+            otsu_threshold,
+            otsu_apply,
+        });
         Ok(true)
     }
 
@@ -257,6 +271,16 @@ impl GpuBinarizer {
                 scratch.extend([histogram, t]);
             }
             method => {
+                // The column block sums that start the fast kernel's tiles under tall windows.
+                let fast_runs = method == Method::Wolf || params.kernel == KernelKind::Fast;
+                let words = fast.block_words().filter(|_| fast_runs);
+                if let Some(words) = words {
+                    if self.blocks.as_ref().is_none_or(|b| b.len() < words * 4) {
+                        self.blocks = None;
+                        self.blocks = Some(gpu.alloc(words * 4)?);
+                    }
+                }
+                let blocks = words.and(self.blocks.as_ref());
                 let stats = if method == Method::Wolf {
                     let partial = gpu.alloc(fast.groups() * 2 * 8)?;
                     let stats = gpu.alloc(16)?;
@@ -264,8 +288,12 @@ impl GpuBinarizer {
                     let pass =
                         self.programs.iter().position(|p| p.config == Config::of(params, true)).expect("prepared");
                     let p = &mut self.programs[pass];
+                    if let Some(blocks) = blocks {
+                        fast.column_blocks(gpu, &mut p.column_blocks, input, blocks)?;
+                    }
                     let kernel = p.threshold(KernelKind::Fast);
-                    fast.launch(gpu, kernel, (input, &out), window, params, &self.no_stats, &partial)?;
+                    let buffers = FastBuffers { input, out: &out, stats: &self.no_stats, partial: &partial, blocks };
+                    fast.launch(gpu, kernel, &buffers, window, params)?;
                     let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
                     let args = [Arg::Buffer(&partial), Arg::U32(fast.groups() as u32), Arg::Buffer(&stats)];
                     gpu.launch(&mut p.wolf_statistics, &one, &args)?;
@@ -278,10 +306,16 @@ impl GpuBinarizer {
                 };
                 let stats_buffer = stats.as_ref().unwrap_or(&self.no_stats);
                 let p = &mut self.programs[program];
-                let kernel = p.threshold(params.kernel);
                 if params.kernel == KernelKind::Fast {
-                    fast.launch(gpu, kernel, (input, &out), window, params, stats_buffer, &self.no_stats)?;
+                    if let (Some(blocks), false) = (blocks, method == Method::Wolf) {
+                        fast.column_blocks(gpu, &mut p.column_blocks, input, blocks)?;
+                    }
+                    let kernel = p.threshold(params.kernel);
+                    let buffers =
+                        FastBuffers { input, out: &out, stats: stats_buffer, partial: &self.no_stats, blocks };
+                    fast.launch(gpu, kernel, &buffers, window, params)?;
                 } else {
+                    let kernel = p.threshold(params.kernel);
                     let range = LaunchRange::over([width, height, 1], [BLOCK, BLOCK, 1]);
                     let args = [
                         Arg::Buffer(input),
@@ -312,6 +346,7 @@ impl GpuBinarizer {
 struct FastTiles {
     width: usize,
     height: usize,
+    window: usize,
     tile_width: usize,
     rows_per_group: usize,
     columns: usize,
@@ -340,39 +375,65 @@ impl FastTiles {
             }
             rows
         });
-        Self { width, height, tile_width, rows_per_group, columns, rows: height.div_ceil(rows_per_group) }
+        Self { width, height, window, tile_width, rows_per_group, columns, rows: height.div_ceil(rows_per_group) }
     }
 
     fn groups(&self) -> usize {
         self.columns * self.rows
     }
 
+    /// Words of the column block sums (`column_blocks`) that start tiles under a window taller
+    /// than two blocks; None when the window is shorter or the page has no whole block.
+    fn block_words(&self) -> Option<usize> {
+        let blocks_down = self.height / FAST_BLOCK_ROWS;
+        (self.window > 2 * FAST_BLOCK_ROWS && blocks_down > 0).then_some(2 * self.width * blocks_down)
+    }
+
+    /// Launches `column_blocks` over the page into `blocks` (of `block_words` words).
+    fn column_blocks(&self, gpu: &dyn Gpu, kernel: &mut Kernel, input: &Buffer, blocks: &Buffer) -> Result<()> {
+        let range = LaunchRange::over([self.width, self.height / FAST_BLOCK_ROWS, 1], [FAST_GROUP, 1, 1]);
+        let args = [Arg::Buffer(input), Arg::Buffer(blocks), Arg::U32(self.width as u32), Arg::U32(self.height as u32)];
+        Ok(gpu.launch(kernel, &range, &args)?)
+    }
+
     /// Launches `threshold_fast` (or its statistics build) over the page.
-    #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
         gpu: &dyn Gpu,
         kernel: &mut Kernel,
-        (input, out): (&Buffer, &Buffer),
+        buffers: &FastBuffers,
         window: u32,
         params: &Params,
-        stats: &Buffer,
-        partial: &Buffer,
     ) -> Result<()> {
         let range = LaunchRange { global: [self.columns * FAST_GROUP, self.rows, 1], local: [FAST_GROUP, 1, 1] };
+        // Without block sums the kernel reads none: any buffer stands in for them.
+        let (blocks, use_blocks) = buffers.blocks.map_or((buffers.stats, 0), |b| (b, 1));
         let args = [
-            Arg::Buffer(input),
-            Arg::Buffer(out),
+            Arg::Buffer(buffers.input),
+            Arg::Buffer(buffers.out),
             Arg::U32(self.width as u32),
             Arg::U32(self.height as u32),
             Arg::U32(window),
             Arg::F64(params.k),
             Arg::F64(params.r),
-            Arg::Buffer(stats),
+            Arg::Buffer(buffers.stats),
             Arg::U32(self.tile_width as u32),
             Arg::U32(self.rows_per_group as u32),
-            Arg::Buffer(partial),
+            Arg::Buffer(buffers.partial),
+            Arg::Buffer(blocks),
+            Arg::U32(use_blocks),
         ];
         Ok(gpu.launch(kernel, &range, &args)?)
     }
+}
+
+/// The buffers of one fast-kernel launch: the gray page, the output, Wolf's image statistics
+/// (read by the threshold build), the groups' partial statistics (written by the statistics
+/// build) and the column block sums, if the tiles start from them.
+struct FastBuffers<'a> {
+    input: &'a Buffer,
+    out: &'a Buffer,
+    stats: &'a Buffer,
+    partial: &'a Buffer,
+    blocks: Option<&'a Buffer>,
 }
