@@ -10,23 +10,45 @@ use crate::registry::AlgorithmInfo;
 pub enum Connectivity {
     /// 2D, edge neighbours (W, N, E, S).
     Four,
+    /// 3D, face neighbours.
+    Six,
     /// 2D, edge and corner neighbours.
     Eight,
+    /// 3D, face and edge neighbours.
+    Eighteen,
+    /// 3D, face, edge and corner neighbours.
+    TwentySix,
 }
 
 impl Connectivity {
-    /// Every connectivity, in increasing order.
-    pub const ALL: [Connectivity; 2] = [Connectivity::Four, Connectivity::Eight];
+    /// Every connectivity, in increasing order of neighbours.
+    pub const ALL: [Connectivity; 5] =
+        [Connectivity::Four, Connectivity::Six, Connectivity::Eight, Connectivity::Eighteen, Connectivity::TwentySix];
+    /// The connectivities of images.
+    pub const PLANAR: [Connectivity; 2] = [Connectivity::Four, Connectivity::Eight];
+    /// The connectivities of volumes.
+    pub const VOLUMETRIC: [Connectivity; 3] = [Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
 
-    /// The number of neighbours: 4 or 8.
+    /// The number of neighbours: 4, 6, 8, 18 or 26.
     pub fn neighbours(self) -> u32 {
         match self {
             Connectivity::Four => 4,
+            Connectivity::Six => 6,
             Connectivity::Eight => 8,
+            Connectivity::Eighteen => 18,
+            Connectivity::TwentySix => 26,
         }
     }
 
-    /// Parses the neighbour count (4 or 8).
+    /// 2 for the connectivities of images, 3 for those of volumes.
+    pub fn dims(self) -> u8 {
+        match self {
+            Connectivity::Four | Connectivity::Eight => 2,
+            Connectivity::Six | Connectivity::Eighteen | Connectivity::TwentySix => 3,
+        }
+    }
+
+    /// Parses the neighbour count (4, 6, 8, 18 or 26).
     pub fn from_neighbours(n: u32) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.neighbours() == n)
     }

@@ -1,6 +1,6 @@
 //! The one error type of the crate.
 
-use crate::{Algorithm, BackendKind, Connectivity};
+use crate::{Algorithm, BackendKind, Connectivity, Shape};
 
 /// Everything that can go wrong in `ccl`, as typed variants naming what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +56,34 @@ pub enum Error {
         width: usize,
         /// Height in pixels.
         height: usize,
+    },
+    /// The volume has no voxel.
+    #[error("invalid input: the volume is empty ({shape})")]
+    EmptyVolume {
+        /// Its extent.
+        shape: Shape,
+    },
+    /// The volume has more voxels than 32-bit labels can number.
+    #[error("invalid input: the volume {shape} has {} voxels, more than 32-bit labels allow ({})", .shape.width as u128 * .shape.height as u128 * .shape.depth as u128, crate::MAX_PIXELS)]
+    TooManyVoxels {
+        /// Its extent.
+        shape: Shape,
+    },
+    /// Voxel buffer length does not match the volume's extent.
+    #[error("invalid input: {len} voxels given for a {shape} volume")]
+    VolumeSizeMismatch {
+        /// Its extent.
+        shape: Shape,
+        /// Number of voxels given.
+        len: usize,
+    },
+    /// A connectivity of images used on a volume, or one of volumes on an image.
+    #[error("invalid connectivity: {connectivity} is for {}, not for {what} (use {})", if .connectivity.dims() == 2 { "images" } else { "volumes" }, if .connectivity.dims() == 2 { "6, 18 or 26" } else { "4 or 8" })]
+    ConnectivityDimensions {
+        /// The connectivity given.
+        connectivity: Connectivity,
+        /// What it was given for: "a volume" or "an image".
+        what: &'static str,
     },
     /// Pixel buffer length does not match width x height.
     #[error("invalid input: {len} pixels given for a {width}x{height} image")]

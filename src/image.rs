@@ -115,15 +115,8 @@ impl LabelImage {
 
     /// [`LabelImage::to_consecutive`] in place, without a second label array.
     pub fn into_consecutive(mut self) -> (LabelImage, u32) {
-        let mut map = std::collections::HashMap::new();
-        let mut next = 0u32;
-        for l in self.labels.iter_mut().filter(|l| **l != 0) {
-            *l = *map.entry(*l).or_insert_with(|| {
-                next += 1;
-                next
-            });
-        }
-        (self, next)
+        let n = renumber(&mut self.labels);
+        (self, n)
     }
 
     /// The number of distinct nonzero labels.
@@ -131,6 +124,19 @@ impl LabelImage {
         let distinct: std::collections::HashSet<u32> = self.labels.iter().copied().filter(|&l| l != 0).collect();
         distinct.len() as u32
     }
+}
+
+/// Renumbers nonzero labels 1..=N in order of first appearance, in place; returns N.
+pub(crate) fn renumber(labels: &mut [u32]) -> u32 {
+    let mut map = std::collections::HashMap::new();
+    let mut next = 0u32;
+    for l in labels.iter_mut().filter(|l| **l != 0) {
+        *l = *map.entry(*l).or_insert_with(|| {
+            next += 1;
+            next
+        });
+    }
+    next
 }
 
 /// A random image as in the papers' density/granularity experiments: the image is cut into

@@ -35,6 +35,7 @@ pub mod registry;
 mod schedule;
 mod shape;
 mod timings;
+mod volume;
 
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
@@ -44,6 +45,7 @@ pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS}
 pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use timings::{Phase, PhaseTime, Timings};
+pub use volume::{random_volume, BinaryVolume, LabelVolume};
 
 /// The README's examples compile and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -1,16 +1,34 @@
 //! The CPU reference: a sequential union-find labeling that is simple and obviously right, and
 //! the partition-equality check every test uses.
 
-use crate::{BinaryImage, Connectivity, LabelImage, RawLabels};
+use crate::{BinaryImage, BinaryVolume, Connectivity, Error, LabelImage, LabelVolume, RawLabels, Result, Shape};
 
-/// Offsets (dx, dy) of the backward neighbours: those before a pixel in raster order. Joining
-/// every foreground pixel with its foreground backward neighbours visits every adjacent pair once.
-/// (A 3D reference adds a dz and the 6/18/26 tables.)
-fn backward_neighbours(connectivity: Connectivity) -> &'static [(isize, isize)] {
-    match connectivity {
-        Connectivity::Four => &[(-1, 0), (0, -1)],
-        Connectivity::Eight => &[(-1, 0), (-1, -1), (0, -1), (1, -1)],
+/// Offsets (dx, dy, dz) of the backward neighbours: those before a voxel in raster order (x
+/// fastest, then y, then z) among the 26 around it, as many as the connectivity joins (face
+/// neighbours differ in one coordinate, edge ones in two, corner ones in three; 4 and 8 stay in
+/// the plane). Joining every foreground voxel with its foreground backward neighbours visits
+/// every adjacent pair once.
+fn backward_neighbours(connectivity: Connectivity) -> Vec<(isize, isize, isize)> {
+    let (planar, most_differing) = match connectivity {
+        Connectivity::Four => (true, 1),
+        Connectivity::Eight => (true, 2),
+        Connectivity::Six => (false, 1),
+        Connectivity::Eighteen => (false, 2),
+        Connectivity::TwentySix => (false, 3),
+    };
+    let mut out = Vec::new();
+    for dz in -1isize..=1 {
+        for dy in -1isize..=1 {
+            for dx in -1isize..=1 {
+                let differing = [dx, dy, dz].iter().filter(|&&d| d != 0).count();
+                let backward = (dz, dy, dx) < (0, 0, 0);
+                if backward && differing <= most_differing && !(planar && dz != 0) {
+                    out.push((dx, dy, dz));
+                }
+            }
+        }
     }
+    out
 }
 
 fn find(parent: &mut [u32], mut i: u32) -> u32 {
@@ -23,7 +41,8 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
 }
 
 /// Labels `image` on the CPU. Raw labels follow the GPU algorithms' convention: every pixel of a
-/// component gets (raster index of the component's first pixel) + 1; background is 0.
+/// component gets (raster index of the component's first pixel) + 1; background is 0. A
+/// connectivity of volumes labels the image as a volume of one slice (6 as 4, 18 and 26 as 8).
 pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
     label_as(image, connectivity, RawLabels::FirstPixel)
 }
@@ -44,37 +63,86 @@ pub(crate) fn raw_labels(
     connectivity: Connectivity,
     convention: RawLabels,
 ) -> Vec<u32> {
-    let fg = |x: usize, y: usize| pixels[y * w + x] != 0;
-    let mut parent: Vec<u32> = (0..(w * h) as u32).collect();
-    for y in 0..h {
-        for x in 0..w {
-            if !fg(x, y) {
-                continue;
-            }
-            for &(dx, dy) in backward_neighbours(connectivity) {
-                let (nx, ny) = (x as isize + dx, y as isize + dy);
-                if nx < 0 || ny < 0 || nx >= w as isize || !fg(nx as usize, ny as usize) {
+    let mut labels = first_voxel_labels(Shape::image(w, h), pixels, connectivity);
+    if convention == RawLabels::FirstBlock {
+        to_first_block(w, &mut labels);
+    }
+    labels
+}
+
+/// Labels `volume` on the CPU with 6-, 18- or 26-connectivity: every voxel of a component gets
+/// (raster index of the component's first voxel, x fastest) + 1; background is 0. A connectivity
+/// of images is an [`Error::ConnectivityDimensions`].
+pub fn label_volume(volume: &BinaryVolume, connectivity: Connectivity) -> Result<LabelVolume> {
+    if connectivity.dims() != 3 {
+        return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
+    }
+    let shape = volume.shape();
+    let labels = first_voxel_labels(shape, volume.voxels(), connectivity);
+    LabelVolume::new(shape.width, shape.height, shape.depth, labels)
+}
+
+/// First-voxel labels of row-major voxels (nonzero is foreground) of `shape`. The union-find
+/// forest becomes the label array in place: 4 bytes per voxel in all.
+fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -> Vec<u32> {
+    let (w, h, d) = (shape.width, shape.height, shape.depth);
+    let index = |x: usize, y: usize, z: usize| (z * h + y) * w + x;
+    let neighbours = backward_neighbours(connectivity);
+    let mut parent: Vec<u32> = (0..shape.len() as u32).collect();
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                if voxels[index(x, y, z)] == 0 {
                     continue;
                 }
-                let a = find(&mut parent, (y * w + x) as u32);
-                let b = find(&mut parent, ny as u32 * w as u32 + nx as u32);
-                // The smaller root wins, so a root is its component's smallest index.
-                parent[a.max(b) as usize] = a.min(b);
+                for &(dx, dy, dz) in &neighbours {
+                    let (nx, ny, nz) = (x as isize + dx, y as isize + dy, z as isize + dz);
+                    if nx < 0 || ny < 0 || nz < 0 || nx >= w as isize || ny >= h as isize {
+                        continue;
+                    }
+                    let n = index(nx as usize, ny as usize, nz as usize);
+                    if voxels[n] == 0 {
+                        continue;
+                    }
+                    let a = find(&mut parent, index(x, y, z) as u32);
+                    let b = find(&mut parent, n as u32);
+                    // The smaller root wins, so a root is its component's smallest index.
+                    parent[a.max(b) as usize] = a.min(b);
+                }
             }
         }
     }
     // Every parent precedes its child in raster order, so one pass in that order links each
-    // pixel to its root, and a second turns roots into labels.
+    // voxel to its root, and a second turns roots into labels.
     for i in 0..parent.len() {
         parent[i] = parent[parent[i] as usize];
     }
     for (i, l) in parent.iter_mut().enumerate() {
-        *l = if pixels[i] == 0 { 0 } else { *l + 1 };
-    }
-    if convention == RawLabels::FirstBlock {
-        to_first_block(w, &mut parent);
+        *l = if voxels[i] == 0 { 0 } else { *l + 1 };
     }
     parent
+}
+
+/// Where two volume labelings differ, as a readable message; `None` when they induce the same
+/// partition with background 0 in both.
+pub fn volume_partition_difference(expected: &LabelVolume, actual: &LabelVolume) -> Option<String> {
+    if expected.shape() != actual.shape() {
+        return Some(format!("size differs: expected {}, got {}", expected.shape(), actual.shape()));
+    }
+    let (e, ne) = expected.to_consecutive();
+    let (a, na) = actual.to_consecutive();
+    let i = e.labels().iter().zip(a.labels()).position(|(x, y)| x != y)?;
+    let (w, h) = (e.shape().width, e.shape().height);
+    Some(format!(
+        "first difference at (x={}, y={}, z={}): expected component {} (raw {}), got {} (raw {}); {ne} vs {na} components",
+        i % w,
+        i / w % h,
+        i / (w * h),
+        e.labels()[i],
+        expected.labels()[i],
+        a.labels()[i],
+        actual.labels()[i]
+    ))
 }
 
 /// Relabels first-pixel labels in place by each component's first 2x2 block: the raster index

@@ -109,7 +109,8 @@ macro_rules! registry {
     };
 }
 
-const BOTH: &[Connectivity] = &Connectivity::ALL;
+/// The pixel algorithms run in 2D with either connectivity (3D ones come with volumes).
+const BOTH: &[Connectivity] = &Connectivity::PLANAR;
 /// 2x2 blocks are 8-connected by construction.
 const EIGHT: &[Connectivity] = &[Connectivity::Eight];
 const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];

@@ -38,6 +38,7 @@ pub fn connectivity(s: &str) -> Result<Connectivity, String> {
         .parse()
         .ok()
         .and_then(Connectivity::from_neighbours)
+        .filter(|c| c.dims() == 2)
         .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
 }
 

@@ -1,11 +1,14 @@
 //! Files in and out: input images decided on their own samples ([`read_image`]), label images
-//! and other outputs written atomically ([`write_labels`], [`write_atomically`]).
+//! and other outputs written atomically ([`write_labels`], [`write_atomically`]), volumes as
+//! `.npy` ([`read_volume_npy`], [`write_volume_npy`]).
 
 mod input;
 mod output;
+mod volume;
 
 pub use input::{
     available_memory, dibco_pages, estimated_peak_bytes, list_images, probe, read_binary, read_gray, read_image,
     Binarize, DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
 };
 pub use output::{check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, LabelFormat};
+pub use volume::{read_volume_npy, write_volume_npy};

@@ -1,0 +1,207 @@
+//! Volumes on the host: the 3D CPU reference (6-, 18- and 26-connectivity) against an
+//! independent flood fill, its raw label convention, degenerate shapes, and typed errors.
+
+use std::collections::VecDeque;
+
+use ccl::reference::{label_volume, volume_partition_difference};
+use ccl::{random_volume, BinaryImage, BinaryVolume, Connectivity, Error, LabelVolume};
+
+/// Labels by breadth-first flood fill from each unlabeled foreground voxel in raster order, with
+/// the neighbourhood spelled out: a voxel's label is its component's first voxel index + 1.
+fn flood_fill(volume: &BinaryVolume, connectivity: Connectivity) -> LabelVolume {
+    let s = volume.shape();
+    let (w, h, d) = (s.width as isize, s.height as isize, s.depth as isize);
+    let most = match connectivity {
+        Connectivity::Six => 1,
+        Connectivity::Eighteen => 2,
+        Connectivity::TwentySix => 3,
+        _ => unreachable!("volumes only"),
+    };
+    let mut offsets = Vec::new();
+    for dz in -1isize..=1 {
+        for dy in -1isize..=1 {
+            for dx in -1isize..=1 {
+                let n = (dx != 0) as usize + (dy != 0) as usize + (dz != 0) as usize;
+                if n >= 1 && n <= most {
+                    offsets.push((dx, dy, dz));
+                }
+            }
+        }
+    }
+    let mut labels = vec![0u32; s.len()];
+    let index = |x: isize, y: isize, z: isize| ((z * h + y) * w + x) as usize;
+    for start in 0..s.len() {
+        if volume.voxels()[start] == 0 || labels[start] != 0 {
+            continue;
+        }
+        let label = start as u32 + 1;
+        labels[start] = label;
+        let mut queue = VecDeque::from([start]);
+        while let Some(i) = queue.pop_front() {
+            let (x, y, z) = ((i as isize) % w, (i as isize) / w % h, (i as isize) / (w * h));
+            for &(dx, dy, dz) in &offsets {
+                let (nx, ny, nz) = (x + dx, y + dy, z + dz);
+                if nx < 0 || ny < 0 || nz < 0 || nx >= w || ny >= h || nz >= d {
+                    continue;
+                }
+                let n = index(nx, ny, nz);
+                if volume.voxels()[n] != 0 && labels[n] == 0 {
+                    labels[n] = label;
+                    queue.push_back(n);
+                }
+            }
+        }
+    }
+    LabelVolume::new(s.width, s.height, s.depth, labels).unwrap()
+}
+
+#[test]
+fn the_reference_equals_a_flood_fill_with_its_raw_labels() {
+    let shapes = [(1, 1, 1), (1, 7, 1), (7, 1, 1), (1, 1, 7), (5, 1, 9), (7, 6, 5), (16, 9, 12), (33, 2, 17)];
+    let mut runs = 0;
+    for (seed, &(w, h, d)) in shapes.iter().enumerate() {
+        for density in [0, 10, 40, 55, 70, 90, 100] {
+            for granularity in [1, 2, 3] {
+                let volume = random_volume(w, h, d, density, granularity, seed as u32 * 100 + density).unwrap();
+                for connectivity in Connectivity::VOLUMETRIC {
+                    let got = label_volume(&volume, connectivity).unwrap();
+                    let expected = flood_fill(&volume, connectivity);
+                    // Equal raw labels: the same partition and the first-voxel convention.
+                    assert_eq!(
+                        got,
+                        expected,
+                        "{w}x{h}x{d} density {density} granularity {granularity} {connectivity}: {:?}",
+                        volume_partition_difference(&expected, &got)
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(runs, 8 * 7 * 3 * 3);
+}
+
+#[test]
+fn connectivities_differ_as_faces_edges_and_corners() {
+    // Two voxels sharing a face, an edge, a corner: one component or two.
+    let pair = |x: usize, y: usize, z: usize| {
+        BinaryVolume::from_fn(2, 2, 2, |a, b, c| (a, b, c) == (0, 0, 0) || (a, b, c) == (x, y, z)).unwrap()
+    };
+    let count = |v: &BinaryVolume, c| label_volume(v, c).unwrap().component_count();
+    let (face, edge, corner) = (pair(1, 0, 0), pair(1, 1, 0), pair(1, 1, 1));
+    assert_eq!([count(&face, Connectivity::Six), count(&face, Connectivity::Eighteen)], [1, 1]);
+    assert_eq!([count(&edge, Connectivity::Six), count(&edge, Connectivity::Eighteen)], [2, 1]);
+    assert_eq!([count(&corner, Connectivity::Eighteen), count(&corner, Connectivity::TwentySix)], [2, 1]);
+    assert_eq!(count(&edge, Connectivity::TwentySix), 1);
+}
+
+#[test]
+fn nested_shells_are_one_component_each() {
+    // Cubic shells at Chebyshev distances 1, 3, 5, 7 from the centre, one voxel apart.
+    let volume = BinaryVolume::from_fn(17, 17, 17, |x, y, z| {
+        let r = [x, y, z].iter().map(|&c| (c as isize - 8).unsigned_abs()).max().unwrap();
+        r % 2 == 1
+    })
+    .unwrap();
+    for connectivity in Connectivity::VOLUMETRIC {
+        assert_eq!(label_volume(&volume, connectivity).unwrap().component_count(), 4, "{connectivity}");
+    }
+}
+
+#[test]
+fn one_slice_is_labeled_as_the_image_it_holds() {
+    let volume = random_volume(40, 30, 1, 50, 1, 7).unwrap();
+    let image = BinaryImage::new(40, 30, volume.voxels().to_vec()).unwrap();
+    for (three, two) in [
+        (Connectivity::Six, Connectivity::Four),
+        (Connectivity::Eighteen, Connectivity::Eight),
+        (Connectivity::TwentySix, Connectivity::Eight),
+    ] {
+        let v = label_volume(&volume, three).unwrap();
+        assert_eq!(v.labels(), ccl::reference::label(&image, two).labels(), "{three}");
+    }
+}
+
+#[test]
+fn bad_volumes_and_connectivities_are_typed_errors() {
+    assert!(matches!(BinaryVolume::new(0, 3, 3, vec![]), Err(Error::EmptyVolume { .. })));
+    assert!(matches!(BinaryVolume::new(2, 2, 2, vec![1; 7]), Err(Error::VolumeSizeMismatch { len: 7, .. })));
+    assert!(matches!(random_volume(1 << 11, 1 << 11, 1 << 11, 50, 1, 1), Err(Error::TooManyVoxels { .. })));
+    assert!(matches!(random_volume(4, 4, 4, 101, 1, 1), Err(Error::InvalidParameter { .. })));
+    let volume = random_volume(4, 4, 4, 50, 1, 1).unwrap();
+    for connectivity in Connectivity::PLANAR {
+        let err = label_volume(&volume, connectivity).unwrap_err();
+        assert!(matches!(err, Error::ConnectivityDimensions { .. }), "{err}");
+        assert!(err.to_string().contains("use 6, 18 or 26"), "{err}");
+    }
+}
+
+#[test]
+fn random_volumes_are_reproducible_and_follow_their_density() {
+    let a = random_volume(30, 20, 10, 30, 2, 42).unwrap();
+    assert_eq!(a, random_volume(30, 20, 10, 30, 2, 42).unwrap());
+    assert_ne!(a, random_volume(30, 20, 10, 30, 2, 43).unwrap());
+    let full = random_volume(64, 64, 64, 30, 1, 5).unwrap();
+    let fraction = full.voxels().iter().filter(|&&v| v != 0).count() as f64 / full.voxels().len() as f64;
+    assert!((fraction - 0.30).abs() < 0.01, "{fraction}");
+}
+
+/// A fresh, empty folder for one test's files.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccl-volume-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A .npy file of raw one-byte elements: `descr` (e.g. "|u1", "|b1"), `shape`, C order.
+fn npy_bytes(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
+
+#[test]
+fn npy_volumes_round_trip_as_numpy_writes_them() {
+    let dir = scratch("npy");
+    let volume = random_volume(7, 5, 3, 50, 1, 9).unwrap();
+    for descr in ["|u1", "|b1"] {
+        let path = dir.join(format!("in-{}.npy", &descr[1..]));
+        std::fs::write(&path, npy_bytes(descr, &[3, 5, 7], volume.voxels())).unwrap();
+        assert_eq!(ccl::io::read_volume_npy(&path).unwrap(), volume, "{descr}");
+    }
+    let labels = label_volume(&volume, Connectivity::TwentySix).unwrap();
+    let out = dir.join("labels.npy");
+    ccl::io::write_volume_npy(&out, &labels).unwrap();
+    let npy = npyz::NpyFile::new(std::fs::File::open(&out).unwrap()).unwrap();
+    assert_eq!(npy.shape(), &[3, 5, 7]);
+    assert_eq!(npy.into_vec::<u32>().unwrap(), labels.labels());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn npy_files_that_are_no_volume_are_typed_errors() {
+    let dir = scratch("bad");
+    for (name, bytes, says) in [
+        ("flat", npy_bytes("|u1", &[4, 4], &[0; 16]), "three axes"),
+        ("floats", npy_bytes("<f4", &[1, 1, 1], &[0; 4]), "uint8 or bool"),
+        ("short", npy_bytes("|u1", &[1, 1, 100], &[0; 50]), "holds 50 voxels"),
+        ("long", npy_bytes("|u1", &[1, 2, 2], &[0; 5]), "has 4"),
+        ("text", b"not numpy".to_vec(), "not a .npy"),
+    ] {
+        let path = dir.join(format!("{name}.npy"));
+        std::fs::write(&path, bytes).unwrap();
+        let err = ccl::io::read_volume_npy(&path).unwrap_err();
+        assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains(says), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
