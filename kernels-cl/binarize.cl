@@ -67,6 +67,9 @@ typedef uint index_t;
 
 // The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
 #define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
 
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).

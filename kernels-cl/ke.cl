@@ -67,6 +67,9 @@ typedef uint index_t;
 
 // The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
 #define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
 
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).
@@ -141,13 +144,14 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 // Compression kernels (TPDS 2020 Sec. 2.1: Compress, or InlineCompress when
 // INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
 
-// Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
-KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height)
+// Pixel algorithms (UF, KE): one work-item per pixel or voxel (an image is one slice, depth
+// 1); background (0) is left alone.
+KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (L[i] != 0)
         compress_global(L, i);
 }

@@ -68,6 +68,9 @@ typedef uint index_t;
 
 // The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
 #define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
 
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).
@@ -142,13 +145,14 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 // Compression kernels (TPDS 2020 Sec. 2.1: Compress, or InlineCompress when
 // INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
 
-// Pixel algorithms (UF, KE): one work-item per pixel; background (0) is left alone.
-KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height)
+// Pixel algorithms (UF, KE): one work-item per pixel or voxel (an image is one slice, depth
+// 1); background (0) is left alone.
+KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (L[i] != 0)
         compress_global(L, i);
 }
@@ -173,13 +177,116 @@ KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
 // across tile borders are done in global memory, then every tree is flattened (Compression).
 // Raw labels: each component gets (raster index of its first pixel) + 1; background is 0.
 //
-// Build-time defines: CONNECTIVITY (4 or 8), TILE_W and TILE_H (the work-group size),
-// INLINE_COMPRESSION (1 for UF_IC).
+// Volumes (TPDS 2020 Sec. 5.3 extends the algorithms to 3D): built with DIMS=3 the same phases
+// run on TILE_W x TILE_H x TILE_D tiles of voxels, joining each foreground voxel with its
+// foreground backward neighbours among the 26 around it: the 3 face ones (6-connectivity), 6
+// more edge ones (18) and 4 more corner ones (26). An image is a volume of depth 1.
+//
+// Build-time defines: CONNECTIVITY (4 or 8; with DIMS=3: 6, 18 or 26), TILE_W, TILE_H (and
+// TILE_D) (the work-group size), INLINE_COMPRESSION (1 for UF_IC).
+
+#if DIMS == 3
+
+// The backward neighbours of a voxel as offsets (dx, dy, dz), face ones first, then edge ones
+// (CONNECTIVITY >= 18), then corner ones (26): those before the voxel in raster order.
+#if CONNECTIVITY == 6
+#define NEIGHBOURS 3
+#elif CONNECTIVITY == 18
+#define NEIGHBOURS 9
+#else
+#define NEIGHBOURS 13
+#endif
+
+DEVICE_FN int neighbour_offset(int n, int axis)
+{
+    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
+    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
+    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
+    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
+    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
+    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
+}
+
+// Phase 1, one work-group per TILE_W x TILE_H x TILE_D tile: union-find in local memory over the
+// voxel pairs whose both ends lie in the tile, then each voxel stores the global index + 1 of its
+// tile-local root.
+KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    LOCAL_ARRAY(uint, tile_labels, TILE_W * TILE_H * TILE_D);
+    LOCAL_ARRAY(uchar, tile_fg, TILE_W * TILE_H * TILE_D);
+
+    const int lx = (int)LOCAL_ID_X, ly = (int)LOCAL_ID_Y, lz = (int)LOCAL_ID_Z;
+    const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y * TILE_H, z0 = GROUP_ID_Z * TILE_D;
+    const uint x = x0 + lx, y = y0 + ly, z = z0 + lz;
+    const uint li = ((uint)lz * TILE_H + ly) * TILE_W + lx;
+    const int inside = x < width && y < height && z < depth;
+    const int fg = inside && FG(img[VOXEL_INDEX(x, y, z, width, height)]);
+
+    tile_fg[li] = (uchar)fg;
+    tile_labels[li] = fg ? li + 1 : 0;
+    LOCAL_BARRIER();
+
+    if (fg) {
+        for (int n = 0; n < NEIGHBOURS; n++) {
+            const int nx = lx + neighbour_offset(n, 0), ny = ly + neighbour_offset(n, 1), nz = lz + neighbour_offset(n, 2);
+            if (nx < 0 || ny < 0 || nz < 0 || nx >= TILE_W || ny >= TILE_H)
+                continue;
+            const uint ni = ((uint)nz * TILE_H + ny) * TILE_W + nx;
+            if (tile_fg[ni])
+                union_local(tile_labels, li, ni);
+        }
+    }
+    LOCAL_BARRIER();
+
+    if (inside) {
+        label_t label = 0;
+        if (fg) {
+            const uint root = find_local(tile_labels, li);
+            label = VOXEL_INDEX(x0 + root % TILE_W, y0 + root / TILE_W % TILE_H, z0 + root / (TILE_W * TILE_H),
+                                width, height) + 1;
+        }
+        L[VOXEL_INDEX(x, y, z, width, height)] = label;
+    }
+}
+
+// Phase 2: unions of the voxel pairs that cross a tile border, in global memory: each foreground
+// voxel joins its foreground backward neighbours that lie in another tile.
+KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const int lx = (int)(x % TILE_W), ly = (int)(y % TILE_H), lz = (int)(z % TILE_D);
+#if CONNECTIVITY == 6
+    if (lx != 0 && ly != 0 && lz != 0)
+        return;
+#else
+    if (lx != 0 && ly != 0 && lz != 0 && lx != TILE_W - 1 && ly != TILE_H - 1)
+        return;
+#endif
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    if (!FG(img[i]))
+        return;
+    for (int n = 0; n < NEIGHBOURS; n++) {
+        const int dx = neighbour_offset(n, 0), dy = neighbour_offset(n, 1), dz = neighbour_offset(n, 2);
+        const int tx = lx + dx, ty = ly + dy, tz = lz + dz;
+        if (tx >= 0 && ty >= 0 && tz >= 0 && tx < TILE_W && ty < TILE_H)
+            continue; // inside the tile: joined in phase 1
+        const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;
+        if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
+            continue;
+        const index_t j = VOXEL_INDEX(nx, ny, nz, width, height);
+        if (FG(img[j]))
+            union_global(L, i, j);
+    }
+}
+
+#else
 
 // Phase 1, one work-group per TILE_W x TILE_H tile: union-find in local memory over the pixel
 // pairs whose both ends lie in the tile, then each pixel stores the global index + 1 of its
 // tile-local root (the tile's initialization of L).
-KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     LOCAL_ARRAY(uint, tile_labels, TILE_W * TILE_H);
     LOCAL_ARRAY(uchar, tile_fg, TILE_W * TILE_H);
@@ -221,7 +328,7 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 
 // Phase 2: unions of the pixel pairs that cross a tile border, in global memory. Only threads
 // on the first row, first column or (8-connectivity) last column of a tile have such pairs.
-KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
@@ -249,6 +356,8 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
         union_global(L, i, i - width + 1);
 #endif
 }
+
+#endif
 
 // Phase 3, Compression: `compress_pixels` in kernels/compress.kernel.
 

@@ -319,7 +319,7 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
     let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity))?;
-    let mut schedule = (info.schedule)(&gpu, &program)?;
+    let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;
     gpu.write(&mut input, &[])?;

@@ -70,6 +70,21 @@ pub(crate) fn raw_labels(
     labels
 }
 
+/// Raw labels of row-major values of `shape` (nonzero is foreground) with any connectivity: a
+/// volume's (first voxel) with 6, 18 or 26, an image's (either convention) with 4 or 8.
+pub(crate) fn raw_labels_of(
+    shape: Shape,
+    values: &[u8],
+    connectivity: Connectivity,
+    convention: RawLabels,
+) -> Vec<u32> {
+    if connectivity.dims() == 3 {
+        first_voxel_labels(shape, values, connectivity)
+    } else {
+        raw_labels(shape.width, shape.height, values, connectivity, convention)
+    }
+}
+
 /// Labels `volume` on the CPU with 6-, 18- or 26-connectivity: every voxel of a component gets
 /// (raster index of the component's first voxel, x fastest) + 1; background is 0. A connectivity
 /// of images is an [`Error::ConnectivityDimensions`].

@@ -111,6 +111,9 @@ macro_rules! registry {
 
 /// The pixel algorithms run in 2D with either connectivity (3D ones come with volumes).
 const BOTH: &[Connectivity] = &Connectivity::PLANAR;
+/// Images with either connectivity, volumes with any of theirs.
+const ANY: &[Connectivity] =
+    &[Connectivity::Four, Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
 /// 2x2 blocks are 8-connected by construction.
 const EIGHT: &[Connectivity] = &[Connectivity::Eight];
 const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];
@@ -158,8 +161,8 @@ impl AlgorithmInfo {
 
 const UF: AlgorithmInfo = direct(
     "UF",
-    "Union Find, Oliveira & Lotufo 2010; IPAS 2018 (tiles in local memory)",
-    BOTH,
+    "Union Find, Oliveira & Lotufo 2010; IPAS 2018 (tiles in local memory); volumes as TPDS 2020 Sec. 5.3",
+    ANY,
     RawLabels::FirstPixel,
     UF_PHASES,
     kernels::UF,

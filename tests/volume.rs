@@ -1,10 +1,13 @@
-//! Volumes on the host: the 3D CPU reference (6-, 18- and 26-connectivity) against an
-//! independent flood fill, its raw label convention, degenerate shapes, and typed errors.
+//! Volumes: the 3D CPU reference (6-, 18- and 26-connectivity) against an independent flood
+//! fill, its raw label convention, degenerate shapes, .npy files and typed errors; then every
+//! 3D algorithm on every device against the reference, raw labels and consecutive ones.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use ccl::reference::{label_volume, volume_partition_difference};
-use ccl::{random_volume, BinaryImage, BinaryVolume, Connectivity, Error, LabelVolume};
+use ccl::{random_volume, Algorithm, BinaryImage, BinaryVolume, Connectivity, Error, LabelVolume, Labeler};
 
 /// Labels by breadth-first flood fill from each unlabeled foreground voxel in raster order, with
 /// the neighbourhood spelled out: a voxel's label is its component's first voxel index + 1.
@@ -204,4 +207,97 @@ fn npy_files_that_are_no_volume_are_typed_errors() {
         assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains(says), "{name}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The algorithms that label volumes.
+fn volume_algorithms() -> Vec<Algorithm> {
+    Algorithm::ALL.iter().copied().filter(|a| a.connectivities().iter().any(|c| c.dims() == 3)).collect()
+}
+
+/// Volumes of awkward shapes: single voxels and lines along each axis, one slice, sizes that are
+/// not multiples of the 8 x 8 x 4 tiles, and a few tiles in each direction.
+fn test_volumes() -> Vec<(String, BinaryVolume)> {
+    let shapes = [(1, 1, 1), (1, 9, 1), (9, 1, 1), (1, 1, 9), (13, 11, 1), (13, 11, 7), (17, 9, 10), (40, 33, 21)];
+    let mut out = Vec::new();
+    for (seed, &(w, h, d)) in shapes.iter().enumerate() {
+        for (density, granularity) in [(10, 1), (50, 1), (90, 1), (45, 2)] {
+            let volume = random_volume(w, h, d, density, granularity, seed as u32 * 10 + density).unwrap();
+            out.push((format!("{w}x{h}x{d} density {density} granularity {granularity}"), volume));
+        }
+    }
+    // One long path: a snake through every row of every slice.
+    out.push((
+        "snake 15x12x6".into(),
+        BinaryVolume::from_fn(15, 12, 6, |x, y, z| y % 2 == 0 || x == if (y / 2 + z) % 2 == 0 { 14 } else { 0 })
+            .unwrap(),
+    ));
+    out
+}
+
+#[test]
+fn every_volume_algorithm_equals_the_reference_on_every_device() {
+    let algorithms = volume_algorithms();
+    assert!(algorithms.contains(&Algorithm::UF) && algorithms.contains(&Algorithm::UF_IC), "{algorithms:?}");
+    let volumes = test_volumes();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        for &algorithm in &algorithms {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
+                for (name, volume) in &volumes {
+                    let expected = label_volume(volume, connectivity).unwrap();
+                    let (raw, _, _) = labeler.label_volume(volume, connectivity, false).expect("label");
+                    if raw != expected {
+                        let why = volume_partition_difference(&expected, &raw).unwrap_or("raw labels differ".into());
+                        failures.push(format!("{} {algorithm} {connectivity} {name}: {why}", d.token));
+                    }
+                    let (consecutive, count, _) = labeler.label_volume(volume, connectivity, true).expect("label");
+                    let (want, n) = expected.to_consecutive();
+                    if consecutive != want || count != Some(n) {
+                        failures
+                            .push(format!("{} {algorithm} {connectivity} {name}: consecutive labels differ", d.token));
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn dimensions_and_connectivities_must_agree_on_every_device() {
+    let volume = random_volume(9, 8, 5, 50, 1, 3).unwrap();
+    let image = BinaryImage::from_fn(9, 8, |x, y| (x + y) % 3 == 0).unwrap();
+    for d in common::shared_devices() {
+        for &algorithm in Algorithm::ALL {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in Connectivity::ALL {
+                let on_volume = labeler.label_volume(&volume, connectivity, false).map(|_| ());
+                let on_image = labeler.label(&image, connectivity).map(|_| ());
+                let context = format!("{} {algorithm} {connectivity}", d.token);
+                match (connectivity.dims(), algorithm.supports(connectivity)) {
+                    (3, true) => {
+                        on_volume.unwrap();
+                        assert!(
+                            matches!(on_image, Err(Error::ConnectivityDimensions { .. })),
+                            "{context}: {on_image:?}"
+                        );
+                    }
+                    (3, false) => {
+                        assert!(matches!(on_volume, Err(Error::UnsupportedConnectivity { .. })), "{context}");
+                    }
+                    (_, supported) => {
+                        assert!(matches!(on_volume, Err(Error::ConnectivityDimensions { .. })), "{context}");
+                        assert_eq!(on_image.is_ok(), supported, "{context}");
+                    }
+                }
+            }
+            // A volume on the device, deeper than a slice, refuses the connectivities of images.
+            let on_device = labeler.upload_volume(&volume).unwrap();
+            let result = labeler.label_on_device(&on_device, Connectivity::Eight);
+            assert!(matches!(result, Err(Error::ConnectivityDimensions { .. })), "{} {algorithm}", d.token);
+        }
+    }
 }

@@ -5,8 +5,8 @@ use std::time::Instant;
 use super::{check_destination, Labeler, Labeling};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
-    reference, Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
-    PhaseTime, Result, Shape, Timings,
+    reference, Algorithm, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
+    LabelImage, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -45,7 +45,12 @@ impl Labeler for CpuLabeler {
         Ok(DeviceArray::new(shape, self.owner, Storage::Host(image.pixels().to_vec())))
     }
 
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
+        Ok(DeviceArray::new(volume.shape(), self.owner, Storage::Host(volume.voxels().to_vec())))
+    }
+
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
+        super::check_shape_connectivity(image.shape(), connectivity)?;
         self.algorithm.check(connectivity)?;
         let Storage::Host(pixels) = &image.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
@@ -53,7 +58,7 @@ impl Labeler for CpuLabeler {
         let start = Instant::now();
         let shape = image.shape();
         let convention = self.algorithm.raw_labels();
-        let labels = reference::raw_labels(shape.width, shape.height, pixels, connectivity, convention);
+        let labels = reference::raw_labels_of(shape, pixels, connectivity, convention);
         let out = DeviceArray::labels(shape, self.owner, Storage::Host(labels), Numbering::Raw(convention));
         Ok((out, Self::timings(start)))
     }
@@ -63,13 +68,10 @@ impl Labeler for CpuLabeler {
         if let Some(Numbering::Consecutive(n)) = labels.numbering {
             return Ok((n, Timings::default()));
         }
-        let (width, height) = (labels.width(), labels.height());
         let Storage::Host(values) = &mut labels.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
-        let image = LabelImage::new(width, height, std::mem::take(values))?;
-        let (consecutive, n) = image.into_consecutive();
-        *values = consecutive.into_labels();
+        let n = crate::image::renumber(values);
         labels.numbering = Some(Numbering::Consecutive(n));
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Ok((n, Timings { phases: vec![PhaseTime { phase: Phase::Relabel, ms }], iterations: None }))
@@ -95,6 +97,7 @@ impl Labeler for CpuLabeler {
 
     /// Labels on the host directly, without the copies that upload and download would make.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        super::check_image_connectivity(connectivity)?;
         self.algorithm.check(connectivity)?;
         let start = Instant::now();
         let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
@@ -103,6 +106,7 @@ impl Labeler for CpuLabeler {
 
     /// Labels and renumbers on the host directly.
     fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        super::check_image_connectivity(connectivity)?;
         self.algorithm.check(connectivity)?;
         let start = Instant::now();
         let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();

@@ -12,8 +12,8 @@ use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::Schedule;
 use crate::shape::Element;
 use crate::{
-    Algorithm, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Result, Shape,
-    Timings,
+    Algorithm, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage,
+    Result, Shape, Timings,
 };
 
 /// An opened device with its description and owner id, shared by its labelers.
@@ -93,11 +93,14 @@ impl GpuLabeler {
         }
         let info = self.algorithm.info();
         let program = Self::build(self.gpu.as_ref(), info.kernel(), &info.defines(connectivity), &mut self.builds)?;
-        let schedule = (info.schedule)(self.gpu.as_ref(), &program)?;
+        let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity)?;
         self.schedules.push((connectivity, schedule));
         let start = std::time::Instant::now();
-        let image = BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?;
-        let on_device = self.upload(&image)?;
+        let on_device = if connectivity.dims() == 3 {
+            self.upload_volume(&BinaryVolume::from_fn(19, 11, 7, |x, y, z| (x * 7 + y * 3 + z) % 5 < 2)?)?
+        } else {
+            self.upload(&BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?)?
+        };
         self.label_on_device(&on_device, connectivity)?;
         self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -170,11 +173,22 @@ impl Labeler for GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
+        let mut buffer = self.gpu.alloc(volume.voxels().len())?;
+        self.gpu.write(&mut buffer, volume.voxels())?;
+        Ok(DeviceArray::new(volume.shape(), self.device.owner, Storage::Device(buffer)))
+    }
+
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
+        let shape = image.shape();
+        super::check_shape_connectivity(shape, connectivity)?;
         self.prepare(connectivity)?;
         let input = self.buffer(image)?;
-        let shape = image.shape();
-        check_size(shape.width, shape.height)?;
+        if shape.depth == 1 {
+            check_size(shape.width, shape.height)?;
+        } else {
+            crate::volume::check_volume(shape)?;
+        }
         let gpu = self.gpu.as_ref();
         let schedule =
             self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");

@@ -15,8 +15,8 @@ pub(crate) use gpu::Opened;
 pub use gpu::{BuildReport, GpuLabeler};
 
 use crate::{
-    Algorithm, BackendKind, BinaryImage, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage, Phase,
-    PhaseTime, Result, Timings,
+    Algorithm, BackendKind, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
+    LabelImage, LabelVolume, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The result of labeling a host image.
@@ -51,8 +51,15 @@ pub trait Labeler {
     /// Copies a host image to the device.
     fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage>;
 
-    /// Labels an image already on the device and leaves the labels there. The timings cover
-    /// allocation of the output, every kernel (and flag read-back) and a final synchronisation.
+    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
+    /// 26-connectivity.
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage>;
+
+    /// Labels an image (or volume) already on the device and leaves the labels there. The
+    /// timings cover allocation of the output, every kernel (and flag read-back) and a final
+    /// synchronisation. A volume deeper than one slice takes 6-, 18- or 26-connectivity only
+    /// ([`Error::ConnectivityDimensions`]); one slice takes either kind (6 joins as 4, 18 and
+    /// 26 as 8).
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
 
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
@@ -67,6 +74,44 @@ pub trait Labeler {
     /// Copies labels from the device straight into `out`, which must hold exactly one value per
     /// pixel ([`Error::SizeMismatch`] otherwise).
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()>;
+
+    /// Copies the labels of a volume from the device to the host.
+    fn download_volume(&mut self, labels: &DeviceLabels) -> Result<LabelVolume> {
+        let shape = labels.shape();
+        let mut values = vec![0u32; shape.len()];
+        self.download_into(labels, &mut values)?;
+        LabelVolume::new(shape.width, shape.height, shape.depth, values)
+    }
+
+    /// Labels a host volume (6-, 18- or 26-connectivity): upload, label, relabel when
+    /// `consecutive` (1..N in raster order of first appearance; the count is returned), download.
+    fn label_volume(
+        &mut self,
+        volume: &BinaryVolume,
+        connectivity: Connectivity,
+        consecutive: bool,
+    ) -> Result<(LabelVolume, Option<u32>, Timings)> {
+        if connectivity.dims() != 3 {
+            return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
+        }
+        self.algorithm().check(connectivity)?;
+        let start = Instant::now();
+        let on_device = self.upload_volume(volume)?;
+        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+        let (mut labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
+        drop(on_device);
+        let mut components = None;
+        if consecutive {
+            let (count, relabel) = self.relabel(&mut labels)?;
+            timings.phases.extend(relabel.phases);
+            components = Some(count);
+        }
+        let start = Instant::now();
+        let out = self.download_volume(&labels)?;
+        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+        timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
+        Ok((out, components, timings))
+    }
 
     /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
     /// are the algorithm's raw labels.
@@ -119,6 +164,7 @@ fn label_host<L: Labeler + ?Sized, T>(
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, Option<u32>, Timings)> {
     // Before the upload: an unsupported connectivity fails without copying anything.
+    check_image_connectivity(connectivity)?;
     labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
     let on_device = labeler.upload(image)?;
@@ -137,6 +183,25 @@ fn label_host<L: Labeler + ?Sized, T>(
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
     Ok((labels, components, timings))
+}
+
+/// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).
+pub(crate) fn check_image_connectivity(connectivity: Connectivity) -> Result<()> {
+    if connectivity.dims() == 2 {
+        Ok(())
+    } else {
+        Err(Error::ConnectivityDimensions { connectivity, what: "an image" })
+    }
+}
+
+/// Checks that an array of `shape` can be labeled with `connectivity`: volumes deeper than one
+/// slice take the connectivities of volumes only.
+pub(crate) fn check_shape_connectivity(shape: Shape, connectivity: Connectivity) -> Result<()> {
+    if shape.depth > 1 && connectivity.dims() == 2 {
+        Err(Error::ConnectivityDimensions { connectivity, what: "a volume" })
+    } else {
+        Ok(())
+    }
 }
 
 /// Checks that `out` holds one value per element of `labels`.

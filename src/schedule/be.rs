@@ -15,7 +15,7 @@
 
 use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
-use crate::{Phase, Result};
+use crate::{Connectivity, Phase, Result};
 
 pub(crate) use super::le::defines;
 
@@ -28,7 +28,7 @@ pub(crate) struct Be {
 }
 
 /// Makes the BE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, final_labeling] =
         kernels(gpu, program, ["be_init", "be_scan", "be_analysis", "be_final_labeling"])?;
     Ok(Box::new(Be { init, scan, analysis, final_labeling }))

@@ -37,7 +37,7 @@ pub(crate) struct Bke {
 }
 
 /// Makes the BKE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce, finish] =
         kernels(gpu, program, ["bke_init", "compress_blocks", "bke_reduce", "bke_final"])?;
     Ok(Box::new(Bke { init, compress, reduce, finish }))

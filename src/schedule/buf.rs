@@ -31,7 +31,7 @@ pub(crate) struct Buf {
 }
 
 /// Makes the BUF schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, merge, compress, finish] =
         kernels(gpu, program, ["buf_init", "buf_merge", "compress_blocks", "buf_final"])?;
     Ok(Box::new(Buf { init, merge, compress, finish }))

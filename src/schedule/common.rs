@@ -2,11 +2,13 @@
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
 use crate::gpu::{Buffer, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
-use crate::{Phase, Result, Shape, Timings};
+use crate::{Connectivity, Phase, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
 /// accepts, and a full warp per row for coalesced accesses.
 pub(crate) const GROUP: [usize; 3] = [32, 8, 1];
+/// The work-group of kernels over volumes: 8 x 8 x 4 voxels.
+pub(crate) const GROUP_3D: [usize; 3] = [8, 8, 4];
 
 /// Bytes of one label (`label_t` in the kernels, 32-bit in this build).
 pub(crate) const LABEL_BYTES: usize = 4;
@@ -25,6 +27,11 @@ impl Job<'_> {
     /// Width and height as the kernels take them.
     pub fn size(&self) -> (u32, u32) {
         (self.shape.width as u32, self.shape.height as u32)
+    }
+
+    /// Width, height and depth as the kernels take them (depth 1 for an image).
+    pub fn extent(&self) -> [u32; 3] {
+        [self.shape.width as u32, self.shape.height as u32, self.shape.depth as u32]
     }
 }
 
@@ -52,8 +59,8 @@ pub(crate) fn label(
     Ok((labels, Timings { phases, iterations }))
 }
 
-/// Makes a schedule from a compiled program (each schedule module's `build`).
-pub(crate) type ScheduleBuilder = fn(&dyn Gpu, &Program) -> Result<Box<dyn Schedule>>;
+/// Makes a schedule from a program compiled for a connectivity (each schedule module's `build`).
+pub(crate) type ScheduleBuilder = fn(&dyn Gpu, &Program, Connectivity) -> Result<Box<dyn Schedule>>;
 
 /// The kernels `names` of a compiled program.
 pub(crate) fn kernels<const N: usize>(gpu: &dyn Gpu, program: &Program, names: [&str; N]) -> Result<[Kernel; N]> {
@@ -67,6 +74,11 @@ pub(crate) fn kernels<const N: usize>(gpu: &dyn Gpu, program: &Program, names: [
 /// One work-item per pixel of `shape`.
 pub(crate) fn over_pixels(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width, shape.height, 1], GROUP)
+}
+
+/// One work-item per voxel of `shape`, in GROUP_3D groups (kernels built with DIMS=3).
+pub(crate) fn over_voxels(shape: Shape) -> LaunchRange {
+    LaunchRange::over([shape.width, shape.height, shape.depth], GROUP_3D)
 }
 
 /// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks).

@@ -26,7 +26,7 @@ pub(crate) struct Ke {
 }
 
 /// Makes the KE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce] = kernels(gpu, program, ["ke_init", "compress_pixels", "ke_reduce"])?;
     Ok(Box::new(Ke { init, compress, reduce }))
 }
@@ -36,7 +36,7 @@ impl Schedule for Ke {
         let (w, h) = job.size();
         let range = over_pixels(job.shape);
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(1)];
         gpu.launch(&mut self.init, &range, &image_args)?;
         recorder.end(Phase::Initialization)?;
         gpu.launch(&mut self.compress, &range, &label_args)?;

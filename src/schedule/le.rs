@@ -28,7 +28,7 @@ pub(crate) struct Le {
 }
 
 /// Makes the LE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, labelling] =
         kernels(gpu, program, ["le_init", "le_scan", "le_analysis", "le_labelling"])?;
     Ok(Box::new(Le { init, scan, analysis, labelling }))

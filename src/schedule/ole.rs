@@ -12,7 +12,7 @@
 
 use super::{kernels, over_pixels, until_stable, Job, Schedule};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
-use crate::{Phase, Result};
+use crate::{Connectivity, Phase, Result};
 
 pub(crate) use super::le::defines;
 
@@ -24,7 +24,7 @@ pub(crate) struct Ole {
 }
 
 /// Makes the OLE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis] = kernels(gpu, program, ["ole_init", "ole_scan", "ole_analysis"])?;
     Ok(Box::new(Ole { init, scan, analysis }))
 }
