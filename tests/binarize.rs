@@ -183,7 +183,7 @@ fn binarized_pages_are_labeled_without_leaving_the_device() {
                 let ink = reference::binarize(page, params).unwrap();
                 let (binary, _) = binarizer.binarize_on_device(&gray, params).unwrap();
                 for &algorithm in Algorithm::ALL {
-                    for connectivity in algorithm.connectivities().iter().copied() {
+                    for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
                         let (expected, count) = ccl::reference::label(&ink, connectivity).into_consecutive();
                         let mut labeler = d.device.labeler_for(algorithm, connectivity).unwrap();
                         let (mut labels, _) = labeler.label_on_device(&binary, connectivity).unwrap();

@@ -197,7 +197,7 @@ fn every_algorithm_name_labels_like_the_cpu_reference() {
     };
     for (a, algorithm) in ccl::Algorithm::ALL.iter().enumerate() {
         let spellings = [algorithm.name().to_string(), algorithm.name().to_lowercase().replace('_', "-")];
-        for &connectivity in algorithm.connectivities() {
+        for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 2) {
             let c = connectivity.neighbours().to_string();
             let expected = label("cpu", &spellings[0], &c, &dir.join("cpu.npy"));
             for (k, device) in gpu_devices.iter().enumerate() {
@@ -370,7 +370,7 @@ fn numeric_options_are_range_checked() {
         &["label", "--threshold", "inf"],
         &["label", "--max-pixels", "0"],
         &["label", "--max-pixels", "4294967296"],
-        &["label", "--connectivity", "6"],
+        &["label", "--connectivity", "5"],
     ];
     for args in cases {
         let out = run(ccl().args(*args));
@@ -494,4 +494,64 @@ fn naming_a_device_opens_only_its_backend() {
     let (out, loaded) = probe(&["devices"]);
     assert!(out.status.success() && loaded, "the probe library was not loaded by `ccl devices`");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Writes `values` as a `.npy` of uint8 with `shape` (C order).
+fn write_npy_u8(path: &Path, shape: &[u64], values: &[u8]) {
+    use npyz::WriterBuilder;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(shape).writer(&mut file).begin_nd().unwrap();
+    writer.extend(values.iter().copied()).unwrap();
+    writer.finish().unwrap();
+}
+
+#[test]
+fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
+    let dir = scratch("volume");
+    let volume = ccl::random_volume(23, 17, 9, 45, 1, 77).unwrap();
+    let input = dir.join("vol.npy");
+    write_npy_u8(&input, &[9, 17, 23], volume.voxels());
+    for d in common::shared_devices() {
+        for (connectivity, algo) in [(26, "uf_ic"), (6, "uf"), (18, "uf")] {
+            let out = dir.join(format!("labels-{}-{connectivity}.npy", d.token));
+            let result = run(ccl()
+                .args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
+                .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
+            assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
+            let bytes = std::fs::read(&out).unwrap();
+            let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+            assert_eq!(npy.shape(), &[9, 17, 23]);
+            let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
+            let (expected, n) = ccl::reference::label_volume(&volume, c).unwrap().to_consecutive();
+            assert_eq!(npy.into_vec::<u32>().unwrap(), expected.labels(), "{} {connectivity}", d.token);
+            assert_eq!(count_of(&stdout(&result)), n as u64);
+        }
+    }
+    // The default connectivity of a volume is 26.
+    let out = dir.join("default.npy");
+    let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
+    assert!(stdout(&result).contains("26-connectivity"), "{}", stdout(&result));
+    // A (H, W) .npy is an image: 8-connectivity by default, labels of shape (H, W).
+    let flat = dir.join("flat.npy");
+    write_npy_u8(&flat, &[17, 23], &volume.voxels()[..17 * 23]);
+    let out = dir.join("flat-labels.npy");
+    let result = run(ccl().args(["label", flat.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let (h, w, _) = read_npy(&out);
+    assert_eq!((h, w), (17, 23));
+    // Connectivities and outputs that do not fit the input are clean errors.
+    for (args, says) in [
+        (vec![flat.to_str().unwrap(), "--connectivity", "26"], "26-connectivity is for volumes"),
+        (vec![input.to_str().unwrap(), "--connectivity", "8"], "8-connectivity is for images"),
+        (vec![input.to_str().unwrap(), "--connectivity", "5"], "connectivity is 4 or 8 (images), 6, 18 or 26"),
+        (vec![input.to_str().unwrap(), "--algo", "bke"], "BKE"),
+    ] {
+        let out = dir.join("x.npy");
+        let result = run(ccl().arg("label").args(&args).args(["-o", out.to_str().unwrap(), "--device", "cpu"]));
+        let text = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success() && text.contains(says), "{args:?}: {text}");
+    }
+    let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", dir.join("v.png").to_str().unwrap()]));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("written as .npy"), "{:?}", result);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,7 +31,7 @@ fn repeated_runs_give_identical_raw_labels() {
             let mut labeler = dev.device.labeler(algorithm).expect("labeler");
             for (name, image) in &images {
                 let on_device = labeler.upload(image).expect("upload");
-                for &connectivity in algorithm.connectivities() {
+                for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 2) {
                     let expected = reference::label_as(image, connectivity, algorithm.raw_labels());
                     let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
                     for run in 0..n {

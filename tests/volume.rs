@@ -196,8 +196,9 @@ fn npy_files_that_are_no_volume_are_typed_errors() {
     let dir = scratch("bad");
     for (name, bytes, says) in [
         ("flat", npy_bytes("|u1", &[4, 4], &[0; 16]), "three axes"),
+        ("line", npy_bytes("|u1", &[4], &[0; 4]), "two axes"),
         ("floats", npy_bytes("<f4", &[1, 1, 1], &[0; 4]), "uint8 or bool"),
-        ("short", npy_bytes("|u1", &[1, 1, 100], &[0; 50]), "holds 50 voxels"),
+        ("short", npy_bytes("|u1", &[1, 1, 100], &[0; 50]), "holds 50 values"),
         ("long", npy_bytes("|u1", &[1, 2, 2], &[0; 5]), "has 4"),
         ("text", b"not numpy".to_vec(), "not a .npy"),
     ] {

@@ -42,6 +42,15 @@ pub fn connectivity(s: &str) -> Result<Connectivity, String> {
         .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
 }
 
+/// `--connectivity` of images (4 or 8) or volumes (6, 18 or 26).
+pub fn any_connectivity(s: &str) -> Result<Connectivity, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .and_then(Connectivity::from_neighbours)
+        .ok_or_else(|| format!("'{s}': connectivity is 4 or 8 (images), 6, 18 or 26 (volumes)"))
+}
+
 /// An image size `WxH` (or `N` for a square): both sides >= 1, at most 2^32 - 1 pixels.
 pub fn size(s: &str) -> Result<(usize, usize), String> {
     let (w, h) = s.split_once(['x', 'X']).unwrap_or((s, s));

@@ -17,10 +17,12 @@ const LARGE_IMAGE_PIXELS: u64 = 100_000_000;
 #[derive(clap::Args)]
 pub struct LabelArgs {
     /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
-    /// TIFF), or a folder of them (every file with an image extension). Without it, a built-in
-    /// sample page is labeled.
+    /// TIFF), a .npy of uint8 or bool (shape (H, W): an image; (D, H, W): a volume; nonzero is
+    /// foreground), or a folder of images (every file with an image extension). Without it, a
+    /// built-in sample page is labeled.
     pub(super) input: Option<PathBuf>,
-    /// Output file: .npy (uint32, shape (H, W)), .png (colorized) or .tiff (32-bit labels);
+    /// Output file: .npy (uint32, shape (H, W), or (D, H, W) for a volume), .png (colorized) or
+    /// .tiff (32-bit labels);
     /// written to a temporary file, then renamed, so it is never left half-written. For a folder
     /// input, the output folder (made if missing): one NAME.FORMAT per input NAME.*.
     #[arg(short, long, default_value = "labels.png")]
@@ -36,9 +38,9 @@ pub struct LabelArgs {
     /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
     #[arg(long)]
     pub(super) device: Option<DeviceId>,
-    /// Pixel connectivity: 4 or 8.
-    #[arg(long, default_value = "8", value_parser = args::connectivity)]
-    pub(super) connectivity: Connectivity,
+    /// Connectivity: 4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26).
+    #[arg(long, value_parser = args::any_connectivity)]
+    pub(super) connectivity: Option<Connectivity>,
     /// Foreground is gray > T, with T in the input's own range: 0-255 for 8-bit images, 0-65535
     /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
     /// weights at full depth). Default: any nonzero color channel is foreground.
@@ -66,6 +68,11 @@ pub struct LabelArgs {
 }
 
 impl LabelArgs {
+    /// `--connectivity` for an image: 8 unless given.
+    pub(super) fn image_connectivity(&self) -> Connectivity {
+        self.connectivity.unwrap_or(Connectivity::Eight)
+    }
+
     /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
     pub(super) fn read_options(&self) -> ReadOptions {
         ReadOptions {
@@ -176,6 +183,42 @@ fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> 
     Ok(decoded.image)
 }
 
+/// `ccl label` of a volume (a .npy of shape (D, H, W)): labels written as a .npy of uint32.
+fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, format: io::LabelFormat) -> Result<()> {
+    if format != io::LabelFormat::Npy {
+        return Err(Error::InvalidParameter {
+            name: "output".into(),
+            reason: format!(
+                "{}: the labels of a volume are written as .npy (uint32, shape (D, H, W))",
+                args.output.display()
+            ),
+        });
+    }
+    let s = volume.shape();
+    say!("input: {} ({}x{}x{} volume, .npy)", path.display(), s.width, s.height, s.depth);
+    let connectivity = args.connectivity.unwrap_or(Connectivity::TwentySix);
+    let (device, how) = open_device(args.device, args.backend)?;
+    let info = device.info();
+    say!("device: {} {} ({how})", info.id, info.name);
+    let mut labeler = device.labeler_for(args.algo, connectivity)?;
+    let (labels, components, timings) = labeler.label_volume(volume, connectivity, !args.raw)?;
+    let count = components.unwrap_or_else(|| labels.component_count());
+    io::write_volume_npy(&args.output, &labels)?;
+    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
+    say!(
+        "{count} components ({}x{}x{}, {}, {}) in {:.3} ms labeling; phases ms: {}",
+        s.width,
+        s.height,
+        s.depth,
+        args.algo,
+        connectivity,
+        timings.labeling_ms(),
+        phases.join(", ")
+    );
+    say!("wrote {}", args.output.display());
+    Ok(())
+}
+
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
     if let Some(folder) = args.input.as_deref().filter(|p| p.is_dir()) {
@@ -194,6 +237,21 @@ pub fn label(args: LabelArgs) -> Result<()> {
     }
     let mut clock = Clock::new(args.verbose);
     let image = match &args.input {
+        Some(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) => {
+            if args.threshold.is_some() || args.invert {
+                return Err(Error::InvalidParameter {
+                    name: if args.invert { "invert" } else { "threshold" }.into(),
+                    reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
+                });
+            }
+            match io::read_binary_npy(path)? {
+                io::BinaryArray::Image(image) => {
+                    say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
+                    image
+                }
+                io::BinaryArray::Volume(volume) => return label_volume(&args, path, &volume, format),
+            }
+        }
         Some(path) => read_input(path, &args, format)?,
         None => {
             say!("input: built-in sample page (1024x768); pass an image path to label your own");
@@ -205,13 +263,13 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     clock.lap("open device");
-    let mut labeler = device.labeler_for(args.algo, args.connectivity)?;
+    let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
     let result = if args.raw {
-        labeler.label(&image, args.connectivity)?
+        labeler.label(&image, args.image_connectivity())?
     } else {
-        labeler.label_consecutive(&image, args.connectivity)?
+        labeler.label_consecutive(&image, args.image_connectivity())?
     };
     let (width, height) = (image.width(), image.height());
     drop(image);
@@ -225,7 +283,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         args.algo,
-        args.connectivity,
+        args.image_connectivity(),
         timings.labeling_ms(),
         phases.join(", ")
     );
@@ -268,12 +326,12 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
-    let mut labeler = device.labeler_for(args.algo, args.connectivity)?;
+    let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
     let start = std::time::Instant::now();
     let gray = binarizer.upload(&page)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
-    let (mut labels, labeled) = labeler.label_on_device(&ink, args.connectivity)?;
+    let (mut labels, labeled) = labeler.label_on_device(&ink, args.image_connectivity())?;
     let (count, relabeled) = if args.raw {
         (None, ccl::Timings::default())
     } else {
@@ -290,7 +348,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         page.width(),
         page.height(),
         args.algo,
-        args.connectivity,
+        args.image_connectivity(),
         binarized.labeling_ms(),
         labeled.labeling_ms(),
         relabeled.labeling_ms()

@@ -11,4 +11,4 @@ pub use input::{
     Binarize, DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
 };
 pub use output::{check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, LabelFormat};
-pub use volume::{read_volume_npy, write_volume_npy};
+pub use volume::{read_binary_npy, read_volume_npy, write_volume_npy, BinaryArray};

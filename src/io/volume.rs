@@ -1,14 +1,37 @@
-//! Volumes in and out: NumPy `.npy` files of shape (D, H, W) in C order.
+//! Binary arrays from NumPy `.npy` files (an image of shape (H, W) or a volume of shape (D, H, W),
+//! C order), and volume labels out.
 
 use std::path::Path;
 
 use npyz::WriterBuilder;
 
-use crate::{BinaryVolume, Error, LabelVolume, Result};
+use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
+
+/// A binary array read from a `.npy`: an image or a volume, as its number of axes says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BinaryArray {
+    /// Shape (H, W).
+    Image(BinaryImage),
+    /// Shape (D, H, W).
+    Volume(BinaryVolume),
+}
 
 /// Reads a binary volume from a `.npy` of shape (D, H, W), C order, uint8 or bool: nonzero is
 /// foreground. Any other shape, order or element type is an [`Error::FileRead`] saying which.
 pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
+    match read_binary_npy(path)? {
+        BinaryArray::Volume(volume) => Ok(volume),
+        BinaryArray::Image(image) => Err(Error::FileRead {
+            path: path.display().to_string(),
+            reason: format!("shape ({}, {}); a volume has three axes (D, H, W)", image.height(), image.width()),
+        }),
+    }
+}
+
+/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order,
+/// uint8 or bool: nonzero is foreground. Any other shape, order or element type is an
+/// [`Error::FileRead`] saying which.
+pub fn read_binary_npy(path: &Path) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
     let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(format!("not a .npy file: {e}")))?;
@@ -19,9 +42,14 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     if npy.order() != npyz::Order::C {
         return Err(fail("Fortran order; a volume is stored in C order (np.ascontiguousarray)".into()));
     }
-    let &[depth, height, width] = npy.shape() else {
-        return Err(fail(format!("shape {:?}; a volume has three axes (D, H, W)", npy.shape())));
+    let (depth, height, width) = match *npy.shape() {
+        [height, width] => (1, height, width),
+        [depth, height, width] => (depth, height, width),
+        ref other => {
+            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
+        }
     };
+    let volume = npy.shape().len() == 3;
     let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
     // One byte per voxel after the header, whose length the format stores after the magic
     // string and the version: 2 bytes (version 1) or 4 (versions 2 and 3), little-endian.
@@ -31,10 +59,15 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     };
     let held = bytes.len().saturating_sub(data);
     if held != n {
-        return Err(fail(format!("the file holds {held} voxels; its shape ({depth}, {height}, {width}) has {n}")));
+        return Err(fail(format!("the file holds {held} values; its shape {:?} has {n}", npy.shape())));
     }
     let voxels = bytes[data..].to_vec();
-    BinaryVolume::new(width as usize, height as usize, depth as usize, voxels)
+    let (width, height) = (width as usize, height as usize);
+    if volume {
+        Ok(BinaryArray::Volume(BinaryVolume::new(width, height, depth as usize, voxels)?))
+    } else {
+        Ok(BinaryArray::Image(BinaryImage::new(width, height, voxels)?))
+    }
 }
 
 /// Writes labels as a `.npy` of uint32 with shape (D, H, W), atomically (see
