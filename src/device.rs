@@ -312,10 +312,14 @@ impl Device {
         Ok(crate::HostArray::new(buffer, len))
     }
 
-    /// Creates a labeler for `algorithm`, building its kernels now for every connectivity the
-    /// algorithm supports (from the kernel cache when they are there); a labeling never builds.
+    /// Creates a labeler for `algorithm`, building its kernels now for every image connectivity
+    /// (4, 8) the algorithm supports (from the kernel cache when they are there); those of
+    /// volumes (6, 18, 26) are built at their first use, before its timing starts, as
+    /// [`Device::labeler_for`] builds them now.
     pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {
-        self.labeler_with(algorithm, algorithm.connectivities())
+        let planar: Vec<crate::Connectivity> =
+            algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2).collect();
+        self.labeler_with(algorithm, &planar)
     }
 
     /// Creates a labeler for `algorithm` that builds only the kernels of `connectivity` now, as
