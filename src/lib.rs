@@ -42,7 +42,7 @@ pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
 pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
 pub use error::{Error, Result};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
-pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling};
+pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};

@@ -248,12 +248,13 @@ fn every_volume_algorithm_equals_the_reference_on_every_device() {
             for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
                 for (name, volume) in &volumes {
                     let expected = label_volume(volume, connectivity).unwrap();
-                    let (raw, _, _) = labeler.label_volume(volume, connectivity, false).expect("label");
+                    let raw = labeler.label_volume(volume, connectivity, false).expect("label").labels;
                     if raw != expected {
                         let why = volume_partition_difference(&expected, &raw).unwrap_or("raw labels differ".into());
                         failures.push(format!("{} {algorithm} {connectivity} {name}: {why}", d.token));
                     }
-                    let (consecutive, count, _) = labeler.label_volume(volume, connectivity, true).expect("label");
+                    let result = labeler.label_volume(volume, connectivity, true).expect("label");
+                    let (consecutive, count) = (result.labels, result.components);
                     let (want, n) = expected.to_consecutive();
                     if consecutive != want || count != Some(n) {
                         failures

@@ -201,7 +201,7 @@ fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, forma
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     let mut labeler = device.labeler_for(args.algo, connectivity)?;
-    let (labels, components, timings) = labeler.label_volume(volume, connectivity, !args.raw)?;
+    let ccl::VolumeLabeling { labels, components, timings } = labeler.label_volume(volume, connectivity, !args.raw)?;
     let count = components.unwrap_or_else(|| labels.component_count());
     io::write_volume_npy(&args.output, &labels)?;
     let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();

@@ -31,6 +31,17 @@ pub struct Labeling {
     pub timings: Timings,
 }
 
+/// The result of labeling a host volume ([`Labeler::label_volume`]).
+#[derive(Clone, Debug)]
+pub struct VolumeLabeling {
+    /// Raw labels in the algorithm's convention, or consecutive 1..N when asked; background 0.
+    pub labels: LabelVolume,
+    /// The number of components, when the labeling counted them (consecutive labels).
+    pub components: Option<u32>,
+    /// Per-phase timings, upload and download included.
+    pub timings: Timings,
+}
+
 /// A connected-components labeler: one algorithm on one device.
 ///
 /// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
@@ -90,7 +101,7 @@ pub trait Labeler {
         volume: &BinaryVolume,
         connectivity: Connectivity,
         consecutive: bool,
-    ) -> Result<(LabelVolume, Option<u32>, Timings)> {
+    ) -> Result<VolumeLabeling> {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
@@ -110,7 +121,7 @@ pub trait Labeler {
         let out = self.download_volume(&labels)?;
         timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
         timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
-        Ok((out, components, timings))
+        Ok(VolumeLabeling { labels: out, components, timings })
     }
 
     /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
