@@ -86,7 +86,7 @@ typedef uint index_t;
 // a label that refers to itself, and the fixed point a component converges to is its smallest
 // index + 1.
 //
-// Build-time define: CONNECTIVITY (4 or 8).
+// Build-time defines: CONNECTIVITY (4 or 8; with DIMS=3, 6, 18 or 26 for volumes).
 
 // The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
 DEVICE_FN label_t min_label(label_t mn, label_t l)
@@ -123,6 +123,32 @@ DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, u
     return mn;
 }
 
+#if DIMS == 3
+// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
+// 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
+// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates).
+DEVICE_FN label_t min_neighbour_label_3d(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height,
+                                         uint depth, label_t own)
+{
+    const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);
+    label_t mn = own;
+    for (int dz = -1; dz <= 1; dz++) {
+        for (int dy = -1; dy <= 1; dy++) {
+            for (int dx = -1; dx <= 1; dx++) {
+                const int differing = (dx != 0) + (dy != 0) + (dz != 0);
+                if (differing == 0 || differing > most)
+                    continue;
+                const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;
+                if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth)
+                    continue;
+                mn = min_label(mn, L[VOXEL_INDEX(nx, ny, nz, width, height)]);
+            }
+        }
+    }
+    return mn;
+}
+#endif
+
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
 // label that refers to itself. Other work-items may lower entries of R meanwhile; every value
 // read is still a label of the same component on the same decreasing chain, so the walk ends.
@@ -145,16 +171,19 @@ DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 // leaves the `changed` word at 0 (the host zeroes it before each scan and reads it after).
 // Raw labels: each component gets (raster index of its first pixel) + 1; background is 0.
 //
-// Build-time define: CONNECTIVITY (4 or 8).
+// Volumes (TPDS 2020 Sec. 5.3): built with DIMS=3 (CONNECTIVITY 6, 18 or 26) the same kernels run
+// one work-item per voxel over a 3D range; an image is a volume of depth 1 (z = 0).
+//
+// Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), DIMS.
 
 // Initialization: every foreground pixel is its own label and its own reference.
 KERNEL void le_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *R, uint width,
-                    uint height)
+                    uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     const label_t label = FG(img[i]) ? i + 1 : 0;
     L[i] = label;
     R[i] = label;
@@ -164,15 +193,19 @@ KERNEL void le_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *
 // equivalence at the reference of its own label. Several pixels of one label may race for the
 // same entry, hence the atomic minimum. L is only read here.
 KERNEL void le_scan(GLOBAL const label_t *L, GLOBAL label_t *R, GLOBAL uint *changed, uint width,
-                    uint height)
+                    uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const label_t label = L[PIXEL_INDEX(x, y, width)];
+    const label_t label = L[VOXEL_INDEX(x, y, z, width, height)];
     if (label == 0)
         return;
+#if DIMS == 3
+    const label_t mn = min_neighbour_label_3d(L, x, y, z, width, height, depth, label);
+#else
     const label_t mn = min_neighbour_label(L, x, y, width, height, label);
+#endif
     if (mn < label) {
         ATOMIC_MIN(&R[label - 1], mn);
         changed[0] = 1;
@@ -181,23 +214,23 @@ KERNEL void le_scan(GLOBAL const label_t *L, GLOBAL label_t *R, GLOBAL uint *cha
 
 // Analysis: every pixel that is still its own label resolves its reference chain to the end,
 // so that the labelling step reaches the smallest equivalent label in one read.
-KERNEL void le_analysis(GLOBAL const label_t *L, GLOBAL label_t *R, uint width, uint height)
+KERNEL void le_analysis(GLOBAL const label_t *L, GLOBAL label_t *R, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (L[i] == i + 1)
         R[i] = chain_end(R, i + 1);
 }
 
 // Labelling: every foreground pixel takes the reference of its label. R is only read here.
-KERNEL void le_labelling(GLOBAL label_t *L, GLOBAL const label_t *R, uint width, uint height)
+KERNEL void le_labelling(GLOBAL label_t *L, GLOBAL const label_t *R, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     const label_t label = L[i];
     if (label != 0)
         L[i] = R[label - 1];

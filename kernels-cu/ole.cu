@@ -87,7 +87,7 @@ typedef uint index_t;
 // a label that refers to itself, and the fixed point a component converges to is its smallest
 // index + 1.
 //
-// Build-time define: CONNECTIVITY (4 or 8).
+// Build-time defines: CONNECTIVITY (4 or 8; with DIMS=3, 6, 18 or 26 for volumes).
 
 // The smaller of the running minimum `mn` and label `l`, where `l` == 0 (background) is ignored.
 DEVICE_FN label_t min_label(label_t mn, label_t l)
@@ -123,6 +123,32 @@ DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, u
 #endif
     return mn;
 }
+
+#if DIMS == 3
+// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
+// 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
+// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates).
+DEVICE_FN label_t min_neighbour_label_3d(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height,
+                                         uint depth, label_t own)
+{
+    const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);
+    label_t mn = own;
+    for (int dz = -1; dz <= 1; dz++) {
+        for (int dy = -1; dy <= 1; dy++) {
+            for (int dx = -1; dx <= 1; dx++) {
+                const int differing = (dx != 0) + (dy != 0) + (dz != 0);
+                if (differing == 0 || differing > most)
+                    continue;
+                const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;
+                if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth)
+                    continue;
+                mn = min_label(mn, L[VOXEL_INDEX(nx, ny, nz, width, height)]);
+            }
+        }
+    }
+    return mn;
+}
+#endif
 
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
 // label that refers to itself. Other work-items may lower entries of R meanwhile; every value

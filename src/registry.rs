@@ -204,8 +204,8 @@ registry! { $
     /// Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array).
     LE (le) = AlgorithmInfo {
         name: "LE",
-        summary: "Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array)",
-        connectivities: BOTH,
+        summary: "Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array); volumes too",
+        connectivities: ANY,
         raw_labels: RawLabels::FirstPixel,
         inline_compression: false,
         iterative: true,

@@ -8,15 +8,23 @@
 //!    to the smallest label around it, atomic min), `le_analysis` (resolve reference chains of
 //!    labels that name themselves), `le_labelling` (every pixel takes its label's reference).
 //!
-//! Raw labels: (raster index of the component's first pixel) + 1; background 0.
+//! Volumes (6-, 18- and 26-connectivity): the same kernels and steps built with DIMS=3, one
+//! work-item per voxel.
+//!
+//! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
+use super::common::over_voxels;
 use super::{kernels, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// The compile-time defines of `kernels/le.kernel` (and of OLE and BE).
+/// The compile-time defines of `kernels/le.kernel` (and of OLE and BE): DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
-    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
+    let mut defines = vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())];
+    if connectivity.dims() == 3 {
+        defines.push(Define::int("DIMS", 3));
+    }
+    defines
 }
 
 /// The compiled LE kernels for one connectivity.
@@ -25,31 +33,33 @@ pub(crate) struct Le {
     scan: Kernel,
     analysis: Kernel,
     labelling: Kernel,
+    volumes: bool,
 }
 
-/// Makes the LE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+/// Makes the LE schedule from its program compiled for `connectivity`.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, labelling] =
         kernels(gpu, program, ["le_init", "le_scan", "le_analysis", "le_labelling"])?;
-    Ok(Box::new(Le { init, scan, analysis, labelling }))
+    Ok(Box::new(Le { init, scan, analysis, labelling, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Le {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let (w, h) = job.size();
-        let range = over_pixels(job.shape);
+        let [w, h, d] = job.extent();
+        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
         let references = gpu.alloc(job.shape.len() * LABEL_BYTES)?;
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
         let (input, labels, refs) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&references));
-        gpu.launch(&mut self.init, &range, &[input, labels, refs, Arg::U32(w), Arg::U32(h)])?;
+        let (w, h, d) = (Arg::U32(w), Arg::U32(h), Arg::U32(d));
+        gpu.launch(&mut self.init, &range, &[input, labels, refs, w, h, d])?;
         recorder.end(Phase::Initialization)?;
 
         let iterations = until_stable(gpu, &mut changed, |flag| {
-            gpu.launch(&mut self.scan, &range, &[labels, refs, Arg::Buffer(flag), Arg::U32(w), Arg::U32(h)])?;
-            gpu.launch(&mut self.analysis, &range, &[labels, refs, Arg::U32(w), Arg::U32(h)])?;
-            gpu.launch(&mut self.labelling, &range, &[labels, refs, Arg::U32(w), Arg::U32(h)])
+            gpu.launch(&mut self.scan, &range, &[labels, refs, Arg::Buffer(flag), w, h, d])?;
+            gpu.launch(&mut self.analysis, &range, &[labels, refs, w, h, d])?;
+            gpu.launch(&mut self.labelling, &range, &[labels, refs, w, h, d])
         })?;
         recorder.end(Phase::Merge)?;
 
