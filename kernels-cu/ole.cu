@@ -173,15 +173,19 @@ DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 // `changed` word at 0 (the host zeroes it before each scan and reads it after).
 // Raw labels: each component gets (raster index of its first pixel) + 1; background is 0.
 //
-// Build-time define: CONNECTIVITY (4 or 8).
+// Volumes: built with DIMS=3 (CONNECTIVITY 6, 18 or 26) the same kernels run one work-item per
+// voxel over a 3D range (beyond the papers, whose YACCLAB has no 3D OLE); an image is a volume of
+// depth 1.
+//
+// Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), DIMS.
 
 // Initialization: every foreground pixel is its own label.
-KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     L[i] = FG(img[i]) ? i + 1 : 0;
 }
 
@@ -191,15 +195,19 @@ KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uin
 // the same component smaller than the label it replaced at the start of the kernel, so no chain
 // grows a cycle and labels never rise across iterations; a lost (smaller) value only costs
 // iterations, never correctness, and any store sets `changed`, so the loop goes on.
-KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint height)
+KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const label_t label = L[PIXEL_INDEX(x, y, width)];
+    const label_t label = L[VOXEL_INDEX(x, y, z, width, height)];
     if (label == 0)
         return;
+#if DIMS == 3
+    const label_t mn = min_neighbour_label_3d(L, x, y, z, width, height, depth, label);
+#else
     const label_t mn = min_neighbour_label(L, x, y, width, height, label);
+#endif
     if (mn < label) {
         L[label - 1] = mn;
         changed[0] = 1;
@@ -208,12 +216,12 @@ KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint h
 
 // Analysis with fused labelling: every foreground pixel follows its label's chain of
 // representatives to a label that refers to itself, and takes it.
-KERNEL void ole_analysis(GLOBAL label_t *L, uint width, uint height)
+KERNEL void ole_analysis(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
         return;
-    const index_t i = PIXEL_INDEX(x, y, width);
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
     const label_t label = L[i];
     if (label != 0)
         L[i] = chain_end(L, label);

@@ -218,8 +218,8 @@ registry! { $
     /// Optimized Label Equivalence, Kalentev et al. 2011 (iterative).
     OLE (ole) = AlgorithmInfo {
         name: "OLE",
-        summary: "Optimized Label Equivalence, Kalentev et al. 2011 (iterative)",
-        connectivities: BOTH,
+        summary: "Optimized Label Equivalence, Kalentev et al. 2011 (iterative); volumes too",
+        connectivities: ANY,
         raw_labels: RawLabels::FirstPixel,
         inline_compression: false,
         iterative: true,

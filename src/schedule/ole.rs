@@ -8,8 +8,12 @@
 //!    `L[label - 1]` of a pixel's label to the smallest label around it, plain store as in the
 //!    paper), `ole_analysis` (pointer jumping, labelling fused in).
 //!
-//! Raw labels: (raster index of the component's first pixel) + 1; background 0.
+//! Volumes (6-, 18- and 26-connectivity, beyond the papers): the same kernels and steps built
+//! with DIMS=3, one work-item per voxel.
+//!
+//! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
+use super::common::over_voxels;
 use super::{kernels, over_pixels, until_stable, Job, Schedule};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
@@ -21,28 +25,30 @@ pub(crate) struct Ole {
     init: Kernel,
     scan: Kernel,
     analysis: Kernel,
+    volumes: bool,
 }
 
-/// Makes the OLE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+/// Makes the OLE schedule from its program compiled for `connectivity`.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis] = kernels(gpu, program, ["ole_init", "ole_scan", "ole_analysis"])?;
-    Ok(Box::new(Ole { init, scan, analysis }))
+    Ok(Box::new(Ole { init, scan, analysis, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Ole {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let (w, h) = job.size();
-        let range = over_pixels(job.shape);
+        let [w, h, d] = job.extent();
+        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let (w, h, d) = (Arg::U32(w), Arg::U32(h), Arg::U32(d));
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
         let labels = Arg::Buffer(job.labels);
-        gpu.launch(&mut self.init, &range, &[Arg::Buffer(job.input), labels, Arg::U32(w), Arg::U32(h)])?;
+        gpu.launch(&mut self.init, &range, &[Arg::Buffer(job.input), labels, w, h, d])?;
         recorder.end(Phase::Initialization)?;
 
         let iterations = until_stable(gpu, &mut changed, |flag| {
-            gpu.launch(&mut self.scan, &range, &[labels, Arg::Buffer(flag), Arg::U32(w), Arg::U32(h)])?;
-            gpu.launch(&mut self.analysis, &range, &[labels, Arg::U32(w), Arg::U32(h)])
+            gpu.launch(&mut self.scan, &range, &[labels, Arg::Buffer(flag), w, h, d])?;
+            gpu.launch(&mut self.analysis, &range, &[labels, w, h, d])
         })?;
         recorder.end(Phase::Merge)?;
 
