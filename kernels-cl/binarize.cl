@@ -5,8 +5,7 @@
 // OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
 #define KERNEL __kernel
 // The work-group size a kernel is always launched with, and how many of its groups a compute
-// unit should hold at once: a CUDA register budget; nothing in OpenCL (PoCL 5.0 fails to build
-// some kernels that carry reqd_work_group_size).
+// unit should hold at once: a register budget for CUDA; OpenCL C has no such hint, so nothing.
 #define REQUIRED_GROUP_SIZE(x, y, z, groups)
 #define GLOBAL __global
 #define LOCAL __local
