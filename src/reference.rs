@@ -144,20 +144,10 @@ pub fn volume_partition_difference(expected: &LabelVolume, actual: &LabelVolume)
     if expected.shape() != actual.shape() {
         return Some(format!("size differs: expected {}, got {}", expected.shape(), actual.shape()));
     }
-    let (e, ne) = expected.to_consecutive();
-    let (a, na) = actual.to_consecutive();
-    let i = e.labels().iter().zip(a.labels()).position(|(x, y)| x != y)?;
-    let (w, h) = (e.shape().width, e.shape().height);
-    Some(format!(
-        "first difference at (x={}, y={}, z={}): expected component {} (raw {}), got {} (raw {}); {ne} vs {na} components",
-        i % w,
-        i / w % h,
-        i / (w * h),
-        e.labels()[i],
-        expected.labels()[i],
-        a.labels()[i],
-        actual.labels()[i]
-    ))
+    let (w, h) = (expected.shape().width, expected.shape().height);
+    first_difference(expected.labels(), actual.labels(), |i| {
+        format!("(x={}, y={}, z={})", i % w, i / w % h, i / (w * h))
+    })
 }
 
 /// Relabels first-pixel labels in place by each component's first 2x2 block: the raster index
@@ -188,19 +178,24 @@ pub fn partition_difference(expected: &LabelImage, actual: &LabelImage) -> Optio
             actual.height()
         ));
     }
-    let (e, ne) = expected.to_consecutive();
-    let (a, na) = actual.to_consecutive();
-    if let Some(i) = e.labels().iter().zip(a.labels()).position(|(x, y)| x != y) {
-        let (x, y) = (i % e.width(), i / e.width());
-        return Some(format!(
-            "first difference at (x={x}, y={y}): expected component {} (raw {}), got {} (raw {}); {ne} vs {na} components",
-            e.labels()[i],
-            expected.labels()[i],
-            a.labels()[i],
-            actual.labels()[i]
-        ));
-    }
-    None
+    let w = expected.width();
+    first_difference(expected.labels(), actual.labels(), |i| format!("(x={}, y={})", i % w, i / w))
+}
+
+/// The first element where two labelings of the same size differ once both are renumbered in
+/// raster order of first appearance, named by `at(index)`, as a readable message.
+fn first_difference(expected: &[u32], actual: &[u32], at: impl Fn(usize) -> String) -> Option<String> {
+    let (mut e, mut a) = (expected.to_vec(), actual.to_vec());
+    let (ne, na) = (crate::image::renumber(&mut e), crate::image::renumber(&mut a));
+    let i = e.iter().zip(&a).position(|(x, y)| x != y)?;
+    Some(format!(
+        "first difference at {}: expected component {} (raw {}), got {} (raw {}); {ne} vs {na} components",
+        at(i),
+        e[i],
+        expected[i],
+        a[i],
+        actual[i]
+    ))
 }
 
 /// Whether two labelings induce the same partition with background 0 in both.

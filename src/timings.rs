@@ -92,6 +92,12 @@ pub struct Timings {
 }
 
 impl Timings {
+    /// The phases in order, as "name ms" with three decimals, comma-separated (as `ccl` prints
+    /// them).
+    pub fn phase_list(&self) -> String {
+        self.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect::<Vec<_>>().join(", ")
+    }
+
     /// Total milliseconds of the labeling proper: every phase but upload and download.
     pub fn labeling_ms(&self) -> f64 {
         self.phases.iter().filter(|p| !p.phase.is_transfer()).map(|p| p.ms).sum()

@@ -276,7 +276,7 @@ impl GpuBinarizer {
                 let words = fast.block_words().filter(|_| fast_runs);
                 if let Some(words) = words {
                     if self.blocks.as_ref().is_none_or(|b| b.len() < words * 4) {
-                        self.blocks = None;
+                        self.blocks = None; // freed before the larger one is allocated
                         self.blocks = Some(gpu.alloc(words * 4)?);
                     }
                 }

@@ -111,14 +111,13 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let (ink, timings) = binarizer.binarize(&page, &params)?;
     io::write_binary(&args.output, &ink)?;
     let count = ink.pixels().iter().filter(|&&p| p != 0).count();
-    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     say!(
         "{} ({} kernel): {count} ink pixels ({:.2} %) in {:.3} ms on the device; phases ms: {}",
         params.describe(),
         if params.method.is_local() { params.kernel.name() } else { "histogram" },
         100.0 * count as f64 / ink.pixels().len() as f64,
         timings.labeling_ms(),
-        phases.join(", ")
+        timings.phase_list()
     );
     say!("wrote {}", args.output.display());
     std::mem::forget(binarizer);

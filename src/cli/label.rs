@@ -204,7 +204,6 @@ fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, forma
     let ccl::VolumeLabeling { labels, components, timings } = labeler.label_volume(volume, connectivity, !args.raw)?;
     let count = components.unwrap_or_else(|| labels.component_count());
     io::write_volume_npy(&args.output, &labels)?;
-    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     say!(
         "{count} components ({}x{}x{}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         s.width,
@@ -213,7 +212,7 @@ fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, forma
         args.algo,
         connectivity,
         timings.labeling_ms(),
-        phases.join(", ")
+        timings.phase_list()
     );
     say!("wrote {}", args.output.display());
     Ok(())
@@ -279,13 +278,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
     clock.lap("label");
     io::write_labels(&args.output, &labels)?;
     clock.lap("write");
-    let phases: Vec<String> = timings.phases.iter().map(|p| format!("{} {:.3}", p.phase, p.ms)).collect();
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         args.algo,
         args.image_connectivity(),
         timings.labeling_ms(),
-        phases.join(", ")
+        timings.phase_list()
     );
     say!("wrote {}", args.output.display());
     if args.verbose {

@@ -160,12 +160,13 @@ fn npy_u8(
 }
 
 fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
-    let mut writer = npyz::WriteOptions::<u32>::new()
-        .default_dtype()
-        .shape(&[labels.height() as u64, labels.width() as u64])
-        .writer(w)
-        .begin_nd()?;
-    writer.extend(labels.labels().iter().copied())?;
+    npy_u32(w, &[labels.height() as u64, labels.width() as u64], labels.labels())
+}
+
+/// Writes `values` as a `.npy` of uint32 (`<u4`) with `shape` (C order).
+pub(super) fn npy_u32(w: &mut impl Write, shape: &[u64], values: &[u32]) -> std::io::Result<()> {
+    let mut writer = npyz::WriteOptions::<u32>::new().default_dtype().shape(shape).writer(w).begin_nd()?;
+    writer.extend(values.iter().copied())?;
     writer.finish()
 }
 

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use npyz::WriterBuilder;
-
 use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
 
 /// A binary array read from a `.npy`: an image or a volume, as its number of axes says.
@@ -75,13 +73,7 @@ pub fn read_binary_npy(path: &Path) -> Result<BinaryArray> {
 pub fn write_volume_npy(path: &Path, labels: &LabelVolume) -> Result<()> {
     let s = labels.shape();
     super::write_atomically(path, |w| {
-        let mut writer = npyz::WriteOptions::<u32>::new()
-            .default_dtype()
-            .shape(&[s.depth as u64, s.height as u64, s.width as u64])
-            .writer(w)
-            .begin_nd()?;
-        writer.extend(labels.labels().iter().copied())?;
-        writer.finish()
+        super::output::npy_u32(w, &[s.depth as u64, s.height as u64, s.width as u64], labels.labels())
     })
     .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
 }

@@ -105,36 +105,22 @@ pub trait Labeler {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
-        self.algorithm().check(connectivity)?;
-        let start = Instant::now();
-        let on_device = self.upload_volume(volume)?;
-        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-        let (mut labels, mut timings) = self.label_on_device(&on_device, connectivity)?;
-        drop(on_device);
-        let mut components = None;
-        if consecutive {
-            let (count, relabel) = self.relabel(&mut labels)?;
-            timings.phases.extend(relabel.phases);
-            components = Some(count);
-        }
-        let start = Instant::now();
-        let out = self.download_volume(&labels)?;
-        timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-        timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
-        Ok(VolumeLabeling { labels: out, components, timings })
+        let (labels, components, timings) =
+            label_host(self, connectivity, consecutive, |l| l.upload_volume(volume), |l, d| l.download_volume(d))?;
+        Ok(VolumeLabeling { labels, components, timings })
     }
 
     /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
     /// are the algorithm's raw labels.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        let (labels, components, timings) = label_host(self, image, connectivity, false, |l, d| l.download(d))?;
+        let (labels, components, timings) = label_image(self, image, connectivity, false, |l, d| l.download(d))?;
         Ok(Labeling { labels, components, timings })
     }
 
     /// Labels a host image into consecutive labels 1..N (raster order of first appearance),
     /// renumbered on the device, and counts the components: upload, label, relabel, download.
     fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        let (labels, components, timings) = label_host(self, image, connectivity, true, |l, d| l.download(d))?;
+        let (labels, components, timings) = label_image(self, image, connectivity, true, |l, d| l.download(d))?;
         Ok(Labeling { labels, components, timings })
     }
 
@@ -150,7 +136,7 @@ pub trait Labeler {
         if out.len() != image.pixels().len() {
             return Err(Error::SizeMismatch { width: image.width(), height: image.height(), len: out.len() });
         }
-        let ((), count, timings) = label_host(self, image, connectivity, true, |l, d| l.download_into(d, out))?;
+        let ((), count, timings) = label_image(self, image, connectivity, true, |l, d| l.download_into(d, out))?;
         Ok((count.expect("relabeled"), timings))
     }
 
@@ -164,21 +150,20 @@ pub trait Labeler {
     }
 }
 
-/// The host-to-host path of [`Labeler::label`], [`Labeler::label_consecutive`] and
-/// [`Labeler::label_consecutive_into`]: upload, label, relabel when `consecutive` (the count is
-/// returned), then `download`, with host-clock copy times.
+/// The host-to-host path of [`Labeler::label`], [`Labeler::label_consecutive`],
+/// [`Labeler::label_consecutive_into`] and [`Labeler::label_volume`]: `upload`, label, relabel
+/// when `consecutive` (the count is returned), then `download`, with host-clock copy times.
 fn label_host<L: Labeler + ?Sized, T>(
     labeler: &mut L,
-    image: &BinaryImage,
     connectivity: Connectivity,
     consecutive: bool,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, Option<u32>, Timings)> {
     // Before the upload: an unsupported connectivity fails without copying anything.
-    check_image_connectivity(connectivity)?;
     labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
-    let on_device = labeler.upload(image)?;
+    let on_device = upload(labeler)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (mut device_labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
     drop(on_device);
@@ -194,6 +179,18 @@ fn label_host<L: Labeler + ?Sized, T>(
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
     Ok((labels, components, timings))
+}
+
+/// [`label_host`] of an image, which takes 4- or 8-connectivity only.
+fn label_image<L: Labeler + ?Sized, T>(
+    labeler: &mut L,
+    image: &BinaryImage,
+    connectivity: Connectivity,
+    consecutive: bool,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, Option<u32>, Timings)> {
+    check_image_connectivity(connectivity)?;
+    label_host(labeler, connectivity, consecutive, |l| l.upload(image), download)
 }
 
 /// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).
