@@ -155,20 +155,22 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
         compress_global(L, i);
 }
 
-// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
-// pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
+// Block algorithms (BUF, BKE): one work-item per 2x2 block (2x2x2 in a volume); the node of a
+// block is its top-left (front top-left) pixel, every block (background ones too) holds a valid
+// node there.
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
-    if (c >= width || r >= height)
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
         return;
-    compress_global(L, PIXEL_INDEX(c, r, width));
+    compress_global(L, VOXEL_INDEX(x, y, z, width, height));
 }
 
 // ---- blocks.h
 // Shared pieces of the block algorithms (BUF, BKE; TPDS 2020 Sec. 5): one work-item per 2x2
 // block X whose top-left pixel is (r, c); the union-find node of a block is that pixel's raster
-// index, stored (+1) in the output image at that pixel.
+// index, stored (+1) in the output image at that pixel. Built with DIMS=3 (volumes, Sec. 5.3),
+// blocks are 2x2x2 cubes instead, see the end of this file.
 
 // The bitset BS over the 4x4 window around X (TPDS 2020 Fig. 7: bit 4*dy + dx, with (0, 0) the
 // pixel above-left of X): for every foreground pixel of X, its 3x3 neighbourhood is set (0x777
@@ -248,22 +250,201 @@ DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, u
     return join;
 }
 
+#if DIMS == 3
+
+// Volumes (TPDS 2020 Sec. 5.3): X is the 2x2x2 cube of voxels whose front top-left voxel is
+// (x, y, z); all its foreground voxels are 26-connected, so they share one label. Its voxels
+// are numbered a + 2b + 4c for the voxel (x + a, y + b, z + c).
+DEVICE_FN uint block_voxels(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
+{
+    uint voxels = 0;
+    for (uint v = 0; v < 8; v++) {
+        const uint vx = x + (v & 1u), vy = y + ((v >> 1) & 1u), vz = z + (v >> 2);
+        if (vx < width && vy < height && vz < depth && FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
+            voxels |= 1u << v;
+    }
+    return voxels;
+}
+
+// The 26 blocks around X are numbered in raster order, n = 9 (bz + 1) + 3 (by + 1) + (bx + 1)
+// for the block at block offset (bx, by, bz); the 13 backward ones (before X in raster order,
+// the only ones X joins) are exactly n = 0..12, and a smaller n is a smaller node index.
+#define BACKWARD_BLOCKS 13
+
+// The node (front top-left voxel) of backward block n of the block at (x, y, z); the caller
+// knows it lies inside the volume.
+DEVICE_FN index_t backward_block(uint n, uint x, uint y, uint z, uint width, uint height)
+{
+    const int bx = (int)(n % 3) - 1, by = (int)(n / 3 % 3) - 1, bz = (int)(n / 9) - 1;
+    return VOXEL_INDEX((int)x + 2 * bx, (int)y + 2 * by, (int)z + 2 * bz, width, height);
+}
+
+// The bitset BS over the 4x4x4 cube around X (TPDS 2020 Fig. 9): bit 16 (dz + 1) + 4 (dy + 1)
+// + (dx + 1) is the voxel at offset (dx, dy, dz) from (x, y, z), dx, dy, dz in -1..2. It is set
+// when that voxel is a 26-neighbour of (or is) a foreground voxel of X: the union of the 3x3x3
+// cubes around X's foreground voxels.
+DEVICE_FN ulong block_bitset_3d(uint voxels)
+{
+    const ulong cube = 0x0777UL | (0x0777UL << 16) | (0x0777UL << 32); // 3x3x3 at offset -1
+    ulong bs = 0;
+    for (uint v = 0; v < 8; v++)
+        if ((voxels >> v) & 1u)
+            bs |= cube << ((v & 1u) + 4 * ((v >> 1) & 1u) + 16 * (v >> 2));
+    return bs;
+}
+
+// Which backward blocks hold a foreground voxel 26-adjacent to X's foreground voxels: bit n for
+// block n. The candidates are the 28 voxels of the cube that lie in backward blocks: the whole
+// slice dz = -1 (16), the row dy = -1 of slices 0 and 1 (8), and the column dx = -1 of rows 0
+// and 1 of slices 0 and 1 (4). Only voxels whose bit of BS is set are read, and none of a block
+// already found connected.
+DEVICE_FN uint connected_backward_blocks_3d(GLOBAL const uchar *img, ulong bs, uint x, uint y, uint z, uint width,
+                                            uint height, uint depth)
+{
+    uint connected = 0;
+    for (int k = 0; k < 28; k++) {
+        int dx, dy, dz;
+        if (k < 16) {
+            dz = -1, dy = k / 4 - 1, dx = k % 4 - 1;
+        } else if (k < 24) {
+            dz = (k - 16) / 4, dy = -1, dx = (k - 16) % 4 - 1;
+        } else {
+            dz = (k - 24) / 2, dy = (k - 24) % 2, dx = -1;
+        }
+        // The block holding the voxel: offset -1 below X, 0 inside its span, +1 past it.
+        const int n = 9 * (dz < 0 ? 0 : (dz > 1 ? 2 : 1)) + 3 * (dy < 0 ? 0 : (dy > 1 ? 2 : 1)) +
+                      (dx < 0 ? 0 : (dx > 1 ? 2 : 1));
+        if (((bs >> (16 * (dz + 1) + 4 * (dy + 1) + (dx + 1))) & 1UL) == 0 || ((connected >> n) & 1u))
+            continue;
+        const long vx = (long)x + dx, vy = (long)y + dy, vz = (long)z + dz;
+        if (vx < 0 || vy < 0 || vz < 0 || vx >= width || vy >= height || vz >= depth)
+            continue;
+        if (FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
+            connected |= 1u << n;
+    }
+    return connected;
+}
+
+#endif
+
 // ---- bke.kernel
 // BKE: Block-based Komura Equivalence (TPDS 2020 Sec. 5.2), 8-connectivity.
 //
 // Kernels, in order: bke_init, compress_blocks, bke_reduce, compress_blocks, bke_final.
 // Raw labels: (raster index of the top-left pixel of the component's first 2x2 block) + 1;
-// background 0. Build-time defines: INLINE_COMPRESSION (1 for BKE_IC).
+// background 0. Build-time defines: INLINE_COMPRESSION (1 for BKE_IC), DIMS (3 for volumes).
 //
 // The information byte of a block (TPDS 2020 Table 1): bits 0-3 say which of its pixels
 // (top-left, top-right, bottom-left, bottom-right) are foreground; bits 5, 6, 7 say that Q (N),
 // R (NE), S (W) are connected to X but were not linked at initialization, so Reduction must
 // join them. It lives in the output image (Fig. 8), see info_slot.
 
+#define NO_SLOT ((index_t)-1)
+
+#if DIMS == 3
+
+// Volumes (Sec. 5.3, 26-connectivity): 2x2x2 blocks, and "the information byte used by the 2D
+// variation becomes an information integer": bits 0-7 say which of X's voxels are foreground
+// (voxel a + 2b + 4c is (x + a, y + b, z + c)), bit 8 + n that backward block n (blocks.h) is
+// connected to X but was not linked at initialization. Raw labels: the raster index of the front
+// top-left voxel of the component's first block + 1.
+#define INFO_UNIONS_SHIFT 8
+#define INFO_WORD 0x1FFFFFu
+
+// Where block X keeps its information word: the next voxel of X along x, else along y, else
+// along z; for the lone corner voxel of a volume with odd sides, the far corner voxel (never a
+// node nor a slot) of the block diagonally before it, when at least two of its coordinates are
+// positive; else (1x1xN-like volumes with N odd, 1x1x1 too) NO_SLOT: a separate one-word buffer.
+DEVICE_FN index_t info_slot(uint x, uint y, uint z, uint width, uint height, uint depth)
+{
+    if (x + 1 < width)
+        return VOXEL_INDEX(x + 1, y, z, width, height);
+    if (y + 1 < height)
+        return VOXEL_INDEX(x, y + 1, z, width, height);
+    if (z + 1 < depth)
+        return VOXEL_INDEX(x, y, z + 1, width, height);
+    if ((x > 0) + (y > 0) + (z > 0) >= 2)
+        return VOXEL_INDEX(x - (x > 0), y - (y > 0), z - (z > 0), width, height);
+    return NO_SLOT;
+}
+
+// Initialization: X links to its connected backward block of smallest index and records the
+// other connected ones, and its foreground voxels, in its information word.
+KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *extra, uint width, uint height,
+                     uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    const uint voxels = block_voxels(img, x, y, z, width, height, depth);
+    uint info = voxels;
+    index_t parent = i;
+    if (voxels != 0) {
+        const uint connected = connected_backward_blocks_3d(img, block_bitset_3d(voxels), x, y, z, width, height, depth);
+        if (connected != 0) {
+            uint first = 0;
+            while (((connected >> first) & 1u) == 0)
+                first++;
+            parent = backward_block(first, x, y, z, width, height);
+            info |= (connected & ~(1u << first)) << INFO_UNIONS_SHIFT;
+        }
+    }
+    L[i] = parent + 1;
+    const index_t slot = info_slot(x, y, z, width, height, depth);
+    if (slot == NO_SLOT)
+        extra[0] = info;
+    else
+        L[slot] = info;
+}
+
+// Reduction: the unions initialization could not express.
+KERNEL void bke_reduce(GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t slot = info_slot(x, y, z, width, height, depth);
+    const uint unions = ((uint)(slot == NO_SLOT ? extra[0] : L[slot]) & INFO_WORD) >> INFO_UNIONS_SHIFT;
+    if (unions == 0)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    for (uint n = 0; n < BACKWARD_BLOCKS; n++)
+        if ((unions >> n) & 1u)
+            union_global(L, i, backward_block(n, x, y, z, width, height));
+}
+
+// FinalLabeling: the block's label goes to its foreground voxels, known from the information
+// word. The lone corner block of a borrowed slot reads its voxel from the volume instead: the
+// block owning that slot overwrites it in this same kernel.
+KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height,
+                      uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    const index_t slot = info_slot(x, y, z, width, height, depth);
+    uint voxels;
+    if (slot == NO_SLOT)
+        voxels = (uint)extra[0];
+    else if (x + 1 >= width && y + 1 >= height && z + 1 >= depth)
+        voxels = FG(img[i]) ? 1u : 0u;
+    else
+        voxels = (uint)L[slot];
+    const label_t label = L[i];
+    for (uint v = 0; v < 8; v++) {
+        const uint vx = x + (v & 1u), vy = y + ((v >> 1) & 1u), vz = z + (v >> 2);
+        if (vx < width && vy < height && vz < depth)
+            L[VOXEL_INDEX(vx, vy, vz, width, height)] = ((voxels >> v) & 1u) ? label : 0;
+    }
+}
+
+#else
+
 #define INFO_UNION_Q (1u << 5)
 #define INFO_UNION_R (1u << 6)
 #define INFO_UNION_S (1u << 7)
-#define NO_SLOT ((index_t)-1)
 
 // Where block X keeps its information byte: its top-right pixel; in the last column of an image
 // of odd width, its bottom-left pixel; for the lone corner pixel of an odd x odd image, the
@@ -283,7 +464,8 @@ DEVICE_FN index_t info_slot(uint r, uint c, uint width, uint height)
 // Initialization: X links to the connected backward block of smallest index (P < Q < R < S in
 // raster order), and records the other connected ones it must join (blocks_to_join) and its
 // foreground pixels.
-KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *extra, uint width, uint height)
+KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t *extra, uint width, uint height,
+                     uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -326,7 +508,7 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t 
 }
 
 // Reduction: the unions initialization could not express.
-KERNEL void bke_reduce(GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height)
+KERNEL void bke_reduce(GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height, uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -346,7 +528,8 @@ KERNEL void bke_reduce(GLOBAL label_t *L, GLOBAL const label_t *extra, uint widt
 // FinalLabeling: the block's label goes to its foreground pixels, known from the information
 // byte. The lone corner block reads its one pixel from the image instead: its byte lives in a
 // pixel that the block above-left overwrites in this same kernel.
-KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height)
+KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL const label_t *extra, uint width, uint height,
+                      uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -370,4 +553,6 @@ KERNEL void bke_final(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL const l
             L[i + width + 1] = (info & 8u) ? label : 0;
     }
 }
+
+#endif
 

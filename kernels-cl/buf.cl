@@ -155,20 +155,22 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
         compress_global(L, i);
 }
 
-// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
-// pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
+// Block algorithms (BUF, BKE): one work-item per 2x2 block (2x2x2 in a volume); the node of a
+// block is its top-left (front top-left) pixel, every block (background ones too) holds a valid
+// node there.
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
-    if (c >= width || r >= height)
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
         return;
-    compress_global(L, PIXEL_INDEX(c, r, width));
+    compress_global(L, VOXEL_INDEX(x, y, z, width, height));
 }
 
 // ---- blocks.h
 // Shared pieces of the block algorithms (BUF, BKE; TPDS 2020 Sec. 5): one work-item per 2x2
 // block X whose top-left pixel is (r, c); the union-find node of a block is that pixel's raster
-// index, stored (+1) in the output image at that pixel.
+// index, stored (+1) in the output image at that pixel. Built with DIMS=3 (volumes, Sec. 5.3),
+// blocks are 2x2x2 cubes instead, see the end of this file.
 
 // The bitset BS over the 4x4 window around X (TPDS 2020 Fig. 7: bit 4*dy + dx, with (0, 0) the
 // pixel above-left of X): for every foreground pixel of X, its 3x3 neighbourhood is set (0x777
@@ -248,15 +250,142 @@ DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, u
     return join;
 }
 
+#if DIMS == 3
+
+// Volumes (TPDS 2020 Sec. 5.3): X is the 2x2x2 cube of voxels whose front top-left voxel is
+// (x, y, z); all its foreground voxels are 26-connected, so they share one label. Its voxels
+// are numbered a + 2b + 4c for the voxel (x + a, y + b, z + c).
+DEVICE_FN uint block_voxels(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
+{
+    uint voxels = 0;
+    for (uint v = 0; v < 8; v++) {
+        const uint vx = x + (v & 1u), vy = y + ((v >> 1) & 1u), vz = z + (v >> 2);
+        if (vx < width && vy < height && vz < depth && FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
+            voxels |= 1u << v;
+    }
+    return voxels;
+}
+
+// The 26 blocks around X are numbered in raster order, n = 9 (bz + 1) + 3 (by + 1) + (bx + 1)
+// for the block at block offset (bx, by, bz); the 13 backward ones (before X in raster order,
+// the only ones X joins) are exactly n = 0..12, and a smaller n is a smaller node index.
+#define BACKWARD_BLOCKS 13
+
+// The node (front top-left voxel) of backward block n of the block at (x, y, z); the caller
+// knows it lies inside the volume.
+DEVICE_FN index_t backward_block(uint n, uint x, uint y, uint z, uint width, uint height)
+{
+    const int bx = (int)(n % 3) - 1, by = (int)(n / 3 % 3) - 1, bz = (int)(n / 9) - 1;
+    return VOXEL_INDEX((int)x + 2 * bx, (int)y + 2 * by, (int)z + 2 * bz, width, height);
+}
+
+// The bitset BS over the 4x4x4 cube around X (TPDS 2020 Fig. 9): bit 16 (dz + 1) + 4 (dy + 1)
+// + (dx + 1) is the voxel at offset (dx, dy, dz) from (x, y, z), dx, dy, dz in -1..2. It is set
+// when that voxel is a 26-neighbour of (or is) a foreground voxel of X: the union of the 3x3x3
+// cubes around X's foreground voxels.
+DEVICE_FN ulong block_bitset_3d(uint voxels)
+{
+    const ulong cube = 0x0777UL | (0x0777UL << 16) | (0x0777UL << 32); // 3x3x3 at offset -1
+    ulong bs = 0;
+    for (uint v = 0; v < 8; v++)
+        if ((voxels >> v) & 1u)
+            bs |= cube << ((v & 1u) + 4 * ((v >> 1) & 1u) + 16 * (v >> 2));
+    return bs;
+}
+
+// Which backward blocks hold a foreground voxel 26-adjacent to X's foreground voxels: bit n for
+// block n. The candidates are the 28 voxels of the cube that lie in backward blocks: the whole
+// slice dz = -1 (16), the row dy = -1 of slices 0 and 1 (8), and the column dx = -1 of rows 0
+// and 1 of slices 0 and 1 (4). Only voxels whose bit of BS is set are read, and none of a block
+// already found connected.
+DEVICE_FN uint connected_backward_blocks_3d(GLOBAL const uchar *img, ulong bs, uint x, uint y, uint z, uint width,
+                                            uint height, uint depth)
+{
+    uint connected = 0;
+    for (int k = 0; k < 28; k++) {
+        int dx, dy, dz;
+        if (k < 16) {
+            dz = -1, dy = k / 4 - 1, dx = k % 4 - 1;
+        } else if (k < 24) {
+            dz = (k - 16) / 4, dy = -1, dx = (k - 16) % 4 - 1;
+        } else {
+            dz = (k - 24) / 2, dy = (k - 24) % 2, dx = -1;
+        }
+        // The block holding the voxel: offset -1 below X, 0 inside its span, +1 past it.
+        const int n = 9 * (dz < 0 ? 0 : (dz > 1 ? 2 : 1)) + 3 * (dy < 0 ? 0 : (dy > 1 ? 2 : 1)) +
+                      (dx < 0 ? 0 : (dx > 1 ? 2 : 1));
+        if (((bs >> (16 * (dz + 1) + 4 * (dy + 1) + (dx + 1))) & 1UL) == 0 || ((connected >> n) & 1u))
+            continue;
+        const long vx = (long)x + dx, vy = (long)y + dy, vz = (long)z + dz;
+        if (vx < 0 || vy < 0 || vz < 0 || vx >= width || vy >= height || vz >= depth)
+            continue;
+        if (FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
+            connected |= 1u << n;
+    }
+    return connected;
+}
+
+#endif
+
 // ---- buf.kernel
 // BUF: Block-based Union Find (TPDS 2020 Sec. 5.1, Alg. 2), 8-connectivity.
 //
 // Kernels, in order: buf_init, buf_merge, compress_blocks, buf_final.
 // Raw labels: (raster index of the top-left pixel of the component's first 2x2 block) + 1;
-// background 0. Build-time defines: INLINE_COMPRESSION (1 for BUF_IC).
+// background 0. Build-time defines: INLINE_COMPRESSION (1 for BUF_IC), DIMS (3 for volumes).
+//
+// Volumes (Sec. 5.3, 26-connectivity): "BUF can be adapted to a 3D scenario without changes in
+// its structure": the same phases over 2x2x2 blocks, each joined with its connected backward
+// blocks among the 13 found through the 4x4x4 bitset (blocks.h). Raw labels: the raster index of
+// the front top-left voxel of the component's first block + 1. The paper's Merge also stores a
+// byte of X's foreground voxels for FinalLabeling; here FinalLabeling reads the 8 voxels itself
+// (one byte each, coalesced), which saves a write and keeps Merge's early exit for empty blocks.
+
+#if DIMS == 3
+
+KERNEL void buf_init(GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    L[i] = i + 1;
+}
+
+KERNEL void buf_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const uint voxels = block_voxels(img, x, y, z, width, height, depth);
+    if (voxels == 0)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    const uint connected = connected_backward_blocks_3d(img, block_bitset_3d(voxels), x, y, z, width, height, depth);
+    for (uint n = 0; n < BACKWARD_BLOCKS; n++)
+        if ((connected >> n) & 1u)
+            union_global(L, i, backward_block(n, x, y, z, width, height));
+}
+
+KERNEL void buf_final(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const label_t label = L[VOXEL_INDEX(x, y, z, width, height)];
+    for (uint v = 0; v < 8; v++) {
+        const uint vx = x + (v & 1u), vy = y + ((v >> 1) & 1u), vz = z + (v >> 2);
+        if (vx < width && vy < height && vz < depth) {
+            const index_t j = VOXEL_INDEX(vx, vy, vz, width, height);
+            L[j] = FG(img[j]) ? label : 0;
+        }
+    }
+}
+
+#else
 
 // Initialization (Alg. 2, lines 1-5): every block is its own tree.
-KERNEL void buf_init(GLOBAL label_t *L, uint width, uint height)
+KERNEL void buf_init(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -267,7 +396,7 @@ KERNEL void buf_init(GLOBAL label_t *L, uint width, uint height)
 
 // Merge (Alg. 2, lines 6-25): union with the connected backward blocks P, Q, R, S, less those
 // whose union another block's thread makes (blocks_to_join).
-KERNEL void buf_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void buf_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -288,7 +417,7 @@ KERNEL void buf_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
 }
 
 // FinalLabeling (Alg. 2, lines 31-40): the block's label goes to its foreground pixels.
-KERNEL void buf_final(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void buf_final(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
     if (c >= width || r >= height)
@@ -304,4 +433,6 @@ KERNEL void buf_final(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
             L[i + width + 1] = FG(img[i + width + 1]) ? label : 0;
     }
 }
+
+#endif
 

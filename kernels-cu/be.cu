@@ -177,7 +177,133 @@ DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 // Raw labels: each component gets (raster index of the top-left pixel of its first block) + 1;
 // background is 0.
 //
-// Build-time define: CONNECTIVITY (8; BE is not defined for 4).
+// Build-time defines: CONNECTIVITY (8; BE is not defined for 4; 26 with DIMS=3), DIMS.
+//
+// Volumes (Zavalishin et al. label 2D and 3D images; TPDS 2020 Sec. 5.3, 26-connectivity): the
+// same steps over 2x2x2 blocks, bd = ceil(depth / 2) slices of them, with a 4x4x4 window around
+// each block and a connectivity word of 26 bits (connection_t), one per neighbour block.
+
+#if DIMS == 3
+
+typedef uint connection_t;
+
+// Window bit of voxel (dx, dy, dz) of the 4x4x4 window around a block: coordinates 1 and 2 are
+// the block's own voxels, 0 and 3 those of the neighbour blocks around it.
+#define WIN3(dx, dy, dz) (1UL << (16 * (dz) + 4 * (dy) + (dx)))
+
+// The window voxels of neighbour block (ox, oy, oz) (each -1, 0 or 1): along each axis,
+// coordinate 0 for -1, 1 and 2 for 0, 3 for +1.
+DEVICE_FN ulong neighbour_window(int ox, int oy, int oz)
+{
+    const uint along[3] = {0x1u, 0x6u, 0x8u};
+    const uint ax = along[ox + 1], ay = along[oy + 1], az = along[oz + 1];
+    ulong region = 0;
+    for (uint dz = 0; dz < 4; dz++)
+        for (uint dy = 0; dy < 4; dy++)
+            for (uint dx = 0; dx < 4; dx++)
+                if (((ax >> dx) & 1u) && ((ay >> dy) & 1u) && ((az >> dz) & 1u))
+                    region |= WIN3(dx, dy, dz);
+    return region;
+}
+
+// Initialization: reads the 4x4x4 window of block (bx, by, bz) into a 64-bit mask, labels the
+// block with its own index + 1 if it holds a foreground voxel, and sets bit n of C for each
+// neighbour block n (n = 9 (oz + 1) + 3 (oy + 1) + (ox + 1), skipping the block itself, 13)
+// holding a foreground voxel 26-adjacent to one of the block's: one in the union of the 3x3x3
+// cubes around the block's foreground voxels.
+KERNEL void be_init(GLOBAL const uchar *img, GLOBAL label_t *B, GLOBAL connection_t *C, uint width, uint height,
+                    uint depth, uint bw, uint bh, uint bd)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y, bz = GLOBAL_ID_Z;
+    if (bx >= bw || by >= bh || bz >= bd)
+        return;
+    ulong window = 0;
+    for (uint dz = 0; dz < 4; dz++) {
+        // Voxel 2 * b + d - 1 along each axis; "outside" covers -1 by wrapping around.
+        const uint z = 2 * bz + dz - 1;
+        if (z >= depth)
+            continue;
+        for (uint dy = 0; dy < 4; dy++) {
+            const uint y = 2 * by + dy - 1;
+            if (y >= height)
+                continue;
+            for (uint dx = 0; dx < 4; dx++) {
+                const uint x = 2 * bx + dx - 1;
+                if (x < width && FG(img[VOXEL_INDEX(x, y, z, width, height)]))
+                    window |= WIN3(dx, dy, dz);
+            }
+        }
+    }
+    const ulong own = neighbour_window(0, 0, 0) & window;
+    ulong touched = 0; // the 3x3x3 cubes around the block's foreground voxels
+    for (uint dz = 1; dz < 3; dz++)
+        for (uint dy = 1; dy < 3; dy++)
+            for (uint dx = 1; dx < 3; dx++)
+                if (own & WIN3(dx, dy, dz))
+                    touched |= (0x0777UL | (0x0777UL << 16) | (0x0777UL << 32)) << (16 * (dz - 1) + 4 * (dy - 1) + (dx - 1));
+    connection_t c = 0;
+    for (int n = 0; n < 27; n++)
+        if (n != 13 && (window & touched & neighbour_window(n % 3 - 1, n / 3 % 3 - 1, n / 9 - 1)) != 0)
+            c |= 1u << n;
+    const index_t b = VOXEL_INDEX(bx, by, bz, bw, bh);
+    B[b] = own != 0 ? b + 1 : 0;
+    C[b] = c;
+}
+
+// Scan (OLE on blocks): as in 2D, over the neighbour blocks C names. A bit of C is only set when
+// the neighbour's voxel lies inside the volume, so the neighbour block exists.
+KERNEL void be_scan(GLOBAL label_t *B, GLOBAL const connection_t *C, GLOBAL uint *changed, uint bw, uint bh, uint bd)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y, bz = GLOBAL_ID_Z;
+    if (bx >= bw || by >= bh || bz >= bd)
+        return;
+    const index_t b = VOXEL_INDEX(bx, by, bz, bw, bh);
+    const label_t label = B[b];
+    if (label == 0)
+        return;
+    const connection_t c = C[b];
+    label_t mn = label;
+    for (int n = 0; n < 27; n++)
+        if ((c >> n) & 1u)
+            mn = min_label(mn, B[VOXEL_INDEX((int)bx + n % 3 - 1, (int)by + n / 3 % 3 - 1, (int)bz + n / 9 - 1, bw, bh)]);
+    if (mn < label) {
+        B[label - 1] = mn;
+        changed[0] = 1;
+    }
+}
+
+// Analysis with fused labelling, as in 2D.
+KERNEL void be_analysis(GLOBAL label_t *B, uint bw, uint bh, uint bd)
+{
+    const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y, bz = GLOBAL_ID_Z;
+    if (bx >= bw || by >= bh || bz >= bd)
+        return;
+    const index_t b = VOXEL_INDEX(bx, by, bz, bw, bh);
+    const label_t label = B[b];
+    if (label != 0)
+        B[b] = chain_end(B, label);
+}
+
+// Final labeling: every foreground voxel gets the raster index + 1 of the front top-left voxel
+// of its block's root block k; background gets 0.
+KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const label_t *B, GLOBAL label_t *L, uint width,
+                              uint height, uint depth, uint bw, uint bh)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    label_t label = 0;
+    if (FG(img[i])) {
+        const index_t k = B[VOXEL_INDEX(x / 2, y / 2, z / 2, bw, bh)] - 1;
+        label = VOXEL_INDEX((k % bw) * 2, (k / bw % bh) * 2, (k / ((index_t)bw * bh)) * 2, width, height) + 1;
+    }
+    L[i] = label;
+}
+
+#else
+
+typedef uchar connection_t;
 
 // Bits of the connectivity byte, one per neighbour block.
 #define BE_NW 0x01u
@@ -201,8 +327,8 @@ DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 // holding a foreground pixel 8-adjacent to one of the block's: for N, any of the two pixels
 // above the block with any of its two top pixels; for NW, the pixel above-left with the
 // top-left pixel; and so on around the block.
-KERNEL void be_init(GLOBAL const uchar *img, GLOBAL label_t *B, GLOBAL uchar *C, uint width,
-                    uint height, uint bw, uint bh)
+KERNEL void be_init(GLOBAL const uchar *img, GLOBAL label_t *B, GLOBAL connection_t *C, uint width, uint height,
+                    uint depth, uint bw, uint bh, uint bd)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
     if (bx >= bw || by >= bh)
@@ -250,8 +376,7 @@ KERNEL void be_init(GLOBAL const uchar *img, GLOBAL label_t *B, GLOBAL uchar *C,
 // representative B[label - 1] with a plain store, as OLE does (see kernels/ole.kernel for why no
 // atomic is needed), and sets `changed`. A bit of C is only set when the neighbour's pixel lies
 // inside the image, so the neighbour block exists.
-KERNEL void be_scan(GLOBAL label_t *B, GLOBAL const uchar *C, GLOBAL uint *changed, uint bw,
-                    uint bh)
+KERNEL void be_scan(GLOBAL label_t *B, GLOBAL const connection_t *C, GLOBAL uint *changed, uint bw, uint bh, uint bd)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
     if (bx >= bw || by >= bh)
@@ -286,7 +411,7 @@ KERNEL void be_scan(GLOBAL label_t *B, GLOBAL const uchar *C, GLOBAL uint *chang
 
 // Analysis with fused labelling (OLE on blocks): every foreground block follows its label's
 // chain of representatives to a label that refers to itself, and takes it.
-KERNEL void be_analysis(GLOBAL label_t *B, uint bw, uint bh)
+KERNEL void be_analysis(GLOBAL label_t *B, uint bw, uint bh, uint bd)
 {
     const uint bx = GLOBAL_ID_X, by = GLOBAL_ID_Y;
     if (bx >= bw || by >= bh)
@@ -299,8 +424,8 @@ KERNEL void be_analysis(GLOBAL label_t *B, uint bw, uint bh)
 
 // Final labeling: every foreground pixel gets the raster index + 1 of the top-left pixel of its
 // block's root block k (block row k / bw, block column k % bw); background gets 0.
-KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const label_t *B, GLOBAL label_t *L,
-                              uint width, uint height, uint bw)
+KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const label_t *B, GLOBAL label_t *L, uint width,
+                              uint height, uint depth, uint bw, uint bh)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
@@ -313,4 +438,6 @@ KERNEL void be_final_labeling(GLOBAL const uchar *img, GLOBAL const label_t *B, 
     }
     L[i] = label;
 }
+
+#endif
 

@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, ke.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, neighbours.h, ke.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -157,15 +157,57 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
         compress_global(L, i);
 }
 
-// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
-// pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
+// Block algorithms (BUF, BKE): one work-item per 2x2 block (2x2x2 in a volume); the node of a
+// block is its top-left (front top-left) pixel, every block (background ones too) holds a valid
+// node there.
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
-    if (c >= width || r >= height)
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
         return;
-    compress_global(L, PIXEL_INDEX(c, r, width));
+    compress_global(L, VOXEL_INDEX(x, y, z, width, height));
 }
+
+// ---- neighbours.h
+// The backward neighbours of a voxel (those before it in raster order) for the pixel algorithms
+// on volumes (UF, KE built with DIMS=3): NEIGHBOURS of them, as offsets (dx, dy, dz), face ones
+// first (6-connectivity), then edge ones (CONNECTIVITY >= 18), then corner ones (26).
+// Build-time defines: CONNECTIVITY (6, 18 or 26), DIMS (nothing here without DIMS=3).
+
+#if DIMS == 3
+
+#if CONNECTIVITY == 6
+#define NEIGHBOURS 3
+#elif CONNECTIVITY == 18
+#define NEIGHBOURS 9
+#else
+#define NEIGHBOURS 13
+#endif
+
+DEVICE_FN int neighbour_offset(int n, int axis)
+{
+    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
+    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
+    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
+    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
+    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
+    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
+}
+
+// Backward neighbour n of voxel (x, y, z) when it lies inside the volume and is foreground:
+// stores its index in *j and returns 1; else returns 0.
+DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
+                                   index_t *j)
+{
+    const long nx = (long)x + neighbour_offset(n, 0), ny = (long)y + neighbour_offset(n, 1),
+               nz = (long)z + neighbour_offset(n, 2);
+    if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
+        return 0;
+    *j = VOXEL_INDEX(nx, ny, nz, width, height);
+    return FG(img[*j]);
+}
+
+#endif
 
 // ---- ke.kernel
 // KE: Komura Equivalence (Komura 2015; TPDS 2020 Sec. 4.2). 4-connectivity with the reduced
@@ -173,12 +215,105 @@ KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
 //
 // Kernels, in order: ke_init, compress_pixels, ke_reduce, compress_pixels.
 // Raw labels: (raster index of the component's first pixel) + 1; background 0.
-// Build-time defines: CONNECTIVITY (4 or 8), INLINE_COMPRESSION (1 for KE_IC).
+// Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), INLINE_COMPRESSION (1 for
+// KE_IC), DIMS (3 for volumes).
+//
+// Volumes (beyond the papers: YACCLAB has no 3D KE): the same two steps over the backward
+// neighbours of neighbours.h. The reduced unions carry over through one argument: by induction on
+// the larger index of a pair, every pair of adjacent foreground voxels both before v is already
+// in one tree when v's pairs are considered. So once v is joined with one backward neighbour p
+// (at initialization: the smallest), another one q needs no union of its own when it is adjacent
+// to a neighbour v is already known joined with; with 6-connectivity no two backward neighbours
+// are adjacent, but p and q are joined when the voxel p + q - v they both touch is foreground
+// (the 3D form of the 4-connectivity rule below). IPAS 2018's 8-connectivity rule is this rule
+// on the four backward neighbours of a pixel.
+
+#if DIMS == 3
+
+// Initialization: a foreground voxel points at its foreground backward neighbour of smallest
+// index, or at itself.
+KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    if (!FG(img[i])) {
+        L[i] = 0;
+        return;
+    }
+    index_t parent = i, j;
+    for (int n = 0; n < NEIGHBOURS; n++)
+        if (foreground_neighbour(img, n, x, y, z, width, height, &j) && j < parent)
+            parent = j;
+    L[i] = parent + 1;
+}
+
+// Whether backward neighbours m and n of a voxel are adjacent to each other.
+DEVICE_FN int neighbours_touch(int m, int n)
+{
+    int differing = 0;
+    for (int axis = 0; axis < 3; axis++) {
+        const int d = neighbour_offset(m, axis) - neighbour_offset(n, axis);
+        if (d < -1 || d > 1)
+            return 0;
+        differing += d != 0;
+    }
+    return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
+}
+
+// Reduction: v joins each foreground backward neighbour that it is not yet known joined with
+// (see the top of this file).
+KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
+    if (x >= width || y >= height || z >= depth)
+        return;
+    const index_t i = VOXEL_INDEX(x, y, z, width, height);
+    if (!FG(img[i]))
+        return;
+    uint foreground = 0, joined = 0;
+    index_t first = i, j;
+    for (int n = 0; n < NEIGHBOURS; n++) {
+        if (foreground_neighbour(img, n, x, y, z, width, height, &j)) {
+            foreground |= 1u << n;
+            if (j < first) {
+                first = j;
+                joined = 1u << n;
+            }
+        }
+    }
+    for (int n = 0; n < NEIGHBOURS; n++) {
+        if (((foreground >> n) & 1u) == 0 || ((joined >> n) & 1u))
+            continue;
+        int known = 0;
+        for (int m = 0; m < NEIGHBOURS && !known; m++) {
+            if (((joined >> m) & 1u) == 0)
+                continue;
+#if CONNECTIVITY == 6
+            // The voxel both face neighbours touch besides v.
+            const long cx = (long)x + neighbour_offset(m, 0) + neighbour_offset(n, 0);
+            const long cy = (long)y + neighbour_offset(m, 1) + neighbour_offset(n, 1);
+            const long cz = (long)z + neighbour_offset(m, 2) + neighbour_offset(n, 2);
+            known = cx >= 0 && cy >= 0 && cz >= 0 && FG(img[VOXEL_INDEX(cx, cy, cz, width, height)]);
+#else
+            known = neighbours_touch(m, n);
+#endif
+        }
+        if (!known) {
+            foreground_neighbour(img, n, x, y, z, width, height, &j);
+            union_global(L, i, j);
+        }
+        joined |= 1u << n;
+    }
+}
+
+#else
 
 // Initialization (IPAS 2018 Alg. 3, lines 1-10): a foreground pixel points at its foreground
 // neighbour of smallest index (8: NW, N, NE, W in that order; 4: N, W), or at itself. This
 // already builds trees, so no per-pixel union is needed for these links.
-KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
@@ -214,7 +349,7 @@ KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint
 // without NW (init chose NE, W is not adjacent to it).
 // 4 (Playne & Hawick 2018): only when N and W are both foreground and NW is background (with NW
 // foreground, W and N are already joined through it).
-KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
@@ -237,4 +372,6 @@ KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
         union_global(L, i, i - 1);
 #endif
 }
+
+#endif
 

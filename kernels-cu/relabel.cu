@@ -122,8 +122,9 @@ DEVICE_FN uint group_exclusive_scan(LOCAL uint *scratch, uint value, uint lid, u
 // root + 1 (F starts zeroed; the complement of any index is above zero). The root is the
 // top-left pixel of the component's first 2x2 block, so the component's first pixel lies in
 // that block's two rows: only pixels there take part, which keeps the atomics off the rest of
-// a large component.
-KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, index_t n, uint width)
+// a large component. `line` is the pixels of one row, or of one slice for volumes (2x2x2 blocks
+// span two slices).
+KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, index_t n, uint line)
 {
     const index_t i = GLOBAL_ID_X;
     if (i >= n)
@@ -131,7 +132,7 @@ KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, ind
     const label_t l = L[i];
     if (l == 0)
         return;
-    const index_t root_row = (l - 1) / width, row = i / width;
+    const index_t root_row = (l - 1) / line, row = i / line;
     if (row == root_row || row == root_row + 1)
         ATOMIC_MAX(&F[l - 1], ~(label_t)i);
 }

@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, uf.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, neighbours.h, uf.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -157,15 +157,57 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
         compress_global(L, i);
 }
 
-// Block algorithms (BUF, BKE): one work-item per 2x2 block; the node of a block is its top-left
-// pixel, every block (background ones too) holds a valid node there.
-KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
+// Block algorithms (BUF, BKE): one work-item per 2x2 block (2x2x2 in a volume); the node of a
+// block is its top-left (front top-left) pixel, every block (background ones too) holds a valid
+// node there.
+KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint depth)
 {
-    const uint c = GLOBAL_ID_X * 2, r = GLOBAL_ID_Y * 2;
-    if (c >= width || r >= height)
+    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
+    if (x >= width || y >= height || z >= depth)
         return;
-    compress_global(L, PIXEL_INDEX(c, r, width));
+    compress_global(L, VOXEL_INDEX(x, y, z, width, height));
 }
+
+// ---- neighbours.h
+// The backward neighbours of a voxel (those before it in raster order) for the pixel algorithms
+// on volumes (UF, KE built with DIMS=3): NEIGHBOURS of them, as offsets (dx, dy, dz), face ones
+// first (6-connectivity), then edge ones (CONNECTIVITY >= 18), then corner ones (26).
+// Build-time defines: CONNECTIVITY (6, 18 or 26), DIMS (nothing here without DIMS=3).
+
+#if DIMS == 3
+
+#if CONNECTIVITY == 6
+#define NEIGHBOURS 3
+#elif CONNECTIVITY == 18
+#define NEIGHBOURS 9
+#else
+#define NEIGHBOURS 13
+#endif
+
+DEVICE_FN int neighbour_offset(int n, int axis)
+{
+    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
+    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
+    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
+    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
+    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
+    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
+}
+
+// Backward neighbour n of voxel (x, y, z) when it lies inside the volume and is foreground:
+// stores its index in *j and returns 1; else returns 0.
+DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
+                                   index_t *j)
+{
+    const long nx = (long)x + neighbour_offset(n, 0), ny = (long)y + neighbour_offset(n, 1),
+               nz = (long)z + neighbour_offset(n, 2);
+    if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
+        return 0;
+    *j = VOXEL_INDEX(nx, ny, nz, width, height);
+    return FG(img[*j]);
+}
+
+#endif
 
 // ---- uf.kernel
 // UF: union-find labeling of Oliveira & Lotufo (SIBGRAPI 2010), as described in TPDS 2020
@@ -187,25 +229,7 @@ KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height)
 
 #if DIMS == 3
 
-// The backward neighbours of a voxel as offsets (dx, dy, dz), face ones first, then edge ones
-// (CONNECTIVITY >= 18), then corner ones (26): those before the voxel in raster order.
-#if CONNECTIVITY == 6
-#define NEIGHBOURS 3
-#elif CONNECTIVITY == 18
-#define NEIGHBOURS 9
-#else
-#define NEIGHBOURS 13
-#endif
-
-DEVICE_FN int neighbour_offset(int n, int axis)
-{
-    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
-    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
-    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
-    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
-    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
-    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
-}
+// The backward neighbours of a voxel: NEIGHBOURS and neighbour_offset in neighbours.h.
 
 // Phase 1, one work-group per TILE_W x TILE_H x TILE_D tile: union-find in local memory over the
 // voxel pairs whose both ends lie in the tile, then each voxel stores the global index + 1 of its

@@ -4,7 +4,9 @@
 # 512x512 random image (45 % density), 4- and 8-connectivity where supported; then every
 # algorithm under memcheck on a 2x1100000 image, whose launches are folded into the grid; then
 # every binarization kernel (Nick with each formula, Wolf's statistics pass, Otsu's histogram)
-# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part.
+# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part;
+# `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
+# of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
 set -uo pipefail
 what=${1:-all}
 ccl=${CCL_BIN:-.gpu/bin/ccl}
@@ -14,6 +16,24 @@ rc=0
 page=$(mktemp --suffix=.png)
 trap 'rm -f "$img" "$tall" "$page" /tmp/sanitize.npy /tmp/sanitize-tall.npy /tmp/sanitize-ink.png' EXIT
 "$ccl" generate -o "$page" --width 513 --height 411 --density 30 --granularity 3 --seed 7
+sanitize_volumes() {
+  local vol=/tmp/sanitize-volume.npy
+  python3 -c "import numpy as np; r = np.random.default_rng(19); np.save('$vol', (r.random((19, 29, 37)) < 0.45).astype(np.uint8))" || return 1
+  for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
+    for conn in 6 18 26; do
+      for tool in memcheck racecheck; do
+        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize-labels.npy 2>&1)
+        code=$?
+        # An algorithm without this connectivity says so (exit 2) before any kernel runs.
+        if echo "$out" | grep -q "does not support"; then continue; fi
+        summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
+        echo "$algo volume $conn-conn $tool: exit $code; ${summary:-no summary}"
+        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+      done
+    done
+  done
+}
+if [ "$what" = volumes ]; then sanitize_volumes; exit $rc; fi
 sanitize_binarize() {
   for tool in memcheck racecheck; do
     out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png "$@" 2>&1)

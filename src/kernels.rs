@@ -47,11 +47,12 @@ const COMMON: (&str, &str) = ("common.h", include_str!("../kernels/common.h"));
 const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union_find.h"));
 const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/compress.kernel"));
 const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
+const NEIGHBOURS: (&str, &str) = ("neighbours.h", include_str!("../kernels/neighbours.h"));
 
 /// UF and UF_IC: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
     name: "uf",
-    parts: &[COMMON, UNION_FIND, COMPRESS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, NEIGHBOURS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
     opencl: include_str!("../kernels-cl/uf.cl"),
     cuda: include_str!("../kernels-cu/uf.cu"),
 };
@@ -85,7 +86,7 @@ pub const BE: KernelFile = KernelFile {
 /// KE and KE_IC: initialization, compression, reduction, compression.
 pub const KE: KernelFile = KernelFile {
     name: "ke",
-    parts: &[COMMON, UNION_FIND, COMPRESS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
+    parts: &[COMMON, UNION_FIND, COMPRESS, NEIGHBOURS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
     opencl: include_str!("../kernels-cl/ke.cl"),
     cuda: include_str!("../kernels-cu/ke.cu"),
 };

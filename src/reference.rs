@@ -63,37 +63,43 @@ pub(crate) fn raw_labels(
     connectivity: Connectivity,
     convention: RawLabels,
 ) -> Vec<u32> {
-    let mut labels = first_voxel_labels(Shape::image(w, h), pixels, connectivity);
-    if convention == RawLabels::FirstBlock {
-        to_first_block(w, &mut labels);
-    }
-    labels
+    raw_labels_of(Shape::image(w, h), pixels, connectivity, convention)
 }
 
-/// Raw labels of row-major values of `shape` (nonzero is foreground) with any connectivity: a
-/// volume's (first voxel) with 6, 18 or 26, an image's (either convention) with 4 or 8.
+/// Raw labels of row-major values of `shape` (nonzero is foreground) with any connectivity and
+/// either convention (an image is a volume of one slice).
 pub(crate) fn raw_labels_of(
     shape: Shape,
     values: &[u8],
     connectivity: Connectivity,
     convention: RawLabels,
 ) -> Vec<u32> {
-    if connectivity.dims() == 3 {
-        first_voxel_labels(shape, values, connectivity)
-    } else {
-        raw_labels(shape.width, shape.height, values, connectivity, convention)
+    let mut labels = first_voxel_labels(shape, values, connectivity);
+    if convention == RawLabels::FirstBlock {
+        to_first_block(shape, &mut labels);
     }
+    labels
 }
 
 /// Labels `volume` on the CPU with 6-, 18- or 26-connectivity: every voxel of a component gets
 /// (raster index of the component's first voxel, x fastest) + 1; background is 0. A connectivity
 /// of images is an [`Error::ConnectivityDimensions`].
 pub fn label_volume(volume: &BinaryVolume, connectivity: Connectivity) -> Result<LabelVolume> {
+    label_volume_as(volume, connectivity, RawLabels::FirstPixel)
+}
+
+/// Labels `volume` on the CPU with the raw labels an algorithm of the given convention produces
+/// (first voxel, or the front top-left voxel of the first 2x2x2 block).
+pub fn label_volume_as(
+    volume: &BinaryVolume,
+    connectivity: Connectivity,
+    convention: RawLabels,
+) -> Result<LabelVolume> {
     if connectivity.dims() != 3 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
     }
     let shape = volume.shape();
-    let labels = first_voxel_labels(shape, volume.voxels(), connectivity);
+    let labels = raw_labels_of(shape, volume.voxels(), connectivity, convention);
     LabelVolume::new(shape.width, shape.height, shape.depth, labels)
 }
 
@@ -150,10 +156,16 @@ pub fn volume_partition_difference(expected: &LabelVolume, actual: &LabelVolume)
     })
 }
 
-/// Relabels first-pixel labels in place by each component's first 2x2 block: the raster index
-/// of the top-left pixel of the first block (blocks in raster order) holding one of its pixels.
-fn to_first_block(w: usize, labels: &mut [u32]) {
-    let block_of = |i: usize| (i / w / 2 * 2) * w + (i % w / 2 * 2);
+/// Relabels first-pixel labels in place by each component's first 2x2 block (2x2x2 in a
+/// volume): the raster index of the block's top-left (front top-left) pixel, for the first block
+/// (blocks in raster order) holding one of the component's pixels.
+fn to_first_block(shape: Shape, labels: &mut [u32]) {
+    let (w, h) = (shape.width, shape.height);
+    // The front top-left voxel of the 2x2 (2x2x2) block holding voxel i.
+    let block_of = |i: usize| {
+        let (x, y, z) = (i % w, i / w % h, i / (w * h));
+        (z / 2 * 2 * h + y / 2 * 2) * w + x / 2 * 2
+    };
     let mut first_block = std::collections::HashMap::new();
     for (i, &l) in labels.iter().enumerate() {
         if l != 0 {

@@ -109,13 +109,11 @@ macro_rules! registry {
     };
 }
 
-/// The pixel algorithms run in 2D with either connectivity (3D ones come with volumes).
-const BOTH: &[Connectivity] = &Connectivity::PLANAR;
-/// Images with either connectivity, volumes with any of theirs.
+/// The pixel algorithms: images with either connectivity, volumes with any of theirs.
 const ANY: &[Connectivity] =
     &[Connectivity::Four, Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
-/// 2x2 blocks are 8-connected by construction.
-const EIGHT: &[Connectivity] = &[Connectivity::Eight];
+/// 2x2 blocks are 8-connected by construction, 2x2x2 blocks 26-connected (TPDS 2020 Sec. 5.3).
+const BLOCKS: &[Connectivity] = &[Connectivity::Eight, Connectivity::TwentySix];
 const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];
 const INLINE: &[Define] = &[Define::flag("INLINE_COMPRESSION", true)];
 const EQUIVALENCE_PHASES: &[Phase] = &[Phase::Initialization, Phase::Merge];
@@ -171,8 +169,8 @@ const UF: AlgorithmInfo = direct(
 );
 const KE: AlgorithmInfo = direct(
     "KE",
-    "Komura Equivalence, Komura 2015; IPAS 2018 Alg. 4",
-    BOTH,
+    "Komura Equivalence, Komura 2015; IPAS 2018 Alg. 4; volumes beyond the papers",
+    ANY,
     RawLabels::FirstPixel,
     KE_PHASES,
     kernels::KE,
@@ -181,8 +179,8 @@ const KE: AlgorithmInfo = direct(
 );
 const BUF: AlgorithmInfo = direct(
     "BUF",
-    "Block-based Union Find, TPDS 2020 Alg. 2 (2x2 blocks)",
-    EIGHT,
+    "Block-based Union Find, TPDS 2020 Alg. 2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
+    BLOCKS,
     RawLabels::FirstBlock,
     BUF_PHASES,
     kernels::BUF,
@@ -191,8 +189,8 @@ const BUF: AlgorithmInfo = direct(
 );
 const BKE: AlgorithmInfo = direct(
     "BKE",
-    "Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (2x2 blocks)",
-    EIGHT,
+    "Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
+    BLOCKS,
     RawLabels::FirstBlock,
     BKE_PHASES,
     kernels::BKE,
@@ -229,11 +227,11 @@ registry! { $
         variant: &[],
         schedule: schedule::ole::build,
     };
-    /// Block Equivalence, Zavalishin et al. 2016 (2x2 blocks, iterative, 8-connectivity).
+    /// Block Equivalence, Zavalishin et al. 2016 (2x2 blocks, iterative, 8-connectivity; 26 in volumes).
     BE (be) = AlgorithmInfo {
         name: "BE",
-        summary: "Block Equivalence, Zavalishin et al. 2016 (iterative, 2x2 blocks)",
-        connectivities: EIGHT,
+        summary: "Block Equivalence, Zavalishin et al. 2016 (iterative, 2x2 blocks; 2x2x2 in volumes)",
+        connectivities: BLOCKS,
         raw_labels: RawLabels::FirstBlock,
         inline_compression: false,
         iterative: true,
@@ -251,11 +249,11 @@ registry! { $
     KE (ke) = KE;
     /// KE with inline compression.
     KE_IC (ke_ic) = KE.inline("KE_IC", "KE with inline compression (TPDS 2020 Sec. 2.1)");
-    /// Block-based Union Find, TPDS 2020 Alg. 2 (8-connectivity).
+    /// Block-based Union Find, TPDS 2020 Alg. 2 (8-connectivity; 26 in volumes).
     BUF (buf) = BUF;
     /// BUF with inline compression.
     BUF_IC (buf_ic) = BUF.inline("BUF_IC", "BUF with inline compression (TPDS 2020 Sec. 2.1)");
-    /// Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (8-connectivity).
+    /// Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (8-connectivity; 26 in volumes).
     BKE (bke) = BKE;
     /// BKE with inline compression.
     BKE_IC (bke_ic) = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");

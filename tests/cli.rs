@@ -544,7 +544,7 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
         (vec![flat.to_str().unwrap(), "--connectivity", "26"], "26-connectivity is for volumes"),
         (vec![input.to_str().unwrap(), "--connectivity", "8"], "8-connectivity is for images"),
         (vec![input.to_str().unwrap(), "--connectivity", "5"], "connectivity is 4 or 8 (images), 6, 18 or 26"),
-        (vec![input.to_str().unwrap(), "--algo", "bke"], "BKE"),
+        (vec![input.to_str().unwrap(), "--algo", "bke", "--connectivity", "6"], "BKE"),
     ] {
         let out = dir.join("x.npy");
         let result = run(ccl().arg("label").args(&args).args(["-o", out.to_str().unwrap(), "--device", "cpu"]));

@@ -18,7 +18,8 @@ fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
         match &err {
             Error::UnsupportedConnectivity { algorithm: a, connectivity, supported } => {
                 assert_eq!((*a, *connectivity), (algorithm, Connectivity::Four));
-                assert_eq!(supported, &[Connectivity::Eight]);
+                // 2x2 blocks are 8-connected; 2x2x2 ones 26-connected, for volumes.
+                assert_eq!(supported, &[Connectivity::Eight, Connectivity::TwentySix]);
             }
             other => panic!("expected UnsupportedConnectivity, got {other:?}"),
         }

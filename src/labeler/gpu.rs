@@ -204,12 +204,14 @@ impl Labeler for GpuLabeler {
             None => return Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
         };
         let buffer = self.buffer(labels)?;
-        let n = labels.shape().len();
+        let shape = labels.shape();
+        // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
+        let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
         self.ensure_relabel()?;
         let stage = self.relabel.as_mut().expect("built above");
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
-        let count = stage.run(gpu, buffer, (labels.width(), n), convention, &mut recorder)?;
+        let count = stage.run(gpu, buffer, (line, shape.len()), convention, &mut recorder)?;
         let phases = recorder.finish()?;
         labels.numbering = Some(Numbering::Consecutive(count));
         Ok((count, Timings { phases, iterations: None }))

@@ -1,5 +1,6 @@
 //! BE, Block Equivalence of Zavalishin et al. 2016 (TPDS 2020 Sec. 3.1; IPAS 2018 Sec. II),
-//! 8-connectivity only. Kernels: `kernels/be.kernel` (with `kernels/equivalence.h`).
+//! 8-connectivity, and 26 on volumes (2x2x2 blocks, a 26-bit connectivity word per block).
+//! Kernels: `kernels/be.kernel` (with `kernels/equivalence.h`).
 //!
 //! Scratch: block labels B (one label per 2x2 block), a connectivity byte C per block (one bit
 //! per neighbour block NW, N, NE, W, E, SW, S, SE), and a one-word "changed" flag; blocks are
@@ -13,6 +14,7 @@
 //! Raw labels: (raster index of the top-left pixel of the component's first block) + 1;
 //! background 0 ([`crate::RawLabels::FirstBlock`]).
 
+use super::common::over_voxels;
 use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
@@ -25,39 +27,46 @@ pub(crate) struct Be {
     scan: Kernel,
     analysis: Kernel,
     final_labeling: Kernel,
+    volumes: bool,
 }
 
 /// Makes the BE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, final_labeling] =
         kernels(gpu, program, ["be_init", "be_scan", "be_analysis", "be_final_labeling"])?;
-    Ok(Box::new(Be { init, scan, analysis, final_labeling }))
+    Ok(Box::new(Be { init, scan, analysis, final_labeling, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Be {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let (w, h) = job.size();
-        let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
-        let blocks = over_blocks(job.shape);
-        let count = bw as usize * bh as usize;
+        let [w, h, d] = job.extent();
+        let (bw, bh, bd) = (w.div_ceil(2), h.div_ceil(2), d.div_ceil(2));
+        let blocks = over_blocks(job.shape, self.volumes);
+        let count = bw as usize * bh as usize * bd as usize;
+        // One connectivity bit per neighbour block: 8 in a byte, 26 in a word.
+        let connection_bytes = if self.volumes { 4 } else { 1 };
         let block_labels = gpu.alloc(count * LABEL_BYTES)?;
-        let connectivity = gpu.alloc(count)?;
+        let connectivity = gpu.alloc(count * connection_bytes)?;
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
         let (b, c) = (Arg::Buffer(&block_labels), Arg::Buffer(&connectivity));
         let input = Arg::Buffer(job.input);
-        gpu.launch(&mut self.init, &blocks, &[input, b, c, Arg::U32(w), Arg::U32(h), Arg::U32(bw), Arg::U32(bh)])?;
+        let (sizes, block_sizes) = ([w, h, d].map(Arg::U32), [bw, bh, bd].map(Arg::U32));
+        let init_args = [[input, b, c].as_slice(), &sizes, &block_sizes].concat();
+        gpu.launch(&mut self.init, &blocks, &init_args)?;
         recorder.end(Phase::Initialization)?;
 
         let iterations = until_stable(gpu, &mut changed, |flag| {
-            gpu.launch(&mut self.scan, &blocks, &[b, c, Arg::Buffer(flag), Arg::U32(bw), Arg::U32(bh)])?;
-            gpu.launch(&mut self.analysis, &blocks, &[b, Arg::U32(bw), Arg::U32(bh)])
+            let scan_args = [[b, c, Arg::Buffer(flag)].as_slice(), &block_sizes].concat();
+            gpu.launch(&mut self.scan, &blocks, &scan_args)?;
+            gpu.launch(&mut self.analysis, &blocks, &[b, block_sizes[0], block_sizes[1], block_sizes[2]])
         })?;
         recorder.end(Phase::Merge)?;
 
-        let final_args = [input, b, Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(bw)];
-        gpu.launch(&mut self.final_labeling, &over_pixels(job.shape), &final_args)?;
+        let final_args = [[input, b, Arg::Buffer(job.labels)].as_slice(), &sizes, &block_sizes[..2]].concat();
+        let voxels = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        gpu.launch(&mut self.final_labeling, &voxels, &final_args)?;
         recorder.end(Phase::FinalLabeling)?;
 
         drop(block_labels);

@@ -1,5 +1,7 @@
-//! BKE, Block-based Komura Equivalence (TPDS 2020 Sec. 5.2), 8-connectivity; BKE_IC compresses
-//! inline. Kernels: `kernels/blocks.h`, `kernels/bke.kernel`, `kernels/compress.kernel`.
+//! BKE, Block-based Komura Equivalence (TPDS 2020 Sec. 5.2), 8-connectivity, and its volume
+//! version (Sec. 5.3, 26-connectivity, 2x2x2 blocks, an information word of 8 + 13 bits);
+//! BKE_IC compresses inline. Kernels: `kernels/blocks.h`, `kernels/bke.kernel`,
+//! `kernels/compress.kernel`.
 //!
 //! 1. Initialization: each block links to its smallest connected backward block and stores an
 //!    information byte (its foreground pixels, the other connected blocks) in the output image
@@ -9,23 +11,27 @@
 //! 4. Compression.
 //! 5. FinalLabeling: block labels to foreground pixels, from the information byte.
 //!
-//! Only 1xN and Nx1 images with N odd (1x1 included) have a block with no pixel to borrow for
-//! its information byte; for them a one-word buffer is allocated.
+//! Only 1xN and Nx1 images with N odd (1x1 included), and volumes with odd sides of which two
+//! are 1, have a block with no pixel to borrow for its information byte; for them a one-word
+//! buffer is allocated.
 //!
-//! Raw labels: top-left pixel index of the component's first block + 1; background 0.
-use super::{kernels, over_blocks, Job, Schedule, LABEL_BYTES};
+//! Raw labels: top-left (front top-left) pixel index of the component's first block + 1;
+//! background 0.
+use super::{dims_defines, kernels, over_blocks, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape};
 
-/// The compile-time defines of `kernels/bke.kernel`: none beyond the variant's.
-pub(crate) fn defines(_: Connectivity) -> Vec<Define> {
-    Vec::new()
+/// The compile-time defines of `kernels/bke.kernel`: DIMS=3 for volumes.
+pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+    dims_defines(connectivity)
 }
 
-/// Whether the image has a block with no pixel slot to borrow for its information byte: 1xN
-/// and Nx1 images with N odd (1x1 included).
+/// Whether the array has a block with no pixel slot to borrow for its information byte: all
+/// sides odd (a lone corner pixel or voxel) and at least two of them 1 (so no block diagonally
+/// before it): 1xN and Nx1 images with N odd (1x1 included), 1x1xN-like volumes.
 fn needs_extra_word(shape: Shape) -> bool {
-    (shape.width == 1 || shape.height == 1) && shape.width % 2 == 1 && shape.height % 2 == 1
+    let sides = [shape.width, shape.height, shape.depth];
+    sides.iter().all(|s| s % 2 == 1) && sides.iter().filter(|&&s| s == 1).count() >= 2
 }
 
 /// The compiled BKE kernels.
@@ -34,13 +40,14 @@ pub(crate) struct Bke {
     compress: Kernel,
     reduce: Kernel,
     finish: Kernel,
+    volumes: bool,
 }
 
 /// Makes the BKE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce, finish] =
         kernels(gpu, program, ["bke_init", "compress_blocks", "bke_reduce", "bke_final"])?;
-    Ok(Box::new(Bke { init, compress, reduce, finish }))
+    Ok(Box::new(Bke { init, compress, reduce, finish, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Bke {
@@ -54,12 +61,12 @@ impl Schedule for Bke {
         };
         // Without the extra word the kernels never touch their `extra` argument.
         let extra_arg = Arg::Buffer(extra.as_ref().unwrap_or(job.labels));
-        let (w, h) = job.size();
-        let blocks = over_blocks(job.shape);
+        let [w, h, d] = job.extent();
+        let blocks = over_blocks(job.shape, self.volumes);
         let (input, labels) = (Arg::Buffer(job.input), Arg::Buffer(job.labels));
-        let image_args = [input, labels, extra_arg, Arg::U32(w), Arg::U32(h)];
-        let reduce_args = [labels, extra_arg, Arg::U32(w), Arg::U32(h)];
-        let label_args = [labels, Arg::U32(w), Arg::U32(h)];
+        let image_args = [input, labels, extra_arg, Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        let reduce_args = [labels, extra_arg, Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        let label_args = [labels, Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.init, &blocks, &image_args)?;
         recorder.end(Phase::Initialization)?;
         gpu.launch(&mut self.compress, &blocks, &label_args)?;

@@ -1,25 +1,27 @@
-//! BUF, Block-based Union Find (TPDS 2020 Sec. 5.1, Alg. 2), 8-connectivity; BUF_IC compresses
-//! inline. Kernels: `kernels/blocks.h`, `kernels/buf.kernel`, `kernels/compress.kernel`.
+//! BUF, Block-based Union Find (TPDS 2020 Sec. 5.1, Alg. 2), 8-connectivity, and its volume
+//! version (Sec. 5.3, 26-connectivity, 2x2x2 blocks); BUF_IC compresses inline. Kernels:
+//! `kernels/blocks.h`, `kernels/buf.kernel`, `kernels/compress.kernel`.
 //!
 //! One work-item per 2x2 block; the union-find forest lives in the output image, at each
 //! block's top-left pixel, so nothing else is allocated.
 //!
 //! 1. Initialization: every block is a root.
 //! 2. Merge: union with each connected backward block (NW, N, NE, W), found with a bitset over
-//!    the 4x4 window around the block.
+//!    the 4x4 window around the block (in a volume: 13 backward blocks, a 4x4x4 bitset).
 //! 3. Compression.
 //! 4. FinalLabeling: block labels to foreground pixels, 0 to background.
 //!
-//! Raw labels: top-left pixel index of the component's first block + 1; background 0.
+//! Raw labels: top-left (front top-left) pixel index of the component's first block + 1;
+//! background 0.
 
-use super::{kernels, over_blocks, Job, Schedule};
+use super::{dims_defines, kernels, over_blocks, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// The compile-time defines of `kernels/buf.kernel`: none beyond the variant's (2x2 blocks
-/// are 8-connected by construction).
-pub(crate) fn defines(_: Connectivity) -> Vec<Define> {
-    Vec::new()
+/// The compile-time defines of `kernels/buf.kernel`: DIMS=3 for volumes (2x2 blocks are
+/// 8-connected, 2x2x2 ones 26-connected, by construction).
+pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+    dims_defines(connectivity)
 }
 
 /// The compiled BUF kernels.
@@ -28,21 +30,22 @@ pub(crate) struct Buf {
     merge: Kernel,
     compress: Kernel,
     finish: Kernel,
+    volumes: bool,
 }
 
 /// Makes the BUF schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, merge, compress, finish] =
         kernels(gpu, program, ["buf_init", "buf_merge", "compress_blocks", "buf_final"])?;
-    Ok(Box::new(Buf { init, merge, compress, finish }))
+    Ok(Box::new(Buf { init, merge, compress, finish, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Buf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let (w, h) = job.size();
-        let blocks = over_blocks(job.shape);
-        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        let [w, h, d] = job.extent();
+        let blocks = over_blocks(job.shape, self.volumes);
+        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.init, &blocks, &label_args)?;
         recorder.end(Phase::Initialization)?;
         gpu.launch(&mut self.merge, &blocks, &image_args)?;

@@ -1,7 +1,7 @@
 //! What the schedules share: the job they run, their trait, launch ranges over pixels and over
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
-use crate::gpu::{Buffer, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
@@ -24,11 +24,6 @@ pub(crate) struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Width and height as the kernels take them.
-    pub fn size(&self) -> (u32, u32) {
-        (self.shape.width as u32, self.shape.height as u32)
-    }
-
     /// Width, height and depth as the kernels take them (depth 1 for an image).
     pub fn extent(&self) -> [u32; 3] {
         [self.shape.width as u32, self.shape.height as u32, self.shape.depth as u32]
@@ -81,9 +76,24 @@ pub(crate) fn over_voxels(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width, shape.height, shape.depth], GROUP_3D)
 }
 
-/// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks).
-pub(crate) fn over_blocks(shape: Shape) -> LaunchRange {
-    LaunchRange::over([shape.width.div_ceil(2), shape.height.div_ceil(2), 1], GROUP)
+/// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks), or
+/// with `volumes` per 2x2x2 block, in GROUP_3D groups (kernels built with DIMS=3).
+pub(crate) fn over_blocks(shape: Shape, volumes: bool) -> LaunchRange {
+    let blocks = [shape.width.div_ceil(2), shape.height.div_ceil(2), shape.depth.div_ceil(2)];
+    if volumes {
+        LaunchRange::over(blocks, GROUP_3D)
+    } else {
+        LaunchRange::over([blocks[0], blocks[1], 1], GROUP)
+    }
+}
+
+/// The `DIMS=3` define of kernels built for a volume connectivity (none for images).
+pub(crate) fn dims_defines(connectivity: Connectivity) -> Vec<Define> {
+    if connectivity.dims() == 3 {
+        vec![Define::int("DIMS", 3)]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Runs `iteration` until it leaves the one-word `flag` clear: the flag is zeroed before and

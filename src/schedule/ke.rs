@@ -7,15 +7,21 @@
 //! 3. Reduction: the few unions initialization could not express.
 //! 4. Compression.
 //!
+//! Volumes (6-, 18- and 26-connectivity; beyond the papers): the same steps built with DIMS=3,
+//! one work-item per voxel; the reduced unions carry over (see `kernels/ke.kernel`).
+//!
 //! No loop, no flag, no scratch buffer. Raw labels: first pixel index + 1; background 0.
 
-use super::{kernels, over_pixels, Job, Schedule};
+use super::common::over_voxels;
+use super::{dims_defines, kernels, over_pixels, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// The compile-time defines of `kernels/ke.kernel`.
+/// The compile-time defines of `kernels/ke.kernel`: DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
-    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
+    let mut defines = vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())];
+    defines.extend(dims_defines(connectivity));
+    defines
 }
 
 /// The compiled KE kernels for one connectivity.
@@ -23,20 +29,21 @@ pub(crate) struct Ke {
     init: Kernel,
     compress: Kernel,
     reduce: Kernel,
+    volumes: bool,
 }
 
 /// Makes the KE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce] = kernels(gpu, program, ["ke_init", "compress_pixels", "ke_reduce"])?;
-    Ok(Box::new(Ke { init, compress, reduce }))
+    Ok(Box::new(Ke { init, compress, reduce, volumes: connectivity.dims() == 3 }))
 }
 
 impl Schedule for Ke {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let (w, h) = job.size();
-        let range = over_pixels(job.shape);
-        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(1)];
+        let [w, h, d] = job.extent();
+        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.init, &range, &image_args)?;
         recorder.end(Phase::Initialization)?;
         gpu.launch(&mut self.compress, &range, &label_args)?;

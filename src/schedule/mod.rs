@@ -16,5 +16,5 @@ pub(crate) mod relabel;
 pub(crate) mod uf;
 
 pub(crate) use common::{
-    kernels, label, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES,
+    dims_defines, kernels, label, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES,
 };

@@ -64,14 +64,15 @@ impl Relabel {
         Ok(Self { first_pixels, to_first_pixel, rank, scan, add, finish })
     }
 
-    /// Renumbers the raw labels of an image `width` pixels wide and `n` pixels in all in
-    /// `labels` (of `convention`) consecutively, in place, and returns their count. Ends
+    /// Renumbers the raw labels of an array of `n` pixels in `labels` (of `convention`)
+    /// consecutively, in place, and returns their count. `line` is the pixels per row of an
+    /// image, per slice of a volume: a block's pixels lie in two consecutive lines. Ends
     /// [`Phase::Relabel`] on `recorder` (the count's read-back included).
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
         labels: &Buffer,
-        (width, n): (usize, usize),
+        (line, n): (usize, usize),
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
@@ -91,7 +92,7 @@ impl Relabel {
         let l = Arg::Buffer(labels);
         if convention == RawLabels::FirstBlock {
             gpu.zero(&mut scratch)?;
-            let args = [l, Arg::Buffer(&scratch), Arg::U32(count), Arg::U32(width.max(1) as u32)];
+            let args = [l, Arg::Buffer(&scratch), Arg::U32(count), Arg::U32(line.max(1) as u32)];
             gpu.launch(&mut self.first_pixels, &over(n), &args)?;
             gpu.launch(&mut self.to_first_pixel, &over(n), &[l, Arg::Buffer(&scratch), Arg::U32(count)])?;
         }
