@@ -265,9 +265,10 @@ fn sixteen_bit_inputs_label_on_their_own_values_on_every_backend() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// A multi-page TIFF says that only its first page is labeled.
+/// A multi-page TIFF is a volume (one slice per page); an animated GIF says that only its first
+/// frame is labeled.
 #[test]
-fn multi_page_inputs_say_only_the_first_page_is_labeled() {
+fn multi_page_tiffs_are_volumes_and_other_frames_are_noted() {
     let dir = scratch("pages");
     let path = dir.join("pages.tiff");
     {
@@ -278,8 +279,17 @@ fn multi_page_inputs_say_only_the_first_page_is_labeled() {
         }
     }
     let out = run(ccl().arg("label").arg(&path).args(["--backend", "cpu", "-o"]).arg(dir.join("l.npy")));
+    let text = stdout(&out);
+    assert!(out.status.success() && text.contains("4x4x2 volume"), "{text}");
+    let gif = dir.join("frames.gif");
+    {
+        let frames = (0..2).map(|_| image::Frame::new(image::RgbaImage::from_pixel(4, 4, image::Rgba([255; 4]))));
+        let mut encoder = image::codecs::gif::GifEncoder::new(std::fs::File::create(&gif).unwrap());
+        encoder.encode_frames(frames).unwrap();
+    }
+    let out = run(ccl().arg("label").arg(&gif).args(["--backend", "cpu", "-o"]).arg(dir.join("g.npy")));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("holds 2 frames or pages; only the first is labeled"), "{err}");
+    assert!(out.status.success() && err.contains("holds several frames or pages; only the first is labeled"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -553,5 +563,134 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     }
     let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", dir.join("v.png").to_str().unwrap()]));
     assert!(String::from_utf8_lossy(&result.stderr).contains("written as .npy"), "{:?}", result);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Reads a TIFF of uint32 gray pages as a label volume.
+fn read_label_tiff(path: &Path) -> ccl::LabelVolume {
+    let mut decoder = tiff::decoder::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap())).unwrap();
+    let (width, height) = decoder.dimensions().unwrap();
+    let (mut labels, mut depth) = (Vec::new(), 0);
+    loop {
+        match decoder.read_image().unwrap() {
+            tiff::decoder::DecodingResult::U32(page) => labels.extend(page),
+            _ => panic!("page {depth} of {} is not uint32", path.display()),
+        }
+        depth += 1;
+        if !decoder.more_images() {
+            break;
+        }
+        decoder.next_image().unwrap();
+    }
+    ccl::LabelVolume::new(width as usize, height as usize, depth, labels).unwrap()
+}
+
+/// Reads a `.npy` of uint32 labels with shape (D, H, W).
+fn read_label_npy(path: &Path) -> ccl::LabelVolume {
+    let bytes = std::fs::read(path).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
+    assert_eq!(shape.len(), 3, "{}", path.display());
+    ccl::LabelVolume::new(shape[2], shape[1], shape[0], npy.into_vec::<u32>().unwrap()).unwrap()
+}
+
+/// Checks labels against the CPU reference's partition and the printed component count.
+fn check_volume_labels(volume: &ccl::BinaryVolume, connectivity: u32, labels: &ccl::LabelVolume, out: &Output) {
+    let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
+    let expected = ccl::reference::label_volume(volume, c).unwrap();
+    if let Some(difference) = ccl::reference::volume_partition_difference(&expected, labels) {
+        panic!("{connectivity}-connectivity: {difference}");
+    }
+    assert_eq!(count_of(&stdout(out)), expected.component_count() as u64);
+}
+
+#[test]
+fn tiff_and_folder_volumes_are_labeled_in_3d() {
+    let dir = scratch("volume-io");
+    let volume = ccl::random_volume(19, 11, 6, 45, 1, 21).unwrap();
+    let s = volume.shape();
+    let slice = |z: usize| &volume.voxels()[z * s.width * s.height..(z + 1) * s.width * s.height];
+    // A multi-page TIFF of 8-bit gray (foreground 255), labels out as a TIFF.
+    let tif = dir.join("vol.tif");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&tif).unwrap());
+        let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+        for z in 0..s.depth {
+            let page: Vec<u8> = slice(z).iter().map(|&v| v * 255).collect();
+            encoder.write_image::<tiff::encoder::colortype::Gray8>(19, 11, &page).unwrap();
+        }
+    }
+    for d in common::shared_devices() {
+        for (connectivity, algo) in [(26, "uf_ic"), (6, "uf")] {
+            let out = dir.join(format!("labels-{}-{connectivity}.tif", d.token));
+            let result = run(ccl()
+                .args(["label", tif.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
+                .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
+            assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
+            assert!(stdout(&result).contains("19x11x6 volume, TIFF"), "{}", stdout(&result));
+            check_volume_labels(&volume, connectivity, &read_label_tiff(&out), &result);
+        }
+    }
+    // A folder of PNG slices with --volume, gray values thresholded and inverted per slice; a
+    // file without an image extension is ignored (and said so).
+    let slices = dir.join("slices");
+    std::fs::create_dir_all(&slices).unwrap();
+    for z in 0..s.depth {
+        // Foreground voxels dark (0-99), background light (101-255): --threshold 100 --invert.
+        let page: Vec<u8> = slice(z)
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if v != 0 { (i % 100) as u8 } else { 101 + (i % 155) as u8 })
+            .collect();
+        image::GrayImage::from_raw(19, 11, page).unwrap().save(slices.join(format!("z{z:03}.png"))).unwrap();
+    }
+    std::fs::write(slices.join("README"), "slices").unwrap();
+    let out = dir.join("folder-labels.npy");
+    let result = run(ccl().args(["label", slices.to_str().unwrap(), "--volume", "-o", out.to_str().unwrap()]).args([
+        "--threshold",
+        "100",
+        "--invert",
+        "--device",
+        "cpu",
+    ]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("ignoring 1 file"), "{result:?}");
+    assert!(stdout(&result).contains("19x11x6 volume, slices sorted by name"), "{}", stdout(&result));
+    check_volume_labels(&volume, 26, &read_label_npy(&out), &result);
+    // Without --volume the folder is a batch of images: one label image per slice.
+    let batch = dir.join("batch");
+    let result = run(ccl().args(["label", slices.to_str().unwrap(), "-o", batch.to_str().unwrap(), "--device", "cpu"]));
+    assert!(result.status.success() && batch.join("z000.npy").is_file(), "{result:?}");
+    // A single-page TIFF stays an image: 8-connectivity, labels of shape (H, W).
+    let one = dir.join("one.tif");
+    image::GrayImage::from_raw(19, 11, slice(0).iter().map(|&v| v * 255).collect()).unwrap().save(&one).unwrap();
+    let out = dir.join("one.npy");
+    let result = run(ccl().args(["label", one.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
+    assert!(result.status.success() && stdout(&result).contains("8-connectivity"), "{result:?}");
+    assert_eq!(read_npy(&out).0, 11);
+    // With --volume it is a volume of one slice.
+    let out = dir.join("one-volume.tif");
+    let result =
+        run(ccl().args(["label", one.to_str().unwrap(), "--volume", "-o", out.to_str().unwrap(), "--device", "cpu"]));
+    assert!(result.status.success() && stdout(&result).contains("19x11x1 volume"), "{result:?}");
+    // Wrong outputs, inputs and options are clean errors.
+    for (args, says) in [
+        (vec![tif.to_str().unwrap(), "-o", "/tmp/v.png"], "written as .npy"),
+        (vec![slices.to_str().unwrap(), "--volume", "-o", "/tmp/v.png"], "written as .npy"),
+        (vec![tif.to_str().unwrap(), "-o", "/tmp/v.tif", "--threshold", "300"], "0-255"),
+        (vec!["--volume", "-o", "/tmp/v.npy"], "needs an input"),
+        (vec![slices.to_str().unwrap(), "--volume", "--binarize", "otsu"], "cannot be used with"),
+    ] {
+        let result = run(ccl().arg("label").args(&args).args(["--device", "cpu"]));
+        let text = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success() && text.contains(says), "{args:?}: {text}");
+    }
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    image::GrayImage::new(4, 4).save(bad.join("a.png")).unwrap();
+    image::GrayImage::new(5, 4).save(bad.join("b.png")).unwrap();
+    let result = run(ccl().args(["label", bad.to_str().unwrap(), "--volume", "-o", "/tmp/v.npy", "--device", "cpu"]));
+    let text = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success() && text.contains("b.png") && text.contains("is 5x4"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,4 +1,5 @@
-//! `ccl label`: read an image, label it on a device, write the labels. Everything that can be
+//! `ccl label`: read an image or a volume (a (D, H, W) .npy, a multi-page TIFF, a folder of
+//! slices with `--volume`), label it on a device, write the labels. Everything that can be
 //! checked before the work is checked first (output format and folder, output not the input,
 //! image size and memory, threshold range), and the output is written atomically.
 
@@ -17,16 +18,25 @@ const LARGE_IMAGE_PIXELS: u64 = 100_000_000;
 #[derive(clap::Args)]
 pub struct LabelArgs {
     /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
-    /// TIFF), a .npy of uint8 or bool (shape (H, W): an image; (D, H, W): a volume; nonzero is
-    /// foreground), or a folder of images (every file with an image extension). Without it, a
-    /// built-in sample page is labeled.
+    /// TIFF), a multi-page TIFF (a volume: one slice per page), a .npy of uint8 or bool (shape
+    /// (H, W): an image; (D, H, W): a volume; nonzero is foreground), or a folder of images
+    /// (every file with an image extension, each labeled on its own; with --volume, the slices
+    /// of one volume). Without it, a built-in sample page is labeled.
     pub(super) input: Option<PathBuf>,
-    /// Output file: .npy (uint32, shape (H, W), or (D, H, W) for a volume), .png (colorized) or
-    /// .tiff (32-bit labels);
+    /// Output file: .npy (uint32, shape (H, W), or (D, H, W) for a volume), .png (colorized;
+    /// images only) or .tif/.tiff (32-bit labels; for a volume one page per slice);
     /// written to a temporary file, then renamed, so it is never left half-written. For a folder
-    /// input, the output folder (made if missing): one NAME.FORMAT per input NAME.*.
+    /// input without --volume, the output folder (made if missing): one NAME.FORMAT per input
+    /// NAME.*.
     #[arg(short, long, default_value = "labels.png")]
     pub(super) output: PathBuf,
+    /// Read the input as one volume and label it in 3D: a folder's images, sorted by name, are
+    /// its slices (z = 0 first, all of one size, each binarized like an image); a TIFF's pages
+    /// are its slices (a single page too); a .npy must have shape (D, H, W). Without it, a
+    /// folder is a batch of independent images, and only multi-page TIFFs and (D, H, W) .npy
+    /// files are volumes.
+    #[arg(long)]
+    pub(super) volume: bool,
     /// For a folder input: the output format of every file.
     #[arg(long, value_enum, default_value_t = FolderFormat::Npy)]
     pub(super) format: FolderFormat,
@@ -43,7 +53,8 @@ pub struct LabelArgs {
     pub(super) connectivity: Option<Connectivity>,
     /// Foreground is gray > T, with T in the input's own range: 0-255 for 8-bit images, 0-65535
     /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
-    /// weights at full depth). Default: any nonzero color channel is foreground.
+    /// weights at full depth). Default: any nonzero color channel is foreground. For a volume
+    /// of TIFF pages or image slices, applied to each slice.
     #[arg(long, value_parser = args::threshold)]
     pub(super) threshold: Option<f64>,
     /// Swap foreground and background (after thresholding): dark ink becomes foreground.
@@ -52,7 +63,7 @@ pub struct LabelArgs {
     /// Binarize the (gray) page on the device first and label its ink, without the image
     /// leaving the device: METHOD[:window=W,k=K,r=R,formula=F,kernel=K] with METHOD nick,
     /// sauvola, niblack, wolf or otsu, e.g. `nick:window=45,k=-0.1` (see `ccl binarize`).
-    #[arg(long, value_parser = super::binarize::spec, conflicts_with_all = ["threshold", "invert"])]
+    #[arg(long, value_parser = super::binarize::spec, conflicts_with_all = ["threshold", "invert", "volume"])]
     pub(super) binarize: Option<ccl::binarize::Params>,
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
@@ -183,27 +194,66 @@ fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> 
     Ok(decoded.image)
 }
 
-/// `ccl label` of a volume (a .npy of shape (D, H, W)): labels written as a .npy of uint32.
-fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, format: io::LabelFormat) -> Result<()> {
-    if format != io::LabelFormat::Npy {
+/// `ccl label --volume`: the input (a folder of slices, a TIFF or a .npy) read as one volume.
+fn label_volume_input(args: &LabelArgs) -> Result<()> {
+    let Some(path) = args.input.as_deref() else {
+        return Err(Error::InvalidParameter {
+            name: "volume".into(),
+            reason: "needs an input: a folder of slices, a TIFF or a .npy of shape (D, H, W)".into(),
+        });
+    };
+    let format = io::check_output(&args.output, Some(path))?;
+    if path.is_dir() {
+        let (_, ignored) = io::list_images(path)?;
+        if !ignored.is_empty() {
+            let n = ignored.len();
+            note!(
+                "note: ignoring {n} file{} without an image extension in {}",
+                if n == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+    }
+    label_volume(args, path, format, || io::read_volume(path, args.read_options().binarize))
+}
+
+/// `ccl label` of a volume (a folder of slices, a multi-page TIFF, a .npy of shape (D, H, W)):
+/// the output format is checked, then `read` reads the volume; the labels are written as a .npy
+/// of uint32 (D, H, W) or a TIFF of one uint32 page per slice.
+fn label_volume(
+    args: &LabelArgs,
+    path: &Path,
+    format: io::LabelFormat,
+    read: impl FnOnce() -> Result<ccl::BinaryVolume>,
+) -> Result<()> {
+    if !format.holds_volumes() {
         return Err(Error::InvalidParameter {
             name: "output".into(),
             reason: format!(
-                "{}: the labels of a volume are written as .npy (uint32, shape (D, H, W))",
+                "{}: the labels of a volume are written as .npy (uint32, shape (D, H, W)) or .tif/.tiff (one uint32 \
+                 page per slice)",
                 args.output.display()
             ),
         });
     }
+    let volume = read()?;
+    let kind = if path.is_dir() {
+        "slices sorted by name"
+    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        ".npy"
+    } else {
+        "TIFF, one slice per page"
+    };
     let s = volume.shape();
-    say!("input: {} ({}x{}x{} volume, .npy)", path.display(), s.width, s.height, s.depth);
+    say!("input: {} ({}x{}x{} volume, {kind})", path.display(), s.width, s.height, s.depth);
     let connectivity = args.connectivity.unwrap_or(Connectivity::TwentySix);
     let (device, how) = open_device(args.device, args.backend)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     let mut labeler = device.labeler_for(args.algo, connectivity)?;
-    let ccl::VolumeLabeling { labels, components, timings } = labeler.label_volume(volume, connectivity, !args.raw)?;
+    let ccl::VolumeLabeling { labels, components, timings } = labeler.label_volume(&volume, connectivity, !args.raw)?;
     let count = components.unwrap_or_else(|| labels.component_count());
-    io::write_volume_npy(&args.output, &labels)?;
+    io::write_volume(&args.output, &labels)?;
     say!(
         "{count} components ({}x{}x{}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         s.width,
@@ -220,6 +270,9 @@ fn label_volume(args: &LabelArgs, path: &Path, volume: &ccl::BinaryVolume, forma
 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
+    if args.volume {
+        return label_volume_input(&args);
+    }
     if let Some(folder) = args.input.as_deref().filter(|p| p.is_dir()) {
         if args.binarize.is_some() {
             return Err(Error::InvalidParameter {
@@ -248,8 +301,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
                     image
                 }
-                io::BinaryArray::Volume(volume) => return label_volume(&args, path, &volume, format),
+                io::BinaryArray::Volume(volume) => return label_volume(&args, path, format, || Ok(volume)),
             }
+        }
+        // A TIFF of several pages is a volume, one slice per page.
+        Some(path) if io::tiff_pages(path).is_ok_and(|n| n > 1) => {
+            return label_volume(&args, path, format, || io::read_volume_tiff(path, args.read_options().binarize))
         }
         Some(path) => read_input(path, &args, format)?,
         None => {

@@ -184,14 +184,30 @@ pub fn read_binary(path: &Path, binarize: Binarize) -> Result<BinaryImage> {
 /// Reads an image's header only: size, sample type, channels, frames.
 pub fn probe(path: &Path) -> Result<SourceInfo> {
     let (decoder, format) = open_decoder(path)?;
-    source_info(path, &decoder, format)
+    source_info(path, &decoder, format, count_frames(path, format))
 }
 
 /// Reads and binarizes an image, refusing it before decoding when it has more than
 /// `options.max_pixels` pixels, and checking the threshold against the file's sample range.
 pub fn read_image(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
+    let (decoder, format) = open_decoder(path)?;
+    let frames = count_frames(path, format);
+    read_decoded(path, decoder, format, frames, options)
+}
+
+/// Binarizes the image an opened `decoder` of `path` holds (a file's first frame, or one page
+/// of a multi-page TIFF) as [`read_image`] does: the size is checked against
+/// `options.max_pixels` and the threshold against the samples' range before decoding.
+pub(super) fn read_decoded(
+    path: &Path,
+    decoder: Decoder,
+    format: Option<ImageFormat>,
+    frames: Frames,
+    options: &ReadOptions,
+) -> Result<DecodedImage> {
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
-    let (decoder, source) = open_limited(path, options.max_pixels, |source| {
+    let source = source_info(path, &decoder, format, frames)?;
+    let decoder = limited(path, decoder, &source, options.max_pixels, |source| {
         check_threshold(path, options.binarize.threshold, source.samples)
     })?;
     let color = decoder.color_type();
@@ -243,19 +259,31 @@ fn check_threshold(path: &Path, threshold: Option<f64>, samples: SampleType) -> 
     Ok(())
 }
 
-type Decoder = Box<dyn ImageDecoder>;
+/// An opened decoder of one image, its header read.
+pub(super) type Decoder = Box<dyn ImageDecoder>;
 
-/// Opens a decoder and reads the header; refuses an image of more than `max_pixels` pixels (or
-/// than [`MAX_PIXELS`]) before decoding, runs `check` on its description, and limits what the
-/// decoder may allocate to the image's real size (the decoded buffer plus room for the decoder's
-/// own buffers) instead of the crate's fixed default.
+/// Opens a decoder and reads the header, then [`limited`].
 fn open_limited(
     path: &Path,
     max_pixels: u64,
     check: impl FnOnce(&SourceInfo) -> Result<()>,
 ) -> Result<(Decoder, SourceInfo)> {
-    let (mut decoder, format) = open_decoder(path)?;
-    let source = source_info(path, &decoder, format)?;
+    let (decoder, format) = open_decoder(path)?;
+    let source = source_info(path, &decoder, format, count_frames(path, format))?;
+    Ok((limited(path, decoder, &source, max_pixels, check)?, source))
+}
+
+/// Refuses an image of more than `max_pixels` pixels (or than [`MAX_PIXELS`]) before decoding,
+/// runs `check` on its description, and limits what the decoder may allocate to the image's real
+/// size (the decoded buffer plus room for the decoder's own buffers) instead of the crate's
+/// fixed default.
+fn limited(
+    path: &Path,
+    mut decoder: Decoder,
+    source: &SourceInfo,
+    max_pixels: u64,
+    check: impl FnOnce(&SourceInfo) -> Result<()>,
+) -> Result<Decoder> {
     let limit = max_pixels.min(MAX_PIXELS);
     if source.pixels() > limit {
         return Err(Error::ImageTooLarge {
@@ -263,16 +291,16 @@ fn open_limited(
             width: source.width,
             height: source.height,
             limit,
-            memory_bytes: estimated_peak_bytes(&source, 0),
+            memory_bytes: estimated_peak_bytes(source, 0),
         });
     }
-    check(&source)?;
+    check(source)?;
     let mut limits = Limits::no_limits();
     limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
     decoder
         .set_limits(limits)
         .map_err(|e| Error::ImageRead { path: path.display().to_string(), reason: e.to_string() })?;
-    Ok((decoder, source))
+    Ok(decoder)
 }
 
 fn open_decoder(path: &Path) -> Result<(Decoder, Option<ImageFormat>)> {
@@ -291,7 +319,7 @@ fn open_decoder(path: &Path) -> Result<(Decoder, Option<ImageFormat>)> {
     Ok((decoder, format))
 }
 
-fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>) -> Result<SourceInfo> {
+fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>, frames: Frames) -> Result<SourceInfo> {
     let (width, height) = decoder.dimensions();
     let color = decoder.color_type();
     let samples = match color {
@@ -314,14 +342,17 @@ fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>) -> R
         color_channels,
         alpha: color.has_alpha(),
         stored_bits_per_pixel: decoder.original_color_type().bits_per_pixel(),
-        frames: format.map_or(Frames::Single, |f| count_frames(path, f)),
+        frames,
         decoded_bytes: decoder.total_bytes(),
     })
 }
 
 /// Whether a multi-frame format holds more than one frame; any error reads as a single frame
 /// (the decoder proper reports real problems).
-fn count_frames(path: &Path, format: ImageFormat) -> Frames {
+fn count_frames(path: &Path, format: Option<ImageFormat>) -> Frames {
+    let Some(format) = format else {
+        return Frames::Single;
+    };
     let several = |n: usize| if n > 1 { Frames::Several(Some(n)) } else { Frames::Single };
     let open = || File::open(path).ok().map(BufReader::new);
     let guarded = |f: &dyn Fn() -> Option<Frames>| catch_unwind(AssertUnwindSafe(f)).ok().flatten();

@@ -37,6 +37,12 @@ impl LabelFormat {
         }
     }
 
+    /// Whether volume labels can be written in this format ([`super::write_volume`]): `.npy`
+    /// and multi-page TIFF can, a colorized PNG cannot.
+    pub fn holds_volumes(self) -> bool {
+        self != LabelFormat::Png
+    }
+
     /// Extra host memory per pixel the writer needs beyond the labels (the colorized image of
     /// a PNG).
     pub fn extra_bytes_per_pixel(self) -> u64 {

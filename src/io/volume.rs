@@ -1,9 +1,51 @@
 //! Binary arrays from NumPy `.npy` files (an image of shape (H, W) or a volume of shape (D, H, W),
-//! C order), and volume labels out.
+//! C order), volume labels out, and reading or writing a volume in any of its formats (`.npy`,
+//! multi-page TIFF, a folder of slices).
 
 use std::path::Path;
 
+use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, Binarize, LabelFormat};
 use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
+
+/// Reads a binary volume from a folder of slice images ([`read_volume_folder`]), a `.tif` or
+/// `.tiff` (one slice per page, [`read_volume_tiff`]) or a `.npy` of shape (D, H, W)
+/// ([`read_volume_npy`]). `binarize` applies to image slices; a `.npy` is binary already, so a
+/// threshold or `invert` for one is an [`Error::InvalidParameter`]. Any other file is an
+/// [`Error::FileRead`].
+pub fn read_volume(path: &Path, binarize: Binarize) -> Result<BinaryVolume> {
+    if path.is_dir() {
+        return read_volume_folder(path, binarize);
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" if binarize != Binarize::default() => Err(Error::InvalidParameter {
+            name: if binarize.invert { "invert" } else { "threshold" }.into(),
+            reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
+        }),
+        "npy" => read_volume_npy(path),
+        "tif" | "tiff" => read_volume_tiff(path, binarize),
+        _ => Err(Error::FileRead {
+            path: path.display().to_string(),
+            reason: format!("'.{ext}' is not a volume: give a .npy, a multi-page .tif/.tiff or a folder of slices"),
+        }),
+    }
+}
+
+/// Writes volume labels in the format the extension names: `.npy` ([`write_volume_npy`]) or
+/// `.tif`/`.tiff` ([`write_volume_tiff`]); any other is an [`Error::ImageWrite`], before
+/// anything is written.
+pub fn write_volume(path: &Path, labels: &LabelVolume) -> Result<()> {
+    match LabelFormat::from_path(path)? {
+        LabelFormat::Npy => write_volume_npy(path, labels),
+        LabelFormat::Tiff => write_volume_tiff(path, labels),
+        LabelFormat::Png => Err(Error::ImageWrite {
+            path: path.display().to_string(),
+            reason: "the labels of a volume are written as .npy (uint32, shape (D, H, W)) or .tif/.tiff (one \
+                     uint32 page per slice)"
+                .into(),
+        }),
+    }
+}
 
 /// A binary array read from a `.npy`: an image or a volume, as its number of axes says.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,56 @@
+//! Volumes as a folder of slice images: every image file directly in the folder, sorted by name,
+//! is one slice (z = 0 first), binarized as a 2D input is.
+
+use std::path::Path;
+
+use super::{list_images, probe, read_image, Binarize, ReadOptions};
+use crate::{BinaryVolume, Error, Result, Shape};
+
+/// Reads the image files directly in `folder` (those [`list_images`] finds, sorted by name) as
+/// the slices of a binary volume, each binarized as a 2D input ([`super::read_binary`]; of a
+/// multi-frame file, the first frame). Every header is read first: a folder without images, or
+/// slices of different sizes, is an [`Error::FileRead`] (naming the first slice of another size
+/// and both sizes) before any slice is decoded.
+pub fn read_volume_folder(folder: &Path, binarize: Binarize) -> Result<BinaryVolume> {
+    let (slices, _) = list_images(folder)?;
+    let Some(first) = slices.first() else {
+        return Err(Error::FileRead {
+            path: folder.display().to_string(),
+            reason: "no image file in the folder (a volume needs at least one slice)".into(),
+        });
+    };
+    let size = |path: &Path| probe(path).map(|s| (s.width, s.height));
+    let (width, height) = size(first)?;
+    for slice in &slices[1..] {
+        let (w, h) = size(slice)?;
+        if (w, h) != (width, height) {
+            return Err(Error::FileRead {
+                path: slice.display().to_string(),
+                reason: format!(
+                    "the slice is {w}x{h} but the first slice, {}, is {width}x{height}; the slices of a volume all have one size",
+                    first.display()
+                ),
+            });
+        }
+    }
+    let shape = Shape { width: width as usize, height: height as usize, depth: slices.len() };
+    crate::volume::check_volume(shape)?;
+    let options = ReadOptions { binarize, ..ReadOptions::default() };
+    let mut voxels = Vec::with_capacity(shape.len());
+    for slice in &slices {
+        let image = read_image(slice, &options)?.image;
+        // A file changed since its header was read must not shift the slices after it.
+        if (image.width(), image.height()) != (shape.width, shape.height) {
+            return Err(Error::FileRead {
+                path: slice.display().to_string(),
+                reason: format!(
+                    "the slice changed size while the folder was read (now {}x{})",
+                    image.width(),
+                    image.height()
+                ),
+            });
+        }
+        voxels.extend_from_slice(image.pixels());
+    }
+    BinaryVolume::new(shape.width, shape.height, shape.depth, voxels)
+}
