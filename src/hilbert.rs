@@ -66,14 +66,14 @@ pub fn hilbert_point(order: u32, index: u64) -> [u32; 3] {
 pub fn hilbert_volume(order: u32, side: usize) -> Result<BinaryVolume> {
     if !(1..=MAX_HILBERT_ORDER).contains(&order) {
         return Err(Error::InvalidParameter {
-            name: "order".into(),
+            name: "hilbert order".into(),
             reason: format!("{order} is not a Hilbert curve order (1 to {MAX_HILBERT_ORDER})"),
         });
     }
     check_volume(Shape { width: side, height: side, depth: side })?;
     if side < hilbert_side(order) {
         return Err(Error::InvalidParameter {
-            name: "side".into(),
+            name: "hilbert-side".into(),
             reason: format!("{side} is too small for the curve of order {order} (at least {})", hilbert_side(order)),
         });
     }
