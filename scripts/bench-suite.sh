@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
 #            and headline.md, the README tables)
@@ -9,16 +9,17 @@
 #            as foreground
 # quick      small sizes and few runs, to check the pipeline on a machine without a GPU
 # e2e        only the end-to-end experiments and the command line's wall time
+# 3d         only the 3D experiments (volumes); quick-3d: the same at quick sizes
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]}
 what=${3:-}
-quick=""; [ "$what" = quick ] && quick=1
+quick=""; case "$what" in quick|quick-3d) quick=1;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 
 all=$("$ccl" devices | awk '!/^#/{print $1}' | paste -sd, -)
@@ -26,8 +27,12 @@ gpus=$("$ccl" devices | awk '!/^#/ && / GPU /{print $1}' | paste -sd, -)
 [ -n "$gpus" ] || gpus=$("$ccl" devices | awk '/^opencl/{print $1}' | paste -sd, -)
 if [ -n "$quick" ]; then
   small=256x256; big=512x512; sizes=64,128,256,512; runs=3; warmup=1; per_point=2; grans=1,4
+  cube=64x64x64; cubes=16,32,48,64; hilbert=1:4; hilbert_side=32
 else
   small=2048x2048; big=8192x8192; sizes=256,512,1024,2048,4096,8192,16384; runs=10; warmup=3; per_point=3; grans=1,4,16
+  # 1280^3 (2.1 G voxels) is the largest cube here: input, labels and LE's reference array
+  # take 19 GB of device memory.
+  cube=256x256x256; cubes=64,128,256,512,1024,1280; hilbert=1:6; hilbert_side=128
 fi
 peers() { # folder [more peers.py options]
   if python3 -c "import numpy" 2>/dev/null; then python3 "$here/peers.py" "$@" --runs "$runs" --warmup "$warmup" || true; fi
@@ -52,6 +57,26 @@ end_to_end() {
   page=$(find "$pages" -maxdepth 1 -type f \( -iname '*.png' -o -iname '*.bmp' -o -iname '*.tif' -o -iname '*.tiff' -o -iname '*.jpg' \) | sort | head -1)
   python3 "$here/cli_timing.py" "$out/cli" "$page" --devices "$gpus" --runs "$runs" --bin "$ccl"
 }
+volumes() {
+  # YACCLAB's 3D experiments (TPDS 2020 Sec. 6.1.2-6.1.3) at 6-, 18- and 26-connectivity (an
+  # algorithm without the connectivity is skipped): density x granularity on random cubes and
+  # growing cubes on the GPUs, the Hilbert volumes (orders 1-6 in 128^3) on every device; the
+  # volume peers (CuPy, cc3d, SciPy) beside them.
+  for c in 6 18 26; do
+    "$ccl" bench density --size "$cube" --densities 0:100:10 --granularities "$grans" --images "$per_point" --connectivity "$c" --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/density-3d-c$c"
+    peers "$out/density-3d-c$c" --connectivity "$c" --mode density
+    "$ccl" bench average --hilbert "$hilbert" --hilbert-side "$hilbert_side" --connectivity "$c" --devices "$all" --runs "$runs" --warmup "$warmup" --save-images --out "$out/hilbert-c$c"
+    peers "$out/hilbert-c$c" --connectivity "$c" --mode average
+    "$ccl" bench size --dims 3 --sizes "$cubes" --density 50 --connectivity "$c" --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size-3d-c$c"
+    for d in "density-3d-c$c" "hilbert-c$c"; do
+      if [ -f "$out/$d/peers.csv" ]; then
+        "$ccl" bench plot --results "$out/$d/results.csv,$out/$d/peers.csv" --out "$out/$d/with-peers"
+      fi
+    done
+  done
+}
+case "$what" in 3d|quick-3d) volumes; python3 "$here/headline.py" "$out" > "$out/headline-3d.md"; cat "$out/headline-3d.md"; exit 0;; esac
+
 if [ "$what" = e2e ]; then
   end_to_end
   python3 "$here/headline.py" "$out" > "$out/headline.md"
@@ -78,6 +103,8 @@ peers "$out/big"
 "$ccl" bench size --sizes "$sizes" --density 50 --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size"
 
 end_to_end
+
+volumes
 
 # Side-by-side plots with the peers, and the headline table.
 for d in pages density big; do

@@ -5,7 +5,9 @@ For every input the minimum over its runs, then the mean over the inputs of a ro
 and random images at the small and big size with densities 10, 50, 90 %. Columns: BKE_IC on each
 GPU device and each peer. A second table, when the end-to-end experiments ran: host image in,
 consecutive labels in host memory out, BKE_IC and the fastest ccl algorithm per device, and the
-peers' host-to-host times. Standard library only.
+peers' host-to-host times. A third, when the 3D experiments ran: Hilbert volumes and random
+cubes at 6-, 18- and 26-connectivity, the fastest ccl algorithm per device and the volume peers.
+Standard library only.
 """
 import csv
 import os
@@ -60,23 +62,62 @@ def end_to_end(out):
     print("| input | " + " | ".join(s[0] for s in series) + " |")
     print("|---|" + "---:|" * len(series))
     for label, rows in groups:
-        cells = []
-        for _, dev, algo in series:
-            by_algo = defaultdict(list)
-            for r in rows:
-                if r["device_id"] == dev:
-                    by_algo[r["algorithm"]].append(float(r["labeling_ms"]))
-            if algo is None:
-                means = {a: sum(t) / len(t) for a, t in by_algo.items()}
-                if means:
-                    a = min(means, key=means.get)
-                    cells.append(f"{means[a]:.3f} ({a})")
-                else:
-                    cells.append("—")
-            else:
-                t = by_algo.get(algo, [])
-                cells.append(f"{sum(t) / len(t):.3f}" if t else "—")
+        cells = [cell(rows, dev, algo) for _, dev, algo in series]
         print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+def cell(rows, dev, algo):
+    """Mean ms of `algo` on `dev` over rows, or with algo None the fastest algorithm's (named)."""
+    by_algo = defaultdict(list)
+    for r in rows:
+        if r["device_id"] == dev:
+            by_algo[r["algorithm"]].append(float(r["labeling_ms"]))
+    if algo is None:
+        means = {a: sum(t) / len(t) for a, t in by_algo.items()}
+        if not means:
+            return "—"
+        a = min(means, key=means.get)
+        return f"{means[a]:.3f} ({a})"
+    t = by_algo.get(algo, [])
+    return f"{sum(t) / len(t):.3f}" if t else "—"
+
+
+def volumes(out):
+    """The 3D table (bench-suite.sh's volume experiments): per connectivity, the Hilbert volumes
+    and the random cubes at 10, 50, 90 % (granularity 1); the fastest ccl algorithm per device
+    and each peer."""
+    groups = []
+    for c in (6, 18, 26):
+        rows = best(load(f"{out}/hilbert-c{c}/results.csv", f"{out}/hilbert-c{c}/peers.csv"))
+        if rows:
+            n = len({r["image"] for r in rows})
+            groups.append((f"Hilbert {rows[0]['width']}^3 ({n} orders), {c}-conn.", rows))
+        rows = [r for r in best(load(f"{out}/density-3d-c{c}/results.csv", f"{out}/density-3d-c{c}/peers.csv"))
+                if r["granularity"] == "1"]
+        for d in ("10", "50", "90"):
+            sel = [r for r in rows if float(r["density"]) == float(d)]
+            if sel:
+                groups.append((f"{sel[0]['width']}x{sel[0]['height']}x{sel[0]['depth']}, {d} %, {c}-conn.", sel))
+    if not groups:
+        return
+    series = []
+    seen = set()
+    for _, rows in groups:
+        for r in rows:
+            if (r["device_id"], r["algorithm"]) in seen:
+                continue
+            seen.add((r["device_id"], r["algorithm"]))
+            if r["backend"] in ("cuda", "opencl"):
+                if (r["device_id"], None) not in seen:
+                    seen.add((r["device_id"], None))
+                    series.append((f"fastest `{r['device_id']}`", r["device_id"], None))
+            elif r["backend"] != "cpu":
+                series.append((r["algorithm"], r["device_id"], r["algorithm"]))
+    print("\nVolumes (ms per volume, input already on the device for ccl and CuPy):\n")
+    print("| input | " + " | ".join(s[0] for s in series) + " |")
+    print("|---|" + "---:|" * len(series))
+    for label, rows in groups:
+        print(f"| {label} | " + " | ".join(cell(rows, dev, algo) for _, dev, algo in series) + " |")
 
 
 def main(out):
@@ -105,6 +146,7 @@ def main(out):
                 series.append((f"{r['algorithm']}", r["device_id"], r["algorithm"]))
     if not groups:
         end_to_end(out)
+        volumes(out)
         return
     print("| input | " + " | ".join(s[0] for s in series) + " |")
     print("|---|" + "---:|" * len(series))
@@ -123,6 +165,7 @@ def main(out):
         print(f"- `{d}`: {desc}")
     print("\nms; per input the minimum over the runs, then the mean over the inputs of the row.")
     end_to_end(out)
+    volumes(out)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,19 @@ left there, like ccl's labeling_ms:
 - OpenCV `connectedComponentsWithAlgorithm(..., CCL_SPAGHETTI)` on the CPU with all cores
   (host clock); the input is in host memory.
 
+Volumes (inputs of shape (D, H, W), from `ccl bench ... --size WxHxD` or `--hilbert`; connectivity
+6, 18 or 26, default 26), the same columns with the depth:
+
+- CuPy `cupyx.scipy.ndimage.label` with the 3D structure of the connectivity (as
+  `generate_binary_structure(3, 1 / 2 / 3)`), input on the GPU, CUDA events.
+- device_id `cc3d`, algorithm `cc3d`: `cc3d.connected_components(volume, connectivity=C)` (pip
+  `connected-components-3d`), CPU, host clock.
+- device_id `scipy`, algorithm `SciPy_label`: `scipy.ndimage.label(volume, structure)`, CPU, host
+  clock.
+
+With --end-to-end the same three run host to host (CuPy with its copies, as for images; cc3d
+and SciPy already label host memory).
+
 End-to-end (--end-to-end; mode `end-to-end` unless --mode), what `ccl bench end-to-end` measures:
 a host (numpy) 0/1 image in, consecutive labels in host memory out, host clock
 (time.perf_counter) around one whole run, every copy and allocation included. labeling_ms is that
@@ -57,8 +70,11 @@ import time
 import numpy as np
 
 COLUMNS = ["mode", "machine", "device_id", "device", "driver", "backend", "algorithm", "connectivity",
-           "image", "width", "height", "density", "granularity", "run", "labeling_ms", "upload_ms",
+           "image", "width", "height", "depth", "density", "granularity", "run", "labeling_ms", "upload_ms",
            "download_ms", "iterations", "phases"]
+# Peers of images, and of volumes (inputs of shape (D, H, W)).
+IMAGE_PEERS = ["npp", "cupy", "opencv", "opencv-1t"]
+VOLUME_PEERS = ["cupy", "cc3d", "scipy"]
 
 # NPP 13 first (what the device-resident measurements were taken with), then NPP 12.
 NPP_LIBRARIES = ["libnppif.so.13", "libnppif.so.12"]
@@ -88,7 +104,39 @@ def load_inputs(folder):
     with open(os.path.join(folder, "images", "inputs.csv")) as f:
         for row in csv.DictReader(f):
             image = np.load(os.path.join(folder, "images", row["file"]))
+            row.setdefault("depth", "1")  # manifests written before volumes have no depth
             yield row, np.ascontiguousarray(image.astype(np.uint8))
+
+
+def inputs_are_volumes(folder):
+    """Whether the saved inputs are volumes: the first .npy has three axes (D, H, W)."""
+    with open(os.path.join(folder, "images", "inputs.csv")) as f:
+        first = next(csv.DictReader(f), None)
+    if first is None:
+        return False
+    return np.load(os.path.join(folder, "images", first["file"]), mmap_mode="r").ndim == 3
+
+
+def structure(ndim, connectivity):
+    """The ndimage structuring element of a connectivity: the offsets of at most 1 (4, 6), 2 (8,
+    18) or 3 (26) nonzero unit steps, as scipy's generate_binary_structure(ndim, rank)."""
+    rank = {4: 1, 6: 1, 8: 2, 18: 2, 26: 3}[connectivity]
+    offsets = np.indices((3,) * ndim) - 1
+    return np.abs(offsets).sum(axis=0) <= rank
+
+
+def volume_peer(name, connectivity):
+    """A CPU volume peer: (device, driver, algorithm, label function) for `cc3d` or `scipy`."""
+    if name == "cc3d":
+        import cc3d
+        from importlib.metadata import version
+        return (f"{machine().split(' x')[0]} (1 thread)", f"cc3d {version('connected-components-3d')}", "cc3d",
+                lambda image: cc3d.connected_components(image, connectivity=connectivity))
+    import scipy
+    from scipy import ndimage
+    element = structure(3, connectivity)
+    return (f"{machine().split(' x')[0]} (1 thread)", f"SciPy {scipy.__version__}", "SciPy_label",
+            lambda image: ndimage.label(image, structure=element))
 
 
 class NppiSize(ctypes.Structure):
@@ -196,11 +244,11 @@ def make_npp(cp, connectivity):
 
 def make_cupy(cp, connectivity):
     import cupyx.scipy.ndimage as ndi
-    structure = np.ones((3, 3), dtype=bool) if connectivity == 8 else None
 
     def prepare(image):
         src = cp.asarray(image)
-        return lambda: ndi.label(src, structure=structure)
+        element = structure(image.ndim, connectivity)
+        return lambda: ndi.label(src, structure=element)
     return prepare
 
 
@@ -244,20 +292,31 @@ def e2e_npp(cp, connectivity):
 
 def e2e_cupy(cp, connectivity):
     import cupyx.scipy.ndimage as ndi
-    structure = np.ones((3, 3), dtype=bool) if connectivity == 8 else None
     sync = cp.cuda.Device().synchronize
 
     def run(image):
+        element = structure(image.ndim, connectivity)
         t0 = time.perf_counter()
         src = cp.asarray(image)
         sync()
         t1 = time.perf_counter()
-        labels, n = ndi.label(src, structure=structure)
+        labels, n = ndi.label(src, structure=element)
         sync()
         t2 = time.perf_counter()
         host = labels.get()
         t3 = time.perf_counter()
         return [(t0, None), (t1, "upload"), (t2, "label"), (t3, "download")], host, int(n), False
+    return run
+
+
+def e2e_volume(label):
+    """A CPU volume peer end to end: the labels are already in host memory."""
+    def run(image):
+        t0 = time.perf_counter()
+        out = label(image)
+        t1 = time.perf_counter()
+        labels, n = out if isinstance(out, tuple) else (out, int(out.max()) if out.size else 0)
+        return [(t0, None), (t1, None)], labels, int(n), False
     return run
 
 
@@ -349,6 +408,14 @@ def device_resident(args, mode, host, wanted, rows):
         except Exception as e:
             print(f"OpenCV unavailable: {e}", file=sys.stderr)
 
+    for name in ("cc3d", "scipy"):
+        if name in wanted:
+            try:
+                device, driver, algorithm, label = volume_peer(name, args.connectivity)
+                peers.append((name, device, driver, algorithm, lambda image, label=label: lambda: label(image), "cpu"))
+            except Exception as e:  # library missing: the other peers still run
+                print(f"{name} unavailable: {e}", file=sys.stderr)
+
     for row, image in load_inputs(args.folder):
         for backend, device, driver, algorithm, prepare, where in peers:
             try:
@@ -368,8 +435,8 @@ def device_resident(args, mode, host, wanted, rows):
                 continue
             for k, ms in enumerate(times):
                 rows.write([mode, host, backend, device, driver, backend, algorithm, args.connectivity,
-                            row["name"], row["width"], row["height"], row["density"], row["granularity"],
-                            k, f"{ms:.6f}", 0, 0, 0, ""])
+                            row["name"], row["width"], row["height"], row["depth"], row["density"],
+                            row["granularity"], k, f"{ms:.6f}", 0, 0, 0, ""])
             if times:
                 print(f"{algorithm:18s} {row['name']:28s} min {min(times):.3f} ms", flush=True)
 
@@ -410,6 +477,13 @@ def end_to_end(args, mode, host, wanted, rows):
                               "OpenCV_Spaghetti_1thread", run, lambda: cv_threads(cv2, 1)))
         except Exception as e:
             print(f"OpenCV unavailable: {e}", file=sys.stderr)
+    for name in ("cc3d", "scipy"):
+        if name in wanted:
+            try:
+                device, driver, algorithm, label = volume_peer(name, args.connectivity)
+                peers.append((name, device, driver, name, algorithm, e2e_volume(label), contextlib.nullcontext))
+            except Exception as e:  # library missing: the other peers still run
+                print(f"{name} unavailable: {e}", file=sys.stderr)
 
     for row, image in load_inputs(args.folder):
         for device_id, device, driver, backend, algorithm, run, scope in peers:
@@ -426,8 +500,9 @@ def end_to_end(args, mode, host, wanted, rows):
                             continue
                         total, upload, download, phases = split(marks)
                         rows.write([mode, host, device_id, device, driver, backend, algorithm, args.connectivity,
-                                    row["name"], row["width"], row["height"], row["density"], row["granularity"],
-                                    k - args.warmup, f"{total:.6f}", f"{upload:.6f}", f"{download:.6f}", 0, phases])
+                                    row["name"], row["width"], row["height"], row["depth"], row["density"],
+                                    row["granularity"], k - args.warmup, f"{total:.6f}", f"{upload:.6f}",
+                                    f"{download:.6f}", 0, phases])
                         times.append(total)
             except Exception as e:  # rows already written stay; the other peers still run
                 print(f"{algorithm} failed on {row['name']}: {e}", file=sys.stderr)
@@ -539,23 +614,32 @@ def main():
                     help="host image in, consecutive labels in host memory out, host clock (see above)")
     ap.add_argument("--mode", default=None,
                     help="mode name for the records (default: the folder name; end-to-end with --end-to-end)")
-    ap.add_argument("--connectivity", type=int, default=8, choices=[4, 8])
+    ap.add_argument("--connectivity", type=int, default=None, choices=[4, 8, 6, 18, 26],
+                    help="4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="OpenCV threads (opencv)")
     ap.add_argument("--peers", default=None,
-                    help="comma-separated, of npp, cupy, opencv, opencv-1t (end-to-end only) "
-                         "(default: npp,cupy,opencv; with --end-to-end npp,cupy,opencv,opencv-1t)")
+                    help="comma-separated; images: npp, cupy, opencv, opencv-1t (end-to-end only) "
+                         "(default: npp,cupy,opencv; with --end-to-end npp,cupy,opencv,opencv-1t); "
+                         "volumes: cupy, cc3d, scipy (default: all three)")
     ap.add_argument("--out", default=None, help="CSV to write (default: FOLDER/peers.csv)")
     args = ap.parse_args()
     if args.runs < 1 or args.warmup < 0:
         ap.error("--runs must be at least 1 and --warmup at least 0")
-    known = ["npp", "cupy", "opencv", "opencv-1t"]
-    default = known if args.end_to_end else known[:3]
+    volumes = inputs_are_volumes(args.folder)
+    if args.connectivity is None:
+        args.connectivity = 26 if volumes else 8
+    if volumes != (args.connectivity in (6, 18, 26)):
+        ap.error(f"--connectivity {args.connectivity} does not fit the inputs, which are "
+                 + ("volumes (6, 18 or 26)" if volumes else "images (4 or 8)"))
+    known = VOLUME_PEERS if volumes else IMAGE_PEERS
+    default = known if args.end_to_end or volumes else known[:3]
     wanted = args.peers.split(",") if args.peers else default
     for name in wanted:
         if name not in known:
-            print(f"unknown peer {name!r} (known: {', '.join(known)})", file=sys.stderr)
+            print(f"peer {name!r} does not run on these inputs (known: {', '.join(known)})", file=sys.stderr)
+    wanted = [name for name in wanted if name in known]
     if not args.end_to_end and "opencv-1t" in wanted:
         print("opencv-1t is measured with --end-to-end only", file=sys.stderr)
     mode = args.mode or (END_TO_END if args.end_to_end else os.path.basename(os.path.normpath(args.folder)))

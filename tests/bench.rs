@@ -1,6 +1,6 @@
 //! `ccl bench` end to end on the devices present (small sizes): every mode writes its results
-//! file, summary and plots; `bench plot` redraws from results files; an interrupted run keeps
-//! the rows it measured.
+//! file, summary and plots, on images and on volumes; `bench plot` redraws from results files,
+//! the committed ones written before volumes too; an interrupted run keeps the rows it measured.
 
 mod common;
 
@@ -169,6 +169,7 @@ fn results_files_always_have_the_header() {
         image: "x".into(),
         width: 1,
         height: 1,
+        depth: 1,
         density: 0.0,
         granularity: 0,
         run: 0,
@@ -258,9 +259,10 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
 /// std::mt19937 seeds do) instead of overflowing.
 #[test]
 fn large_granularities_make_valid_inputs() {
-    let inputs = ccl::bench::density_inputs((16, 16), &[0, 100], &[1, 65535], 1, u32::MAX - 3).unwrap();
+    let extent = ccl::bench::Extent::Image(16, 16);
+    let inputs = ccl::bench::density_inputs(extent, &[0, 100], &[1, 65535], 1, u32::MAX - 3).unwrap();
     assert_eq!(inputs.len(), 4);
-    assert!(inputs[3].image.pixels().iter().all(|&p| p == 1), "density 100 is all foreground");
+    assert!(inputs[3].values().iter().all(|&p| p == 1), "density 100 is all foreground");
     let dir = scratch("granularity");
     run_ok(
         ccl()
@@ -293,5 +295,104 @@ fn end_to_end_mode_times_host_to_host() {
         assert!(r.phases.contains("relabel="), "{r:?}");
     }
     assert!(dir.join("end-to-end-64x48.png").is_file());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The 3D experiments: random volumes over densities and granularities, the Hilbert volumes and
+/// growing cubes, at the connectivity asked (26 by default), every volume algorithm that supports
+/// it on every device; the records carry the depth and the inputs are saved as (D, H, W).
+#[test]
+fn volume_modes_run_on_volumes() {
+    use ccl::{Algorithm, Connectivity};
+    let dir = scratch("volumes");
+    let devices = devices_arg();
+    let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
+    let algorithms = |c: Connectivity| Algorithm::ALL.iter().filter(|a| a.supports(c)).count();
+    let density = dir.join("density");
+    let text = run_ok(
+        ccl()
+            .args(["bench", "density", "--size", "12x10x8", "--densities", "0:100:50", "--granularities", "1,2"])
+            .args(["--images", "1", "--runs", "2", "--warmup", "1", "--connectivity", "6", "--devices", &devices])
+            .arg("--save-images")
+            .arg("--out")
+            .arg(&density),
+    );
+    assert!(text.contains("6 volumes on") && text.contains("6-connectivity"), "{text}");
+    let records = rows(&density.join("results.csv"));
+    assert_eq!(records.len(), 6 * 2 * (algorithms(Connectivity::Six) * gpu_devices + 1));
+    assert!(records.iter().all(|r| (r.width, r.height, r.depth, r.connectivity) == (12, 10, 8, 6)));
+    assert!(records.iter().all(|r| r.is_volume() && r.extent() == "12x10x8"));
+    let manifest = std::fs::read_to_string(density.join("images/inputs.csv")).unwrap();
+    assert!(manifest.starts_with("name,file,width,height,depth,density,granularity\n"), "{manifest}");
+    let npy = npyz::NpyFile::new(std::fs::File::open(density.join("images/12x10x8-d50-g2-s255489.npy")).unwrap());
+    let npy = npy.unwrap();
+    assert_eq!(npy.shape(), &[8, 10, 12]);
+    let saved: Vec<u8> = npy.into_vec().unwrap();
+    assert_eq!(saved, ccl::random_volume(12, 10, 8, 50, 2, 255489).unwrap().voxels());
+    assert!(density.join("density-cpu-g2.svg").is_file());
+
+    let hilbert = dir.join("hilbert");
+    let text = run_ok(
+        ccl()
+            .args(["bench", "average", "--hilbert", "1:2", "--hilbert-side", "9", "--runs", "1", "--warmup", "0"])
+            .args(["--devices", &devices, "--out"])
+            .arg(&hilbert),
+    );
+    assert!(text.contains("ms (Mvox/s)") && text.contains("26-connectivity"), "{text}");
+    let records = rows(&hilbert.join("results.csv"));
+    assert_eq!(records.len(), 2 * (algorithms(Connectivity::TwentySix) * gpu_devices + 1));
+    let names = ["hilbert-9-o1", "hilbert-9-o2"];
+    assert!(records.iter().all(|r| names.contains(&r.image.as_str()) && r.depth == 9 && r.granularity == 0));
+
+    let size = dir.join("size");
+    let text = run_ok(
+        ccl()
+            .args(["bench", "size", "--dims", "3", "--sizes", "5,9", "--connectivity", "18", "--runs", "1"])
+            .args(["--warmup", "0", "--devices", &devices, "--out"])
+            .arg(&size),
+    );
+    assert!(text.contains("| 5x5x5 | 9x9x9 |"), "{text}");
+    assert!(size.join("size-cpu.png").is_file());
+    let e2e = dir.join("e2e");
+    run_ok(
+        ccl()
+            .args(["bench", "end-to-end", "--size", "9x8x7", "--images", "1", "--runs", "1", "--warmup", "0"])
+            .args(["--devices", &devices, "--out"])
+            .arg(&e2e),
+    );
+    assert!(rows(&e2e.join("results.csv")).iter().all(|r| r.phases.contains("relabel=") && r.depth == 7));
+
+    // A connectivity of the other kind is refused before anything is written.
+    for (size, connectivity, says) in [("9x8x7", "8", "for images, not for a volume"), ("9x8", "26", "for volumes")] {
+        let out = ccl()
+            .args(["bench", "average", "--size", size, "--connectivity", connectivity, "--devices", "cpu", "--out"])
+            .arg(dir.join("refused"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(1) && err.contains(says), "{size} {connectivity}: {err}");
+        assert!(!dir.join("refused/results.csv").exists());
+    }
+    // Too large, or a Hilbert cube too small for its curve: errors, not panics.
+    for args in [&["--size", "2000x2000x1100"][..], &["--hilbert", "7", "--hilbert-side", "128"]] {
+        let out = ccl().args(["bench", "average", "--devices", "cpu"]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && !err.contains("panicked") && err.contains("invalid"), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The results committed before volumes (no depth column) still read, as images, and redraw.
+#[test]
+fn results_written_before_volumes_still_read() {
+    let csv = common::repo_root().join("bench-results/h100/size/results.csv");
+    let header = std::fs::read_to_string(&csv).unwrap();
+    assert!(!header.lines().next().unwrap().contains("depth"), "the file predates volumes");
+    let records = rows(&csv);
+    assert!(!records.is_empty() && records.iter().all(|r| r.depth == 1 && !r.is_volume()));
+    let dir = scratch("old");
+    run_ok(ccl().args(["bench", "plot", "--results"]).arg(&csv).arg("--out").arg(&dir));
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("| 16384x16384 |") && summary.contains("8-connectivity"), "{summary}");
     std::fs::remove_dir_all(dir).unwrap();
 }

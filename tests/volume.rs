@@ -1,13 +1,18 @@
 //! Volumes: the 3D CPU reference (6-, 18- and 26-connectivity) against an independent flood
-//! fill, its raw label convention, degenerate shapes, .npy files and typed errors; then every
-//! 3D algorithm on every device against the reference, raw labels and consecutive ones.
+//! fill, its raw label convention, degenerate shapes, .npy files and typed errors; Hilbert curve
+//! volumes (one simple path); then every 3D algorithm on every device against the reference,
+//! raw labels and consecutive ones, on degenerate shapes, random volumes, Hilbert volumes (whole
+//! and cut) and stacks of real pages.
 
 mod common;
 
 use std::collections::VecDeque;
 
 use ccl::reference::{label_volume, label_volume_as, volume_partition_difference};
-use ccl::{random_volume, Algorithm, BinaryImage, BinaryVolume, Connectivity, Error, LabelVolume, Labeler};
+use ccl::{
+    hilbert_point, hilbert_side, hilbert_volume, random_volume, Algorithm, BinaryImage, BinaryVolume, Connectivity,
+    Error, LabelVolume, Labeler, MAX_HILBERT_ORDER,
+};
 
 /// Labels by breadth-first flood fill from each unlabeled foreground voxel in raster order, with
 /// the neighbourhood spelled out: a voxel's label is its component's first voxel index + 1.
@@ -101,13 +106,11 @@ fn connectivities_differ_as_faces_edges_and_corners() {
 #[test]
 fn nested_shells_are_one_component_each() {
     // Cubic shells at Chebyshev distances 1, 3, 5, 7 from the centre, one voxel apart.
-    let volume = BinaryVolume::from_fn(17, 17, 17, |x, y, z| {
-        let r = [x, y, z].iter().map(|&c| (c as isize - 8).unsigned_abs()).max().unwrap();
-        r % 2 == 1
-    })
-    .unwrap();
-    for connectivity in Connectivity::VOLUMETRIC {
-        assert_eq!(label_volume(&volume, connectivity).unwrap().component_count(), 4, "{connectivity}");
+    for n in [17, 18] {
+        for connectivity in Connectivity::VOLUMETRIC {
+            let count = label_volume(&nested_shells(n), connectivity).unwrap().component_count();
+            assert_eq!(count, 4, "{n}^3 {connectivity}");
+        }
     }
 }
 
@@ -215,18 +218,26 @@ fn volume_algorithms() -> Vec<Algorithm> {
     Algorithm::ALL.iter().copied().filter(|a| a.connectivities().iter().any(|c| c.dims() == 3)).collect()
 }
 
-/// Volumes of awkward shapes: single voxels and lines along each axis, one slice, sizes that are
-/// not multiples of the 8 x 8 x 4 tiles or of 2x2x2 blocks (odd sides put a lone corner voxel in
-/// a block of its own, with one, two or three coordinates above 0), even ones, and a few tiles in
-/// each direction.
+/// Volumes of awkward shapes: single voxels and lines along each axis (odd and even lengths),
+/// one slice, thin slabs, sizes that are and are not multiples of the 8 x 8 x 4 tiles or of
+/// 2x2x2 blocks (odd sides put a lone corner voxel in a block of its own, with one, two or three
+/// coordinates above 0), a few tiles in each direction, all background, all foreground, nested
+/// shells and a long snake.
 fn test_volumes() -> Vec<(String, BinaryVolume)> {
     let shapes = [
         (1, 1, 1),
         (1, 9, 1),
+        (1, 8, 1),
         (9, 1, 1),
         (1, 1, 9),
+        (1, 1, 8),
         (2, 2, 2),
         (13, 11, 1),
+        (20, 17, 2),
+        (1, 12, 9),
+        (12, 1, 9),
+        (8, 8, 4),
+        (16, 8, 8),
         (1, 11, 7),
         (11, 1, 7),
         (13, 11, 7),
@@ -241,6 +252,19 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
             out.push((format!("{w}x{h}x{d} density {density} granularity {granularity}"), volume));
         }
     }
+    // The density x granularity grid on one odd shape.
+    for density in (0..=100).step_by(20) {
+        for granularity in [1, 2, 3, 4] {
+            let volume = random_volume(19, 14, 11, density, granularity, 77 * density + granularity as u32).unwrap();
+            out.push((format!("19x14x11 density {density} granularity {granularity}"), volume));
+        }
+    }
+    for (w, h, d) in [(1, 1, 1), (2, 2, 2), (9, 8, 5), (16, 16, 8)] {
+        out.push((format!("{w}x{h}x{d} background"), BinaryVolume::from_fn(w, h, d, |_, _, _| false).unwrap()));
+        out.push((format!("{w}x{h}x{d} foreground"), BinaryVolume::from_fn(w, h, d, |_, _, _| true).unwrap()));
+    }
+    out.push(("nested shells 17x17x17".into(), nested_shells(17)));
+    out.push(("nested shells 18x18x18".into(), nested_shells(18)));
     // One long path: a snake through every row of every slice.
     out.push((
         "snake 15x12x6".into(),
@@ -250,18 +274,27 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
     out
 }
 
-#[test]
-fn every_volume_algorithm_equals_the_reference_on_every_device() {
-    let algorithms = volume_algorithms();
-    assert!(algorithms.contains(&Algorithm::UF) && algorithms.contains(&Algorithm::UF_IC), "{algorithms:?}");
-    let volumes = test_volumes();
+/// Cubic shells one voxel thick and one apart around the centre of an `n`^3 cube (Chebyshev
+/// distances 1, 3, 5, ... from the centre voxel, or from the centre corner for even `n`).
+fn nested_shells(n: usize) -> BinaryVolume {
+    BinaryVolume::from_fn(n, n, n, |x, y, z| {
+        let r = [x, y, z].iter().map(|&c| (2 * c as isize + 1 - n as isize).unsigned_abs() / 2).max().unwrap();
+        r % 2 == 1
+    })
+    .unwrap()
+}
+
+/// Labels every volume with every volume algorithm on every device at each connectivity it
+/// supports, raw and consecutive, against the reference; returns the differences and the
+/// number of labelings.
+fn differences_on_every_device(volumes: &[(String, BinaryVolume)]) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut runs = 0;
     for d in common::shared_devices() {
-        for &algorithm in &algorithms {
+        for &algorithm in &volume_algorithms() {
             let mut labeler = d.device.labeler(algorithm).expect("labeler");
             for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
-                for (name, volume) in &volumes {
+                for (name, volume) in volumes {
                     let expected = label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
                     let raw = labeler.label_volume(volume, connectivity, false).expect("label").labels;
                     if raw != expected {
@@ -280,6 +313,138 @@ fn every_volume_algorithm_equals_the_reference_on_every_device() {
             }
         }
     }
+    (failures, runs)
+}
+
+#[test]
+fn every_volume_algorithm_equals_the_reference_on_every_device() {
+    let algorithms = volume_algorithms();
+    assert!(algorithms.contains(&Algorithm::UF) && algorithms.contains(&Algorithm::UF_IC), "{algorithms:?}");
+    let (failures, runs) = differences_on_every_device(&test_volumes());
+    assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The Hilbert curve of `order` in its smallest cube, with the middle voxel of every `every`-th
+/// segment (counted from the first) removed when `every` > 0: `cuts` pieces more.
+fn cut_hilbert(order: u32, every: u64) -> (BinaryVolume, u32) {
+    let volume = hilbert_volume(order, hilbert_side(order)).unwrap();
+    if every == 0 {
+        return (volume, 0);
+    }
+    let side = volume.shape().width;
+    let mut voxels = volume.voxels().to_vec();
+    let mut cuts = 0;
+    for segment in (0..(1u64 << (3 * order)) - 1).step_by(every as usize) {
+        let (a, b) = (hilbert_point(order, segment), hilbert_point(order, segment + 1));
+        // Points sit at even coordinates, the segment's middle voxel between them.
+        let [x, y, z] = [0, 1, 2].map(|i| (a[i] + b[i]) as usize);
+        voxels[(z * side + y) * side + x] = 0;
+        cuts += 1;
+    }
+    (BinaryVolume::new(side, side, side, voxels).unwrap(), cuts)
+}
+
+#[test]
+fn hilbert_volumes_are_one_simple_path() {
+    for order in 1..=4 {
+        for side in [hilbert_side(order), hilbert_side(order) + 1, hilbert_side(order) + 2] {
+            let volume = hilbert_volume(order, side).unwrap();
+            let step = (side - 1) / ((1 << order) - 1);
+            let points = 1usize << (3 * order);
+            let foreground = volume.voxels().iter().filter(|&&v| v != 0).count();
+            assert_eq!(foreground, (points - 1) * step + 1, "order {order} side {side}");
+            // A simple path: two ends with one face neighbour, every other voxel with two, and
+            // no voxel touching another but along the path (one component even with corners).
+            let s = side as isize;
+            let on = |x: isize, y: isize, z: isize| {
+                (0..s).contains(&x)
+                    && (0..s).contains(&y)
+                    && (0..s).contains(&z)
+                    && volume.is_foreground(x as usize, y as usize, z as usize)
+            };
+            let mut ends = 0;
+            for (i, _) in volume.voxels().iter().enumerate().filter(|(_, &v)| v != 0) {
+                let (x, y, z) = (i as isize % s, i as isize / s % s, i as isize / (s * s));
+                let faces = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+                    .iter()
+                    .filter(|(dx, dy, dz)| on(x + dx, y + dy, z + dz))
+                    .count();
+                assert!(faces == 1 || faces == 2, "order {order}: ({x}, {y}, {z}) has {faces} face neighbours");
+                ends += usize::from(faces == 1);
+            }
+            assert_eq!(ends, if points > 1 { 2 } else { 0 }, "order {order} side {side}");
+            for connectivity in Connectivity::VOLUMETRIC {
+                let count = label_volume(&volume, connectivity).unwrap().component_count();
+                assert_eq!(count, 1, "order {order} side {side} {connectivity}");
+            }
+        }
+        // Cut in many places, the path falls into one piece more per cut, at any connectivity:
+        // segments that do not follow each other never touch, not even at a corner.
+        let (cut, cuts) = cut_hilbert(order, 7);
+        for connectivity in Connectivity::VOLUMETRIC {
+            assert_eq!(label_volume(&cut, connectivity).unwrap().component_count(), cuts + 1, "order {order}");
+        }
+    }
+    for (order, side) in [(0, 5), (MAX_HILBERT_ORDER + 1, 5), (3, hilbert_side(3) - 1)] {
+        let err = hilbert_volume(order, side).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { .. }), "order {order} side {side}: {err}");
+    }
+    assert!(matches!(hilbert_volume(9, 2000), Err(Error::TooManyVoxels { .. })));
+}
+
+#[test]
+fn hilbert_volumes_are_one_component_on_every_device() {
+    let mut volumes = Vec::new();
+    for order in 1..=4 {
+        let (whole, _) = cut_hilbert(order, 0);
+        volumes.push((format!("hilbert order {order}"), whole));
+        let (cut, cuts) = cut_hilbert(order, 5);
+        volumes.push((format!("hilbert order {order} cut {cuts} times"), cut));
+    }
+    volumes.push(("hilbert order 3 in 32^3".into(), hilbert_volume(3, 32).unwrap()));
+    volumes.push(("hilbert order 2 in 9^3".into(), hilbert_volume(2, 9).unwrap()));
+    for (name, volume) in volumes.iter().filter(|(name, _)| !name.contains("cut")) {
+        for connectivity in Connectivity::VOLUMETRIC {
+            assert_eq!(label_volume(volume, connectivity).unwrap().component_count(), 1, "{name} {connectivity}");
+        }
+    }
+    let (failures, runs) = differences_on_every_device(&volumes);
+    assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Real pages stacked into volumes: `count` DIBCO pages (dark ink as foreground, gray <= 128,
+/// as the image conformance tests read them), each cropped about its centre to the common
+/// size, at most `most` (width, height).
+fn page_stack(count: usize, most: (usize, usize)) -> Option<BinaryVolume> {
+    let pages = common::dibco_pages(count);
+    if pages.len() < count {
+        eprintln!("note: fewer than {count} DIBCO pages; the page-stack case does not run");
+        return None;
+    }
+    let binarize = ccl::io::Binarize { threshold: Some(128.0), invert: true };
+    let images: Vec<BinaryImage> = pages.iter().map(|p| ccl::io::read_binary(p, binarize).expect("page")).collect();
+    let w = images.iter().map(|i| i.width()).min().unwrap().min(most.0);
+    let h = images.iter().map(|i| i.height()).min().unwrap().min(most.1);
+    let volume = BinaryVolume::from_fn(w, h, images.len(), |x, y, z| {
+        let image = &images[z];
+        image.is_foreground(x + (image.width() - w) / 2, y + (image.height() - h) / 2)
+    })
+    .unwrap();
+    Some(volume)
+}
+
+#[test]
+fn stacked_real_pages_equal_the_reference_on_every_device() {
+    let mut volumes = Vec::new();
+    for (count, most) in [(3, (257, 131)), (8, (320, 256))] {
+        if let Some(volume) = page_stack(count, most) {
+            let s = volume.shape();
+            let fraction = volume.voxels().iter().filter(|&&v| v != 0).count() as f64 / s.len() as f64;
+            assert!(fraction > 0.01 && fraction < 0.6, "{count} pages: {fraction} foreground");
+            volumes.push((format!("{count} pages {s}"), volume));
+        }
+    }
+    let (failures, runs) = differences_on_every_device(&volumes);
     assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
 }
 

@@ -4,7 +4,10 @@
 //!
 //! Modes: `average` (a dataset, per image the minimum over the runs, then the mean over images),
 //! `steps` (the same with per-phase times), `density` (MT19937 images over densities and
-//! granularities, the papers' Fig. 4 / Fig. 15) and `size` (growing images at one density).
+//! granularities, the papers' Fig. 4 / Fig. 15), `size` (growing images at one density) and
+//! `end-to-end`. Each runs on images or on volumes (YACCLAB's 3D experiments, TPDS 2020
+//! Sec. 6.1.2-6.1.3: random 256^3 volumes over densities and granularities, the Hilbert volumes,
+//! growing cubes), labeled with 6-, 18- or 26-connectivity.
 
 pub mod binarize;
 mod inputs;
@@ -13,7 +16,9 @@ mod record;
 mod report;
 mod runner;
 
-pub use inputs::{density_inputs, directory_inputs, random_inputs, size_inputs, DirectoryInputs, Input};
+pub use inputs::{
+    density_inputs, directory_inputs, hilbert_inputs, random_inputs, size_inputs, DirectoryInputs, Extent, Input,
+};
 pub use plot::write_plots;
 pub use record::{machine_description, read_records, Record, RecordWriter, HEADER};
 pub use report::{summary_markdown, Mode};

@@ -305,8 +305,9 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
                             Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, peer }
                         })
                         .collect();
-                    let size = mine.first().map(|r| format!("{}x{}", r.width, r.height)).unwrap_or_default();
-                    let title = format!("{d} {}: {size}, granularity {g}", name_of(d));
+                    let size = mine.first().map(|r| r.extent()).unwrap_or_default();
+                    let c = mine.first().map(|r| r.connectivity).unwrap_or_default();
+                    let title = format!("{d} {}: {size}, granularity {g}, {c}-connectivity", name_of(d));
                     let stem = format!("density-{}-g{g}", file_stem(d));
                     render!(
                         written,
@@ -327,16 +328,18 @@ pub fn write_plots(records: &[Record], mode: Mode, dir: &Path) -> Result<Vec<Pat
                         let mut pts: Vec<(f64, f64)> = mine
                             .iter()
                             .filter(|r| r.device_id == dev && r.algorithm == a)
-                            .map(|r| ((r.width * r.height) as f64 / 1e6, r.labeling_ms))
+                            .map(|r| (r.elements() as f64 / 1e6, r.labeling_ms))
                             .collect();
                         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                         let peer = &dev != d;
                         Series { name: if peer { format!("{a} ({dev})") } else { a }, points: pts, peer }
                     })
                     .collect();
-                let title = format!("{d} {}: time against image size", name_of(d));
+                let volumes = mine.iter().all(|r| r.is_volume());
+                let (what, unit) = if volumes { ("volume", "megavoxels") } else { ("image", "megapixels") };
+                let title = format!("{d} {}: time against {what} size", name_of(d));
                 let stem = format!("size-{}", file_stem(d));
-                render!(written, dir, stem, (1000, 650), line_chart(&title, "megapixels", &series, true));
+                render!(written, dir, stem, (1000, 650), line_chart(&title, unit, &series, true));
             }
         }
         Mode::Steps => {

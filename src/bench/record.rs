@@ -24,7 +24,7 @@ pub struct Record {
     pub backend: String,
     /// Algorithm name.
     pub algorithm: String,
-    /// 4 or 8.
+    /// 4 or 8 (images), 6, 18 or 26 (volumes).
     pub connectivity: u32,
     /// Input name.
     pub image: String,
@@ -32,6 +32,10 @@ pub struct Record {
     pub width: usize,
     /// Height in pixels.
     pub height: usize,
+    /// Depth in slices: 1 for images (and in results files written before volumes, which lack
+    /// the column).
+    #[serde(default = "one")]
+    pub depth: usize,
     /// Foreground density, percent.
     pub density: f64,
     /// Random-image granularity (0 for files).
@@ -50,7 +54,30 @@ pub struct Record {
     pub phases: String,
 }
 
+fn one() -> usize {
+    1
+}
+
 impl Record {
+    /// Whether the input was a volume (labeled with 6-, 18- or 26-connectivity).
+    pub fn is_volume(&self) -> bool {
+        matches!(self.connectivity, 6 | 18 | 26)
+    }
+
+    /// Pixels or voxels of the input.
+    pub fn elements(&self) -> usize {
+        self.width * self.height * self.depth
+    }
+
+    /// The input's extent: `WxH` for an image, `WxHxD` for a volume.
+    pub fn extent(&self) -> String {
+        if self.is_volume() {
+            format!("{}x{}x{}", self.width, self.height, self.depth)
+        } else {
+            format!("{}x{}", self.width, self.height)
+        }
+    }
+
     /// The phases as (name, ms) pairs.
     pub fn phase_list(&self) -> Vec<(String, f64)> {
         self.phases
@@ -62,7 +89,7 @@ impl Record {
 }
 
 /// The CSV header: [`Record`]'s field names in order.
-pub const HEADER: [&str; 19] = [
+pub const HEADER: [&str; 20] = [
     "mode",
     "machine",
     "device_id",
@@ -74,6 +101,7 @@ pub const HEADER: [&str; 19] = [
     "image",
     "width",
     "height",
+    "depth",
     "density",
     "granularity",
     "run",

@@ -115,7 +115,13 @@ pub fn summary_markdown(records: &[Record], mode: Mode) -> String {
     }
     let runs = records.iter().map(|r| r.run + 1).max().unwrap_or(0);
     let inputs = ordered(records.iter().map(|r| r.image.clone())).len();
-    let _ = writeln!(out, "\n{inputs} inputs, {runs} timed runs each (minimum kept), times in ms.\n");
+    let connectivities: Vec<String> =
+        ordered(records.iter().map(|r| r.connectivity)).iter().map(|c| format!("{c}-connectivity")).collect();
+    let _ = writeln!(
+        out,
+        "\n{inputs} inputs, {}, {runs} timed runs each (minimum kept), times in ms.\n",
+        connectivities.join(" / ")
+    );
     match mode {
         Mode::Average => average_tables(&mut out, &best),
         Mode::Steps => steps_tables(&mut out, &best),
@@ -129,7 +135,9 @@ pub fn summary_markdown(records: &[Record], mode: Mode) -> String {
 fn average_tables(out: &mut String, best: &[&Record]) {
     let devs = ordered(best.iter().map(|r| r.device_id.clone()));
     let algos = ordered(best.iter().map(|r| r.algorithm.clone()));
-    let columns: Vec<String> = devs.iter().map(|d| format!("`{d}` ms (Mpx/s)")).collect();
+    // Throughput in millions of pixels, or of voxels when every input is a volume.
+    let unit = if best.iter().all(|r| r.is_volume()) { "Mvox/s" } else { "Mpx/s" };
+    let columns: Vec<String> = devs.iter().map(|d| format!("`{d}` ms ({unit})")).collect();
     header(out, "algorithm", &columns);
     for a in &algos {
         let cells: Vec<String> = devs
@@ -140,7 +148,7 @@ fn average_tables(out: &mut String, best: &[&Record]) {
                     return "—".into();
                 }
                 let ms = mean(rows.iter().map(|r| r.labeling_ms));
-                let mpx = rows.iter().map(|r| (r.width * r.height) as f64).sum::<f64>() / rows.len() as f64 / 1e6;
+                let mpx = rows.iter().map(|r| r.elements() as f64).sum::<f64>() / rows.len() as f64 / 1e6;
                 format!("{} ({:.0})", fmt_ms(ms), mpx / (ms * 1e-3))
             })
             .collect();
@@ -159,7 +167,7 @@ fn average_tables(out: &mut String, best: &[&Record]) {
     }
 }
 
-/// The groups of an end-to-end summary: random images by size, files (granularity 0) together.
+/// The groups of an end-to-end summary: random inputs by extent, files (granularity 0) together.
 pub(crate) fn end_to_end_groups<'a>(best: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
     let mut groups = Vec::new();
     let files: Vec<&Record> = best.iter().copied().filter(|r| r.granularity == 0).collect();
@@ -168,8 +176,8 @@ pub(crate) fn end_to_end_groups<'a>(best: &[&'a Record]) -> Vec<(String, Vec<&'a
         groups.push((format!("{n} images"), files));
     }
     let random: Vec<&Record> = best.iter().copied().filter(|r| r.granularity != 0).collect();
-    for (w, h) in ordered(random.iter().map(|r| (r.width, r.height))) {
-        groups.push((format!("{w}x{h}"), random.iter().copied().filter(|r| (r.width, r.height) == (w, h)).collect()));
+    for extent in ordered(random.iter().map(|r| r.extent())) {
+        groups.push((extent.clone(), random.iter().copied().filter(|r| r.extent() == extent).collect()));
     }
     groups
 }
@@ -282,17 +290,15 @@ fn density_tables(out: &mut String, best: &[&Record]) {
 fn size_tables(out: &mut String, best: &[&Record]) {
     for d in ordered(best.iter().map(|r| r.device_id.clone())) {
         let rows: Vec<&&Record> = best.iter().filter(|r| r.device_id == d).collect();
-        let sizes = ordered(rows.iter().map(|r| (r.width, r.height)));
+        let sizes = ordered(rows.iter().map(|r| r.extent()));
         let _ = writeln!(out, "`{d}`:\n");
-        let columns: Vec<String> = sizes.iter().map(|(w, h)| format!("{w}x{h}")).collect();
+        let columns: Vec<String> = sizes.clone();
         header(out, "algorithm", &columns);
         for a in ordered(rows.iter().map(|r| r.algorithm.clone())) {
             let cells: Vec<String> = sizes
                 .iter()
                 .map(|s| {
-                    fmt_ms(mean(
-                        rows.iter().filter(|r| r.algorithm == a && (r.width, r.height) == *s).map(|r| r.labeling_ms),
-                    ))
+                    fmt_ms(mean(rows.iter().filter(|r| r.algorithm == a && r.extent() == *s).map(|r| r.labeling_ms)))
                 })
                 .collect();
             let _ = writeln!(out, "| {a} | {} |", cells.join(" | "));

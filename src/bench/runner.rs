@@ -8,8 +8,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
+use crate::io::BinaryArray;
 use crate::{
-    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, Error, Labeler, Phase, Result, Timings,
+    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Phase, Result,
+    Timings,
 };
 
 /// What to measure.
@@ -54,6 +56,22 @@ impl BenchOptions {
         }
         Ok(())
     }
+
+    /// Checks that there is an input and that the connectivity fits every one: 4 or 8 for
+    /// images, 6, 18 or 26 for volumes ([`Error::ConnectivityDimensions`]).
+    pub fn check_inputs(&self, inputs: &[Input]) -> Result<()> {
+        if inputs.is_empty() {
+            return Err(Error::InvalidParameter { name: "inputs".into(), reason: "there is no input".into() });
+        }
+        let connectivity = self.connectivity;
+        for input in inputs {
+            let (dims, what) = if input.is_volume() { (3, "a volume") } else { (2, "an image") };
+            if connectivity.dims() != dims {
+                return Err(Error::ConnectivityDimensions { connectivity, what });
+            }
+        }
+        Ok(())
+    }
 }
 
 fn phase_string(t: &Timings) -> String {
@@ -67,7 +85,6 @@ fn phase_string(t: &Timings) -> String {
     merged.iter().map(|(n, ms)| format!("{n}={ms:.6}")).collect::<Vec<_>>().join(";")
 }
 
-/// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
 /// One record of a run, its transfer times left at 0.
 fn record(
     options: &BenchOptions,
@@ -88,8 +105,9 @@ fn record(
         algorithm: algorithm.to_string(),
         connectivity: options.connectivity.neighbours(),
         image: input.name.clone(),
-        width: input.image.width(),
-        height: input.image.height(),
+        width: input.shape().width,
+        height: input.shape().height,
+        depth: input.shape().depth,
         density: input.density,
         granularity: input.granularity,
         run: run as u32,
@@ -104,33 +122,55 @@ fn record(
 /// The end-to-end runs of one labeler on one input: host image in (ordinary memory), consecutive
 /// labels out into a host array of the device (page-locked where it can be, reused across runs
 /// as a caller labeling many images would), host clock around the whole call; returns
-/// (total ms, the call's phases) per timed run.
+/// (total ms, the call's phases) per timed run. A volume goes through
+/// [`Labeler::label_volume`], whose labels land in a new host volume each run.
 fn end_to_end(
     device: &Device,
     labeler: &mut AnyLabeler,
     input: &Input,
     options: &BenchOptions,
 ) -> Result<Vec<(f64, Timings)>> {
-    let mut out = device.host_array::<u32>(input.image.pixels().len())?;
+    let connectivity = options.connectivity;
+    match &input.array {
+        BinaryArray::Image(image) => {
+            let mut out = device.host_array::<u32>(image.pixels().len())?;
+            timed_runs(options, || labeler.label_consecutive_into(image, connectivity, &mut out).map(|(_, t)| t))
+        }
+        BinaryArray::Volume(volume) => {
+            timed_runs(options, || labeler.label_volume(volume, connectivity, true).map(|l| l.timings))
+        }
+    }
+}
+
+/// `options.warmup` untimed calls of `label`, then `options.runs` timed ones (host clock):
+/// (ms, the call's timings) per timed run.
+fn timed_runs(options: &BenchOptions, mut label: impl FnMut() -> Result<Timings>) -> Result<Vec<(f64, Timings)>> {
     for _ in 0..options.warmup {
-        labeler.label_consecutive_into(&input.image, options.connectivity, &mut out)?;
+        label()?;
     }
     let mut runs = Vec::with_capacity(options.runs as usize);
     for _ in 0..options.runs {
         let start = Instant::now();
-        let (_, timings) = labeler.label_consecutive_into(&input.image, options.connectivity, &mut out)?;
+        let timings = label()?;
         runs.push((start.elapsed().as_secs_f64() * 1e3, timings));
     }
     Ok(runs)
 }
 
-/// Fails before measuring anything when the options are invalid ([`BenchOptions::validate`]) or
-/// there is no input.
+/// Copies an input to the device of `labeler`.
+fn upload(labeler: &mut AnyLabeler, input: &Input) -> Result<DeviceImage> {
+    match &input.array {
+        BinaryArray::Image(image) => labeler.upload(image),
+        BinaryArray::Volume(volume) => labeler.upload_volume(volume),
+    }
+}
+
+/// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
+/// Fails before measuring anything when the options are invalid ([`BenchOptions::validate`]),
+/// or do not fit the inputs ([`BenchOptions::check_inputs`]).
 pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) -> Result<Vec<Record>> {
     options.validate()?;
-    if inputs.is_empty() {
-        return Err(Error::InvalidParameter { name: "inputs".into(), reason: "there is no input image".into() });
-    }
+    options.check_inputs(inputs)?;
     let machine = machine_description();
     let algorithms = options.runnable_algorithms();
     let per_device = |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { algorithms.len() };
@@ -172,7 +212,7 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 continue;
             }
             let start = Instant::now();
-            let on_device = labelers[0].1.upload(&input.image)?;
+            let on_device = upload(&mut labelers[0].1, input)?;
             let upload_ms = start.elapsed().as_secs_f64() * 1e3;
             let mut download_ms = None;
             for (name, labeler) in labelers.iter_mut() {
@@ -190,7 +230,11 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 if download_ms.is_none() {
                     let labels = last.expect("at least one run");
                     let start = Instant::now();
-                    labeler.download(&labels)?;
+                    if input.is_volume() {
+                        labeler.download_volume(&labels)?;
+                    } else {
+                        labeler.download(&labels)?;
+                    }
                     download_ms = Some(start.elapsed().as_secs_f64() * 1e3);
                 }
                 for (run, t) in timings.iter().enumerate() {

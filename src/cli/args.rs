@@ -32,16 +32,6 @@ pub fn threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--connectivity` of 2D images: 4 or 8.
-pub fn connectivity(s: &str) -> Result<Connectivity, String> {
-    s.trim()
-        .parse()
-        .ok()
-        .and_then(Connectivity::from_neighbours)
-        .filter(|c| c.dims() == 2)
-        .ok_or_else(|| format!("'{s}': connectivity is 4 or 8"))
-}
-
 /// `--connectivity` of images (4 or 8) or volumes (6, 18 or 26).
 pub fn any_connectivity(s: &str) -> Result<Connectivity, String> {
     s.trim()
@@ -62,6 +52,43 @@ pub fn size(s: &str) -> Result<(usize, usize), String> {
         return Err(format!("'{s}' has more than {} pixels, the limit of 32-bit labels", ccl::MAX_PIXELS));
     }
     Ok((w, h))
+}
+
+/// The extent of generated inputs: `WxH` (or `N`) an image, `WxHxD` a volume; every side at
+/// least 1, at most 2^32 - 1 elements.
+pub fn extent(s: &str) -> Result<ccl::bench::Extent, String> {
+    let parts: Vec<&str> = s.split(['x', 'X']).collect();
+    let sides: Option<Vec<usize>> = parts.iter().map(|v| v.trim().parse::<usize>().ok().filter(|&n| n >= 1)).collect();
+    let bad = || format!("'{s}' is not WxH (an image) or WxHxD (a volume) with sides of at least 1");
+    let sides = sides.ok_or_else(bad)?;
+    if sides.iter().map(|&n| n as u128).product::<u128>() > u128::from(ccl::MAX_PIXELS) {
+        return Err(format!("'{s}' has more than {} elements, the limit of 32-bit labels", ccl::MAX_PIXELS));
+    }
+    match sides[..] {
+        [n] => Ok(ccl::bench::Extent::Image(n, n)),
+        [w, h] => Ok(ccl::bench::Extent::Image(w, h)),
+        [w, h, d] => Ok(ccl::bench::Extent::Volume(w, h, d)),
+        _ => Err(bad()),
+    }
+}
+
+/// A list of Hilbert curve orders.
+#[derive(Clone, Debug)]
+pub struct Orders(pub Vec<u32>);
+
+/// Hilbert curve orders: `FROM:TO` or a comma list, each 1 to [`ccl::MAX_HILBERT_ORDER`].
+pub fn orders(s: &str) -> Result<Orders, String> {
+    let max = ccl::MAX_HILBERT_ORDER;
+    let bad = || format!("'{s}' is not FROM:TO or a comma list of Hilbert curve orders (1 to {max})");
+    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|o| (1..=max).contains(o)).ok_or_else(bad);
+    let values: Vec<u32> = match s.split_once(':') {
+        Some((from, to)) => (parse(from)?..=parse(to)?).collect(),
+        None => s.split(',').map(parse).collect::<Result<_, _>>()?,
+    };
+    if values.is_empty() {
+        return Err(bad());
+    }
+    Ok(Orders(values))
 }
 
 /// One side of a square image: 1 to 65535.

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ccl::bench::{self, BenchOptions, Input, Mode, RecordWriter};
+use ccl::bench::{self, BenchOptions, Extent, Input, Mode, RecordWriter};
 use ccl::io::{write_atomically, Binarize};
 use ccl::{Algorithm, BackendKind, Connectivity, DeviceId, Error, Result};
 use clap::{Args, Subcommand};
@@ -40,9 +40,10 @@ pub struct Common {
     /// Devices, comma-separated: cuda:N, opencl:N, cpu (default: every device found).
     #[arg(long, value_delimiter = ',')]
     devices: Vec<DeviceId>,
-    /// Connectivity (4 or 8); algorithms that do not support it are skipped.
-    #[arg(long, default_value = "8", value_parser = args::connectivity)]
-    connectivity: Connectivity,
+    /// Connectivity: 4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26);
+    /// algorithms that do not support it are skipped.
+    #[arg(long, value_parser = args::any_connectivity)]
+    connectivity: Option<Connectivity>,
     /// Timed runs per input, 1-10000; the minimum is kept.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     runs: u32,
@@ -52,8 +53,8 @@ pub struct Common {
     /// Output folder for results.csv, summary.md and the plots (default: bench-out/MODE).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Also write the inputs (images/NAME.npy, uint8 0/1, and images/inputs.csv) for the peers
-    /// script.
+    /// Also write the inputs (images/NAME.npy, uint8 0/1, shape (H, W) or (D, H, W) for
+    /// volumes, and images/inputs.csv) for the peers script.
     #[arg(long)]
     save_images: bool,
 }
@@ -73,13 +74,20 @@ pub struct DatasetArgs {
     /// With --dataset: swap foreground and background (dark ink is foreground).
     #[arg(long)]
     invert: bool,
-    /// Without --dataset: size of the random images, WxH.
-    #[arg(long, default_value = "2048x2048", value_parser = args::size)]
-    size: (usize, usize),
+    /// Without --dataset: extent of the random inputs, WxH (images) or WxHxD (volumes).
+    #[arg(long, default_value = "2048x2048", value_parser = args::extent)]
+    size: Extent,
+    /// Instead of --dataset: the Hilbert volumes of these curve orders, FROM:TO or a comma list
+    /// (YACCLAB's Hilbert dataset: 1:6 in 128^3).
+    #[arg(long, value_parser = args::orders, conflicts_with = "dataset")]
+    hilbert: Option<args::Orders>,
+    /// With --hilbert: the side of the cubes, 3-1625 (at least 2^(order+1) - 1).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(3..=1625))]
+    hilbert_side: u32,
     /// Without --dataset: density of the random images, percent (0-100).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     density: u32,
-    /// Without --dataset: number of random images, 1-10000.
+    /// Without --dataset: number of random inputs, 1-10000.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     images: u32,
     /// MT19937 seed of the first random image.
@@ -91,9 +99,9 @@ pub struct DatasetArgs {
 pub struct DensityArgs {
     #[command(flatten)]
     common: Common,
-    /// Image size, WxH.
-    #[arg(long, default_value = "2048x2048", value_parser = args::size)]
-    size: (usize, usize),
+    /// Extent, WxH (images; the papers' 2048x2048) or WxHxD (volumes; the papers' 256x256x256).
+    #[arg(long, default_value = "2048x2048", value_parser = args::extent)]
+    size: Extent,
     /// Densities, percent: FROM:TO:STEP or a comma list.
     #[arg(long, default_value = "0:100:10", value_parser = args::densities)]
     densities: args::Densities,
@@ -112,9 +120,13 @@ pub struct DensityArgs {
 pub struct SizeArgs {
     #[command(flatten)]
     common: Common,
-    /// Side lengths of the square images, comma-separated, each 1-65535.
+    /// Side lengths of the squares (or cubes), comma-separated, each 1-65535 (cubes up to
+    /// 1625, the most that 32-bit labels address).
     #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096,8192,16384", value_parser = args::square_side)]
     sizes: Vec<usize>,
+    /// 2: square images; 3: cubes (volumes) of the same sides.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    dims: u8,
     /// Density, percent (0-100).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     density: u32,
@@ -196,8 +208,11 @@ fn distinct<T: PartialEq + Copy + std::fmt::Display>(items: &[T], what: &str) ->
     out
 }
 
-fn options(common: &Common, mode: Mode) -> Result<BenchOptions> {
-    let connectivity = common.connectivity;
+/// The options of a run on images, or on volumes (`volumes`): the connectivity defaults to 8
+/// or 26.
+fn options(common: &Common, mode: Mode, volumes: bool) -> Result<BenchOptions> {
+    let default = if volumes { Connectivity::TwentySix } else { Connectivity::Eight };
+    let connectivity = common.connectivity.unwrap_or(default);
     let algorithms =
         if common.algos.is_empty() { Algorithm::ALL.to_vec() } else { distinct(&common.algos, "algorithm") };
     let devices = if common.devices.is_empty() {
@@ -223,14 +238,19 @@ fn save_inputs(dir: &Path, inputs: &[Input]) -> Result<()> {
     let werr = |p: &Path, e: String| Error::FileWrite { path: p.display().to_string(), reason: e };
     std::fs::create_dir_all(&images).map_err(|e| werr(&images, e.to_string()))?;
     let mut manifest = csv::Writer::from_writer(Vec::new());
-    let mut rows = vec![["name", "file", "width", "height", "density", "granularity"].map(String::from)];
+    let mut rows = vec![["name", "file", "width", "height", "depth", "density", "granularity"].map(String::from)];
     for input in inputs {
         let file = format!("{}.npy", input.name);
         let path = images.join(&file);
-        let (w, h) = (input.image.width(), input.image.height());
-        ccl::io::write_npy_u8(&path, (w, h), input.image.pixels().iter().map(|&p| u8::from(p != 0)))?;
+        let s = input.shape();
+        let values = input.values().iter().map(|&p| u8::from(p != 0));
+        if input.is_volume() {
+            write_volume_npy_u8(&path, s, values)?;
+        } else {
+            ccl::io::write_npy_u8(&path, (s.width, s.height), values)?;
+        }
         let (d, g) = (input.density.to_string(), input.granularity.to_string());
-        rows.push([input.name.clone(), file, w.to_string(), h.to_string(), d, g]);
+        rows.push([input.name.clone(), file, s.width.to_string(), s.height.to_string(), s.depth.to_string(), d, g]);
     }
     let path = images.join("inputs.csv");
     for row in rows {
@@ -240,11 +260,24 @@ fn save_inputs(dir: &Path, inputs: &[Input]) -> Result<()> {
     write_atomically(&path, |out| std::io::Write::write_all(out, &bytes)).map_err(|e| werr(&path, e.to_string()))
 }
 
+/// Writes a volume's `values` (x fastest) as a `.npy` of uint8 with shape (D, H, W), atomically.
+fn write_volume_npy_u8(path: &Path, shape: ccl::Shape, values: impl IntoIterator<Item = u8>) -> Result<()> {
+    let dims = [shape.depth as u64, shape.height as u64, shape.width as u64];
+    write_atomically(path, |w| {
+        use npyz::WriterBuilder;
+        let mut writer = npyz::WriteOptions::<u8>::new().default_dtype().shape(&dims).writer(w).begin_nd()?;
+        writer.extend(values)?;
+        writer.finish()
+    })
+    .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
+}
+
 fn measure(common: &Common, mode: Mode, inputs: Vec<Input>) -> Result<()> {
-    let opts = options(common, mode)?;
     if inputs.is_empty() {
         return Err(Error::InvalidParameter { name: "inputs".into(), reason: "there is no input image".into() });
     }
+    let opts = options(common, mode, inputs[0].is_volume())?;
+    opts.check_inputs(&inputs)?;
     let out = common.out.clone().unwrap_or_else(|| PathBuf::from("bench-out").join(mode.name()));
     if common.save_images {
         save_inputs(&out, &inputs)?;
@@ -260,9 +293,11 @@ fn measure(common: &Common, mode: Mode, inputs: Vec<Input>) -> Result<()> {
         })
         .collect();
     say!(
-        "{} inputs on {}; {} runs each after {} warm-up; writing {}",
+        "{} {} on {}, {}; {} runs each after {} warm-up; writing {}",
         inputs.len(),
+        if inputs[0].is_volume() { "volumes" } else { "images" },
         per_device.join(", "),
+        opts.connectivity,
         opts.runs,
         opts.warmup,
         results.display()
@@ -286,6 +321,9 @@ fn report(records: &[bench::Record], mode: Mode, out: &Path) -> Result<()> {
 }
 
 fn dataset_inputs(a: &DatasetArgs) -> Result<Vec<Input>> {
+    if let Some(orders) = &a.hilbert {
+        return bench::hilbert_inputs(&distinct(&orders.0, "order"), a.hilbert_side as usize);
+    }
     match &a.dataset {
         Some(dir) => {
             let found = bench::directory_inputs(dir, Binarize { threshold: a.threshold, invert: a.invert })?;
@@ -321,7 +359,10 @@ pub fn bench(command: BenchCommand) -> Result<()> {
             measure(&d.common, Mode::Density, inputs)
         }
         BenchCommand::Size(s) => {
-            let inputs = bench::size_inputs(&distinct(&s.sizes, "size"), s.density, s.granularity, s.seed)?;
+            let sides = distinct(&s.sizes, "size");
+            let extents: Vec<Extent> =
+                sides.iter().map(|&n| if s.dims == 3 { Extent::cube(n) } else { Extent::Image(n, n) }).collect();
+            let inputs = bench::size_inputs(&extents, s.density, s.granularity, s.seed)?;
             measure(&s.common, Mode::Size, inputs)
         }
         BenchCommand::Binarize(b) => bench_binarize(b),
