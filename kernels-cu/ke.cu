@@ -169,36 +169,36 @@ KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint dep
 }
 
 // ---- neighbours.h
-// The backward neighbours of a voxel (those before it in raster order) for the pixel algorithms
-// on volumes (UF, KE built with DIMS=3): NEIGHBOURS of them, as offsets (dx, dy, dz), face ones
-// first (6-connectivity), then edge ones (CONNECTIVITY >= 18), then corner ones (26).
+// The 13 voxels before a voxel v among the 26 around it (those before it in raster order), in
+// raster order: n = 9 (dz + 1) + 3 (dy + 1) + (dx + 1) for offset (dx, dy, dz), n = 0..12. Under
+// CONNECTIVITY 6, 18 or 26 a backward neighbour is one that differs from v in at most 1, 2 or 3
+// coordinates (is_neighbour). Offsets are arithmetic rather than a table, so that unrolled loops
+// fold them to constants (a table indexed in a loop would live in local memory on CUDA).
 // Build-time defines: CONNECTIVITY (6, 18 or 26), DIMS (nothing here without DIMS=3).
 
 #if DIMS == 3
 
-#if CONNECTIVITY == 6
-#define NEIGHBOURS 3
-#elif CONNECTIVITY == 18
-#define NEIGHBOURS 9
-#else
-#define NEIGHBOURS 13
-#endif
+#define BACKWARD_NEIGHBOURS 13
 
 DEVICE_FN int neighbour_offset(int n, int axis)
 {
-    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
-    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
-    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
-    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
-    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
-    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
+    return (axis == 0 ? n % 3 : (axis == 1 ? n / 3 % 3 : n / 9)) - 1;
 }
 
-// Backward neighbour n of voxel (x, y, z) when it lies inside the volume and is foreground:
-// stores its index in *j and returns 1; else returns 0.
+// Whether backward voxel n is a neighbour under CONNECTIVITY.
+DEVICE_FN int is_neighbour(int n)
+{
+    const int differing = (n % 3 != 1) + (n / 3 % 3 != 1) + (n / 9 != 1);
+    return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
+}
+
+// Backward voxel n of voxel (x, y, z) when it is a neighbour, lies inside the volume and is
+// foreground: stores its index in *j and returns 1; else returns 0.
 DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
                                    index_t *j)
 {
+    if (!is_neighbour(n))
+        return 0;
     const long nx = (long)x + neighbour_offset(n, 0), ny = (long)y + neighbour_offset(n, 1),
                nz = (long)z + neighbour_offset(n, 2);
     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
@@ -220,8 +220,8 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 //
 // Volumes (beyond the papers: YACCLAB has no 3D KE): the same two steps over the backward
 // neighbours of neighbours.h. The reduced unions carry over through one argument: by induction on
-// the larger index of a pair, every pair of adjacent foreground voxels both before v is already
-// in one tree when v's pairs are considered. So once v is joined with one backward neighbour p
+// the larger index of a pair, every pair of adjacent foreground voxels both before v ends up in
+// one tree, whatever v does. So once v is joined with one backward neighbour p
 // (at initialization: the smallest), another one q needs no union of its own when it is adjacent
 // to a neighbour v is already known joined with; with 6-connectivity no two backward neighbours
 // are adjacent, but p and q are joined when the voxel p + q - v they both touch is foreground
@@ -242,24 +242,35 @@ KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint
         L[i] = 0;
         return;
     }
+    // Backward voxels come in raster order: the first foreground neighbour is the smallest.
     index_t parent = i, j;
-    for (int n = 0; n < NEIGHBOURS; n++)
-        if (foreground_neighbour(img, n, x, y, z, width, height, &j) && j < parent)
+#pragma unroll
+    for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
+        if (foreground_neighbour(img, n, x, y, z, width, height, &j)) {
             parent = j;
+            break;
+        }
+    }
     L[i] = parent + 1;
 }
 
-// Whether backward neighbours m and n of a voxel are adjacent to each other.
-DEVICE_FN int neighbours_touch(int m, int n)
+// The backward neighbours adjacent to backward neighbour n (bit m for neighbour m): a constant
+// once the caller's loop over n is unrolled.
+DEVICE_FN uint touching_neighbours(int n)
 {
-    int differing = 0;
-    for (int axis = 0; axis < 3; axis++) {
-        const int d = neighbour_offset(m, axis) - neighbour_offset(n, axis);
-        if (d < -1 || d > 1)
-            return 0;
-        differing += d != 0;
+    uint touching = 0;
+#pragma unroll
+    for (int m = 0; m < BACKWARD_NEIGHBOURS; m++) {
+        int differing = 0, apart = 0;
+        for (int axis = 0; axis < 3; axis++) {
+            const int d = neighbour_offset(m, axis) - neighbour_offset(n, axis);
+            apart |= d < -1 || d > 1;
+            differing += d != 0;
+        }
+        if (m != n && is_neighbour(m) && !apart && differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3)))
+            touching |= 1u << m;
     }
-    return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
+    return touching;
 }
 
 // Reduction: v joins each foreground backward neighbour that it is not yet known joined with
@@ -272,38 +283,28 @@ KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (!FG(img[i]))
         return;
-    uint foreground = 0, joined = 0;
-    index_t first = i, j;
-    for (int n = 0; n < NEIGHBOURS; n++) {
-        if (foreground_neighbour(img, n, x, y, z, width, height, &j)) {
-            foreground |= 1u << n;
-            if (j < first) {
-                first = j;
-                joined = 1u << n;
+    uint joined = 0; // the backward neighbours v is joined with, or known to be
+    index_t j;
+#pragma unroll
+    for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
+        if (!foreground_neighbour(img, n, x, y, z, width, height, &j))
+            continue;
+        int known = joined == 0; // the first, linked at initialization
+#if CONNECTIVITY == 6
+        // Face neighbours never touch; m and n are joined when the voxel m + n - v is foreground.
+        for (int m = 0; m < n && !known; m++) {
+            if ((joined >> m) & 1u) {
+                const long cx = (long)x + neighbour_offset(m, 0) + neighbour_offset(n, 0);
+                const long cy = (long)y + neighbour_offset(m, 1) + neighbour_offset(n, 1);
+                const long cz = (long)z + neighbour_offset(m, 2) + neighbour_offset(n, 2);
+                known = cx >= 0 && cy >= 0 && cz >= 0 && FG(img[VOXEL_INDEX(cx, cy, cz, width, height)]);
             }
         }
-    }
-    for (int n = 0; n < NEIGHBOURS; n++) {
-        if (((foreground >> n) & 1u) == 0 || ((joined >> n) & 1u))
-            continue;
-        int known = 0;
-        for (int m = 0; m < NEIGHBOURS && !known; m++) {
-            if (((joined >> m) & 1u) == 0)
-                continue;
-#if CONNECTIVITY == 6
-            // The voxel both face neighbours touch besides v.
-            const long cx = (long)x + neighbour_offset(m, 0) + neighbour_offset(n, 0);
-            const long cy = (long)y + neighbour_offset(m, 1) + neighbour_offset(n, 1);
-            const long cz = (long)z + neighbour_offset(m, 2) + neighbour_offset(n, 2);
-            known = cx >= 0 && cy >= 0 && cz >= 0 && FG(img[VOXEL_INDEX(cx, cy, cz, width, height)]);
 #else
-            known = neighbours_touch(m, n);
+        known = known || (joined & touching_neighbours(n)) != 0;
 #endif
-        }
-        if (!known) {
-            foreground_neighbour(img, n, x, y, z, width, height, &j);
+        if (!known)
             union_global(L, i, j);
-        }
         joined |= 1u << n;
     }
 }

@@ -169,36 +169,36 @@ KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint dep
 }
 
 // ---- neighbours.h
-// The backward neighbours of a voxel (those before it in raster order) for the pixel algorithms
-// on volumes (UF, KE built with DIMS=3): NEIGHBOURS of them, as offsets (dx, dy, dz), face ones
-// first (6-connectivity), then edge ones (CONNECTIVITY >= 18), then corner ones (26).
+// The 13 voxels before a voxel v among the 26 around it (those before it in raster order), in
+// raster order: n = 9 (dz + 1) + 3 (dy + 1) + (dx + 1) for offset (dx, dy, dz), n = 0..12. Under
+// CONNECTIVITY 6, 18 or 26 a backward neighbour is one that differs from v in at most 1, 2 or 3
+// coordinates (is_neighbour). Offsets are arithmetic rather than a table, so that unrolled loops
+// fold them to constants (a table indexed in a loop would live in local memory on CUDA).
 // Build-time defines: CONNECTIVITY (6, 18 or 26), DIMS (nothing here without DIMS=3).
 
 #if DIMS == 3
 
-#if CONNECTIVITY == 6
-#define NEIGHBOURS 3
-#elif CONNECTIVITY == 18
-#define NEIGHBOURS 9
-#else
-#define NEIGHBOURS 13
-#endif
+#define BACKWARD_NEIGHBOURS 13
 
 DEVICE_FN int neighbour_offset(int n, int axis)
 {
-    // Rows: face (-1,0,0) (0,-1,0) (0,0,-1); edge (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) (0,-1,-1)
-    // (0,1,-1); corner (-1,-1,-1) (1,-1,-1) (-1,1,-1) (1,1,-1).
-    const int dx[13] = {-1, 0, 0, -1, 1, -1, 1, 0, 0, -1, 1, -1, 1};
-    const int dy[13] = {0, -1, 0, -1, -1, 0, 0, -1, 1, -1, -1, 1, 1};
-    const int dz[13] = {0, 0, -1, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
-    return axis == 0 ? dx[n] : (axis == 1 ? dy[n] : dz[n]);
+    return (axis == 0 ? n % 3 : (axis == 1 ? n / 3 % 3 : n / 9)) - 1;
 }
 
-// Backward neighbour n of voxel (x, y, z) when it lies inside the volume and is foreground:
-// stores its index in *j and returns 1; else returns 0.
+// Whether backward voxel n is a neighbour under CONNECTIVITY.
+DEVICE_FN int is_neighbour(int n)
+{
+    const int differing = (n % 3 != 1) + (n / 3 % 3 != 1) + (n / 9 != 1);
+    return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
+}
+
+// Backward voxel n of voxel (x, y, z) when it is a neighbour, lies inside the volume and is
+// foreground: stores its index in *j and returns 1; else returns 0.
 DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
                                    index_t *j)
 {
+    if (!is_neighbour(n))
+        return 0;
     const long nx = (long)x + neighbour_offset(n, 0), ny = (long)y + neighbour_offset(n, 1),
                nz = (long)z + neighbour_offset(n, 2);
     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
@@ -229,7 +229,7 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 
 #if DIMS == 3
 
-// The backward neighbours of a voxel: NEIGHBOURS and neighbour_offset in neighbours.h.
+// The backward neighbours of a voxel: neighbour_offset and is_neighbour in neighbours.h.
 
 // Phase 1, one work-group per TILE_W x TILE_H x TILE_D tile: union-find in local memory over the
 // voxel pairs whose both ends lie in the tile, then each voxel stores the global index + 1 of its
@@ -251,7 +251,9 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     LOCAL_BARRIER();
 
     if (fg) {
-        for (int n = 0; n < NEIGHBOURS; n++) {
+        for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
+            if (!is_neighbour(n))
+                continue;
             const int nx = lx + neighbour_offset(n, 0), ny = ly + neighbour_offset(n, 1), nz = lz + neighbour_offset(n, 2);
             if (nx < 0 || ny < 0 || nz < 0 || nx >= TILE_W || ny >= TILE_H)
                 continue;
@@ -291,7 +293,9 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (!FG(img[i]))
         return;
-    for (int n = 0; n < NEIGHBOURS; n++) {
+    for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
+        if (!is_neighbour(n))
+            continue;
         const int dx = neighbour_offset(n, 0), dy = neighbour_offset(n, 1), dz = neighbour_offset(n, 2);
         const int tx = lx + dx, ty = ly + dy, tz = lz + dz;
         if (tx >= 0 && ty >= 0 && tz >= 0 && tx < TILE_W && ty < TILE_H)
