@@ -27,12 +27,13 @@ gpus=$("$ccl" devices | awk '!/^#/ && / GPU /{print $1}' | paste -sd, -)
 [ -n "$gpus" ] || gpus=$("$ccl" devices | awk '/^opencl/{print $1}' | paste -sd, -)
 if [ -n "$quick" ]; then
   small=256x256; big=512x512; sizes=64,128,256,512; runs=3; warmup=1; per_point=2; grans=1,4
-  cube=64x64x64; cubes=16,32,48,64; hilbert=1:4; hilbert_side=32
+  cube=64x64x64; cubes=16,32,48,64; hilbert=1:4; hilbert_side=32; per_volume=1; runs3=3; warmup3=1
 else
   small=2048x2048; big=8192x8192; sizes=256,512,1024,2048,4096,8192,16384; runs=10; warmup=3; per_point=3; grans=1,4,16
-  # 1280^3 (2.1 G voxels) is the largest cube here: input, labels and LE's reference array
-  # take 19 GB of device memory.
-  cube=256x256x256; cubes=64,128,256,512,1024,1280; hilbert=1:6; hilbert_side=128
+  # Volumes: one 256^3 volume per density x granularity point (the paper draws ten; one
+  # already has 16.7 M voxels), 5 timed runs; cubes up to 1024^3 (1.07 G voxels: input, labels
+  # and LE's reference array take 9 GB of device memory).
+  cube=256x256x256; cubes=64,128,256,512,768,1024; hilbert=1:6; hilbert_side=128; per_volume=1; runs3=5; warmup3=2
 fi
 peers() { # folder [more peers.py options]
   if python3 -c "import numpy" 2>/dev/null; then python3 "$here/peers.py" "$@" --runs "$runs" --warmup "$warmup" || true; fi
@@ -62,12 +63,14 @@ volumes() {
   # algorithm without the connectivity is skipped): density x granularity on random cubes and
   # growing cubes on the GPUs, the Hilbert volumes (orders 1-6 in 128^3) on every device; the
   # volume peers (CuPy, cc3d, SciPy) beside them.
-  for c in 6 18 26; do
-    "$ccl" bench density --size "$cube" --densities 0:100:10 --granularities "$grans" --images "$per_point" --connectivity "$c" --devices "$gpus" --runs "$runs" --warmup "$warmup" --save-images --out "$out/density-3d-c$c"
-    peers "$out/density-3d-c$c" --connectivity "$c" --mode density
-    "$ccl" bench average --hilbert "$hilbert" --hilbert-side "$hilbert_side" --connectivity "$c" --devices "$all" --runs "$runs" --warmup "$warmup" --save-images --out "$out/hilbert-c$c"
-    peers "$out/hilbert-c$c" --connectivity "$c" --mode average
-    "$ccl" bench size --dims 3 --sizes "$cubes" --density 50 --connectivity "$c" --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size-3d-c$c"
+  # The single-threaded CPU peers (cc3d, SciPy) take seconds per volume: one timed run each.
+  # CCL_CONNECTIVITIES (default "6 18 26") splits the experiments over several runs.
+  for c in ${CCL_CONNECTIVITIES:-6 18 26}; do
+    "$ccl" bench density --size "$cube" --densities 0:100:10 --granularities "$grans" --images "$per_volume" --connectivity "$c" --devices "$gpus" --runs "$runs3" --warmup "$warmup3" --save-images --out "$out/density-3d-c$c"
+    peers "$out/density-3d-c$c" --connectivity "$c" --mode density --cpu-runs 1
+    "$ccl" bench average --hilbert "$hilbert" --hilbert-side "$hilbert_side" --connectivity "$c" --devices "$all" --runs "$runs3" --warmup "$warmup3" --save-images --out "$out/hilbert-c$c"
+    peers "$out/hilbert-c$c" --connectivity "$c" --mode average --cpu-runs 1
+    "$ccl" bench size --dims 3 --sizes "$cubes" --density 50 --connectivity "$c" --devices "$gpus" --runs "$runs3" --warmup "$warmup3" --out "$out/size-3d-c$c"
     for d in "density-3d-c$c" "hilbert-c$c"; do
       if [ -f "$out/$d/peers.csv" ]; then
         "$ccl" bench plot --results "$out/$d/results.csv,$out/$d/peers.csv" --out "$out/$d/with-peers"

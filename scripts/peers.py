@@ -423,10 +423,11 @@ def device_resident(args, mode, host, wanted, rows):
                 if where == "gpu":
                     times = gpu_timer(cp, run, args.warmup, args.runs)
                 else:
-                    for _ in range(args.warmup):
+                    cpu_runs = args.cpu_runs or args.runs
+                    for _ in range(args.warmup if args.cpu_runs is None else 0):
                         run()
                     times = []
-                    for _ in range(args.runs):
+                    for _ in range(cpu_runs):
                         t0 = time.perf_counter()
                         run()
                         times.append((time.perf_counter() - t0) * 1e3)
@@ -618,6 +619,9 @@ def main():
                     help="4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--cpu-runs", type=int, default=None,
+                    help="timed runs of the CPU peers of device-resident modes, without warm-up (default: "
+                         "--runs after --warmup); the single-threaded volume peers take seconds per volume")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="OpenCV threads (opencv)")
     ap.add_argument("--peers", default=None,
                     help="comma-separated; images: npp, cupy, opencv, opencv-1t (end-to-end only) "
@@ -625,7 +629,7 @@ def main():
                          "volumes: cupy, cc3d, scipy (default: all three)")
     ap.add_argument("--out", default=None, help="CSV to write (default: FOLDER/peers.csv)")
     args = ap.parse_args()
-    if args.runs < 1 or args.warmup < 0:
+    if args.runs < 1 or args.warmup < 0 or (args.cpu_runs is not None and args.cpu_runs < 1):
         ap.error("--runs must be at least 1 and --warmup at least 0")
     volumes = inputs_are_volumes(args.folder)
     if args.connectivity is None:
