@@ -255,16 +255,6 @@ DEVICE_FN uint blocks_to_join(GLOBAL const uchar *img, uint connected, uint r, u
 // Volumes (TPDS 2020 Sec. 5.3): X is the 2x2x2 cube of voxels whose front top-left voxel is
 // (x, y, z); all its foreground voxels are 26-connected, so they share one label. Its voxels
 // are numbered a + 2b + 4c for the voxel (x + a, y + b, z + c).
-DEVICE_FN uint block_voxels(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
-{
-    uint voxels = 0;
-    for (uint v = 0; v < 8; v++) {
-        const uint vx = x + (v & 1u), vy = y + ((v >> 1) & 1u), vz = z + (v >> 2);
-        if (vx < width && vy < height && vz < depth && FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
-            voxels |= 1u << v;
-    }
-    return voxels;
-}
 
 // The 26 blocks around X are numbered in raster order, n = 9 (bz + 1) + 3 (by + 1) + (bx + 1)
 // for the block at block offset (bx, by, bz); the 13 backward ones (before X in raster order,
@@ -279,21 +269,13 @@ DEVICE_FN index_t backward_block(uint n, uint x, uint y, uint z, uint width, uin
     return VOXEL_INDEX((int)x + 2 * bx, (int)y + 2 * by, (int)z + 2 * bz, width, height);
 }
 
-// The bitset BS over the 4x4x4 cube around X (TPDS 2020 Fig. 9): bit 16 (dz + 1) + 4 (dy + 1)
-// + (dx + 1) is the voxel at offset (dx, dy, dz) from (x, y, z), dx, dy, dz in -1..2. It is set
-// when that voxel is a 26-neighbour of (or is) a foreground voxel of X: the union of the 3x3x3
-// cubes around X's foreground voxels.
-DEVICE_FN ulong block_bitset_3d(uint voxels)
-{
-    const ulong cube = 0x0777UL | (0x0777UL << 16) | (0x0777UL << 32); // 3x3x3 at offset -1
-    ulong bs = 0;
-    for (uint v = 0; v < 8; v++)
-        if ((voxels >> v) & 1u)
-            bs |= cube << ((v & 1u) + 4 * ((v >> 1) & 1u) + 16 * (v >> 2));
-    return bs;
-}
+// The 4x4x4 window around X (TPDS 2020 Fig. 9) as 64 bits: bit 16 (dz + 1) + 4 (dy + 1) +
+// (dx + 1) is the voxel at offset (dx, dy, dz) from (x, y, z), dx, dy, dz in -1..2. The paper's
+// bitset BS (the voxels 26-adjacent to a foreground voxel of X) is the dilation of X's
+// foreground voxels in this layout (dilate_window).
+#define WINDOW_OWN 0x0000066006600000UL // X's eight voxels
 
-// Window masks in BS's layout: the voxels with x = 0 (x = 3) of the window, those with y = 0
+// Window masks: the voxels with x = 0 (x = 3) of the window, those with y = 0
 // (y = 3).
 #define WINDOW_X0 0x1111111111111111UL
 #define WINDOW_X3 0x8888888888888888UL
@@ -324,40 +306,66 @@ DEVICE_FN ulong dilate_window(ulong m)
     return m | (m << 16) | (m >> 16);
 }
 
-// The foreground voxels of the window that lie in backward blocks, in BS's layout: the whole
-// slice dz = -1 (16 voxels), the row dy = -1 of slices 0 and 1 (8), and the column dx = -1 of
-// rows 0 and 1 of slices 0 and 1 (4); voxels outside the volume are background.
-DEVICE_FN ulong backward_window(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
+// Bit k (k < count) set when voxel (x - 1 + k, y, z) is foreground; voxels outside the volume
+// are background. x is inside the volume.
+DEVICE_FN uint window_row(GLOBAL const uchar *img, uint x, long y, long z, uint count, uint width, uint height,
+                          uint depth)
+{
+    if (y < 0 || z < 0 || y >= height || z >= depth)
+        return 0;
+    GLOBAL const uchar *row = img + VOXEL_INDEX(x, y, z, width, height);
+    uint bits = (x > 0 && FG(row[-1])) ? 1u : 0u;
+    if (FG(row[0]))
+        bits |= 2u;
+    if (x + 1 < width && FG(row[1]))
+        bits |= 4u;
+    if (count > 3 && x + 2 < width && FG(row[2]))
+        bits |= 8u;
+    return bits;
+}
+
+// X's foreground voxels and the column dx = -1 before them, in window layout: rows 0 and 1 of
+// slices 0 and 1, three voxels each.
+DEVICE_FN ulong own_window(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
 {
     ulong window = 0;
-    for (int k = 0; k < 28; k++) {
-        int dx, dy, dz;
-        if (k < 16) {
-            dz = -1, dy = k / 4 - 1, dx = k % 4 - 1;
-        } else if (k < 24) {
-            dz = (k - 16) / 4, dy = -1, dx = (k - 16) % 4 - 1;
-        } else {
-            dz = (k - 24) / 2, dy = (k - 24) % 2, dx = -1;
-        }
-        const long vx = (long)x + dx, vy = (long)y + dy, vz = (long)z + dz;
-        if (vx < 0 || vy < 0 || vz < 0 || vx >= width || vy >= height || vz >= depth)
-            continue;
-        if (FG(img[VOXEL_INDEX(vx, vy, vz, width, height)]))
-            window |= 1UL << (16 * (dz + 1) + 4 * (dy + 1) + (dx + 1));
-    }
+    for (uint dz = 0; dz < 2; dz++)
+        for (uint dy = 0; dy < 2; dy++)
+            window |= (ulong)window_row(img, x, (long)y + dy, (long)z + dz, 3, width, height, depth)
+                      << (16 * (dz + 1) + 4 * (dy + 1));
     return window;
 }
 
-// The backward blocks X must join (bit n for block n), from the backward window and BS: those
+// The rest of the window's voxels in backward blocks: the slice dz = -1 (4 rows) and the row dy
+// = -1 of slices 0 and 1, four voxels each.
+DEVICE_FN ulong backward_rows(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
+{
+    ulong window = 0;
+    for (int dy = -1; dy <= 2; dy++)
+        window |= (ulong)window_row(img, x, (long)y + dy, (long)z - 1, 4, width, height, depth) << (4 * (dy + 1));
+    for (int dz = 0; dz < 2; dz++)
+        window |= (ulong)window_row(img, x, (long)y - 1, (long)z + dz, 4, width, height, depth) << (16 * (dz + 1));
+    return window;
+}
+
+// X's foreground voxels as 8 bits (voxel a + 2b + 4c), from the window.
+DEVICE_FN uint window_voxels(ulong window)
+{
+    return (uint)(((window >> 21) & 0x3UL) | ((window >> 23) & 0xCUL) | ((window >> 33) & 0x30UL) |
+                  ((window >> 35) & 0xC0UL));
+}
+
+// The backward blocks X must join (bit n for block n), from the window (X's voxels and those of
+// its backward blocks; forward ones are not read): those
 // holding a foreground voxel 26-adjacent to X's, less those X is known to be joined with
 // anyway. The block version of KE's reduced unions (kernels/ke.kernel): by induction on the
 // larger node of a pair, two connected blocks both before X end up in one tree; so once X joins
 // the smallest connected block, a connected block q needs no union of its own when, inside the
 // window, a foreground voxel of q touches one of a block X already joins (or is known joined
 // with). At 90 % density this leaves about one union per block instead of twelve.
-DEVICE_FN uint blocks_to_join_3d(ulong window, ulong bs)
+DEVICE_FN uint blocks_to_join_3d(ulong window)
 {
-    const ulong touched = window & bs;
+    const ulong touched = window & dilate_window(window & WINDOW_OWN);
     uint join = 0;
     ulong reached = 0; // window voxels of the blocks X is joined with
     for (uint n = 0; n < BACKWARD_BLOCKS; n++) {
@@ -424,12 +432,11 @@ KERNEL void bke_init(GLOBAL const uchar *img, GLOBAL label_t *L, GLOBAL label_t 
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    const uint voxels = block_voxels(img, x, y, z, width, height, depth);
-    uint info = voxels;
+    const ulong own = own_window(img, x, y, z, width, height, depth);
+    uint info = window_voxels(own);
     index_t parent = i;
-    if (voxels != 0) {
-        const ulong window = backward_window(img, x, y, z, width, height, depth);
-        const uint join = blocks_to_join_3d(window, block_bitset_3d(voxels));
+    if (info != 0) {
+        const uint join = blocks_to_join_3d(own | backward_rows(img, x, y, z, width, height, depth));
         if (join != 0) {
             uint first = 0;
             while (((join >> first) & 1u) == 0)
