@@ -7,8 +7,12 @@ use crate::{Connectivity, Phase, Result, Shape, Timings};
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
 /// accepts, and a full warp per row for coalesced accesses.
 pub(crate) const GROUP: [usize; 3] = [32, 8, 1];
-/// The work-group of kernels over volumes: 8 x 8 x 4 voxels.
+/// UF's tiles on volumes (its work-group): 8 x 8 x 4 voxels, so that most neighbours of a
+/// voxel lie in its tile.
 pub(crate) const GROUP_3D: [usize; 3] = [8, 8, 4];
+/// The work-group of the other kernels over voxels or 2x2x2 blocks: 32 x 4 x 2 = 256 work-items,
+/// a warp along x, so that rows are read and written in long coalesced runs.
+pub(crate) const VOXEL_GROUP: [usize; 3] = [32, 4, 2];
 
 /// Bytes of one label (`label_t` in the kernels, 32-bit in this build).
 pub(crate) const LABEL_BYTES: usize = 4;
@@ -71,17 +75,17 @@ pub(crate) fn over_pixels(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width, shape.height, 1], GROUP)
 }
 
-/// One work-item per voxel of `shape`, in GROUP_3D groups (kernels built with DIMS=3).
+/// One work-item per voxel of `shape`, in VOXEL_GROUP groups (kernels built with DIMS=3).
 pub(crate) fn over_voxels(shape: Shape) -> LaunchRange {
-    LaunchRange::over([shape.width, shape.height, shape.depth], GROUP_3D)
+    LaunchRange::over([shape.width, shape.height, shape.depth], VOXEL_GROUP)
 }
 
 /// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks), or
-/// with `volumes` per 2x2x2 block, in GROUP_3D groups (kernels built with DIMS=3).
+/// with `volumes` per 2x2x2 block, in VOXEL_GROUP groups (kernels built with DIMS=3).
 pub(crate) fn over_blocks(shape: Shape, volumes: bool) -> LaunchRange {
     let blocks = [shape.width.div_ceil(2), shape.height.div_ceil(2), shape.depth.div_ceil(2)];
     if volumes {
-        LaunchRange::over(blocks, GROUP_3D)
+        LaunchRange::over(blocks, VOXEL_GROUP)
     } else {
         LaunchRange::over([blocks[0], blocks[1], 1], GROUP)
     }

@@ -12,9 +12,9 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::{over_voxels, GROUP, GROUP_3D};
+use super::common::{GROUP, GROUP_3D};
 use super::{kernels, over_pixels, Job, Schedule};
-use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
 /// The compile-time defines of `kernels/uf.kernel`: the tile is the work-group.
@@ -51,7 +51,10 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
 impl Schedule for Uf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        // On volumes every kernel runs over the 8 x 8 x 4 tiles (the local merge's work-groups).
+        let s = job.shape;
+        let range =
+            if self.volumes { LaunchRange::over([s.width, s.height, s.depth], GROUP_3D) } else { over_pixels(s) };
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.local_merge, &range, &image_args)?;
         recorder.end(Phase::LocalMerge)?;
