@@ -78,7 +78,7 @@ pub const OLE: KernelFile = KernelFile {
 /// BE: block init (labels, connectivity bytes), OLE on blocks until no change, final labeling.
 pub const BE: KernelFile = KernelFile {
     name: "be",
-    parts: &[COMMON, EQUIVALENCE, ("be.kernel", include_str!("../kernels/be.kernel"))],
+    parts: &[COMMON, EQUIVALENCE, BLOCKS, ("be.kernel", include_str!("../kernels/be.kernel"))],
     opencl: include_str!("../kernels-cl/be.cl"),
     cuda: include_str!("../kernels-cu/be.cu"),
 };
