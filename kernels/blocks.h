@@ -114,12 +114,14 @@ DEVICE_FN index_t backward_block(uint n, uint x, uint y, uint z, uint width, uin
 #define WINDOW_Y3 0xF000F000F000F000UL
 
 // The window voxels of block n (0..26, 13 is X): along each axis, coordinate 0 for offset -1, 1
-// and 2 for 0, 3 for +1 (bit r of a 4-bit pattern: coordinate r).
+// and 2 for 0, 3 for +1 (bit r of a 4-bit pattern: coordinate r). No table: loops over n unroll
+// to constants (a private array would live in local memory where they do not).
+#define ALONG(i) ((i) == 0 ? 0x1u : ((i) == 1 ? 0x6u : 0x8u))
 DEVICE_FN ulong block_window(uint n)
 {
-    const uint along[3] = {0x1u, 0x6u, 0x8u};
-    const uint ax = along[n % 3], ay = along[n / 3 % 3], az = along[n / 9];
+    const uint ax = ALONG(n % 3), ay = ALONG(n / 3 % 3), az = ALONG(n / 9);
     ulong rows = 0, slices = 0;
+#pragma unroll
     for (uint r = 0; r < 4; r++) {
         if ((ay >> r) & 1u)
             rows |= 0xFUL << (4 * r);
@@ -160,7 +162,9 @@ DEVICE_FN uint window_row(GLOBAL const uchar *img, uint x, long y, long z, uint 
 DEVICE_FN ulong own_window(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
 {
     ulong window = 0;
+#pragma unroll
     for (uint dz = 0; dz < 2; dz++)
+#pragma unroll
         for (uint dy = 0; dy < 2; dy++)
             window |= (ulong)window_row(img, x, (long)y + dy, (long)z + dz, 3, width, height, depth)
                       << (16 * (dz + 1) + 4 * (dy + 1));
@@ -172,8 +176,10 @@ DEVICE_FN ulong own_window(GLOBAL const uchar *img, uint x, uint y, uint z, uint
 DEVICE_FN ulong backward_rows(GLOBAL const uchar *img, uint x, uint y, uint z, uint width, uint height, uint depth)
 {
     ulong window = 0;
+#pragma unroll
     for (int dy = -1; dy <= 2; dy++)
         window |= (ulong)window_row(img, x, (long)y + dy, (long)z - 1, 4, width, height, depth) << (4 * (dy + 1));
+#pragma unroll
     for (int dz = 0; dz < 2; dz++)
         window |= (ulong)window_row(img, x, (long)y - 1, (long)z + dz, 4, width, height, depth) << (16 * (dz + 1));
     return window;
@@ -199,6 +205,7 @@ DEVICE_FN uint blocks_to_join_3d(ulong window)
     const ulong touched = window & dilate_window(window & WINDOW_OWN);
     uint join = 0;
     ulong reached = 0; // window voxels of the blocks X is joined with
+#pragma unroll
     for (uint n = 0; n < BACKWARD_BLOCKS; n++) {
         const ulong mine = window & block_window(n);
         if ((touched & mine) == 0)

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ccl::{reference, BackendKind, BinaryImage, DeviceType, Labeler};
+use ccl::{random_volume, reference, BackendKind, BinaryImage, BinaryVolume, DeviceType, Labeler};
 use common::images::random;
 
 /// Runs per image: many on a GPU, a few on an OpenCL CPU device (2 cores in CI).
@@ -57,5 +57,55 @@ fn repeated_runs_give_identical_raw_labels() {
         }
     }
     eprintln!("stress: {checked} algorithm/backend/connectivity/image cases, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn repeated_volume_labelings_give_identical_raw_labels() {
+    let devices: Vec<_> =
+        common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu).collect();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dev in &devices {
+        let n = runs(dev.device.info());
+        // 128^3 on a GPU; a 2-core OpenCL CPU device gets 40^3.
+        let side = if dev.device.info().device_type == DeviceType::Gpu { 128 } else { 40 };
+        // 30 %: near the percolation threshold of 6-connectivity, where trees are deepest;
+        // all foreground: every union meets the one giant component.
+        let volumes = [
+            (format!("{side}^3-d30"), random_volume(side, side, side, 30, 1, 303).unwrap()),
+            (format!("{side}^3-foreground"), BinaryVolume::from_fn(side, side, side, |_, _, _| true).unwrap()),
+        ];
+        for &algorithm in ccl::Algorithm::ALL {
+            let mut labeler = dev.device.labeler(algorithm).expect("labeler");
+            for (name, volume) in &volumes {
+                let on_device = labeler.upload_volume(volume).expect("upload");
+                for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
+                    let expected = reference::label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
+                    let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
+                    for run in 0..n {
+                        let got = labeler
+                            .label_on_device(&on_device, connectivity)
+                            .and_then(|(l, _)| labeler.download_volume(&l));
+                        match got {
+                            Ok(labels) if labels == expected => {}
+                            Ok(labels) => {
+                                let wrong =
+                                    labels.labels().iter().zip(expected.labels()).filter(|(a, b)| a != b).count();
+                                failures.push(format!("{case}: run {run} differs in {wrong} voxels"));
+                                break;
+                            }
+                            Err(e) => {
+                                failures.push(format!("{case}: run {run}: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    eprintln!("stress: {checked} algorithm/backend/connectivity/volume cases, {} failed", failures.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
