@@ -69,6 +69,91 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
     assert!(failures.is_empty(), "{} schedule problems:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Volumes of awkward shapes, a long one along x included.
+const VOLUMES: [(usize, usize, usize); 5] = [(1, 1, 1), (3, 5, 7), (67, 37, 9), (64, 64, 64), (600_000, 1, 1)];
+
+/// Volumes too long along y or z for a CUDA grid (3D ranges are not folded, and more than
+/// 65535 work-groups along y or z do not launch): a typed device error naming the limit, never a
+/// partial labeling.
+const TOO_LONG: [(usize, usize, usize); 3] = [(1, 1, 600_000), (1, 600_000, 1), (2, 3, 300_000)];
+
+#[test]
+fn every_volume_schedule_launches_valid_ranges_and_arguments() {
+    let mut failures = Vec::new();
+    for &algorithm in Algorithm::ALL {
+        for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
+            for (w, h, d) in TOO_LONG {
+                let shape = Shape { width: w, height: h, depth: d };
+                match record(algorithm, connectivity, shape, CUDA) {
+                    Err(Error::Device { message, .. }) if message.contains("work-groups along y and z") => {}
+                    other => failures.push(format!("{algorithm}/{shape}: {:?}", other.map(|_| "labeled"))),
+                }
+            }
+            for (w, h, d) in VOLUMES {
+                let shape = Shape { width: w, height: h, depth: d };
+                let case = format!("{algorithm}/{}/{shape}", connectivity.neighbours());
+                let recording = match record(algorithm, connectivity, shape, CUDA) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        failures.push(format!("{case}: {e}"));
+                        continue;
+                    }
+                };
+                let voxels = [w as u64, h as u64, d as u64];
+                let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64, d.div_ceil(2) as u64];
+                for (kernel, range, args) in recording.launches() {
+                    let covered = range.global.map(|g| g as u64);
+                    // Every launch covers the voxels or the 2x2x2 blocks (relabeling: one
+                    // dimension over all of them), in whole groups.
+                    let covers = |e: [u64; 3]| (0..3).all(|a| covered[a] >= e[a]);
+                    let flat = covered[0] >= shape.len() as u64;
+                    if !covers(voxels) && !covers(blocks) && !flat {
+                        failures.push(format!("{case}: {kernel} covers {covered:?}, not {voxels:?} or {blocks:?}"));
+                    }
+                    // Sizes passed to the kernel are the volume's (or its block grid's).
+                    let scalars: Vec<u64> = args
+                        .iter()
+                        .filter_map(|a| if let RecordedArg::U32(v) = a { Some(u64::from(*v)) } else { None })
+                        .collect();
+                    if scalars.len() >= 3 && !flat && scalars[..3] != voxels && scalars[..3] != blocks {
+                        failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
+                    }
+                }
+                let phases: Vec<_> = recording.timings.phases.iter().map(|p| p.phase).collect();
+                for phase in algorithm.info().phases {
+                    if !phases.contains(phase) {
+                        failures.push(format!("{case}: phase {phase} missing from {phases:?}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} volume schedule problems:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// A kernel declared twice in a file (its 2D and its DIMS=3 version) keeps one parameter list,
+/// so that one schedule launches either build (and the recording device, which reads both,
+/// checks the right one).
+#[test]
+fn kernels_declared_for_images_and_volumes_take_the_same_parameters() {
+    let mut failures = Vec::new();
+    for &algorithm in Algorithm::ALL {
+        let mut seen: std::collections::BTreeMap<String, String> = Default::default();
+        let source: String = algorithm.info().kernel().parts().iter().map(|(_, text)| *text).collect();
+        for (start, _) in source.match_indices("KERNEL void ") {
+            let rest = &source[start + "KERNEL void ".len()..];
+            let name = rest[..rest.find('(').unwrap()].trim().to_string();
+            let params: String = rest[rest.find('(').unwrap()..=rest.find(')').unwrap()].split_whitespace().collect();
+            if let Some(before) = seen.insert(name.clone(), params.clone()) {
+                if before != params {
+                    failures.push(format!("{algorithm}: {name} takes {before} and {params}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Tall images fold into the grid: more than 65535 groups along y become y x z.
 #[test]
 fn tall_images_fold_into_the_cuda_grid() {
