@@ -30,6 +30,12 @@
 #define ATOMIC_MAX(p, v) atomic_max((p), (v))
 #endif
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
+// cl_khr_int64_base_atomics).
+#if defined(INT64_ATOMICS) && INT64_ATOMICS
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define ATOMIC_ADD64(p, v) atom_add((p), (v))
+#endif
 // Double precision (kernels built with -D FLOAT64=1): IEEE operations, correctly rounded in
 // OpenCL for double, and never contracted into fused multiply-adds, so that a kernel's results
 // equal the host reference's bit for bit.

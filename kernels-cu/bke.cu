@@ -37,6 +37,8 @@ typedef unsigned long long ulong;
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+// 64-bit add (ulong is unsigned long long here).
+#define ATOMIC_ADD64(p, v) atomicAdd((p), (ulong)(v))
 // Double precision: the round-to-nearest intrinsics, which the compiler never contracts into
 // fused multiply-adds, so that a kernel's results equal the host reference's bit for bit.
 #define DADD(a, b) __dadd_rn((a), (b))

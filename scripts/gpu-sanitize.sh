@@ -3,7 +3,8 @@
 # kernels of UF, KE, BUF and BKE once under compute-sanitizer memcheck and racecheck on a
 # 512x512 random image (45 % density), 4- and 8-connectivity where supported; then every
 # algorithm under memcheck on a 2x1100000 image, whose launches are folded into the grid; then
-# every binarization kernel (Nick with each formula, Wolf's statistics pass, Otsu's histogram)
+# the component statistics kernels; every binarization kernel (Nick with each formula, Wolf's
+# statistics pass, Otsu's histogram)
 # under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part;
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
@@ -63,6 +64,13 @@ for algo in UF KE BUF BKE; do
       [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
     done
   done
+done
+# Component statistics (kernels/stats.kernel) after a labeling.
+for tool in memcheck racecheck; do
+  out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$img" --device cuda:0 --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
+  code=$?
+  echo "stats $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
+  [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
 done
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
 for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do

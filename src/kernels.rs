@@ -124,8 +124,16 @@ pub const BINARIZE: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/binarize.cu"),
 };
 
+/// Component statistics from consecutive labels: area, bounding box, coordinate sums.
+pub const STATS: KernelFile = KernelFile {
+    name: "stats",
+    parts: &[COMMON, ("stats.kernel", include_str!("../kernels/stats.kernel"))],
+    opencl: include_str!("../kernels-cl/stats.cl"),
+    cuda: include_str!("../kernels-cu/stats.cu"),
+};
+
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL, BINARIZE];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL, BINARIZE, STATS];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

@@ -35,6 +35,7 @@ pub mod reference;
 pub mod registry;
 mod schedule;
 mod shape;
+mod stats;
 mod timings;
 mod volume;
 
@@ -46,6 +47,7 @@ pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
 pub use shape::{Element, ElementType, HostArray, Shape};
+pub use stats::{ComponentStat, ComponentStats};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};
 

@@ -36,6 +36,8 @@ pub enum Phase {
     Statistics,
     /// Binarization: the thresholding kernel itself (window sums and the decision per pixel).
     Threshold,
+    /// Component statistics (area, bounding box, coordinate sums) on the device, read back.
+    ComponentStats,
 }
 
 impl Phase {
@@ -57,6 +59,7 @@ impl Phase {
             Phase::Download => "download",
             Phase::Statistics => "statistics",
             Phase::Threshold => "threshold",
+            Phase::ComponentStats => "component-stats",
         }
     }
 

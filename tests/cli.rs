@@ -698,3 +698,70 @@ fn tiff_and_folder_volumes_are_labeled_in_3d() {
     assert!(!result.status.success() && text.contains("b.png") && text.contains("is 5x4"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The rows of a statistics CSV, header first.
+fn read_csv(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+}
+
+/// `--stats` rows equal the statistics of the labels written beside them (the host reference),
+/// under OpenCV's column names; for images and volumes, on every device; refused with --raw or
+/// a folder.
+#[test]
+fn stats_are_written_beside_the_labels() {
+    let dir = scratch("stats");
+    let image = ccl::random_image(67, 45, 40, 2, 9).unwrap();
+    let input = dir.join("in.png");
+    ccl::io::write_binary(&input, &image).unwrap();
+    let volume = ccl::random_volume(23, 17, 9, 35, 1, 5).unwrap();
+    let vol_input = dir.join("vol.npy");
+    write_npy_u8(&vol_input, &[9, 17, 23], volume.voxels());
+    for d in common::devices() {
+        let id = d.device.info().id.to_string();
+        // An image.
+        let (out, csv) = (dir.join("l.npy"), dir.join("s.csv"));
+        let args = ["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
+        let result = run(ccl().args(args).args(["--device", &id]));
+        assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+        let (h, w, labels) = read_npy(&out);
+        let n = *labels.iter().max().unwrap();
+        let want = ccl::ComponentStats::of_labels(&labels, ccl::Shape::image(w as usize, h as usize), n);
+        let rows = read_csv(&csv);
+        assert_eq!(rows[0].join(","), "label,left,top,width,height,area,cx,cy");
+        assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
+        for (k, (row, c)) in rows[1..].iter().zip(&want.components).enumerate() {
+            let [cx, cy, _] = c.centroid();
+            let expected = [k as u64 + 1, c.left.into(), c.top.into(), c.width.into(), c.height.into(), c.area];
+            let ints: Vec<u64> = row[..6].iter().map(|v| v.parse().unwrap()).collect();
+            assert_eq!(ints, expected, "{} row {k}", d.token);
+            assert_eq!((row[6].parse::<f64>().unwrap(), row[7].parse::<f64>().unwrap()), (cx, cy));
+        }
+        // A volume.
+        let args =
+            ["label", vol_input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
+        let result = run(ccl().args(args).args(["--connectivity", "6", "--device", &id]));
+        assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+        let labels = read_label_npy(&out);
+        let want = ccl::ComponentStats::of_labels(labels.labels(), labels.shape(), labels.component_count());
+        let rows = read_csv(&csv);
+        assert_eq!(rows[0].join(","), "label,left,top,front,width,height,depth,area,cx,cy,cz");
+        assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
+        let last = &want.components[want.len() - 1];
+        let row: Vec<f64> = rows[want.len()].iter().map(|v| v.parse().unwrap()).collect();
+        assert_eq!(
+            row[1..8],
+            [last.left, last.top, last.front, last.width, last.height, last.depth, last.area as u32].map(f64::from)
+        );
+        assert_eq!(row[8..], last.centroid());
+    }
+    for extra in [vec!["--raw"], vec![]] {
+        let target = if extra.is_empty() { dir.to_str().unwrap() } else { input.to_str().unwrap() };
+        let out = dir.join("x");
+        let csv = dir.join("s.csv");
+        let args = ["label", target, "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap(), "--device", "cpu"];
+        let result = run(ccl().args(args).args(&extra));
+        assert!(!result.status.success(), "{extra:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -68,6 +68,12 @@ pub struct LabelArgs {
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
     pub(super) raw: bool,
+    /// Also write each component's statistics, computed on the device, to this CSV file: one row
+    /// per label 1..N with `label,left,top,width,height,area,cx,cy` (OpenCV's
+    /// connectedComponentsWithStats order; cx, cy the centroid), for a volume
+    /// `label,left,top,front,width,height,depth,area,cx,cy,cz`.
+    #[arg(long, value_name = "CSV", conflicts_with = "raw")]
+    pub(super) stats: Option<PathBuf>,
     /// Refuse inputs with more pixels than this, before decoding them (a guard against files
     /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
@@ -251,7 +257,19 @@ fn label_volume(
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     let mut labeler = device.labeler_for(args.algo, connectivity)?;
-    let ccl::VolumeLabeling { labels, components, timings } = labeler.label_volume(&volume, connectivity, !args.raw)?;
+    let ccl::VolumeLabeling { labels, components, timings } = match &args.stats {
+        Some(stats_path) => {
+            let (labels, count, timings, stats) = label_with_stats(
+                &mut labeler,
+                connectivity,
+                |l| l.upload_volume(&volume),
+                |l, d| l.download_volume(d),
+            )?;
+            io::write_stats_csv(stats_path, &stats, true)?;
+            ccl::VolumeLabeling { labels, components: Some(count), timings }
+        }
+        None => labeler.label_volume(&volume, connectivity, !args.raw)?,
+    };
     let count = components.unwrap_or_else(|| labels.component_count());
     io::write_volume(&args.output, &labels)?;
     say!(
@@ -268,6 +286,31 @@ fn label_volume(
     Ok(())
 }
 
+/// Labels on the device and computes the components' statistics there (which renumbers the
+/// labels 1..N), then downloads the labels: `upload` puts the input on the device, `download`
+/// brings the labels back. Returns the labels, their count, the timings (upload and download by
+/// the host clock) and the statistics.
+fn label_with_stats<T>(
+    labeler: &mut ccl::AnyLabeler,
+    connectivity: Connectivity,
+    upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
+    download: impl FnOnce(&mut ccl::AnyLabeler, &ccl::DeviceLabels) -> Result<T>,
+) -> Result<(T, u32, ccl::Timings, ccl::ComponentStats)> {
+    use ccl::{Phase, PhaseTime};
+    let start = std::time::Instant::now();
+    let on_device = upload(labeler)?;
+    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (mut labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
+    let (stats, more) = labeler.component_stats(&mut labels)?;
+    timings.phases.extend(more.phases);
+    let start = std::time::Instant::now();
+    let host = download(labeler, &labels)?;
+    timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+    timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
+    let count = stats.len() as u32;
+    Ok((host, count, timings, stats))
+}
+
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
     if args.volume {
@@ -279,6 +322,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
                 name: "binarize".into(),
                 reason: "takes one page, not a folder (binarize each page, or label the folder with --threshold)"
                     .into(),
+            });
+        }
+        if args.stats.is_some() {
+            return Err(Error::InvalidParameter {
+                name: "stats".into(),
+                reason: "takes one image or volume, not a folder of images".into(),
             });
         }
         return super::folder::label_folder(folder, &args);
@@ -322,7 +371,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
-    let result = if args.raw {
+    let result = if let Some(stats_path) = &args.stats {
+        let (labels, count, timings, stats) =
+            label_with_stats(&mut labeler, args.image_connectivity(), |l| l.upload(&image), |l, d| l.download(d))?;
+        io::write_stats_csv(stats_path, &stats, false)?;
+        ccl::Labeling { labels, components: Some(count), timings }
+    } else if args.raw {
         labeler.label(&image, args.image_connectivity())?
     } else {
         labeler.label_consecutive(&image, args.image_connectivity())?
@@ -387,7 +441,11 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
     let (mut labels, labeled) = labeler.label_on_device(&ink, args.image_connectivity())?;
-    let (count, relabeled) = if args.raw {
+    let (count, relabeled) = if let Some(stats_path) = &args.stats {
+        let (stats, t) = labeler.component_stats(&mut labels)?;
+        io::write_stats_csv(stats_path, &stats, false)?;
+        (Some(stats.len() as u32), t)
+    } else if args.raw {
         (None, ccl::Timings::default())
     } else {
         let (n, t) = labeler.relabel(&mut labels)?;

@@ -210,3 +210,29 @@ pub fn colorize(labels: &LabelImage) -> image::RgbImage {
         image::Rgb([64 | a, 64 | b, 64 | c])
     })
 }
+
+/// Writes component statistics as CSV, one row per component in label order, under a header
+/// naming the columns in OpenCV's order (`connectedComponentsWithStats`: left, top, width,
+/// height, area, then the centroid): `label,left,top,width,height,area,cx,cy` for an image,
+/// `label,left,top,front,width,height,depth,area,cx,cy,cz` for a volume. Centroids are printed
+/// with the digits that round-trip their f64 value. Written atomically.
+pub fn write_stats_csv(path: &Path, stats: &crate::ComponentStats, volume: bool) -> Result<()> {
+    write_atomically(path, |w| {
+        if volume {
+            writeln!(w, "label,left,top,front,width,height,depth,area,cx,cy,cz")?;
+        } else {
+            writeln!(w, "label,left,top,width,height,area,cx,cy")?;
+        }
+        for (k, c) in stats.components.iter().enumerate() {
+            let [cx, cy, cz] = c.centroid();
+            if volume {
+                let (l, t, f, wd, h, d, a) = (c.left, c.top, c.front, c.width, c.height, c.depth, c.area);
+                writeln!(w, "{},{l},{t},{f},{wd},{h},{d},{a},{cx},{cy},{cz}", k + 1)?;
+            } else {
+                writeln!(w, "{},{},{},{},{},{},{cx},{cy}", k + 1, c.left, c.top, c.width, c.height, c.area)?;
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
+}

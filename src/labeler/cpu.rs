@@ -5,8 +5,8 @@ use std::time::Instant;
 use super::{check_destination, Labeler, Labeling};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
-    reference, Algorithm, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, Phase, PhaseTime, Result, Shape, Timings,
+    reference, Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
+    DeviceLabels, Error, LabelImage, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -75,6 +75,18 @@ impl Labeler for CpuLabeler {
         labels.numbering = Some(Numbering::Consecutive(n));
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Ok((n, Timings { phases: vec![PhaseTime { phase: Phase::Relabel, ms }], iterations: None }))
+    }
+
+    fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)> {
+        let (n, mut timings) = self.relabel(labels)?;
+        let start = Instant::now();
+        let Storage::Host(values) = &labels.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let stats = ComponentStats::of_labels(values, labels.shape(), n);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.push(PhaseTime { phase: Phase::ComponentStats, ms });
+        Ok((stats, timings))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {

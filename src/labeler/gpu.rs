@@ -9,11 +9,12 @@ use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::image::check_size;
 use crate::schedule::relabel::{self, Relabel};
+use crate::schedule::stats::{self, Stats};
 use crate::schedule::Schedule;
 use crate::shape::Element;
 use crate::{
-    Algorithm, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, LabelImage,
-    Result, Shape, Timings,
+    Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
+    LabelImage, Result, Shape, Timings,
 };
 
 /// An opened device with its description and owner id, shared by its labelers.
@@ -53,6 +54,8 @@ pub struct GpuLabeler {
     schedules: Vec<(Connectivity, Box<dyn Schedule>)>,
     /// The relabeling stage, built at its first use.
     relabel: Option<Box<Relabel>>,
+    /// The component statistics stage, built at its first use.
+    stats: Option<Box<Stats>>,
     builds: BuildReport,
 }
 
@@ -74,8 +77,15 @@ impl GpuLabeler {
     /// algorithm's other connectivities are built at their first use, before any timing.
     pub(crate) fn new(device: Arc<Opened>, algorithm: Algorithm, connectivities: &[Connectivity]) -> Result<Self> {
         let gpu = device.gpu.new_queue()?;
-        let mut labeler =
-            Self { device, gpu, algorithm, schedules: Vec::new(), relabel: None, builds: BuildReport::default() };
+        let mut labeler = Self {
+            device,
+            gpu,
+            algorithm,
+            schedules: Vec::new(),
+            relabel: None,
+            stats: None,
+            builds: BuildReport::default(),
+        };
         for &connectivity in connectivities {
             labeler.prepare(connectivity)?;
         }
@@ -149,6 +159,16 @@ impl GpuLabeler {
         Ok(())
     }
 
+    /// Builds the component statistics stage at its first use (not warmed up: its kernels are
+    /// launched once per call, and their first launch is part of the first call).
+    fn ensure_stats(&mut self) -> Result<()> {
+        if self.stats.is_none() {
+            let program = Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(), &mut self.builds)?;
+            self.stats = Some(Box::new(Stats::build(self.gpu.as_ref(), &program)?));
+        }
+        Ok(())
+    }
+
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
         match &array.storage {
             Storage::Device(b) if array.owner() == self.device.owner => Ok(b),
@@ -215,6 +235,18 @@ impl Labeler for GpuLabeler {
         let phases = recorder.finish()?;
         labels.numbering = Some(Numbering::Consecutive(count));
         Ok((count, Timings { phases, iterations: None }))
+    }
+
+    fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)> {
+        let (n, mut timings) = self.relabel(labels)?;
+        self.ensure_stats()?;
+        let buffer = self.buffer(labels)?;
+        let stage = self.stats.as_mut().expect("built above");
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let stats = stage.run(gpu, buffer, labels.shape(), n, &mut recorder)?;
+        timings.phases.extend(recorder.finish()?);
+        Ok((stats, timings))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {

@@ -15,8 +15,8 @@ pub(crate) use gpu::Opened;
 pub use gpu::{BuildReport, GpuLabeler};
 
 use crate::{
-    Algorithm, BackendKind, BinaryImage, BinaryVolume, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, LabelVolume, Phase, PhaseTime, Result, Shape, Timings,
+    Algorithm, BackendKind, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
+    DeviceLabels, Error, LabelImage, LabelVolume, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The result of labeling a host image.
@@ -78,6 +78,13 @@ pub trait Labeler {
     /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
     /// they are.
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
+
+    /// The statistics of every component of `labels` (area, bounding box, centroid; in label
+    /// order), computed where the labels are; only the statistics leave the device. Raw labels
+    /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
+    /// the consecutive labeling. The timings cover the relabeling and the statistics, read-back
+    /// included ([`Phase::ComponentStats`]).
+    fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;

@@ -1,0 +1,165 @@
+// GENERATED from kernels-cl/prelude.h and kernels/{common.h, stats.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cl/prelude.h
+// OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
+#define KERNEL __kernel
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once: a register budget for CUDA; OpenCL C has no such hint, so nothing.
+#define REQUIRED_GROUP_SIZE(x, y, z, groups)
+#define GLOBAL __global
+#define LOCAL __local
+#define DEVICE_FN
+#define LOCAL_ARRAY(type, name, size) __local type name[size]
+#define LOCAL_ID_X ((uint)get_local_id(0))
+#define LOCAL_ID_Y ((uint)get_local_id(1))
+#define LOCAL_ID_Z ((uint)get_local_id(2))
+#define GROUP_ID_X ((uint)get_group_id(0))
+#define GROUP_ID_Y ((uint)get_group_id(1))
+#define GROUP_ID_Z ((uint)get_group_id(2))
+#define GLOBAL_ID_X ((uint)get_global_id(0))
+#define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define GLOBAL_ID_Z ((uint)get_global_id(2))
+#define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ATOMIC_MIN(p, v) atom_min((p), (v))
+#define ATOMIC_MAX(p, v) atom_max((p), (v))
+#else
+#define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#define ATOMIC_MAX(p, v) atomic_max((p), (v))
+#endif
+#define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
+// cl_khr_int64_base_atomics).
+#if defined(INT64_ATOMICS) && INT64_ATOMICS
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define ATOMIC_ADD64(p, v) atom_add((p), (v))
+#endif
+// Double precision (kernels built with -D FLOAT64=1): IEEE operations, correctly rounded in
+// OpenCL for double, and never contracted into fused multiply-adds, so that a kernel's results
+// equal the host reference's bit for bit.
+#if defined(FLOAT64) && FLOAT64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#define DADD(a, b) ((a) + (b))
+#define DSUB(a, b) ((a) - (b))
+#define DMUL(a, b) ((a) * (b))
+#define DDIV(a, b) ((a) / (b))
+#define DSQRT(a) sqrt(a)
+#define DRINT(a) rint(a)
+// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+#define FRSQRT(x) rsqrt(x)
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
+
+// ---- stats.kernel
+// Component statistics from consecutive labels 1..N (issue 13; what OpenCV's
+// connectedComponentsWithStats, NPP's CompressedMarkerLabelsUFInfo and skimage's regionprops
+// give): per component its voxel count, bounding box and the sums of its voxels' coordinates (64
+// bits, so centroids stay exact on large images), in label order. An image is a volume of one
+// slice.
+//
+// Kernels, in order: stats_init (one work-item per component), stats_accumulate (one work-item
+// per SEGMENT voxels of a row). Layout, N entries each: area (uint), box (uint, 6 N: min x, min
+// y, min z, max x, max y, max z), sums (ulong, 3 N: x, y, z).
+//
+// A work-item walks its segment and keeps one component's partial statistics while the labels
+// it meets are that component's or background, and adds them to the global entries (atomics)
+// when another component starts and at the end: a run of one component costs one set of atomics,
+// not one per voxel.
+// Build-time defines: SEGMENT (voxels per work-item), INT64_ATOMICS (the preludes' 64-bit add).
+
+KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n)
+{
+    const uint k = GLOBAL_ID_X;
+    if (k >= n)
+        return;
+    area[k] = 0;
+    for (uint a = 0; a < 3; a++) {
+        box[a * n + k] = 0xFFFFFFFFu;
+        box[(3 + a) * n + k] = 0;
+        sums[a * n + k] = 0;
+    }
+}
+
+// Adds the partial statistics of component `label` (count voxels of row (y, z), x from `first`
+// to `last`, x summing to `sum_x`) to its entries.
+DEVICE_FN void stats_flush(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, label_t label, uint count,
+                           uint first, uint last, ulong sum_x, uint y, uint z)
+{
+    const uint k = (uint)(label - 1);
+    ATOMIC_ADD(&area[k], count);
+    ATOMIC_MIN(&box[k], first);
+    ATOMIC_MIN(&box[n + k], y);
+    ATOMIC_MIN(&box[2 * n + k], z);
+    ATOMIC_MAX(&box[3 * n + k], last);
+    ATOMIC_MAX(&box[4 * n + k], y);
+    ATOMIC_MAX(&box[5 * n + k], z);
+    ATOMIC_ADD64(&sums[k], sum_x);
+    ATOMIC_ADD64(&sums[n + k], (ulong)y * count);
+    if (z != 0)
+        ATOMIC_ADD64(&sums[2 * n + k], (ulong)z * count);
+}
+
+// Rows are numbered through the slices: row r is y = r % height of slice z = r / height, so
+// one 2D launch over `rows` = height x depth rows covers a volume.
+KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums,
+                             uint width, uint height, uint rows, uint n)
+{
+    const uint x0 = GLOBAL_ID_X * SEGMENT, r = GLOBAL_ID_Y;
+    if (x0 >= width || r >= rows)
+        return;
+    const uint y = r % height, z = r / height;
+    const uint end = x0 + SEGMENT < width ? x0 + SEGMENT : width;
+    GLOBAL const label_t *row = L + PIXEL_INDEX(0, r, width);
+    label_t current = 0;
+    uint count = 0, first = 0, last = 0;
+    ulong sum_x = 0;
+    for (uint x = x0; x < end; x++) {
+        const label_t label = row[x];
+        if (label == 0)
+            continue;
+        if (label != current) {
+            if (current != 0)
+                stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z);
+            current = label;
+            count = 0;
+            first = x;
+            sum_x = 0;
+        }
+        count++;
+        last = x;
+        sum_x += x;
+    }
+    if (current != 0)
+        stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z);
+}
+

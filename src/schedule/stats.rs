@@ -1,0 +1,72 @@
+//! Component statistics on the device (issue 13): from consecutive labels 1..N, each
+//! component's area, bounding box and coordinate sums, read back into
+//! [`crate::ComponentStats`]. Kernels: `kernels/stats.kernel`.
+//!
+//! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
+//! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row adds each run of one
+//!    component to its entries with atomics. Volumes are walked as images of `height * depth`
+//!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
+//!    grid when tall) covers any shape.
+
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::{ComponentStats, Phase, Result, Shape};
+
+/// Pixels per work-item of `stats_accumulate`.
+const SEGMENT: usize = 32;
+
+/// The compile-time defines of `kernels/stats.kernel`.
+pub(crate) fn defines() -> Vec<Define> {
+    vec![Define::int("SEGMENT", SEGMENT as i64), Define::flag("INT64_ATOMICS", true)]
+}
+
+/// The compiled statistics kernels.
+pub(crate) struct Stats {
+    init: Kernel,
+    accumulate: Kernel,
+}
+
+impl Stats {
+    pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
+        let [init, accumulate] = super::kernels(gpu, program, ["stats_init", "stats_accumulate"])?;
+        Ok(Self { init, accumulate })
+    }
+
+    /// The statistics of the `n` components of consecutive `labels` of `shape`. Ends
+    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the read-back included) and
+    /// [`Phase::Deallocation`] on `recorder`.
+    pub(crate) fn run(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        shape: Shape,
+        n: u32,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<ComponentStats> {
+        let count = n as usize;
+        if count == 0 {
+            return Ok(ComponentStats::default());
+        }
+        let area_buf = gpu.alloc(count * 4)?;
+        let box_buf = gpu.alloc(6 * count * 4)?;
+        let sums_buf = gpu.alloc(3 * count * 8)?;
+        recorder.end(Phase::Allocation)?;
+        let (area, boxes, sums) = (Arg::Buffer(&area_buf), Arg::Buffer(&box_buf), Arg::Buffer(&sums_buf));
+        let per_component = LaunchRange::over([count, 1, 1], [256, 1, 1]);
+        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n)])?;
+        let rows = shape.height * shape.depth;
+        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], [32, 8, 1]);
+        let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
+        let args = [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], Arg::U32(n)];
+        gpu.launch(&mut self.accumulate, &segments, &args)?;
+        let mut area_host = vec![0u32; count];
+        let mut box_host = vec![0u32; 6 * count];
+        let mut sums_host = vec![0u64; 3 * count];
+        gpu.read(&area_buf, bytemuck::cast_slice_mut(&mut area_host))?;
+        gpu.read(&box_buf, bytemuck::cast_slice_mut(&mut box_host))?;
+        gpu.read(&sums_buf, bytemuck::cast_slice_mut(&mut sums_host))?;
+        recorder.end(Phase::ComponentStats)?;
+        drop((area_buf, box_buf, sums_buf));
+        recorder.end(Phase::Deallocation)?;
+        Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
+    }
+}

@@ -1,0 +1,101 @@
+//! Component statistics: per component of a consecutive labeling (1..N), its area, bounding box
+//! and centroid, in label order, as OpenCV's `connectedComponentsWithStats` and skimage's
+//! `regionprops` give them (issue 13). Computed on the device by
+//! [`crate::Labeler::component_stats`], and here on the host as the reference.
+
+use crate::Shape;
+
+/// The statistics of one component. Images have `front` 0 and `depth` 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComponentStat {
+    /// Smallest x of its pixels.
+    pub left: u32,
+    /// Smallest y.
+    pub top: u32,
+    /// Smallest z (0 for images).
+    pub front: u32,
+    /// Bounding-box extent along x, in pixels.
+    pub width: u32,
+    /// Extent along y.
+    pub height: u32,
+    /// Extent along z (1 for images).
+    pub depth: u32,
+    /// Number of pixels.
+    pub area: u64,
+    /// Sums of its pixels' x, y and z coordinates (exact: 64-bit integers).
+    pub sums: [u64; 3],
+}
+
+impl ComponentStat {
+    /// The centroid (mean x, y, z), each the exact sum divided by the area in f64.
+    pub fn centroid(&self) -> [f64; 3] {
+        self.sums.map(|s| s as f64 / self.area as f64)
+    }
+}
+
+/// The statistics of every component of a consecutive labeling, in label order: entry `k` is
+/// label `k + 1`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ComponentStats {
+    /// One entry per component.
+    pub components: Vec<ComponentStat>,
+}
+
+impl ComponentStats {
+    /// The number of components.
+    pub fn len(&self) -> usize {
+        self.components.len()
+    }
+
+    /// Whether there is no component.
+    pub fn is_empty(&self) -> bool {
+        self.components.is_empty()
+    }
+
+    /// Statistics from the device's raw arrays of `n` components (see `kernels/stats.kernel`):
+    /// areas, the box as 6 arrays (min x, y, z, max x, y, z) and the sums as 3.
+    pub(crate) fn from_arrays(n: usize, area: &[u32], boxes: &[u32], sums: &[u64]) -> Self {
+        let components = (0..n)
+            .map(|k| {
+                let min = [boxes[k], boxes[n + k], boxes[2 * n + k]];
+                let max = [boxes[3 * n + k], boxes[4 * n + k], boxes[5 * n + k]];
+                ComponentStat {
+                    left: min[0],
+                    top: min[1],
+                    front: min[2],
+                    width: max[0] - min[0] + 1,
+                    height: max[1] - min[1] + 1,
+                    depth: max[2] - min[2] + 1,
+                    area: u64::from(area[k]),
+                    sums: [sums[k], sums[n + k], sums[2 * n + k]],
+                }
+            })
+            .collect();
+        ComponentStats { components }
+    }
+
+    /// The statistics of consecutive `labels` (1..`n`, background 0) of `shape`, computed on the
+    /// host: the reference the device's are checked against. Labels above `n` are ignored.
+    pub fn of_labels(labels: &[u32], shape: Shape, n: u32) -> Self {
+        let n = n as usize;
+        let mut area = vec![0u32; n];
+        let mut boxes = vec![0u32; 6 * n];
+        boxes[..3 * n].fill(u32::MAX);
+        let mut sums = vec![0u64; 3 * n];
+        let (w, h) = (shape.width, shape.height);
+        for (i, &l) in labels.iter().enumerate() {
+            if l == 0 || l as usize > n {
+                continue;
+            }
+            let k = l as usize - 1;
+            let c = [(i % w) as u32, (i / w % h) as u32, (i / (w * h)) as u32];
+            area[k] += 1;
+            for a in 0..3 {
+                boxes[a * n + k] = boxes[a * n + k].min(c[a]);
+                boxes[(3 + a) * n + k] = boxes[(3 + a) * n + k].max(c[a]);
+                sums[a * n + k] += u64::from(c[a]);
+            }
+        }
+        Self::from_arrays(n, &area, &boxes, &sums)
+    }
+}

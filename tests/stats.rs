@@ -1,0 +1,100 @@
+//! Component statistics (area, bounding box, centroid) on every device, exact against the host
+//! reference computed from the CPU reference's consecutive labels: every conformance image and
+//! a few more, volumes, raw labels of both conventions, shapes that cut the kernel's row
+//! segments, components that span many rows and slices, no component at all.
+
+mod common;
+
+use ccl::{
+    random_volume, reference, Algorithm, BinaryImage, BinaryVolume, ComponentStat, ComponentStats, Connectivity,
+    Labeler, Shape,
+};
+use common::images::{random, rings, spiral};
+
+/// Statistics the reference gives for an image's consecutive labels.
+fn expected_image(image: &BinaryImage, connectivity: Connectivity) -> ComponentStats {
+    let (labels, n) = reference::label(image, connectivity).into_consecutive();
+    ComponentStats::of_labels(labels.labels(), Shape::image(image.width(), image.height()), n)
+}
+
+#[test]
+fn the_reference_statistics_are_those_of_the_labels() {
+    // Two components: an L of 4 pixels and a single pixel.
+    let image =
+        BinaryImage::from_fn(5, 4, |x, y| (x == 1 && y <= 2) || (y == 2 && x == 2) || (x == 4 && y == 3)).unwrap();
+    let stats = expected_image(&image, Connectivity::Four);
+    assert_eq!(
+        stats.components,
+        vec![
+            ComponentStat { left: 1, top: 0, front: 0, width: 2, height: 3, depth: 1, area: 4, sums: [5, 5, 0] },
+            ComponentStat { left: 4, top: 3, front: 0, width: 1, height: 1, depth: 1, area: 1, sums: [4, 3, 0] },
+        ]
+    );
+    assert_eq!(stats.components[0].centroid(), [1.25, 1.25, 0.0]);
+    // A volume: one voxel at (2, 1, 3) and a column along z.
+    let volume = BinaryVolume::from_fn(3, 2, 5, |x, y, z| (x, y, z) == (2, 1, 3) || (x == 0 && y == 0)).unwrap();
+    let (labels, n) = reference::label_volume(&volume, Connectivity::Six).unwrap().to_consecutive();
+    let stats = ComponentStats::of_labels(labels.labels(), volume.shape(), n);
+    assert_eq!(
+        stats.components[0],
+        ComponentStat { left: 0, top: 0, front: 0, width: 1, height: 1, depth: 5, area: 5, sums: [0, 0, 10] }
+    );
+    assert_eq!(stats.components[1].sums, [2, 1, 3]);
+}
+
+fn images() -> Vec<(String, BinaryImage)> {
+    let mut out: Vec<(String, BinaryImage)> =
+        common::images::conformance_cases().into_iter().map(|c| (c.name, c.image)).collect();
+    out.extend([
+        ("1x1 background".to_string(), BinaryImage::from_fn(1, 1, |_, _| false).unwrap()),
+        ("1x1 foreground".to_string(), BinaryImage::from_fn(1, 1, |_, _| true).unwrap()),
+        ("1x70".to_string(), random(1, 70, 60, 1, 3)),
+        ("70x1".to_string(), random(70, 1, 60, 1, 4)),
+        ("all foreground 97x33".to_string(), BinaryImage::from_fn(97, 33, |_, _| true).unwrap()),
+        ("spiral".to_string(), spiral(61)),
+        ("rings".to_string(), rings(83, 47)),
+    ]);
+    for (density, granularity) in [(10, 1), (45, 1), (70, 2), (90, 1)] {
+        out.push((format!("131x77 d{density} g{granularity}"), random(131, 77, density, granularity, density)));
+    }
+    out
+}
+
+#[test]
+fn device_statistics_equal_the_reference_on_every_device() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        // UF gives first-pixel raw labels, BKE first-block ones: both are renumbered first.
+        for algorithm in [Algorithm::UF, Algorithm::BKE] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
+                for (name, image) in images() {
+                    let on_device = labeler.upload(&image).expect("upload");
+                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                    let (stats, timings) = labeler.component_stats(&mut labels).expect("stats");
+                    if stats != expected_image(&image, connectivity) {
+                        failures.push(format!("{} {algorithm} {connectivity} {name}: statistics differ", d.token));
+                    }
+                    assert!(timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) || stats.is_empty());
+                    runs += 1;
+                }
+            }
+            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 3) {
+                for (w, h, dd, density) in [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50)] {
+                    let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
+                    let on_device = labeler.upload_volume(&volume).expect("upload");
+                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                    let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
+                    let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
+                    if stats != ComponentStats::of_labels(want.labels(), volume.shape(), n) {
+                        failures
+                            .push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: statistics differ", d.token));
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
+}
