@@ -88,7 +88,7 @@ typedef uint index_t;
 // slice.
 //
 // Kernels, in order: stats_init (one work-item per component), stats_accumulate (one work-item
-// per SEGMENT voxels of a row). Layout, N entries each: area (uint), box (uint, 6 N: min x, min
+// per SEGMENT voxels of a row); stats_remap keeps a subset of the components. Layout, N entries each: area (uint), box (uint, 6 N: min x, min
 // y, min z, max x, max y, max z), sums (ulong, 3 N: x, y, z).
 //
 // A work-item walks its segment and keeps one component's partial statistics while the labels
@@ -161,5 +161,18 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     }
     if (current != 0)
         stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z);
+}
+
+// Keeping some components (by size, or the largest): label l becomes map[l - 1] (0 removes the
+// component, the others are renumbered 1..M in label order); background stays 0. One work-item
+// per pixel.
+KERNEL void stats_remap(GLOBAL label_t *L, GLOBAL const label_t *map, index_t n)
+{
+    const index_t i = GLOBAL_ID_X;
+    if (i >= n)
+        return;
+    const label_t l = L[i];
+    if (l != 0)
+        L[i] = map[l - 1];
 }
 

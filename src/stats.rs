@@ -52,20 +52,47 @@ impl ComponentStats {
         self.components.is_empty()
     }
 
+    /// Which components have at least `min_area` pixels (for [`crate::Labeler::keep_components`]).
+    pub fn at_least(&self, min_area: u64) -> Vec<bool> {
+        self.components.iter().map(|c| c.area >= min_area).collect()
+    }
+
+    /// Which components are among the `k` largest (by area; of equal areas, the smaller label
+    /// first).
+    pub fn largest(&self, k: usize) -> Vec<bool> {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(self.components[i].area), i));
+        let mut keep = vec![false; self.len()];
+        for &i in order.iter().take(k) {
+            keep[i] = true;
+        }
+        keep
+    }
+
+    /// The statistics of the components `keep` selects, in order: those of the labels
+    /// [`crate::Labeler::keep_components`] leaves.
+    pub fn kept(&self, keep: &[bool]) -> ComponentStats {
+        let components = self.components.iter().zip(keep).filter(|(_, &k)| k).map(|(c, _)| *c).collect();
+        ComponentStats { components }
+    }
+
     /// Statistics from the device's raw arrays of `n` components (see `kernels/stats.kernel`):
     /// areas, the box as 6 arrays (min x, y, z, max x, y, z) and the sums as 3.
     pub(crate) fn from_arrays(n: usize, area: &[u32], boxes: &[u32], sums: &[u64]) -> Self {
         let components = (0..n)
             .map(|k| {
-                let min = [boxes[k], boxes[n + k], boxes[2 * n + k]];
+                // A label without pixels (only possible from of_labels with a larger n) has an
+                // empty box: all zero.
+                let empty = area[k] == 0;
+                let min = [boxes[k], boxes[n + k], boxes[2 * n + k]].map(|v| if empty { 0 } else { v });
                 let max = [boxes[3 * n + k], boxes[4 * n + k], boxes[5 * n + k]];
                 ComponentStat {
                     left: min[0],
                     top: min[1],
                     front: min[2],
-                    width: max[0] - min[0] + 1,
-                    height: max[1] - min[1] + 1,
-                    depth: max[2] - min[2] + 1,
+                    width: if empty { 0 } else { max[0] - min[0] + 1 },
+                    height: if empty { 0 } else { max[1] - min[1] + 1 },
+                    depth: if empty { 0 } else { max[2] - min[2] + 1 },
                     area: u64::from(area[k]),
                     sums: [sums[k], sums[n + k], sums[2 * n + k]],
                 }
@@ -75,7 +102,8 @@ impl ComponentStats {
     }
 
     /// The statistics of consecutive `labels` (1..`n`, background 0) of `shape`, computed on the
-    /// host: the reference the device's are checked against. Labels above `n` are ignored.
+    /// host: the reference the device's are checked against. Labels above `n` are ignored; a
+    /// label up to `n` without pixels gets an empty entry (all zero).
     pub fn of_labels(labels: &[u32], shape: Shape, n: u32) -> Self {
         let n = n as usize;
         let mut area = vec![0u32; n];

@@ -712,8 +712,8 @@ fn read_csv(path: &Path) -> Vec<Vec<String>> {
 fn stats_are_written_beside_the_labels() {
     let dir = scratch("stats");
     let image = ccl::random_image(67, 45, 40, 2, 9).unwrap();
-    let input = dir.join("in.png");
-    ccl::io::write_binary(&input, &image).unwrap();
+    let input = dir.join("in.npy");
+    write_npy_u8(&input, &[45, 67], image.pixels());
     let volume = ccl::random_volume(23, 17, 9, 35, 1, 5).unwrap();
     let vol_input = dir.join("vol.npy");
     write_npy_u8(&vol_input, &[9, 17, 23], volume.voxels());
@@ -755,6 +755,26 @@ fn stats_are_written_beside_the_labels() {
         );
         assert_eq!(row[8..], last.centroid());
     }
+    // --min-size and --keep-largest: the kept components, renumbered, with their statistics.
+    let (out, csv) = (dir.join("kept.npy"), dir.join("kept.csv"));
+    let args = ["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
+    let result = run(ccl().args(args).args(["--min-size", "3", "--keep-largest", "4", "--device", "cpu"]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let (h, w, labels) = read_npy(&out);
+    let unfiltered = dir.join("unfiltered.npy");
+    run(ccl().args(["label", input.to_str().unwrap(), "-o", unfiltered.to_str().unwrap(), "--device", "cpu"]));
+    let (_, _, all) = read_npy(&unfiltered);
+    let all = ccl::ComponentStats::of_labels(&all, ccl::Shape::image(67, 45), *all.iter().max().unwrap());
+    assert!(all.len() > 10, "{} components", all.len());
+    let mut areas: Vec<u64> = all.components.iter().map(|c| c.area).filter(|&a| a >= 3).collect();
+    areas.sort_unstable_by(|a, b| b.cmp(a));
+    let n = *labels.iter().max().unwrap();
+    let kept = ccl::ComponentStats::of_labels(&labels, ccl::Shape::image(w as usize, h as usize), n);
+    let mut got: Vec<u64> = kept.components.iter().map(|c| c.area).collect();
+    got.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(got, areas[..4.min(areas.len())], "the four largest of at least 3 pixels");
+    assert_eq!(n as usize, got.len());
+    assert_eq!(read_csv(&csv).len() - 1, got.len());
     for extra in [vec!["--raw"], vec![]] {
         let target = if extra.is_empty() { dir.to_str().unwrap() } else { input.to_str().unwrap() };
         let out = dir.join("x");

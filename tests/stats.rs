@@ -98,3 +98,58 @@ fn device_statistics_equal_the_reference_on_every_device() {
     }
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// Consecutive labels with only the components `keep` selects, renumbered in label order.
+fn kept_labels(labels: &[u32], keep: &[bool]) -> Vec<u32> {
+    let mut next = 0;
+    let map: Vec<u32> = keep
+        .iter()
+        .map(|&k| {
+            next += u32::from(k);
+            if k {
+                next
+            } else {
+                0
+            }
+        })
+        .collect();
+    labels.iter().map(|&l| if l == 0 { 0 } else { map[l as usize - 1] }).collect()
+}
+
+#[test]
+fn small_components_are_removed_and_the_largest_kept_on_every_device() {
+    let mut failures = Vec::new();
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
+        for (name, image) in [("131x77 d45", random(131, 77, 45, 1, 7)), ("rings", rings(83, 47))] {
+            let (want, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
+            let shape = Shape::image(image.width(), image.height());
+            let all = ComponentStats::of_labels(want.labels(), shape, n);
+            for (how, keep) in
+                [("at least 5", all.at_least(5)), ("largest 3", all.largest(3)), ("none", vec![false; all.len()])]
+            {
+                let on_device = labeler.upload(&image).expect("upload");
+                let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+                let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
+                assert_eq!(stats, all, "{} {name}", d.token);
+                let (m, _) = labeler.keep_components(&mut labels, &keep).expect("keep");
+                let got = labeler.download(&labels).expect("download");
+                let expected = kept_labels(want.labels(), &keep);
+                if got.labels() != expected.as_slice() || m as usize != keep.iter().filter(|&&k| k).count() {
+                    failures.push(format!("{} {name} {how}: labels differ", d.token));
+                }
+                // The kept components' statistics are the filtered list.
+                if ComponentStats::of_labels(got.labels(), shape, m) != all.kept(&keep) {
+                    failures.push(format!("{} {name} {how}: statistics of the kept labels differ", d.token));
+                }
+            }
+            // Raw labels, or a keep list of another length, are refused.
+            let on_device = labeler.upload(&image).expect("upload");
+            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+            assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
+            labeler.relabel(&mut labels).expect("relabel");
+            assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -74,6 +74,14 @@ pub struct LabelArgs {
     /// `label,left,top,front,width,height,depth,area,cx,cy,cz`.
     #[arg(long, value_name = "CSV", conflicts_with = "raw")]
     pub(super) stats: Option<PathBuf>,
+    /// Remove the components of fewer than N pixels (voxels), on the device; the others are
+    /// renumbered 1..M in raster order of first appearance.
+    #[arg(long, value_name = "N", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) min_size: Option<u64>,
+    /// Keep only the K largest components (after --min-size; of equal sizes, the first ones), on
+    /// the device; they are renumbered 1..K in raster order of first appearance.
+    #[arg(long, value_name = "K", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(0..))]
+    pub(super) keep_largest: Option<u64>,
     /// Refuse inputs with more pixels than this, before decoding them (a guard against files
     /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
@@ -257,18 +265,13 @@ fn label_volume(
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     let mut labeler = device.labeler_for(args.algo, connectivity)?;
-    let ccl::VolumeLabeling { labels, components, timings } = match &args.stats {
-        Some(stats_path) => {
-            let (labels, count, timings, stats) = label_with_stats(
-                &mut labeler,
-                connectivity,
-                |l| l.upload_volume(&volume),
-                |l, d| l.download_volume(d),
-            )?;
-            io::write_stats_csv(stats_path, &stats, true)?;
-            ccl::VolumeLabeling { labels, components: Some(count), timings }
-        }
-        None => labeler.label_volume(&volume, connectivity, !args.raw)?,
+    let ccl::VolumeLabeling { labels, components, timings } = if wants_stats(args) {
+        let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
+        let (labels, count, timings) =
+            label_filtered(args, &mut labeler, connectivity, true, upload, |l, d| l.download_volume(d))?;
+        ccl::VolumeLabeling { labels, components: Some(count), timings }
+    } else {
+        labeler.label_volume(&volume, connectivity, !args.raw)?
     };
     let count = components.unwrap_or_else(|| labels.component_count());
     io::write_volume(&args.output, &labels)?;
@@ -287,28 +290,57 @@ fn label_volume(
 }
 
 /// Labels on the device and computes the components' statistics there (which renumbers the
-/// labels 1..N), then downloads the labels: `upload` puts the input on the device, `download`
-/// brings the labels back. Returns the labels, their count, the timings (upload and download by
-/// the host clock) and the statistics.
-fn label_with_stats<T>(
+/// labels 1..N), keeps the components `--min-size` and `--keep-largest` select, then downloads
+/// the labels: `upload` puts the input on the device, `download` brings the labels back. Writes
+/// the kept components' statistics to `--stats` when given (`volume`: with z columns). Returns
+/// the labels, their count and the timings (upload and download by the host clock).
+fn label_filtered<T>(
+    args: &LabelArgs,
     labeler: &mut ccl::AnyLabeler,
     connectivity: Connectivity,
+    volume: bool,
     upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
     download: impl FnOnce(&mut ccl::AnyLabeler, &ccl::DeviceLabels) -> Result<T>,
-) -> Result<(T, u32, ccl::Timings, ccl::ComponentStats)> {
+) -> Result<(T, u32, ccl::Timings)> {
     use ccl::{Phase, PhaseTime};
     let start = std::time::Instant::now();
     let on_device = upload(labeler)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (mut labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
-    let (stats, more) = labeler.component_stats(&mut labels)?;
+    let (mut stats, more) = labeler.component_stats(&mut labels)?;
     timings.phases.extend(more.phases);
+    filter_components(args, labeler, &mut labels, &mut stats, &mut timings)?;
+    if let Some(path) = &args.stats {
+        io::write_stats_csv(path, &stats, volume)?;
+    }
     let start = std::time::Instant::now();
     let host = download(labeler, &labels)?;
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
-    let count = stats.len() as u32;
-    Ok((host, count, timings, stats))
+    Ok((host, stats.len() as u32, timings))
+}
+
+/// Whether `--stats`, `--min-size` or `--keep-largest` asks for statistics on the device.
+fn wants_stats(args: &LabelArgs) -> bool {
+    args.stats.is_some() || args.min_size.is_some() || args.keep_largest.is_some()
+}
+
+/// Applies `--min-size`, then `--keep-largest`, to consecutive device labels and their `stats`.
+fn filter_components(
+    args: &LabelArgs,
+    labeler: &mut ccl::AnyLabeler,
+    labels: &mut ccl::DeviceLabels,
+    stats: &mut ccl::ComponentStats,
+    timings: &mut ccl::Timings,
+) -> Result<()> {
+    let steps = [args.min_size.map(|n| (n, true)), args.keep_largest.map(|k| (k, false))];
+    for (n, by_size) in steps.into_iter().flatten() {
+        let keep = if by_size { stats.at_least(n) } else { stats.largest(usize::try_from(n).unwrap_or(usize::MAX)) };
+        let (_, more) = labeler.keep_components(labels, &keep)?;
+        timings.phases.extend(more.phases);
+        *stats = stats.kept(&keep);
+    }
+    Ok(())
 }
 
 /// Runs `ccl label`.
@@ -324,9 +356,9 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     .into(),
             });
         }
-        if args.stats.is_some() {
+        if wants_stats(&args) {
             return Err(Error::InvalidParameter {
-                name: "stats".into(),
+                name: if args.stats.is_some() { "stats" } else { "min-size / keep-largest" }.into(),
                 reason: "takes one image or volume, not a folder of images".into(),
             });
         }
@@ -371,10 +403,10 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
-    let result = if let Some(stats_path) = &args.stats {
-        let (labels, count, timings, stats) =
-            label_with_stats(&mut labeler, args.image_connectivity(), |l| l.upload(&image), |l, d| l.download(d))?;
-        io::write_stats_csv(stats_path, &stats, false)?;
+    let result = if wants_stats(&args) {
+        let upload = |l: &mut ccl::AnyLabeler| l.upload(&image);
+        let (labels, count, timings) =
+            label_filtered(&args, &mut labeler, args.image_connectivity(), false, upload, |l, d| l.download(d))?;
         ccl::Labeling { labels, components: Some(count), timings }
     } else if args.raw {
         labeler.label(&image, args.image_connectivity())?
@@ -441,9 +473,12 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
     let (mut labels, labeled) = labeler.label_on_device(&ink, args.image_connectivity())?;
-    let (count, relabeled) = if let Some(stats_path) = &args.stats {
-        let (stats, t) = labeler.component_stats(&mut labels)?;
-        io::write_stats_csv(stats_path, &stats, false)?;
+    let (count, relabeled) = if wants_stats(args) {
+        let (mut stats, mut t) = labeler.component_stats(&mut labels)?;
+        filter_components(args, &mut labeler, &mut labels, &mut stats, &mut t)?;
+        if let Some(path) = &args.stats {
+            io::write_stats_csv(path, &stats, false)?;
+        }
         (Some(stats.len() as u32), t)
     } else if args.raw {
         (None, ccl::Timings::default())

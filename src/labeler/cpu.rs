@@ -89,6 +89,32 @@ impl Labeler for CpuLabeler {
         Ok((stats, timings))
     }
 
+    fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)> {
+        super::check_keep(labels, keep)?;
+        let start = Instant::now();
+        let Storage::Host(values) = &mut labels.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let mut next = 0;
+        let map: Vec<u32> = keep
+            .iter()
+            .map(|&k| {
+                if k {
+                    next += 1;
+                    next
+                } else {
+                    0
+                }
+            })
+            .collect();
+        for l in values.iter_mut().filter(|l| **l != 0) {
+            *l = map[*l as usize - 1];
+        }
+        labels.numbering = Some(Numbering::Consecutive(next));
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        Ok((next, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
+    }
+
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
         match &labels.storage {
             Storage::Host(v) => LabelImage::new(labels.width(), labels.height(), v.clone()),

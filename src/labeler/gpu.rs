@@ -249,6 +249,19 @@ impl Labeler for GpuLabeler {
         Ok((stats, timings))
     }
 
+    fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)> {
+        super::check_keep(labels, keep)?;
+        self.ensure_stats()?;
+        let buffer = self.buffer(labels)?;
+        let stage = self.stats.as_mut().expect("built above");
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let kept = stage.keep(gpu, buffer, labels.shape().len(), keep, &mut recorder)?;
+        let phases = recorder.finish()?;
+        labels.numbering = Some(Numbering::Consecutive(kept));
+        Ok((kept, Timings { phases, iterations: None }))
+    }
+
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
         let buffer = self.buffer(labels)?;
         // Straight into the label vector (zero pages from the allocator, no second copy).

@@ -86,6 +86,13 @@ pub trait Labeler {
     /// included ([`Phase::ComponentStats`]).
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
+    /// Keeps the components of consecutive `labels` whose entry of `keep` is set (one entry per
+    /// label, as [`ComponentStats::at_least`] and [`ComponentStats::largest`] give), renumbered
+    /// 1..M in label order (so still in raster order of first appearance), and turns the others
+    /// into background, in place on the device; returns M. Labels that are not consecutive, or
+    /// a `keep` of another length than their count, are an [`Error::InvalidParameter`].
+    fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)>;
+
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
 
@@ -154,6 +161,21 @@ pub trait Labeler {
         let (count, relabel) = self.relabel(&mut labels)?;
         timings.phases.extend(relabel.phases);
         Ok((count, timings))
+    }
+}
+
+/// Checks that `labels` are consecutive with one entry of `keep` per component.
+pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
+    match labels.numbering() {
+        Some(crate::Numbering::Consecutive(n)) if n as usize == keep.len() => Ok(()),
+        Some(crate::Numbering::Consecutive(n)) => Err(Error::InvalidParameter {
+            name: "keep".into(),
+            reason: format!("has {} entries for {n} components", keep.len()),
+        }),
+        _ => Err(Error::InvalidParameter {
+            name: "keep".into(),
+            reason: "applies to consecutive labels (relabel or component_stats first)".into(),
+        }),
     }
 }
 

@@ -23,12 +23,14 @@ pub(crate) fn defines() -> Vec<Define> {
 pub(crate) struct Stats {
     init: Kernel,
     accumulate: Kernel,
+    remap: Kernel,
 }
 
 impl Stats {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
-        let [init, accumulate] = super::kernels(gpu, program, ["stats_init", "stats_accumulate"])?;
-        Ok(Self { init, accumulate })
+        let [init, accumulate, remap] =
+            super::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
+        Ok(Self { init, accumulate, remap })
     }
 
     /// The statistics of the `n` components of consecutive `labels` of `shape`. Ends
@@ -68,5 +70,42 @@ impl Stats {
         drop((area_buf, box_buf, sums_buf));
         recorder.end(Phase::Deallocation)?;
         Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
+    }
+
+    /// Keeps the components of consecutive `labels` (`n` pixels) whose entry of `keep` is set,
+    /// renumbered 1..M in label order, and removes the others (label 0); returns M. Ends
+    /// [`Phase::Allocation`], [`Phase::ComponentStats`] and [`Phase::Deallocation`].
+    pub(crate) fn keep(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        n: usize,
+        keep: &[bool],
+        recorder: &mut PhaseRecorder,
+    ) -> Result<u32> {
+        let mut next = 0u32;
+        let map: Vec<u32> = keep
+            .iter()
+            .map(|&k| {
+                next += u32::from(k);
+                if k {
+                    next
+                } else {
+                    0
+                }
+            })
+            .collect();
+        if map.is_empty() {
+            return Ok(0);
+        }
+        let mut map_buf = gpu.alloc(map.len() * 4)?;
+        recorder.end(Phase::Allocation)?;
+        gpu.write(&mut map_buf, bytemuck::cast_slice(&map))?;
+        let range = LaunchRange::over([n.max(1), 1, 1], [256, 1, 1]);
+        gpu.launch(&mut self.remap, &range, &[Arg::Buffer(labels), Arg::Buffer(&map_buf), Arg::U32(n as u32)])?;
+        recorder.end(Phase::ComponentStats)?;
+        drop(map_buf);
+        recorder.end(Phase::Deallocation)?;
+        Ok(next)
     }
 }
