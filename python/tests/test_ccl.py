@@ -1,0 +1,116 @@
+"""The Python package against SciPy and OpenCV on every device ccl finds (POCL and the CPU
+reference in CI): labels equal to scipy.ndimage.label (same numbering), statistics equal to
+cv2.connectedComponentsWithStats, every dtype and memory layout, volumes, errors."""
+
+import numpy as np
+import pytest
+
+import ccl
+
+scipy_ndimage = pytest.importorskip("scipy.ndimage")
+cv2 = pytest.importorskip("cv2")
+
+DEVICES = [d[0] for d in ccl.devices()]
+
+
+def random_image(shape, density, seed):
+    return np.random.default_rng(seed).random(shape) < density
+
+
+def scipy_label(image, connectivity):
+    rank = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
+    structure = scipy_ndimage.generate_binary_structure(image.ndim, rank)
+    return scipy_ndimage.label(image, structure=structure)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("connectivity", [4, 8])
+@pytest.mark.parametrize("density", [0.0, 0.1, 0.45, 0.9, 1.0])
+def test_images_label_as_scipy(device, connectivity, density):
+    image = random_image((67, 131), density, int(density * 100) + connectivity)
+    labels, num = ccl.label(image, connectivity=connectivity, device=device, return_num=True)
+    want, n = scipy_label(image, connectivity)
+    assert labels.dtype == np.uint32 and labels.shape == image.shape
+    assert num == n
+    np.testing.assert_array_equal(labels, want)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_volumes_label_as_scipy(device, connectivity):
+    volume = random_image((9, 17, 23), 0.35, connectivity)
+    labels, num = ccl.label(volume, connectivity=connectivity, device=device, return_num=True)
+    want, n = scipy_label(volume, connectivity)
+    assert num == n
+    np.testing.assert_array_equal(labels, want)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_algorithm_gives_the_same_labels(device):
+    image = random_image((45, 77), 0.5, 3)
+    want, _ = scipy_label(image, 8)
+    for algorithm in ccl.algorithms():
+        np.testing.assert_array_equal(ccl.label(image, algorithm=algorithm, device=device), want, err_msg=algorithm)
+
+
+@pytest.mark.parametrize(
+    "dtype", [bool, np.uint8, np.int8, np.uint16, np.int16, np.int32, np.uint32, np.int64, np.float32, np.float64]
+)
+def test_every_dtype(dtype):
+    values = random_image((31, 29), 0.5, 7).astype(np.int64) * 3  # 0 or 3: nonzero is foreground
+    image = values.astype(dtype)
+    np.testing.assert_array_equal(ccl.label(image, device="cpu"), scipy_label(image != 0, 8)[0])
+
+
+def test_strided_and_fortran_views_are_labeled_as_their_values():
+    base = random_image((90, 120), 0.5, 11).astype(np.uint8)
+    for view in [base[::2, ::3], base[5:70, 10:100], base.T, np.asfortranarray(base), base[::-1, ::-1]]:
+        for device in DEVICES:
+            np.testing.assert_array_equal(ccl.label(view, device=device), scipy_label(view, 8)[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("connectivity", [4, 8])
+def test_stats_equal_opencv(device, connectivity):
+    image = random_image((73, 129), 0.4, connectivity).astype(np.uint8)
+    num, labels, stats, centroids = ccl.label_with_stats(image, connectivity=connectivity, device=device)
+    cv_num, cv_labels, cv_stats, cv_centroids = cv2.connectedComponentsWithStats(image, connectivity=connectivity)
+    assert num == cv_num
+    # The same partition; OpenCV may number components in another order: map ours to its.
+    order = np.zeros(num, dtype=np.int64)
+    order[labels.ravel()] = cv_labels.ravel()
+    np.testing.assert_array_equal(order[labels], cv_labels)
+    np.testing.assert_array_equal(stats, cv_stats[order])
+    np.testing.assert_allclose(centroids, cv_centroids[order], rtol=0, atol=1e-9)
+    assert stats.shape == (num, 5) and centroids.shape == (num, 2)
+
+
+def test_stats_of_a_volume():
+    volume = np.zeros((4, 5, 6), dtype=bool)
+    volume[1:3, 2, 1:4] = True
+    volume[3, 4, 5] = True
+    num, labels, stats, centroids = ccl.label_with_stats(volume, device="cpu")
+    assert num == 3 and stats.shape == (3, 7) and centroids.shape == (3, 3)
+    np.testing.assert_array_equal(stats[1], [1, 2, 1, 3, 1, 2, 6])  # left, top, front, width, height, depth, area
+    np.testing.assert_array_equal(centroids[1], [2.0, 2.0, 1.5])
+    np.testing.assert_array_equal(stats[2], [5, 4, 3, 1, 1, 1, 1])
+
+
+def test_errors_are_python_exceptions_with_the_librarys_message():
+    with pytest.raises(ValueError, match="dimensions"):
+        ccl.label(np.ones(5))
+    with pytest.raises(ValueError, match="connectivity 26"):
+        ccl.label(np.ones((3, 3)), connectivity=26)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        ccl.label(np.ones((3, 3)), algorithm="nope", device="cpu")
+    with pytest.raises(ValueError):
+        ccl.label(np.ones((3, 3)), device="nope:1")
+    with pytest.raises(ValueError, match="dtype"):
+        ccl.label(np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(ValueError, match="BKE"):
+        ccl.label(np.ones((3, 3)), connectivity=4, algorithm="BKE", device="cpu")
+
+
+def test_help_reads_like_scipys():
+    assert "Returns" in ccl.label.__doc__ and "connectivity" in ccl.label.__doc__
+    assert "connectedComponentsWithStats" in ccl.label_with_stats.__doc__
