@@ -15,6 +15,32 @@ fn runs(device: &ccl::DeviceInfo) -> usize {
     }
 }
 
+/// Labels `n` times with `label`, which returns the raw labels as a flat slice owner; every run
+/// must give `expected`. Records the first run that differs (or fails) in `failures`.
+fn repeat<T>(
+    n: usize,
+    case: &str,
+    expected: &[u32],
+    values: impl Fn(&T) -> &[u32],
+    mut label: impl FnMut() -> ccl::Result<T>,
+    failures: &mut Vec<String>,
+) {
+    for run in 0..n {
+        match label() {
+            Ok(labels) if values(&labels) == expected => {}
+            Ok(labels) => {
+                let wrong = values(&labels).iter().zip(expected).filter(|(a, b)| a != b).count();
+                failures.push(format!("{case}: run {run} differs in {wrong} elements"));
+                return;
+            }
+            Err(e) => {
+                failures.push(format!("{case}: run {run}: {e}"));
+                return;
+            }
+        }
+    }
+}
+
 #[test]
 fn repeated_runs_give_identical_raw_labels() {
     let images = [
@@ -34,23 +60,9 @@ fn repeated_runs_give_identical_raw_labels() {
                 for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 2) {
                     let expected = reference::label_as(image, connectivity, algorithm.raw_labels());
                     let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
-                    for run in 0..n {
-                        let got =
-                            labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download(&l));
-                        match got {
-                            Ok(labels) if labels == expected => {}
-                            Ok(labels) => {
-                                let wrong =
-                                    labels.labels().iter().zip(expected.labels()).filter(|(a, b)| a != b).count();
-                                failures.push(format!("{case}: run {run} differs in {wrong} pixels"));
-                                break;
-                            }
-                            Err(e) => {
-                                failures.push(format!("{case}: run {run}: {e}"));
-                                break;
-                            }
-                        }
-                    }
+                    let label =
+                        || labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download(&l));
+                    repeat(n, &case, expected.labels(), |l: &ccl::LabelImage| l.labels(), label, &mut failures);
                     checked += 1;
                 }
             }
@@ -83,24 +95,10 @@ fn repeated_volume_labelings_give_identical_raw_labels() {
                 for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
                     let expected = reference::label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
                     let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
-                    for run in 0..n {
-                        let got = labeler
-                            .label_on_device(&on_device, connectivity)
-                            .and_then(|(l, _)| labeler.download_volume(&l));
-                        match got {
-                            Ok(labels) if labels == expected => {}
-                            Ok(labels) => {
-                                let wrong =
-                                    labels.labels().iter().zip(expected.labels()).filter(|(a, b)| a != b).count();
-                                failures.push(format!("{case}: run {run} differs in {wrong} voxels"));
-                                break;
-                            }
-                            Err(e) => {
-                                failures.push(format!("{case}: run {run}: {e}"));
-                                break;
-                            }
-                        }
-                    }
+                    let label = || {
+                        labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download_volume(&l))
+                    };
+                    repeat(n, &case, expected.labels(), |l: &ccl::LabelVolume| l.labels(), label, &mut failures);
                     checked += 1;
                 }
             }
