@@ -97,14 +97,15 @@ typedef uint index_t;
 // not one per voxel.
 // Build-time defines: SEGMENT (voxels per work-item), INT64_ATOMICS (the preludes' 64-bit add).
 
-KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n)
+// An image (`volume` 0) starts with its z range at 0..0, so that accumulating skips z.
+KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, uint volume)
 {
     const uint k = GLOBAL_ID_X;
     if (k >= n)
         return;
     area[k] = 0;
     for (uint a = 0; a < 3; a++) {
-        box[a * n + k] = 0xFFFFFFFFu;
+        box[a * n + k] = a == 2 && !volume ? 0u : 0xFFFFFFFFu;
         box[(3 + a) * n + k] = 0;
         sums[a * n + k] = 0;
     }
@@ -112,21 +113,24 @@ KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, 
 
 // Adds the partial statistics of component `label` (count voxels of row (y, z), x from `first`
 // to `last`, x summing to `sum_x`) to its entries.
+// (`volume` 0: an image, whose z entries stay 0.)
 DEVICE_FN void stats_flush(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, label_t label, uint count,
-                           uint first, uint last, ulong sum_x, uint y, uint z)
+                           uint first, uint last, ulong sum_x, uint y, uint z, int volume)
 {
     const uint k = (uint)(label - 1);
     ATOMIC_ADD(&area[k], count);
     ATOMIC_MIN(&box[k], first);
     ATOMIC_MIN(&box[n + k], y);
-    ATOMIC_MIN(&box[2 * n + k], z);
     ATOMIC_MAX(&box[3 * n + k], last);
     ATOMIC_MAX(&box[4 * n + k], y);
-    ATOMIC_MAX(&box[5 * n + k], z);
     ATOMIC_ADD64(&sums[k], sum_x);
     ATOMIC_ADD64(&sums[n + k], (ulong)y * count);
-    if (z != 0)
-        ATOMIC_ADD64(&sums[2 * n + k], (ulong)z * count);
+    if (volume) {
+        ATOMIC_MIN(&box[2 * n + k], z);
+        ATOMIC_MAX(&box[5 * n + k], z);
+        if (z != 0)
+            ATOMIC_ADD64(&sums[2 * n + k], (ulong)z * count);
+    }
 }
 
 // Rows are numbered through the slices: row r is y = r % height of slice z = r / height, so
@@ -138,6 +142,7 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     if (x0 >= width || r >= rows)
         return;
     const uint y = r % height, z = r / height;
+    const int volume = rows != height;
     const uint end = x0 + SEGMENT < width ? x0 + SEGMENT : width;
     GLOBAL const label_t *row = L + PIXEL_INDEX(0, r, width);
     label_t current = 0;
@@ -149,7 +154,7 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
             continue;
         if (label != current) {
             if (current != 0)
-                stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z);
+                stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z, volume);
             current = label;
             count = 0;
             first = x;
@@ -160,7 +165,7 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
         sum_x += x;
     }
     if (current != 0)
-        stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z);
+        stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z, volume);
 }
 
 // Keeping some components (by size, or the largest): label l becomes map[l - 1] (0 removes the

@@ -45,7 +45,7 @@ pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInf
 pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
-pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
+pub use labeler::{label_host, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use stats::{ComponentStat, ComponentStats};
 pub use timings::{Phase, PhaseTime, Timings};

@@ -127,3 +127,21 @@ impl ComponentStats {
         Self::from_arrays(n, &area, &boxes, &sums)
     }
 }
+
+/// The new label of each component of a consecutive labeling when only those `keep` selects
+/// stay (1..M in label order; 0 for a removed one), and M.
+pub(crate) fn keep_map(keep: &[bool]) -> (Vec<u32>, u32) {
+    let mut kept = 0;
+    let map = keep
+        .iter()
+        .map(|&k| {
+            kept += u32::from(k);
+            if k {
+                kept
+            } else {
+                0
+            }
+        })
+        .collect();
+    (map, kept)
+}

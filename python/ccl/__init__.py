@@ -128,18 +128,23 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None):
     ints = np.asarray(ints, dtype=np.int64).reshape(num, 7)
     sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
     volume = array.ndim == 3
-    background = labels == 0
+    # The background row: its area and coordinate sums are the whole array's less the
+    # components'; only its bounding box needs the labels (one reduction per axis).
+    shape_xyz = array.shape[::-1]
+    total = int(np.prod(shape_xyz))
     bg_stats = np.zeros(7, dtype=np.int64)
     bg_sums = np.zeros(3, dtype=np.float64)
-    if background.any():
-        coords = np.nonzero(background)[::-1]  # x, y(, z)
-        for axis, c in enumerate(coords):
-            bg_stats[axis] = c.min()
-            bg_stats[3 + axis] = c.max() - c.min() + 1
-            bg_sums[axis] = c.astype(np.float64).sum()
-        if not volume:
-            bg_stats[2], bg_stats[5] = 0, 1
-        bg_stats[6] = background.sum()
+    bg_area = total - int(ints[:, 6].sum())
+    if bg_area > 0:
+        background = labels == 0
+        for axis, size in enumerate(shape_xyz):
+            others = tuple(a for a in range(array.ndim) if a != array.ndim - 1 - axis)
+            present = np.flatnonzero(background.any(axis=others))
+            bg_stats[axis] = present[0]
+            bg_stats[3 + axis] = present[-1] - present[0] + 1
+            per_line = total // size  # pixels with one value of this coordinate
+            bg_sums[axis] = float(per_line * (size * (size - 1) // 2) - int(sums[:, axis].sum()))
+        bg_stats[6] = bg_area
     table = np.vstack([bg_stats, ints])
     area = table[:, 6].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -83,33 +83,33 @@ fn _label<'py>(
                 cache.insert(key.clone(), labeler);
             }
             let labeler = cache.get_mut(&key).expect("inserted above");
-            let on_device = match shape[..] {
-                [h, w] => labeler.upload(&BinaryImage::new(w, h, pixels)?)?,
-                [d, h, w] => labeler.upload_volume(&BinaryVolume::new(w, h, d, pixels)?)?,
-                _ => {
-                    return Err(Error::InvalidParameter {
-                        name: "image".into(),
-                        reason: format!("has {} dimensions; an image has 2, a volume 3", shape.len()),
-                    })
-                }
+            let upload = |l: &mut AnyLabeler| match shape[..] {
+                [h, w] => l.upload(&BinaryImage::new(w, h, pixels)?),
+                [d, h, w] => l.upload_volume(&BinaryVolume::new(w, h, d, pixels)?),
+                _ => Err(Error::InvalidParameter {
+                    name: "image".into(),
+                    reason: format!("has {} dimensions; an image has 2, a volume 3", shape.len()),
+                }),
             };
-            let (mut labels, _) = labeler.label_on_device(&on_device, connectivity)?;
-            let (n, table) = if stats {
-                let (stats, _) = labeler.component_stats(&mut labels)?;
+            let finish = |l: &mut AnyLabeler, labels: &mut ccl::DeviceLabels| {
+                if !stats {
+                    return l.relabel(labels).map(|(n, t)| ((n, None), t));
+                }
+                let (stats, timings) = l.component_stats(labels)?;
                 let mut ints = Vec::with_capacity(7 * stats.len());
                 let mut sums = Vec::with_capacity(3 * stats.len());
                 for c in &stats.components {
-                    let row = [c.left, c.top, c.front, c.width, c.height, c.depth].map(i64::from);
-                    ints.extend_from_slice(&row);
+                    ints.extend_from_slice(&[c.left, c.top, c.front, c.width, c.height, c.depth].map(i64::from));
                     ints.push(c.area as i64);
                     sums.extend_from_slice(&c.sums);
                 }
-                (stats.len() as u32, Some((ints, sums)))
-            } else {
-                (labeler.relabel(&mut labels)?.0, None)
+                Ok(((stats.len() as u32, Some((ints, sums))), timings))
             };
-            let mut out = vec![0u32; labels.shape().len()];
-            labeler.download_into(&labels, &mut out)?;
+            let download = |l: &mut AnyLabeler, labels: &ccl::DeviceLabels| {
+                let mut out = vec![0u32; labels.shape().len()];
+                l.download_into(labels, &mut out).map(|()| out)
+            };
+            let (out, (n, table), _) = ccl::label_host(labeler, connectivity, upload, finish, download)?;
             Ok((out, n, table))
         })
         .map_err(to_py)?;

@@ -291,9 +291,8 @@ fn label_volume(
 
 /// Labels on the device and computes the components' statistics there (which renumbers the
 /// labels 1..N), keeps the components `--min-size` and `--keep-largest` select, then downloads
-/// the labels: `upload` puts the input on the device, `download` brings the labels back. Writes
-/// the kept components' statistics to `--stats` when given (`volume`: with z columns). Returns
-/// the labels, their count and the timings (upload and download by the host clock).
+/// the labels ([`ccl::label_host`]). Writes the kept components' statistics to `--stats` when
+/// given (`volume`: with z columns). Returns the labels, their count and the timings.
 fn label_filtered<T>(
     args: &LabelArgs,
     labeler: &mut ccl::AnyLabeler,
@@ -302,21 +301,15 @@ fn label_filtered<T>(
     upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
     download: impl FnOnce(&mut ccl::AnyLabeler, &ccl::DeviceLabels) -> Result<T>,
 ) -> Result<(T, u32, ccl::Timings)> {
-    use ccl::{Phase, PhaseTime};
-    let start = std::time::Instant::now();
-    let on_device = upload(labeler)?;
-    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (mut labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
-    let (mut stats, more) = labeler.component_stats(&mut labels)?;
-    timings.phases.extend(more.phases);
-    filter_components(args, labeler, &mut labels, &mut stats, &mut timings)?;
+    let statistics = |l: &mut ccl::AnyLabeler, labels: &mut ccl::DeviceLabels| {
+        let (mut stats, mut timings) = l.component_stats(labels)?;
+        filter_components(args, l, labels, &mut stats, &mut timings)?;
+        Ok((stats, timings))
+    };
+    let (host, stats, timings) = ccl::label_host(labeler, connectivity, upload, statistics, download)?;
     if let Some(path) = &args.stats {
         io::write_stats_csv(path, &stats, volume)?;
     }
-    let start = std::time::Instant::now();
-    let host = download(labeler, &labels)?;
-    timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-    timings.phases.push(PhaseTime { phase: Phase::Download, ms: start.elapsed().as_secs_f64() * 1e3 });
     Ok((host, stats.len() as u32, timings))
 }
 

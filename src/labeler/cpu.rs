@@ -95,24 +95,13 @@ impl Labeler for CpuLabeler {
         let Storage::Host(values) = &mut labels.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
-        let mut next = 0;
-        let map: Vec<u32> = keep
-            .iter()
-            .map(|&k| {
-                if k {
-                    next += 1;
-                    next
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let (map, kept) = crate::stats::keep_map(keep);
         for l in values.iter_mut().filter(|l| **l != 0) {
             *l = map[*l as usize - 1];
         }
-        labels.numbering = Some(Numbering::Consecutive(next));
+        labels.numbering = Some(Numbering::Consecutive(kept));
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok((next, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
+        Ok((kept, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {

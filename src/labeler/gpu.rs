@@ -169,6 +169,13 @@ impl GpuLabeler {
         Ok(())
     }
 
+    /// Copies the pixels (or voxels) of an array of `shape` to a new device buffer.
+    fn upload_pixels(&mut self, shape: Shape, pixels: &[u8]) -> Result<DeviceImage> {
+        let mut buffer = self.gpu.alloc(pixels.len())?;
+        self.gpu.write(&mut buffer, pixels)?;
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+    }
+
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
         match &array.storage {
             Storage::Device(b) if array.owner() == self.device.owner => Ok(b),
@@ -187,16 +194,11 @@ impl Labeler for GpuLabeler {
     }
 
     fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        let mut buffer = self.gpu.alloc(image.pixels().len())?;
-        self.gpu.write(&mut buffer, image.pixels())?;
-        let shape = Shape::image(image.width(), image.height());
-        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+        self.upload_pixels(Shape::image(image.width(), image.height()), image.pixels())
     }
 
     fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        let mut buffer = self.gpu.alloc(volume.voxels().len())?;
-        self.gpu.write(&mut buffer, volume.voxels())?;
-        Ok(DeviceArray::new(volume.shape(), self.device.owner, Storage::Device(buffer)))
+        self.upload_pixels(volume.shape(), volume.voxels())
     }
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {

@@ -119,8 +119,13 @@ pub trait Labeler {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
-        let (labels, components, timings) =
-            label_host(self, connectivity, consecutive, |l| l.upload_volume(volume), |l, d| l.download_volume(d))?;
+        let (labels, components, timings) = label_host(
+            self,
+            connectivity,
+            |l| l.upload_volume(volume),
+            relabel_if(consecutive),
+            |l, d| l.download_volume(d),
+        )?;
         Ok(VolumeLabeling { labels, components, timings })
     }
 
@@ -179,35 +184,47 @@ pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
     }
 }
 
-/// The host-to-host path of [`Labeler::label`], [`Labeler::label_consecutive`],
-/// [`Labeler::label_consecutive_into`] and [`Labeler::label_volume`]: `upload`, label, relabel
-/// when `consecutive` (the count is returned), then `download`, with host-clock copy times.
-fn label_host<L: Labeler + ?Sized, T>(
+/// The host-to-host path of a labeling: `upload` the input, label it on the device, run
+/// `on_device` on the device labels (e.g. [`Labeler::relabel`] or
+/// [`Labeler::component_stats`]; its timings are appended), then `download` the labels. Upload
+/// and download are timed by the host clock and come first and last in the timings. Behind
+/// [`Labeler::label`], [`Labeler::label_consecutive`], [`Labeler::label_consecutive_into`] and
+/// [`Labeler::label_volume`], and the command line's and Python's statistics.
+pub fn label_host<L: Labeler + ?Sized, T, R>(
     labeler: &mut L,
     connectivity: Connectivity,
-    consecutive: bool,
     upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, Option<u32>, Timings)> {
+) -> Result<(T, R, Timings)> {
     // Before the upload: an unsupported connectivity fails without copying anything.
     labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
-    let on_device = upload(labeler)?;
+    let input = upload(labeler)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (mut device_labels, mut timings) = labeler.label_on_device(&on_device, connectivity)?;
-    drop(on_device);
-    let mut components = None;
-    if consecutive {
-        let (count, relabel) = labeler.relabel(&mut device_labels)?;
-        timings.phases.extend(relabel.phases);
-        components = Some(count);
-    }
+    let (mut device_labels, mut timings) = labeler.label_on_device(&input, connectivity)?;
+    drop(input);
+    let (result, more) = on_device(labeler, &mut device_labels)?;
+    timings.phases.extend(more.phases);
     let start = Instant::now();
     let labels = download(labeler, &device_labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok((labels, components, timings))
+    Ok((labels, result, timings))
+}
+
+/// The `on_device` step of [`label_host`] for consecutive labels (relabeled, counted) or raw ones.
+fn relabel_if<L: Labeler + ?Sized>(
+    consecutive: bool,
+) -> impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(Option<u32>, Timings)> {
+    move |labeler, labels| {
+        if consecutive {
+            labeler.relabel(labels).map(|(n, t)| (Some(n), t))
+        } else {
+            Ok((None, Timings::default()))
+        }
+    }
 }
 
 /// [`label_host`] of an image, which takes 4- or 8-connectivity only.
@@ -219,7 +236,7 @@ fn label_image<L: Labeler + ?Sized, T>(
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, Option<u32>, Timings)> {
     check_image_connectivity(connectivity)?;
-    label_host(labeler, connectivity, consecutive, |l| l.upload(image), download)
+    label_host(labeler, connectivity, |l| l.upload(image), relabel_if(consecutive), download)
 }
 
 /// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).

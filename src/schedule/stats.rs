@@ -54,7 +54,8 @@ impl Stats {
         recorder.end(Phase::Allocation)?;
         let (area, boxes, sums) = (Arg::Buffer(&area_buf), Arg::Buffer(&box_buf), Arg::Buffer(&sums_buf));
         let per_component = LaunchRange::over([count, 1, 1], [256, 1, 1]);
-        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n)])?;
+        let volume = Arg::U32(u32::from(shape.depth > 1));
+        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n), volume])?;
         let rows = shape.height * shape.depth;
         let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], [32, 8, 1]);
         let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
@@ -83,18 +84,7 @@ impl Stats {
         keep: &[bool],
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
-        let mut next = 0u32;
-        let map: Vec<u32> = keep
-            .iter()
-            .map(|&k| {
-                next += u32::from(k);
-                if k {
-                    next
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let (map, kept) = crate::stats::keep_map(keep);
         if map.is_empty() {
             return Ok(0);
         }
@@ -106,6 +96,6 @@ impl Stats {
         recorder.end(Phase::ComponentStats)?;
         drop(map_buf);
         recorder.end(Phase::Deallocation)?;
-        Ok(next)
+        Ok(kept)
     }
 }
