@@ -18,17 +18,16 @@ const CHUNK: usize = 16 << 20;
 const PIECE: usize = 1 << 20;
 
 /// Whether `ptr` is host memory the driver has page-locked (a copy from or into it is DMA).
+/// Asks with `cuPointerGetAttributes`, which (unlike `cuPointerGetAttribute`) answers "no
+/// type" for memory the driver does not know, such as pageable memory, instead of failing with
+/// an API error that compute-sanitizer reports.
 pub(crate) fn is_pinned(ptr: *const u8) -> bool {
     let mut kind: u32 = 0;
-    // SAFETY: the attribute query writes one unsigned int and fails (no write) for memory the
-    // driver does not know, such as pageable memory.
-    let result = unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut kind as *mut u32).cast(),
-            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ptr as sys::CUdeviceptr,
-        )
-    };
+    let mut attribute = CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data = [(&mut kind as *mut u32).cast::<std::ffi::c_void>()];
+    // SAFETY: one attribute, whose value (an unsigned int) is written to `kind`; for memory the
+    // driver does not know it writes 0.
+    let result = unsafe { sys::cuPointerGetAttributes(1, &mut attribute, data.as_mut_ptr(), ptr as sys::CUdeviceptr) };
     result == sys::CUresult::CUDA_SUCCESS && kind == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
 }
 
