@@ -203,6 +203,7 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
         runs: 1,
         warmup: 0,
         progress: false,
+        stats: false,
     };
     let err = opts(vec![Algorithm::BKE, Algorithm::BUF], vec![DeviceId::OpenCl(0)]).validate().unwrap_err();
     assert!(err.to_string().contains("none of [BKE, BUF] supports 4-connectivity"), "{err}");
@@ -394,5 +395,41 @@ fn results_written_before_volumes_still_read() {
     run_ok(ccl().args(["bench", "plot", "--results"]).arg(&csv).arg("--out").arg(&dir));
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("| 16384x16384 |") && summary.contains("8-connectivity"), "{summary}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `--stats`: every algorithm is also timed with the component statistics after it, as rows
+/// `NAME+stats` whose phases include the relabeling and the statistics; end-to-end refuses it.
+#[test]
+fn stats_option_times_labeling_with_statistics() {
+    let dir = scratch("stats");
+    let devices = devices_arg();
+    run_ok(
+        ccl()
+            .args(["bench", "average", "--size", "64x48", "--images", "2", "--runs", "2", "--warmup", "1", "--stats"])
+            .args(["--algos", "uf,bke", "--devices", &devices, "--out"])
+            .arg(&dir),
+    );
+    let records = rows(&dir.join("results.csv"));
+    let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
+    assert!(gpu_devices > 0, "a GPU or OpenCL device is needed");
+    assert_eq!(records.len(), 2 * 2 * (4 * gpu_devices + 1), "2 images x 2 runs x (2 algorithms x 2 + the reference)");
+    for name in ["UF+stats", "BKE+stats"] {
+        let with_stats: Vec<_> = records.iter().filter(|r| r.algorithm == name).collect();
+        assert_eq!(with_stats.len(), 2 * 2 * gpu_devices, "{name}");
+        for r in with_stats {
+            assert!(r.phases.contains("relabel=") && r.phases.contains("component-stats="), "{r:?}");
+        }
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("BKE+stats"), "{summary}");
+
+    let out = ccl()
+        .args(["bench", "end-to-end", "--size", "16x16", "--devices", "cpu", "--stats", "--out"])
+        .arg(dir.join("e2e"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("stats") && err.contains("device-resident"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }

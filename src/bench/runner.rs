@@ -31,6 +31,10 @@ pub struct BenchOptions {
     pub warmup: u32,
     /// Show a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
+    /// Also time each algorithm followed by the component statistics on the device
+    /// ([`Labeler::component_stats`], relabeling included), recorded as algorithm `NAME+stats`
+    /// (device-resident modes only).
+    pub stats: bool,
 }
 
 impl BenchOptions {
@@ -48,6 +52,9 @@ impl BenchOptions {
         }
         if self.runs == 0 {
             return bad("runs", "at least one timed run is needed".into());
+        }
+        if self.stats && self.mode == Mode::EndToEnd {
+            return bad("stats", "applies to the device-resident modes (end-to-end labels only)".into());
         }
         let needs_algorithms = self.devices.iter().any(|d| d.backend() != BackendKind::Cpu);
         if needs_algorithms && self.runnable_algorithms().is_empty() {
@@ -157,6 +164,21 @@ fn timed_runs(options: &BenchOptions, mut label: impl FnMut() -> Result<Timings>
     Ok(runs)
 }
 
+/// The warm-up and timed runs of labeling `input` followed by its component statistics on the
+/// device: the timings of both, one entry per timed run.
+fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
+    let mut once = || -> Result<Timings> {
+        let (mut labels, mut timings) = labeler.label_on_device(input, options.connectivity)?;
+        let (_, stats) = labeler.component_stats(&mut labels)?;
+        timings.phases.extend(stats.phases);
+        Ok(timings)
+    };
+    for _ in 0..options.warmup {
+        once()?;
+    }
+    (0..options.runs).map(|_| once()).collect()
+}
+
 /// Copies an input to the device of `labeler`.
 fn upload(labeler: &mut AnyLabeler, input: &Input) -> Result<DeviceImage> {
     match &input.array {
@@ -173,7 +195,9 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
     options.check_inputs(inputs)?;
     let machine = machine_description();
     let algorithms = options.runnable_algorithms();
-    let per_device = |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { algorithms.len() };
+    let per_algorithm = if options.stats { 2 } else { 1 };
+    let per_device =
+        |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { per_algorithm * algorithms.len() };
     let total: usize = options.devices.iter().map(|d| per_device(d) * inputs.len()).sum();
     let bar = if options.progress { ProgressBar::new(total as u64) } else { ProgressBar::hidden() };
     bar.set_style(
@@ -247,6 +271,16 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                     records.push(record);
                 }
                 bar.inc(1);
+                if options.stats && id.backend() != BackendKind::Cpu {
+                    let name = format!("{name}+stats");
+                    bar.set_message(format!("{id} {name} {}", input.name));
+                    for (run, t) in timed_stats(labeler, &on_device, options)?.iter().enumerate() {
+                        let record = Record { upload_ms, ..record(options, &machine, &info, &name, input, run, t) };
+                        writer.write(&record)?;
+                        records.push(record);
+                    }
+                    bar.inc(1);
+                }
             }
         }
     }

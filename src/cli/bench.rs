@@ -57,6 +57,10 @@ pub struct Common {
     /// volumes, and images/inputs.csv) for the peers script.
     #[arg(long)]
     save_images: bool,
+    /// Also time each algorithm followed by the component statistics on the device
+    /// (relabeling included), as rows NAME+stats (not with end-to-end).
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Args)]
@@ -228,6 +232,7 @@ fn options(common: &Common, mode: Mode, volumes: bool) -> Result<BenchOptions> {
         runs: common.runs,
         warmup: common.warmup,
         progress: true,
+        stats: common.stats,
     };
     options.validate()?;
     Ok(options)
