@@ -1,13 +1,16 @@
-"""Labeling and statistics from Python, host arrays in and out, against the Python peers (issue
-13's benchmark): ccl.label and ccl.label_with_stats on each device, OpenCV's
-connectedComponentsWithStats (16 threads and 1), scikit-image's label + regionprops_table, and
-CuPy's ndimage.label + per-label sums (host arrays in and out, copies included). Peers that are
-not installed are skipped and named.
+"""Labeling and statistics from Python against the Python peers (issue 13's benchmark).
+
+Host arrays in and out (copies included): ccl.label and ccl.label_with_stats on each device and
+algorithm, OpenCV's connectedComponentsWithStats (all threads and 1), scikit-image's label +
+regionprops_table, CuPy's ndimage.label + per-label statistics (ndimage.sum_labels, minimum,
+maximum). CuPy arrays in and out (the input already on the GPU, the labels left there, the
+stream synchronized after each call): ccl on cuda devices and CuPy. Peers that are not
+installed are skipped and named.
 
     python3 python/bench/bench.py OUT [--pages DIR] [--sizes 2048,8192] [--density 50]
-        [--devices cuda:0,opencl:1] [--runs 10] [--warmup 3]
+        [--devices cuda:0,opencl:1] [--algorithms UF,BKE_IC] [--runs 10] [--warmup 3]
 
-Writes OUT/results.csv (one row per run: library, device, input, operation, ms) and
+Writes OUT/results.csv (one row per run: library, device, arrays, input, operation, ms) and
 OUT/summary.md (per input and library the median, host clock, ms).
 """
 
@@ -37,11 +40,23 @@ def inputs(args):
 
 
 def peers(args):
-    """(library, device, operation, function of a host bool image) for what is installed."""
+    """(library, device, arrays, operation, function of the input) for what is installed; arrays
+    is "numpy" (the function takes a host bool image) or "cupy" (it takes that image on the GPU
+    and its result stays there)."""
     out = []
     for device in args.devices:
-        out.append(("ccl", device, "label", lambda im, d=device: ccl.label(im, device=d)))
-        out.append(("ccl", device, "label+stats", lambda im, d=device: ccl.label_with_stats(im, device=d)))
+        for algorithm in args.algorithms:
+            name = f"{device} {algorithm}"
+            out.append(("ccl", name, "numpy", "label", lambda im, d=device, a=algorithm: ccl.label(im, algorithm=a, device=d)))
+            out.append(
+                (
+                    "ccl",
+                    name,
+                    "numpy",
+                    "label+stats",
+                    lambda im, d=device, a=algorithm: ccl.label_with_stats(im, algorithm=a, device=d),
+                )
+            )
     try:
         import cv2
 
@@ -52,18 +67,19 @@ def peers(args):
 
             return run
 
-        out.append(("OpenCV", f"{os.cpu_count()} threads", "label+stats", opencv(os.cpu_count())))
-        out.append(("OpenCV", "1 thread", "label+stats", opencv(1)))
+        out.append(("OpenCV", f"{os.cpu_count()} threads", "numpy", "label+stats", opencv(os.cpu_count())))
+        out.append(("OpenCV", "1 thread", "numpy", "label+stats", opencv(1)))
     except ImportError as e:
         print(f"OpenCV skipped: {e}", file=sys.stderr)
     try:
         from skimage import measure
 
-        out.append(("scikit-image", "1 thread", "label", lambda im: measure.label(im, connectivity=2)))
+        out.append(("scikit-image", "1 thread", "numpy", "label", lambda im: measure.label(im, connectivity=2)))
         out.append(
             (
                 "scikit-image",
                 "1 thread",
+                "numpy",
                 "label+stats",
                 lambda im: measure.regionprops_table(
                     measure.label(im, connectivity=2), properties=("label", "bbox", "area", "centroid")
@@ -78,12 +94,10 @@ def peers(args):
 
         structure = cp.ones((3, 3), dtype=bool)
 
-        def cupy_label(im):
-            labels, n = cnd.label(cp.asarray(im), structure=structure)
-            return labels.get(), n
+        def cupy_label(d):
+            return cnd.label(d, structure=structure)
 
-        def cupy_stats(im):
-            d = cp.asarray(im)
+        def cupy_stats(d):
             labels, n = cnd.label(d, structure=structure)
             index = cp.arange(1, n + 1)
             ys, xs = cp.indices(d.shape)
@@ -94,13 +108,52 @@ def peers(args):
             right = cnd.maximum(xs, labels, index)
             top = cnd.minimum(ys, labels, index)
             bottom = cnd.maximum(ys, labels, index)
-            return labels.get(), [a.get() for a in (area, cx, cy, left, right, top, bottom)]
+            return labels, [a.get() for a in (area, cx, cy, left, right, top, bottom)]
 
-        out.append(("CuPy", "cuda:0", "label", cupy_label))
-        out.append(("CuPy", "cuda:0", "label+stats", cupy_stats))
+        def on_host(run):
+            def host(im):
+                labels, rest = run(cp.asarray(im))
+                return labels.get(), rest
+
+            return host
+
+        out.append(("CuPy", "cuda:0", "numpy", "label", on_host(cupy_label)))
+        out.append(("CuPy", "cuda:0", "numpy", "label+stats", on_host(cupy_stats)))
+        out.append(("CuPy", "cuda:0", "cupy", "label", cupy_label))
+        out.append(("CuPy", "cuda:0", "cupy", "label+stats", cupy_stats))
+        for device in args.devices:
+            if device.startswith("cuda:"):
+                for algorithm in args.algorithms:
+                    name = f"{device} {algorithm}"
+                    out.append(("ccl", name, "cupy", "label", lambda d, a=algorithm: ccl.label(d, algorithm=a)))
+                    out.append(
+                        ("ccl", name, "cupy", "label+stats", lambda d, a=algorithm: ccl.label_with_stats(d, algorithm=a))
+                    )
     except ImportError as e:
         print(f"CuPy skipped: {e}", file=sys.stderr)
     return out
+
+
+def timed(run, image, arrays, args):
+    """Warm-up calls, then the host-clock ms of each timed call; CuPy inputs are copied to the GPU
+    first (untimed) and the device is synchronized inside each timed call."""
+    if arrays == "cupy":
+        import cupy as cp
+
+        image = cp.asarray(image)
+        sync = cp.cuda.Device().synchronize
+    else:
+        sync = lambda: None  # noqa: E731
+    for _ in range(args.warmup):
+        run(image)
+    sync()
+    ms = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        run(image)
+        sync()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return ms
 
 
 def main():
@@ -110,45 +163,43 @@ def main():
     ap.add_argument("--sizes", default="2048,8192")
     ap.add_argument("--density", type=int, default=50)
     ap.add_argument("--devices", default=None, help="ccl devices (default: every one but the CPU reference)")
+    ap.add_argument("--algorithms", default="UF,BKE_IC", help="ccl algorithms")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.algorithms = [a for a in args.algorithms.split(",") if a]
     found = [d[0] for d in ccl.devices()]
     args.devices = args.devices.split(",") if args.devices else [d for d in found if d != "cpu"] or ["cpu"]
     os.makedirs(args.out, exist_ok=True)
     rows = []
     libraries = peers(args)
     for name, image in inputs(args):
-        for library, device, operation, run in libraries:
+        for library, device, arrays, operation, run in libraries:
             try:
-                for _ in range(args.warmup):
-                    run(image)
-                for k in range(args.runs):
-                    t0 = time.perf_counter()
-                    run(image)
-                    rows.append((library, device, name, operation, k, (time.perf_counter() - t0) * 1e3))
+                ms = timed(run, image, arrays, args)
             except Exception as e:  # one library failing keeps the others' figures
-                print(f"{library} {device} {operation} failed on {name}: {e}", file=sys.stderr)
+                print(f"{library} {device} {arrays} {operation} failed on {name}: {e}", file=sys.stderr)
                 continue
-            ms = [r[5] for r in rows if r[:4] == (library, device, name, operation)]
-            print(f"{name:24s} {library:12s} {device:14s} {operation:12s} median {statistics.median(ms):9.3f} ms")
+            rows.extend((library, device, arrays, name, operation, k, t) for k, t in enumerate(ms))
+            print(f"{name:24s} {library:12s} {device:16s} {arrays:5s} {operation:12s} median {statistics.median(ms):9.3f} ms")
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["library", "device", "input", "operation", "run", "ms"])
+        w.writerow(["library", "device", "arrays", "input", "operation", "run", "ms"])
         w.writerows(rows)
-    keys = sorted({(r[0], r[1], r[3]) for r in rows}, key=lambda k: (k[2], k[0] != "ccl", k))
-    names = list(dict.fromkeys(r[2] for r in rows))
+    keys = sorted({(r[2], r[4], r[0], r[1]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "ccl", k))
+    names = list(dict.fromkeys(r[3] for r in rows))
     with open(os.path.join(args.out, "summary.md"), "w") as f:
-        f.write(f"Host arrays in and out, host clock, median of {args.runs} runs after {args.warmup}, ms.\n\n")
-        f.write("| library | device | operation | " + " | ".join(names) + " |\n")
-        f.write("|---|---|---|" + "---:|" * len(names) + "\n")
+        f.write(f"Host clock, median of {args.runs} runs after {args.warmup} warm-up runs, ms. ")
+        f.write("numpy: host arrays in and out, copies included; cupy: arrays on the GPU in and out.\n\n")
+        f.write("| arrays | operation | library | device | " + " | ".join(names) + " |\n")
+        f.write("|---|---|---|---|" + "---:|" * len(names) + "\n")
         for key in keys:
             cells = []
             for name in names:
-                ms = [r[5] for r in rows if (r[0], r[1], r[3]) == key and r[2] == name]
+                ms = [r[6] for r in rows if (r[2], r[4], r[0], r[1]) == key and r[3] == name]
                 cells.append(f"{statistics.median(ms):.3f}" if ms else "—")
-            f.write(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(cells) + " |\n")
+            f.write(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | " + " | ".join(cells) + " |\n")
     print(f"wrote {args.out}/results.csv and summary.md")
 
 
