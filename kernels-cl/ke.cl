@@ -30,6 +30,8 @@
 #define ATOMIC_MAX(p, v) atomic_max((p), (v))
 #endif
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
+#define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS

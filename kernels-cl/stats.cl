@@ -30,6 +30,8 @@
 #define ATOMIC_MAX(p, v) atomic_max((p), (v))
 #endif
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
+#define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
@@ -88,84 +90,177 @@ typedef uint index_t;
 // slice.
 //
 // Kernels, in order: stats_init (one work-item per component), stats_accumulate (one work-item
-// per SEGMENT voxels of a row); stats_remap keeps a subset of the components. Layout, N entries each: area (uint), box (uint, 6 N: min x, min
-// y, min z, max x, max y, max z), sums (ulong, 3 N: x, y, z).
+// per SEGMENT voxels of a row); stats_remap keeps a subset of the components.
+// Layout, N entries each: area (uint); box (uint, 6 N: min x, min y, max x, max y, then min z,
+// max z); sums (ulong, 3 N: x, y, then z). An image uses the first 4 N of box and 2 N of sums
+// only, so that its statistics are read back without the z entries.
 //
 // A work-item walks its segment and keeps one component's partial statistics while the labels
-// it meets are that component's or background, and adds them to the global entries (atomics)
-// when another component starts and at the end: a run of one component costs one set of atomics,
-// not one per voxel.
-// Build-time defines: SEGMENT (voxels per work-item), INT64_ATOMICS (the preludes' 64-bit add).
+// it meets are that component's or background; it hands them on when another component starts
+// and at the end: a run of one component costs one hand-over, not one per voxel. Hand-overs go
+// to a table in local memory shared by the work-group (TABLE slots, open addressing on the
+// label), whose entries are added to the global ones once per group at the end. A component
+// spanning many groups (the large one of a dense image) then costs one set of global atomics
+// per group instead of one per work-item, and those atomics, all on one address, were what
+// limited the kernel. The table holds 32-bit offsets from the group's first column and row;
+// a hand-over that finds the table full, or a group whose rows span two slices, goes to the
+// global entries directly.
+// Build-time defines: SEGMENT (voxels per work-item), GROUP_W x GROUP_H (the accumulating
+// work-group), TABLE (slots, a power of two), INT64_ATOMICS (the preludes' 64-bit add).
 
-// An image (`volume` 0) starts with its z range at 0..0, so that accumulating skips z.
+#define GROUP_ITEMS (GROUP_W * GROUP_H)
+#if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS
+#error "TABLE must be a power of two no larger than the work-group"
+#endif
+
+// An image (`volume` 0) keeps no z entries.
 KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, uint volume)
 {
     const uint k = GLOBAL_ID_X;
     if (k >= n)
         return;
     area[k] = 0;
-    for (uint a = 0; a < 3; a++) {
-        box[a * n + k] = a == 2 && !volume ? 0u : 0xFFFFFFFFu;
-        box[(3 + a) * n + k] = 0;
-        sums[a * n + k] = 0;
+    const uint axes = volume ? 3 : 2;
+    for (uint a = 0; a < 2; a++) {
+        box[a * n + k] = 0xFFFFFFFFu;
+        box[(2 + a) * n + k] = 0;
     }
+    if (volume) {
+        box[4 * n + k] = 0xFFFFFFFFu;
+        box[5 * n + k] = 0;
+    }
+    for (uint a = 0; a < axes; a++)
+        sums[a * n + k] = 0;
 }
 
-// Adds the partial statistics of component `label` (count voxels of row (y, z), x from `first`
-// to `last`, x summing to `sum_x`) to its entries.
-// (`volume` 0: an image, whose z entries stay 0.)
-DEVICE_FN void stats_flush(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, label_t label, uint count,
-                           uint first, uint last, ulong sum_x, uint y, uint z, int volume)
+// Adds statistics to component `label`'s global entries: `count` voxels with x in first..last
+// (summing to sum_x), y in y_first..y_last (summing to sum_y), all in slice z (`volume` 0: an
+// image, without z entries).
+DEVICE_FN void stats_global(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, label_t label, uint count,
+                            uint first, uint last, ulong sum_x, uint y_first, uint y_last, ulong sum_y, uint z,
+                            int volume)
 {
     const uint k = (uint)(label - 1);
     ATOMIC_ADD(&area[k], count);
     ATOMIC_MIN(&box[k], first);
-    ATOMIC_MIN(&box[n + k], y);
-    ATOMIC_MAX(&box[3 * n + k], last);
-    ATOMIC_MAX(&box[4 * n + k], y);
+    ATOMIC_MIN(&box[n + k], y_first);
+    ATOMIC_MAX(&box[2 * n + k], last);
+    ATOMIC_MAX(&box[3 * n + k], y_last);
     ATOMIC_ADD64(&sums[k], sum_x);
-    ATOMIC_ADD64(&sums[n + k], (ulong)y * count);
+    if (sum_y != 0)
+        ATOMIC_ADD64(&sums[n + k], sum_y);
     if (volume) {
-        ATOMIC_MIN(&box[2 * n + k], z);
+        ATOMIC_MIN(&box[4 * n + k], z);
         ATOMIC_MAX(&box[5 * n + k], z);
         if (z != 0)
             ATOMIC_ADD64(&sums[2 * n + k], (ulong)z * count);
     }
 }
 
+// The work-group's table: the label of each slot (0: free), then per slot the count, the
+// smallest and largest column and row offsets, and the sums of the offsets.
+struct stats_table {
+    uint label[TABLE];
+    uint count[TABLE];
+    uint min_dx[TABLE];
+    uint max_dx[TABLE];
+    uint min_dy[TABLE];
+    uint max_dy[TABLE];
+    uint sum_dx[TABLE];
+    uint sum_dy[TABLE];
+};
+
+// Hands over the partial statistics of component `label`: `count` voxels of row offset dy,
+// column offsets first_dx..last_dx summing to sum_dx. Returns 0 when the table is full.
+DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count, uint first_dx, uint last_dx,
+                          uint sum_dx, uint dy)
+{
+    uint slot = ((uint)label * 2654435761u) & (TABLE - 1);
+    for (uint probe = 0; probe < TABLE; probe++) {
+        const uint old = ATOMIC_CMPXCHG(&t->label[slot], 0u, (uint)label);
+        if (old == 0 || old == (uint)label) {
+            ATOMIC_ADD(&t->count[slot], count);
+            ATOMIC_MIN(&t->min_dx[slot], first_dx);
+            ATOMIC_MAX(&t->max_dx[slot], last_dx);
+            ATOMIC_MIN(&t->min_dy[slot], dy);
+            ATOMIC_MAX(&t->max_dy[slot], dy);
+            ATOMIC_ADD(&t->sum_dx[slot], sum_dx);
+            ATOMIC_ADD(&t->sum_dy[slot], dy * count);
+            return 1;
+        }
+        slot = (slot + 1) & (TABLE - 1);
+    }
+    return 0;
+}
+
 // Rows are numbered through the slices: row r is y = r % height of slice z = r / height, so
-// one 2D launch over `rows` = height x depth rows covers a volume.
+// one 2D launch over `rows` = height x depth rows covers a volume. Every work-item reaches the
+// barriers (those past the image have nothing to walk).
 KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums,
                              uint width, uint height, uint rows, uint n)
 {
+    LOCAL_ARRAY(struct stats_table, table, 1);
+    const uint item = LOCAL_ID_Y * GROUP_W + LOCAL_ID_X;
+    // The group's first column and row; 32-bit offsets from them cannot overflow: a group spans
+    // GROUP_W * SEGMENT columns and GROUP_H rows.
+    const uint gx0 = GROUP_ID_X * GROUP_W * SEGMENT, r0 = GROUP_ID_Y * GROUP_H;
+    const uint r_last = r0 + GROUP_H - 1 < rows ? r0 + GROUP_H - 1 : rows - 1;
+    // A group within one slice uses the table (every group of an image does).
+    const int shared = r0 < rows && r0 / height == r_last / height;
+    if (item < TABLE) {
+        table->label[item] = 0;
+        table->count[item] = 0;
+        table->min_dx[item] = 0xFFFFFFFFu;
+        table->max_dx[item] = 0;
+        table->min_dy[item] = 0xFFFFFFFFu;
+        table->max_dy[item] = 0;
+        table->sum_dx[item] = 0;
+        table->sum_dy[item] = 0;
+    }
+    LOCAL_BARRIER();
+
     const uint x0 = GLOBAL_ID_X * SEGMENT, r = GLOBAL_ID_Y;
-    if (x0 >= width || r >= rows)
-        return;
-    const uint y = r % height, z = r / height;
+    const int active = x0 < width && r < rows;
+    const uint y = active ? r % height : 0, z = active ? r / height : 0;
     const int volume = rows != height;
-    const uint end = x0 + SEGMENT < width ? x0 + SEGMENT : width;
-    GLOBAL const label_t *row = L + PIXEL_INDEX(0, r, width);
+    const uint end = !active ? x0 : x0 + SEGMENT < width ? x0 + SEGMENT : width;
+    GLOBAL const label_t *row = L + PIXEL_INDEX(0, active ? r : 0, width);
     label_t current = 0;
     uint count = 0, first = 0, last = 0;
     ulong sum_x = 0;
-    for (uint x = x0; x < end; x++) {
-        const label_t label = row[x];
-        if (label == 0)
+    for (uint x = x0; x <= end; x++) {
+        const label_t label = x < end ? row[x] : 0;
+        if (x < end && (label == 0 || label == current)) {
+            if (label != 0) {
+                count++;
+                last = x;
+                sum_x += x;
+            }
             continue;
-        if (label != current) {
-            if (current != 0)
-                stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z, volume);
-            current = label;
-            count = 0;
-            first = x;
-            sum_x = 0;
         }
-        count++;
+        // Another component starts, or the segment ends: hand the current one over.
+        if (current != 0) {
+            const uint dy = r - r0;
+            const uint sum_dx = (uint)(sum_x - (ulong)count * gx0);
+            if (!shared || !stats_local(table, current, count, first - gx0, last - gx0, sum_dx, dy))
+                stats_global(area, box, sums, n, current, count, first, last, sum_x, y, y, (ulong)y * count, z,
+                             volume);
+        }
+        current = label;
+        count = 1;
+        first = x;
         last = x;
-        sum_x += x;
+        sum_x = x;
     }
-    if (current != 0)
-        stats_flush(area, box, sums, n, current, count, first, last, sum_x, y, z, volume);
+    LOCAL_BARRIER();
+
+    if (item < TABLE && table->label[item] != 0) {
+        const uint c = table->count[item], y0 = r0 % height;
+        const ulong sx = (ulong)table->sum_dx[item] + (ulong)c * gx0;
+        const ulong sy = (ulong)table->sum_dy[item] + (ulong)c * y0;
+        stats_global(area, box, sums, n, table->label[item], c, gx0 + table->min_dx[item], gx0 + table->max_dx[item],
+                     sx, y0 + table->min_dy[item], y0 + table->max_dy[item], sy, r0 / height, volume);
+    }
 }
 
 // Keeping some components (by size, or the largest): label l becomes map[l - 1] (0 removes the

@@ -37,6 +37,8 @@ typedef unsigned long long ulong;
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+// 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
+#define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
 // 64-bit add (ulong is unsigned long long here).
 #define ATOMIC_ADD64(p, v) atomicAdd((p), (ulong)(v))
 // Double precision: the round-to-nearest intrinsics, which the compiler never contracts into

@@ -77,15 +77,19 @@ impl ComponentStats {
     }
 
     /// Statistics from the device's raw arrays of `n` components (see `kernels/stats.kernel`):
-    /// areas, the box as 6 arrays (min x, y, z, max x, y, z) and the sums as 3.
+    /// areas; the box as min x, min y, max x, max y and, for volumes, min z, max z (4 or 6
+    /// arrays of `n`); the coordinate sums x, y and, for volumes, z (2 or 3 arrays). Without z
+    /// arrays every component lies in slice 0 (front 0, depth 1).
     pub(crate) fn from_arrays(n: usize, area: &[u32], boxes: &[u32], sums: &[u64]) -> Self {
+        let volume = boxes.len() == 6 * n;
         let components = (0..n)
             .map(|k| {
                 // A label without pixels (only possible from of_labels with a larger n) has an
                 // empty box: all zero.
                 let empty = area[k] == 0;
-                let min = [boxes[k], boxes[n + k], boxes[2 * n + k]].map(|v| if empty { 0 } else { v });
-                let max = [boxes[3 * n + k], boxes[4 * n + k], boxes[5 * n + k]];
+                let z = if volume { [boxes[4 * n + k], boxes[5 * n + k]] } else { [0, 0] };
+                let min = [boxes[k], boxes[n + k], z[0]].map(|v| if empty { 0 } else { v });
+                let max = [boxes[2 * n + k], boxes[3 * n + k], z[1]];
                 ComponentStat {
                     left: min[0],
                     top: min[1],
@@ -94,7 +98,7 @@ impl ComponentStats {
                     height: if empty { 0 } else { max[1] - min[1] + 1 },
                     depth: if empty { 0 } else { max[2] - min[2] + 1 },
                     area: u64::from(area[k]),
-                    sums: [sums[k], sums[n + k], sums[2 * n + k]],
+                    sums: [sums[k], sums[n + k], if volume { sums[2 * n + k] } else { 0 }],
                 }
             })
             .collect();
@@ -107,8 +111,12 @@ impl ComponentStats {
     pub fn of_labels(labels: &[u32], shape: Shape, n: u32) -> Self {
         let n = n as usize;
         let mut area = vec![0u32; n];
+        // The volumes' layout, which images' statistics take too (z is 0 there).
         let mut boxes = vec![0u32; 6 * n];
-        boxes[..3 * n].fill(u32::MAX);
+        let (min_rows, max_rows) = ([0, 1, 4], [2, 3, 5]);
+        for a in min_rows {
+            boxes[a * n..(a + 1) * n].fill(u32::MAX);
+        }
         let mut sums = vec![0u64; 3 * n];
         let (w, h) = (shape.width, shape.height);
         for (i, &l) in labels.iter().enumerate() {
@@ -119,8 +127,9 @@ impl ComponentStats {
             let c = [(i % w) as u32, (i / w % h) as u32, (i / (w * h)) as u32];
             area[k] += 1;
             for a in 0..3 {
-                boxes[a * n + k] = boxes[a * n + k].min(c[a]);
-                boxes[(3 + a) * n + k] = boxes[(3 + a) * n + k].max(c[a]);
+                let (lo, hi) = (min_rows[a] * n + k, max_rows[a] * n + k);
+                boxes[lo] = boxes[lo].min(c[a]);
+                boxes[hi] = boxes[hi].max(c[a]);
                 sums[a * n + k] += u64::from(c[a]);
             }
         }

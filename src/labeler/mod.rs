@@ -82,8 +82,9 @@ pub trait Labeler {
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
     /// order), computed where the labels are; only the statistics leave the device. Raw labels
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
-    /// the consecutive labeling. The timings cover the relabeling and the statistics, read-back
-    /// included ([`Phase::ComponentStats`]).
+    /// the consecutive labeling. The timings cover the relabeling, the statistics kernels
+    /// ([`Phase::ComponentStats`]) and the table's read-back ([`Phase::Download`], a transfer
+    /// like the labels' download).
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
     /// Keeps the components of consecutive `labels` whose entry of `keep` is set (one entry per

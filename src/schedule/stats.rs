@@ -3,8 +3,9 @@
 //! [`crate::ComponentStats`]. Kernels: `kernels/stats.kernel`.
 //!
 //! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
-//! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row adds each run of one
-//!    component to its entries with atomics. Volumes are walked as images of `height * depth`
+//! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row hands each run of one
+//!    component to its work-group's table in local memory, whose entries are added to the
+//!    global ones with atomics once per group. Volumes are walked as images of `height * depth`
 //!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
 //!    grid when tall) covers any shape.
 
@@ -13,10 +14,20 @@ use crate::{ComponentStats, Phase, Result, Shape};
 
 /// Pixels per work-item of `stats_accumulate`.
 const SEGMENT: usize = 32;
+/// The work-group of `stats_accumulate`: a warp of segments along x, 8 rows.
+const GROUP: [usize; 3] = [32, 8, 1];
+/// Slots of `stats_accumulate`'s table in local memory (a power of two).
+const TABLE: usize = 64;
 
 /// The compile-time defines of `kernels/stats.kernel`.
 pub(crate) fn defines() -> Vec<Define> {
-    vec![Define::int("SEGMENT", SEGMENT as i64), Define::flag("INT64_ATOMICS", true)]
+    vec![
+        Define::int("SEGMENT", SEGMENT as i64),
+        Define::int("GROUP_W", GROUP[0] as i64),
+        Define::int("GROUP_H", GROUP[1] as i64),
+        Define::int("TABLE", TABLE as i64),
+        Define::flag("INT64_ATOMICS", true),
+    ]
 }
 
 /// The compiled statistics kernels.
@@ -34,8 +45,8 @@ impl Stats {
     }
 
     /// The statistics of the `n` components of consecutive `labels` of `shape`. Ends
-    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the read-back included) and
-    /// [`Phase::Deallocation`] on `recorder`.
+    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the kernels), [`Phase::Download`]
+    /// (the read-back of the table) and [`Phase::Deallocation`] on `recorder`.
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
@@ -48,26 +59,30 @@ impl Stats {
         if count == 0 {
             return Ok(ComponentStats::default());
         }
+        // Images have no z entries (see kernels/stats.kernel).
+        let axes = if shape.depth > 1 { 3 } else { 2 };
         let area_buf = gpu.alloc(count * 4)?;
-        let box_buf = gpu.alloc(6 * count * 4)?;
-        let sums_buf = gpu.alloc(3 * count * 8)?;
+        let box_buf = gpu.alloc(2 * axes * count * 4)?;
+        let sums_buf = gpu.alloc(axes * count * 8)?;
         recorder.end(Phase::Allocation)?;
         let (area, boxes, sums) = (Arg::Buffer(&area_buf), Arg::Buffer(&box_buf), Arg::Buffer(&sums_buf));
         let per_component = LaunchRange::over([count, 1, 1], [256, 1, 1]);
         let volume = Arg::U32(u32::from(shape.depth > 1));
         gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n), volume])?;
         let rows = shape.height * shape.depth;
-        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], [32, 8, 1]);
+        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], GROUP);
         let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
         let args = [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], Arg::U32(n)];
         gpu.launch(&mut self.accumulate, &segments, &args)?;
+        recorder.end(Phase::ComponentStats)?;
+        // The table leaves the device like labels do: a transfer, timed apart.
         let mut area_host = vec![0u32; count];
-        let mut box_host = vec![0u32; 6 * count];
-        let mut sums_host = vec![0u64; 3 * count];
+        let mut box_host = vec![0u32; 2 * axes * count];
+        let mut sums_host = vec![0u64; axes * count];
         gpu.read(&area_buf, bytemuck::cast_slice_mut(&mut area_host))?;
         gpu.read(&box_buf, bytemuck::cast_slice_mut(&mut box_host))?;
         gpu.read(&sums_buf, bytemuck::cast_slice_mut(&mut sums_host))?;
-        recorder.end(Phase::ComponentStats)?;
+        recorder.end(Phase::Download)?;
         drop((area_buf, box_buf, sums_buf));
         recorder.end(Phase::Deallocation)?;
         Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
