@@ -668,7 +668,8 @@ impl Gpu for Runtime {
     }
 
     /// Checks with the driver that `address` is device (or managed) memory of this device and
-    /// that the allocation holding it has `bytes` bytes from there, waits for `ready_on` on the
+    /// that the allocation holding it has `bytes` bytes from there (or, for memory mapped in
+    /// pieces, that the last byte is memory of this device too), waits for `ready_on` on the
     /// host (`cuStreamSynchronize`; 0 and 1 are the legacy default stream, 2 the per-thread
     /// one), and wraps the memory as a slice on this handle's stream that is never freed.
     unsafe fn borrow(&self, address: u64, bytes: usize, ready_on: Option<u64>) -> Result<Buffer> {
@@ -687,10 +688,17 @@ impl Gpu for Runtime {
             return Err(invalid(format!("0x{address:x} is not memory of {this}: it is on cuda:{}", memory.ordinal)));
         }
         if let Some((start, size)) = memory.range {
-            if address.checked_add(bytes as u64).is_none_or(|end| end > start.saturating_add(size)) {
-                return Err(invalid(format!(
-                    "{bytes} bytes at 0x{address:x} run past the end of their allocation ({size} bytes at 0x{start:x})"
-                )));
+            let end = address.checked_add(bytes as u64);
+            if end.is_none_or(|end| end > start.saturating_add(size)) {
+                // Memory mapped in pieces (cuMemMap, as PyTorch's expandable segments) spans
+                // several allocations: then the last byte must be memory of this device too.
+                let last = end.filter(|_| bytes > 0).and_then(|end| query_memory(end - 1).ok());
+                if !last.is_some_and(|m| m.on_device && m.ordinal == memory.ordinal) {
+                    return Err(invalid(format!(
+                        "{bytes} bytes at 0x{address:x} run past the end of their allocation ({size} bytes at \
+                         0x{start:x})"
+                    )));
+                }
             }
         }
         if let Some(stream) = ready_on {
