@@ -3,7 +3,7 @@ from typing import Optional
 import numpy as np
 import numpy.typing as npt
 
-Table = tuple[list[int], list[int]]
+Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
 
 def _label(
     image: npt.NDArray[np.uint8],

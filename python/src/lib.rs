@@ -13,7 +13,7 @@ use ccl::{
     Algorithm, AnyLabeler, BackendKind, BinaryImage, BinaryVolume, Connectivity, Device, DeviceId, DeviceLabels, Error,
     Labeler, Shape,
 };
-use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -78,8 +78,16 @@ fn with_labeler<T>(
 /// row) and the coordinate sums `x, y, z` (3 per row).
 type Table = (Vec<i64>, Vec<u64>);
 
+/// A [`Table`] as NumPy arrays (a list of Python integers per value would cost far more than
+/// the device's work with many components).
+type PyTable<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>);
+
 /// What `_label` returns: labels, their count, and the statistics table when asked.
-type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<Table>);
+type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<PyTable<'py>>);
+
+fn to_numpy(py: Python<'_>, table: Option<Table>) -> Option<PyTable<'_>> {
+    table.map(|(ints, sums)| (ints.into_pyarray(py), sums.into_pyarray(py)))
+}
 
 fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
     Connectivity::from_neighbours(u32::from(connectivity)).ok_or_else(|| {
@@ -162,7 +170,7 @@ fn _label<'py>(
         })
         .map_err(to_py)?;
     let array = labels.into_pyarray(py).reshape(image.shape())?;
-    Ok((array, n, table))
+    Ok((array, n, to_numpy(py, table)))
 }
 
 /// Labels an array in CUDA memory where it lies, on `device` (`cuda:N`, the device that holds
@@ -176,8 +184,8 @@ fn _label<'py>(
 #[pyfunction]
 #[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats))]
 #[allow(clippy::too_many_arguments)]
-fn _label_cuda(
-    py: Python<'_>,
+fn _label_cuda<'py>(
+    py: Python<'py>,
     image_ptr: u64,
     labels_ptr: u64,
     shape: Vec<usize>,
@@ -186,7 +194,7 @@ fn _label_cuda(
     algorithm: &str,
     device: &str,
     stats: bool,
-) -> PyResult<(u32, Option<Table>)> {
+) -> PyResult<(u32, Option<PyTable<'py>>)> {
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
     let id = DeviceId::from_str(device).map_err(to_py)?;
@@ -196,22 +204,24 @@ fn _label_cuda(
         )));
     }
     let shape = shape_of(&shape).map_err(to_py)?;
-    py.detach(move || {
-        with_labeler(Some(id), algorithm, connectivity, |labeler| {
-            // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
-            // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
-            // device (the labeler checks the latter with the driver), fresh or its caller's,
-            // which it keeps alive and leaves alone until this call returns; both borrowed
-            // arrays are dropped before it returns (dropping waits for the labeler's stream).
-            let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
-            // SAFETY: as above.
-            let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
-            labeler.label_on_device_into(&image, connectivity, &mut labels)?;
-            drop(image);
-            finish(labeler, &mut labels, stats)
+    let (n, table) = py
+        .detach(move || {
+            with_labeler(Some(id), algorithm, connectivity, |labeler| {
+                // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
+                // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
+                // device (the labeler checks the latter with the driver), fresh or its caller's,
+                // which it keeps alive and leaves alone until this call returns; both borrowed
+                // arrays are dropped before it returns (dropping waits for the labeler's stream).
+                let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
+                // SAFETY: as above.
+                let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
+                labeler.label_on_device_into(&image, connectivity, &mut labels)?;
+                drop(image);
+                finish(labeler, &mut labels, stats)
+            })
         })
-    })
-    .map_err(to_py)
+        .map_err(to_py)?;
+    Ok((n, to_numpy(py, table)))
 }
 
 /// The CUDA ordinal of the device that holds the device memory at `address`.
