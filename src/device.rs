@@ -196,6 +196,23 @@ fn not_built(backend: BackendKind) -> Error {
     Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
 }
 
+/// The CUDA ordinal of the device whose memory `address` is: device (or managed) memory, such
+/// as the data pointer of a CuPy array or a PyTorch CUDA tensor, so that `cuda:N` can label it
+/// where it lies ([`crate::GpuLabeler::borrow_image`]). An address the CUDA driver does not
+/// know, or host memory, is an [`Error::InvalidMemory`]; without CUDA (no driver, or built
+/// without the `cuda` feature), an [`Error::BackendUnavailable`].
+pub fn cuda_pointer_device(address: u64) -> Result<usize> {
+    #[cfg(feature = "cuda")]
+    {
+        Ok(ccl_cuda::pointer_device(address)?)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = address;
+        Err(not_built(BackendKind::Cuda))
+    }
+}
+
 /// Lists every device of every backend; never fails, a missing backend is reported in
 /// [`Discovery::unavailable`].
 pub fn discover() -> Discovery {

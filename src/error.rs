@@ -101,6 +101,31 @@ pub enum Error {
         /// The labeler's device.
         device: String,
     },
+    /// Labels of another shape than the image they are to label.
+    #[error("invalid labels: their shape {labels} is not the image's {image}")]
+    ShapeMismatch {
+        /// The image's extent.
+        image: Shape,
+        /// The labels' extent.
+        labels: Shape,
+    },
+    /// The device cannot do what was asked (e.g. the CPU reference or an OpenCL device
+    /// borrowing CUDA memory).
+    #[error("{device} does not support {what}")]
+    Unsupported {
+        /// The device.
+        device: String,
+        /// What it cannot do.
+        what: String,
+    },
+    /// Memory handed to a device is not usable there: not its memory, or smaller than asked.
+    #[error("invalid memory for {device}: {reason}")]
+    InvalidMemory {
+        /// The device.
+        device: String,
+        /// What is wrong with the memory.
+        reason: String,
+    },
     /// A device identifier names no device.
     #[error("unknown device '{id}': {reason}")]
     UnknownDevice {
@@ -210,6 +235,8 @@ impl From<ccl_backend::Error> for Error {
             B::InvalidLaunch { device, kernel, reason } => {
                 Error::Device { device, message: format!("launch of {kernel}: {reason}") }
             }
+            B::Unsupported { device, what } => Error::Unsupported { device, what },
+            B::InvalidMemory { device, reason } => Error::InvalidMemory { device, reason },
         }
     }
 }

@@ -41,7 +41,9 @@ mod volume;
 
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
-pub use device::{auto_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery};
+pub use device::{
+    auto_device, cuda_pointer_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery,
+};
 pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};

@@ -8,10 +8,22 @@ NumPy in, NumPy out: any integer, bool or float array of 2 (H, W) or 3 (D, H, W)
 any memory order (strided and Fortran-ordered arrays are copied into C order first); nonzero is
 foreground. The device works with the GIL released.
 
+GPU arrays in, GPU arrays out: a CuPy array, a PyTorch CUDA tensor, or any object with
+``__cuda_array_interface__`` is labeled where it lies, on the CUDA device that holds it
+(``cuda:N``), and the labels come back on that device as the same kind of array (CuPy:
+``uint32``; PyTorch: ``int32``, as PyTorch has no ``uint32`` arithmetic), with nothing copied
+through the host. Streams: ccl waits for the array's current stream (CuPy's or PyTorch's
+current stream on its device) before it reads the input and writes the output, runs on a stream
+of its own, and returns only once the labels are written, so the result may be used on any
+stream at once. With an explicit OpenCL or CPU ``device``, a GPU array goes through the host
+instead (binarized on its GPU, copied to NumPy) and the result is NumPy.
+
 Functions: :func:`label`, :func:`label_with_stats`, :func:`devices`, :func:`algorithms`.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
@@ -22,33 +34,263 @@ __all__ = ["label", "label_with_stats", "devices", "algorithms"]
 _DEFAULT_ALGORITHM = "UF"
 
 
+def _check_ndim(ndim: int) -> None:
+    if ndim not in (2, 3):
+        raise ValueError(f"image has {ndim} dimensions; an image has 2 (H, W), a volume 3 (D, H, W)")
+
+
+def _check_kind(kind: str, dtype) -> None:
+    if kind not in "biuf":
+        raise ValueError(f"image of dtype {dtype}; expected bool, integer or float values")
+
+
 def _binary(image) -> np.ndarray:
     """``image`` as a C-contiguous uint8 array of 0 and 1, checking its dimensions."""
-    if hasattr(image, "__cuda_array_interface__") or hasattr(image, "__dlpack_device__"):
-        device = getattr(image, "__dlpack_device__", lambda: (1, 0))()
-        if device[0] != 1:  # not kDLCPU
+    if hasattr(image, "__dlpack_device__"):
+        kind = image.__dlpack_device__()[0]
+        if kind != 1:  # not kDLCPU (arrays with __cuda_array_interface__ do not come here)
             raise ValueError(
-                "GPU arrays are not accepted yet: pass a NumPy array (e.g. cupy.asnumpy(x) or x.cpu().numpy())"
+                f"arrays on DLPack device type {kind} are not accepted: pass a NumPy array, or a CUDA array "
+                "with __cuda_array_interface__ (a CuPy array or a PyTorch CUDA tensor, e.g. cupy.from_dlpack(x))"
             )
     array = np.asarray(image)
-    if array.ndim not in (2, 3):
-        raise ValueError(f"image has {array.ndim} dimensions; an image has 2 (H, W), a volume 3 (D, H, W)")
+    _check_ndim(array.ndim)
     if array.dtype == np.uint8 and array.flags.c_contiguous:
         return array
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"image of dtype {array.dtype}; expected bool, integer or float values")
+    _check_kind(array.dtype.kind, array.dtype)
     return np.ascontiguousarray(array != 0, dtype=np.uint8)
 
 
-def _connectivity(array: np.ndarray, connectivity) -> int:
+def _connectivity(ndim: int, connectivity) -> int:
     if connectivity is None:
-        return 8 if array.ndim == 2 else 26
+        return 8 if ndim == 2 else 26
     connectivity = int(connectivity)
-    allowed = (4, 8) if array.ndim == 2 else (6, 18, 26)
+    allowed = (4, 8) if ndim == 2 else (6, 18, 26)
     if connectivity not in allowed:
-        kind = "an image" if array.ndim == 2 else "a volume"
+        kind = "an image" if ndim == 2 else "a volume"
         raise ValueError(f"connectivity {connectivity} is not for {kind}; use one of {allowed}")
     return connectivity
+
+
+# --- Arrays in CUDA memory -------------------------------------------------------------------
+
+
+def _c_strides(shape, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+class _CupyArray:
+    """A CuPy array: binarized and labeled with CuPy, on its device, CuPy's current stream."""
+
+    def __init__(self, array):
+        import cupy
+
+        self.cupy, self.array = cupy, array
+
+    def device(self):
+        return self.array.device
+
+    def binary(self):
+        x, cupy = self.array, self.cupy
+        _check_ndim(x.ndim)
+        _check_kind(x.dtype.kind, x.dtype)
+        if x.flags.c_contiguous and x.dtype in (cupy.uint8, cupy.bool_):
+            return x.view(cupy.uint8)  # no copy
+        return cupy.ascontiguousarray(x != 0).view(cupy.uint8)
+
+    def empty_labels(self, shape):
+        return self.cupy.empty(shape, dtype=self.cupy.uint32)
+
+    def stream(self):
+        return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
+
+    @staticmethod
+    def to_host(array) -> np.ndarray:
+        return array.get()
+
+    def host_binary(self) -> np.ndarray:
+        with self.device():
+            return self.binary().get()
+
+
+class _TorchArray:
+    """A PyTorch CUDA tensor: binarized with PyTorch, labels int32, PyTorch's current stream."""
+
+    def __init__(self, array):
+        import torch
+
+        self.torch, self.array = torch, array
+
+    def device(self):
+        return self.torch.cuda.device(self.array.device)
+
+    def binary(self):
+        x, torch = self.array, self.torch
+        _check_ndim(x.dim())
+        if x.is_complex():
+            raise ValueError(f"image of dtype {x.dtype}; expected bool, integer or float values")
+        x = x.detach()
+        if x.is_contiguous() and x.dtype == torch.uint8:
+            return x
+        if x.is_contiguous() and x.dtype == torch.bool:
+            try:
+                return x.view(torch.uint8)  # no copy
+            except RuntimeError:  # a PyTorch without dtype views
+                pass
+        return (x != 0).to(torch.uint8).contiguous()
+
+    def empty_labels(self, shape):
+        return self.torch.empty(tuple(shape), dtype=self.torch.int32, device=self.array.device)
+
+    def stream(self):
+        return self.torch.cuda.current_stream(self.array.device).cuda_stream or 1
+
+    @staticmethod
+    def to_host(array) -> np.ndarray:
+        return array.cpu().numpy()
+
+    def host_binary(self) -> np.ndarray:
+        with self.device():
+            return self.binary().cpu().numpy()
+
+
+class _InterfaceArray:
+    """Another object with ``__cuda_array_interface__``: uint8 or bool in C order only, labeled
+    into a CuPy array (CuPy is needed to allocate it)."""
+
+    def __init__(self, array, interface):
+        self.array, self.interface = array, interface
+        shape = tuple(interface["shape"])
+        typestr = interface["typestr"]
+        if typestr not in ("|u1", "|b1"):
+            raise ValueError(
+                f"a CUDA array of typestr {typestr!r}: arrays other than CuPy arrays and PyTorch tensors are "
+                "accepted as uint8 ('|u1') or bool ('|b1') only; convert it, e.g. with cupy.asarray(x) != 0"
+            )
+        strides = interface.get("strides")
+        if strides is not None and tuple(strides) != _c_strides(shape, 1):
+            raise ValueError(
+                "a CUDA array that is not C-contiguous: arrays other than CuPy arrays and PyTorch tensors must "
+                "be dense in C order; copy it, e.g. with cupy.ascontiguousarray(cupy.asarray(x))"
+            )
+        self.shape = shape
+
+    def _cupy(self):
+        try:
+            import cupy
+        except ImportError:
+            raise ValueError(
+                "the labels of a CUDA array that is neither a CuPy array nor a PyTorch tensor are returned as a "
+                "CuPy array, and CuPy is not installed: install it, or pass a CuPy array or a PyTorch tensor"
+            ) from None
+        return cupy
+
+    def device(self):
+        if len(self.shape) in (2, 3) and 0 not in self.shape:
+            return self._cupy().cuda.Device(_ccl._cuda_device_of(self.interface["data"][0]))
+        return contextlib.nullcontext()
+
+    def binary(self):
+        _check_ndim(len(self.shape))
+        return self.array
+
+    def empty_labels(self, shape):
+        cupy = self._cupy()
+        labels = cupy.empty(shape, dtype=cupy.uint32)
+        # ccl waits for the input's stream only: the memory may have been in use on CuPy's.
+        cupy.cuda.get_current_stream().synchronize()
+        return labels
+
+    def stream(self):
+        return self.interface.get("stream")  # None: nothing to wait for (interface v3)
+
+    @staticmethod
+    def to_host(array) -> np.ndarray:
+        return array.get()  # a reduction of the labels, a CuPy array
+
+    def host_binary(self) -> np.ndarray:
+        raise ValueError(
+            "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be copied to the host by "
+            "ccl: label it on its CUDA device (device=None or 'cuda:N'), or pass a NumPy array"
+        )
+
+
+def _gpu_array(image):
+    """The adapter of an array in CUDA memory, or None for anything else (NumPy's path)."""
+    module = type(image).__module__ or ""
+    if module.startswith("cupy") and hasattr(type(image), "__cuda_array_interface__"):
+        return _CupyArray(image)
+    if module.startswith("torch"):
+        return _TorchArray(image) if getattr(image, "is_cuda", False) else None
+    try:
+        interface = image.__cuda_array_interface__
+    except AttributeError:
+        return None
+    return _InterfaceArray(image, interface)
+
+
+def _interface_of(array) -> tuple[int, tuple]:
+    """The device address and shape of an array with ``__cuda_array_interface__``."""
+    interface = array.__cuda_array_interface__
+    return interface["data"][0], tuple(interface["shape"])
+
+
+def _on_host(device) -> bool:
+    """Whether ``device`` names a device other than a CUDA one (a GPU array goes through the host)."""
+    return device is not None and str(device).strip().lower().partition(":")[0] != "cuda"
+
+
+def _cuda_device(device, ordinal: int) -> str:
+    """``cuda:N`` for an array on CUDA device ``ordinal``; an explicit ``device`` must name it."""
+    if device is None:
+        return f"cuda:{ordinal}"
+    index = str(device).strip().lower().partition(":")[2]
+    try:
+        wanted = int(index) if index else 0
+    except ValueError:
+        raise ValueError(f"unknown device '{device}': expected cpu, opencl:N or cuda:N") from None
+    if wanted != ordinal:
+        raise ValueError(
+            f"the array is on cuda:{ordinal}, not on {device}: pass device='cuda:{ordinal}' (or None), or move "
+            "the array"
+        )
+    return f"cuda:{wanted}"
+
+
+def _label_gpu(gpu, connectivity, algorithm, device, stats: bool):
+    """Labels an array in CUDA memory on its device; returns (labels, N, statistics table).
+    Runs with the array's device current."""
+    binary = gpu.binary()
+    image_at, shape = _interface_of(binary)
+    if 0 in shape:
+        raise ValueError(f"invalid input: the image is empty (shape {shape})")
+    conn = _connectivity(len(shape), connectivity)
+    device = _cuda_device(device, _ccl._cuda_device_of(image_at))
+    labels = gpu.empty_labels(shape)
+    labels_at, _ = _interface_of(labels)
+    num, table = _ccl._label_cuda(
+        image_at, labels_at, list(shape), gpu.stream(), conn, algorithm or _DEFAULT_ALGORITHM, device, stats
+    )
+    return labels, num, table
+
+
+def _label_any(image, connectivity, algorithm, device, stats: bool):
+    """Labels ``image`` (NumPy, or in CUDA memory) as :func:`label` says; returns (labels, N,
+    and with ``stats`` OpenCV's ``stats`` and ``centroids``)."""
+    gpu = _gpu_array(image)
+    if gpu is not None and not _on_host(device):
+        with gpu.device():
+            labels, num, table = _label_gpu(gpu, connectivity, algorithm, device, stats)
+            tables = _opencv_tables(num, *table, labels, gpu.to_host) if stats else None
+        return labels, num, tables
+    array = _binary(image if gpu is None else gpu.host_binary())
+    conn = _connectivity(array.ndim, connectivity)
+    labels, num, table = _ccl._label(array, conn, algorithm or _DEFAULT_ALGORITHM, device, stats)
+    return labels, num, _opencv_tables(num, *table, labels, np.asarray) if stats else None
 
 
 def label(image, connectivity=None, algorithm=None, device=None, return_num=False):
@@ -56,9 +298,10 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
 
     Parameters
     ----------
-    image : array_like
+    image : array_like or CUDA array
         2D (H, W) image or 3D (D, H, W) volume; nonzero is foreground. Any integer, bool or
-        float dtype, any memory layout.
+        float dtype, any memory layout. A CuPy array, a PyTorch CUDA tensor or another object
+        with ``__cuda_array_interface__`` (uint8 or bool in C order) is labeled on its GPU.
     connectivity : int, optional
         4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26): pixels that share
         an edge (4, 6), also a corner (8) or, in 3D, an edge (18) or a corner (26).
@@ -66,22 +309,27 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         One of :func:`algorithms` (default ``"UF"``); every algorithm gives the same labels.
     device : str, optional
         ``"cuda:0"``, ``"opencl:1"``, ``"cpu"`` (see :func:`devices`); by default CUDA, else an
-        OpenCL GPU, else any OpenCL device, else the CPU reference.
+        OpenCL GPU, else any OpenCL device, else the CPU reference. For a GPU array, by default
+        the CUDA device that holds it (``"cuda:N"`` must name that one); an OpenCL or CPU
+        device takes it through the host (binarized on its GPU, copied to NumPy).
     return_num : bool, optional
         Also return the number of components.
 
     Returns
     -------
-    labels : ndarray of uint32
+    labels : ndarray of uint32, or an array on the input's GPU
         The same shape as ``image``: 0 for background, components numbered 1..N in raster
         order of their first pixel (as ``scipy.ndimage.label`` and ``skimage.measure.label``).
+        For a GPU array labeled on its device: a CuPy ``uint32`` array, or a PyTorch ``int32``
+        tensor, on that device, written when ``label`` returns (usable on any stream).
     num : int
         The number of components N (only with ``return_num=True``).
 
     Raises
     ------
     ValueError
-        A bad argument or input (dimensions, connectivity, algorithm, device name).
+        A bad argument or input (dimensions, connectivity, algorithm, device name, a GPU array
+        on another device than ``device``).
     RuntimeError
         A device or driver failure.
 
@@ -91,11 +339,64 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
     >>> ccl.label(np.array([[1, 0, 1], [0, 0, 1]]), connectivity=4, device="cpu")
     array([[1, 0, 2],
            [0, 0, 2]], dtype=uint32)
+
+    On a GPU, without a copy through the host (CuPy in, CuPy out)::
+
+        import cupy
+        labels, n = ccl.label(cupy.random.random((4096, 4096)) < 0.5, return_num=True)
     """
-    array = _binary(image)
-    conn = _connectivity(array, connectivity)
-    labels, num, _ = _ccl._label(array, conn, algorithm or _DEFAULT_ALGORITHM, device, False)
+    labels, num, _ = _label_any(image, connectivity, algorithm, device, False)
     return (labels, num) if return_num else labels
+
+
+def _background_box(labels, to_host, ndim: int):
+    """For each axis x, y (, z): the first and last coordinate of a background pixel of
+    ``labels`` (NumPy, CuPy or PyTorch, which reduces it where it is: only the 1D projections of
+    ``labels == 0`` are copied to the host)."""
+    background = labels == 0
+    box = []
+    for axis in range(ndim):  # x, y, z
+        keep = ndim - 1 - axis  # its array axis
+        projection = background
+        for other in reversed(range(ndim)):
+            if other != keep:
+                projection = projection.any(other)
+        present = np.flatnonzero(to_host(projection))
+        box.append((int(present[0]), int(present[-1])))
+    return box
+
+
+def _opencv_tables(num: int, ints, sums, labels, to_host):
+    """``stats`` and ``centroids`` in OpenCV's format (row 0 the background) from the device's
+    table of ``num`` components (``ints``: left, top, front, width, height, depth, area;
+    ``sums``: x, y, z coordinate sums) and the labels (for the background's bounding box)."""
+    ints = np.asarray(ints, dtype=np.int64).reshape(num, 7)
+    sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
+    shape = tuple(labels.shape)
+    ndim = len(shape)
+    # The background row: its area and coordinate sums are the whole array's less the
+    # components'; only its bounding box needs the labels (one reduction per axis).
+    shape_xyz = tuple(shape[::-1])
+    total = int(np.prod(shape_xyz))
+    bg_stats = np.zeros(7, dtype=np.int64)
+    bg_sums = np.zeros(3, dtype=np.float64)
+    bg_area = total - int(ints[:, 6].sum())
+    if bg_area > 0:
+        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim)):
+            size = shape_xyz[axis]
+            bg_stats[axis] = first
+            bg_stats[3 + axis] = last - first + 1
+            per_line = total // size  # pixels with one value of this coordinate
+            bg_sums[axis] = float(per_line * (size * (size - 1) // 2) - int(sums[:, axis].sum()))
+        bg_stats[6] = bg_area
+    table = np.vstack([bg_stats, ints])
+    area = table[:, 6].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centroids = np.vstack([bg_sums, sums.astype(np.float64)]) / area[:, None]
+    centroids[area == 0] = np.nan
+    if ndim == 3:
+        return table, centroids
+    return table[:, [0, 1, 3, 4, 6]], centroids[:, :2]
 
 
 def label_with_stats(image, connectivity=None, algorithm=None, device=None):
@@ -107,52 +408,24 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None):
     Parameters
     ----------
     image, connectivity, algorithm, device
-        As for :func:`label`.
+        As for :func:`label` (GPU arrays included).
 
     Returns
     -------
     num_labels : int
         N + 1 (the components and the background).
-    labels : ndarray of uint32
-        As :func:`label` returns them.
+    labels : ndarray of uint32, or an array on the input's GPU
+        As :func:`label` returns them (for a GPU array: on its GPU, as the same kind of array).
     stats : ndarray of int64, shape (N + 1, 5) for an image, (N + 1, 7) for a volume
         Images: ``left, top, width, height, area`` (OpenCV's ``CC_STAT_*`` order). Volumes:
         ``left, top, front, width, height, depth, area``. Row 0 describes the background
-        pixels (all zero when there are none).
+        pixels (all zero when there are none). Always NumPy: for a GPU array, only the
+        statistics and the background's 1D projections leave the GPU, never the labels.
     centroids : ndarray of float64, shape (N + 1, 2) for an image, (N + 1, 3) for a volume
         Mean ``x, y`` (and ``z``) of each component's pixels; exact sums divided in float64.
     """
-    array = _binary(image)
-    conn = _connectivity(array, connectivity)
-    labels, num, (ints, sums) = _ccl._label(array, conn, algorithm or _DEFAULT_ALGORITHM, device, True)
-    ints = np.asarray(ints, dtype=np.int64).reshape(num, 7)
-    sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
-    volume = array.ndim == 3
-    # The background row: its area and coordinate sums are the whole array's less the
-    # components'; only its bounding box needs the labels (one reduction per axis).
-    shape_xyz = array.shape[::-1]
-    total = int(np.prod(shape_xyz))
-    bg_stats = np.zeros(7, dtype=np.int64)
-    bg_sums = np.zeros(3, dtype=np.float64)
-    bg_area = total - int(ints[:, 6].sum())
-    if bg_area > 0:
-        background = labels == 0
-        for axis, size in enumerate(shape_xyz):
-            others = tuple(a for a in range(array.ndim) if a != array.ndim - 1 - axis)
-            present = np.flatnonzero(background.any(axis=others))
-            bg_stats[axis] = present[0]
-            bg_stats[3 + axis] = present[-1] - present[0] + 1
-            per_line = total // size  # pixels with one value of this coordinate
-            bg_sums[axis] = float(per_line * (size * (size - 1) // 2) - int(sums[:, axis].sum()))
-        bg_stats[6] = bg_area
-    table = np.vstack([bg_stats, ints])
-    area = table[:, 6].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centroids = np.vstack([bg_sums, sums.astype(np.float64)]) / area[:, None]
-    centroids[area == 0] = np.nan
-    if volume:
-        return num + 1, labels, table, centroids
-    return num + 1, labels, table[:, [0, 1, 3, 4, 6]], centroids[:, :2]
+    labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True)
+    return num + 1, labels, stats, centroids
 
 
 def devices():

@@ -1,10 +1,34 @@
-from typing import Literal, Optional, Union, overload
+from typing import Any, Literal, Optional, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
 
 Labels = npt.NDArray[np.uint32]
 
+class CudaArray(Protocol):
+    """A CuPy array, a PyTorch CUDA tensor, or any object with ``__cuda_array_interface__``:
+    labeled on its GPU, labels returned there (CuPy uint32, PyTorch int32)."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]: ...
+
+@overload
+def label(
+    image: CudaArray,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    return_num: Literal[False] = ...,
+) -> Any: ...
+@overload
+def label(
+    image: CudaArray,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    *,
+    return_num: Literal[True],
+) -> tuple[Any, int]: ...
 @overload
 def label(
     image: npt.ArrayLike,
@@ -19,8 +43,17 @@ def label(
     connectivity: Optional[int] = ...,
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
-    return_num: Literal[True] = ...,
+    *,
+    return_num: Literal[True],
 ) -> tuple[Labels, int]: ...
+@overload
+def label_with_stats(
+    image: CudaArray,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+) -> tuple[int, Any, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+@overload
 def label_with_stats(
     image: npt.ArrayLike,
     connectivity: Optional[int] = ...,

@@ -3,12 +3,25 @@ from typing import Optional
 import numpy as np
 import numpy.typing as npt
 
+Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+
 def _label(
     image: npt.NDArray[np.uint8],
     connectivity: int,
     algorithm: str,
     device: Optional[str],
     stats: bool,
-) -> tuple[npt.NDArray[np.uint32], int, Optional[tuple[list[int], list[int]]]]: ...
+) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
+def _label_cuda(
+    image_ptr: int,
+    labels_ptr: int,
+    shape: list[int],
+    stream: Optional[int],
+    connectivity: int,
+    algorithm: str,
+    device: str,
+    stats: bool,
+) -> tuple[int, Optional[Table]]: ...
+def _cuda_device_of(address: int) -> int: ...
 def devices() -> list[tuple[str, str, str, str]]: ...
 def algorithms() -> list[str]: ...

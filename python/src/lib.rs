@@ -1,14 +1,19 @@
 //! The native part of the `ccl` Python package: labeling and component statistics of a
 //! C-contiguous uint8 array (the Python layer, `ccl/__init__.py`, turns any array into one), on
-//! any device `ccl` knows, with the GIL released while the device works. Labelers are kept per
-//! (device, algorithm, connectivity), so kernels are built once per process.
+//! any device `ccl` knows, with the GIL released while the device works; and of arrays in CUDA
+//! memory (CuPy, PyTorch), labeled where they lie on `cuda:N` without a copy through the host.
+//! Devices are opened once per id and labelers kept per (device, algorithm, connectivity), so
+//! kernels are built once per process.
 
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
-use ccl::{Algorithm, AnyLabeler, BinaryImage, BinaryVolume, Connectivity, Device, DeviceId, Error, Labeler};
-use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use ccl::{
+    Algorithm, AnyLabeler, BackendKind, BinaryImage, BinaryVolume, Connectivity, Device, DeviceId, DeviceLabels, Error,
+    Labeler, Shape,
+};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -25,6 +30,9 @@ fn to_py(e: Error) -> PyErr {
         | Error::TooManyVoxels { .. }
         | Error::SizeMismatch { .. }
         | Error::VolumeSizeMismatch { .. }
+        | Error::ShapeMismatch { .. }
+        | Error::Unsupported { .. }
+        | Error::InvalidMemory { .. }
         | Error::UnknownDevice { .. } => PyValueError::new_err(e.to_string()),
         _ => PyRuntimeError::new_err(e.to_string()),
     }
@@ -32,26 +40,93 @@ fn to_py(e: Error) -> PyErr {
 
 type Key = (String, Algorithm, Connectivity);
 
-/// Labelers by (device id, algorithm, connectivity), built at first use.
-fn labelers() -> &'static Mutex<HashMap<Key, AnyLabeler>> {
-    static LABELERS: OnceLock<Mutex<HashMap<Key, AnyLabeler>>> = OnceLock::new();
-    LABELERS.get_or_init(Default::default)
+/// Opened devices by id, and labelers by (device id, algorithm, connectivity), made at first use.
+#[derive(Default)]
+struct Cache {
+    devices: HashMap<String, Device>,
+    labelers: HashMap<Key, AnyLabeler>,
 }
 
-/// The device `device` names (`cpu`, `opencl:N`, `cuda:N`), or the one `ccl` picks.
-fn open(device: Option<&str>) -> ccl::Result<Device> {
-    match device {
-        Some(id) => Device::open(DeviceId::from_str(id)?),
-        None => Device::auto(),
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Runs `work` with the labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
+/// picks when `None`), opening the device and making the labeler at their first use.
+fn with_labeler<T>(
+    id: Option<DeviceId>,
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    work: impl FnOnce(&mut AnyLabeler) -> ccl::Result<T>,
+) -> ccl::Result<T> {
+    let id = id.unwrap_or_else(|| ccl::auto_device().id).to_string();
+    let key = (id.clone(), algorithm, connectivity);
+    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let cache = &mut *guard;
+    if !cache.labelers.contains_key(&key) {
+        if !cache.devices.contains_key(&id) {
+            cache.devices.insert(id.clone(), Device::open(DeviceId::from_str(&id)?)?);
+        }
+        let labeler = cache.devices[&id].labeler_for(algorithm, connectivity)?;
+        cache.labelers.insert(key.clone(), labeler);
     }
+    work(cache.labelers.get_mut(&key).expect("inserted above"))
 }
 
 /// Per component, the integer statistics `left, top, front, width, height, depth, area` (7 per
 /// row) and the coordinate sums `x, y, z` (3 per row).
 type Table = (Vec<i64>, Vec<u64>);
 
+/// A [`Table`] as NumPy arrays (a list of Python integers per value would cost far more than
+/// the device's work with many components).
+type PyTable<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>);
+
 /// What `_label` returns: labels, their count, and the statistics table when asked.
-type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<Table>);
+type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<PyTable<'py>>);
+
+fn to_numpy(py: Python<'_>, table: Option<Table>) -> Option<PyTable<'_>> {
+    table.map(|(ints, sums)| (ints.into_pyarray(py), sums.into_pyarray(py)))
+}
+
+fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
+    Connectivity::from_neighbours(u32::from(connectivity)).ok_or_else(|| {
+        PyValueError::new_err(format!("connectivity {connectivity}: 4 or 8 for images, 6, 18 or 26 for volumes"))
+    })
+}
+
+fn parse_algorithm(algorithm: &str) -> PyResult<Algorithm> {
+    Algorithm::from_str(algorithm).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The extent of an array of NumPy shape (H, W) or (D, H, W).
+fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
+    match *shape {
+        [height, width] => Ok(Shape::image(width, height)),
+        [depth, height, width] => Ok(Shape { width, height, depth }),
+        _ => Err(Error::InvalidParameter {
+            name: "image".into(),
+            reason: format!("has {} dimensions; an image has 2, a volume 3", shape.len()),
+        }),
+    }
+}
+
+/// Numbers labeled `labels` 1..N in raster order of first appearance, in place on their device,
+/// and returns N; with `stats`, also each component's statistics, computed there.
+fn finish(labeler: &mut AnyLabeler, labels: &mut DeviceLabels, stats: bool) -> ccl::Result<(u32, Option<Table>)> {
+    if !stats {
+        return labeler.relabel(labels).map(|(n, _)| (n, None));
+    }
+    let (stats, _) = labeler.component_stats(labels)?;
+    let mut ints = Vec::with_capacity(7 * stats.len());
+    let mut sums = Vec::with_capacity(3 * stats.len());
+    for c in &stats.components {
+        ints.extend_from_slice(&[c.left, c.top, c.front, c.width, c.height, c.depth].map(i64::from));
+        ints.push(c.area as i64);
+        sums.extend_from_slice(&c.sums);
+    }
+    Ok((stats.len() as u32, Some((ints, sums))))
+}
 
 /// Labels `image` (C-contiguous uint8, shape (H, W) or (D, H, W), nonzero is foreground)
 /// consecutively 1..N in raster order of first appearance; with `stats`, also each component's
@@ -68,53 +143,91 @@ fn _label<'py>(
 ) -> PyResult<Labeled<'py>> {
     let shape = image.shape().to_vec();
     let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?.to_vec();
-    let connectivity = Connectivity::from_neighbours(u32::from(connectivity)).ok_or_else(|| {
-        PyValueError::new_err(format!("connectivity {connectivity}: 4 or 8 for images, 6, 18 or 26 for volumes"))
-    })?;
-    let algorithm = Algorithm::from_str(algorithm).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let device = device.map(str::to_owned);
+    let connectivity = parse_connectivity(connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
+    let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let (labels, n, table) = py
         .detach(move || -> ccl::Result<(Vec<u32>, u32, Option<Table>)> {
-            let device = open(device.as_deref())?;
-            let key = (device.info().id.to_string(), algorithm, connectivity);
-            let mut cache = labelers().lock().unwrap_or_else(|p| p.into_inner());
-            if !cache.contains_key(&key) {
-                let labeler = device.labeler_for(algorithm, connectivity)?;
-                cache.insert(key.clone(), labeler);
-            }
-            let labeler = cache.get_mut(&key).expect("inserted above");
-            let upload = |l: &mut AnyLabeler| match shape[..] {
-                [h, w] => l.upload(&BinaryImage::new(w, h, pixels)?),
-                [d, h, w] => l.upload_volume(&BinaryVolume::new(w, h, d, pixels)?),
-                _ => Err(Error::InvalidParameter {
-                    name: "image".into(),
-                    reason: format!("has {} dimensions; an image has 2, a volume 3", shape.len()),
-                }),
-            };
-            let finish = |l: &mut AnyLabeler, labels: &mut ccl::DeviceLabels| {
-                if !stats {
-                    return l.relabel(labels).map(|(n, t)| ((n, None), t));
-                }
-                let (stats, timings) = l.component_stats(labels)?;
-                let mut ints = Vec::with_capacity(7 * stats.len());
-                let mut sums = Vec::with_capacity(3 * stats.len());
-                for c in &stats.components {
-                    ints.extend_from_slice(&[c.left, c.top, c.front, c.width, c.height, c.depth].map(i64::from));
-                    ints.push(c.area as i64);
-                    sums.extend_from_slice(&c.sums);
-                }
-                Ok(((stats.len() as u32, Some((ints, sums))), timings))
-            };
-            let download = |l: &mut AnyLabeler, labels: &ccl::DeviceLabels| {
-                let mut out = vec![0u32; labels.shape().len()];
-                l.download_into(labels, &mut out).map(|()| out)
-            };
-            let (out, (n, table), _) = ccl::label_host(labeler, connectivity, upload, finish, download)?;
-            Ok((out, n, table))
+            with_labeler(id, algorithm, connectivity, |labeler| {
+                let upload = |l: &mut AnyLabeler| {
+                    let Shape { width, height, depth } = shape_of(&shape)?;
+                    if shape.len() == 2 {
+                        l.upload(&BinaryImage::new(width, height, pixels)?)
+                    } else {
+                        l.upload_volume(&BinaryVolume::new(width, height, depth, pixels)?)
+                    }
+                };
+                let on_device = |l: &mut AnyLabeler, labels: &mut DeviceLabels| {
+                    finish(l, labels, stats).map(|counted| (counted, ccl::Timings::default()))
+                };
+                let download = |l: &mut AnyLabeler, labels: &DeviceLabels| {
+                    let mut out = vec![0u32; labels.shape().len()];
+                    l.download_into(labels, &mut out).map(|()| out)
+                };
+                let (out, (n, table), _) = ccl::label_host(labeler, connectivity, upload, on_device, download)?;
+                Ok((out, n, table))
+            })
         })
         .map_err(to_py)?;
     let array = labels.into_pyarray(py).reshape(image.shape())?;
-    Ok((array, n, table))
+    Ok((array, n, to_numpy(py, table)))
+}
+
+/// Labels an array in CUDA memory where it lies, on `device` (`cuda:N`, the device that holds
+/// both arrays): `image_ptr` is the device address of a C-contiguous uint8 array of `shape`
+/// ((H, W) or (D, H, W), nonzero is foreground), `labels_ptr` that of a C-contiguous array of
+/// 4-byte elements of the same shape, which receives the labels 1..N in raster order of first
+/// appearance. `stream` is the caller's stream (a `CUstream` value; 1 the legacy default
+/// stream, 2 the per-thread one), whose work so far is waited for before either array is used.
+/// Returns N, and with `stats` the statistics table; when it returns, the labels are written
+/// and ccl no longer uses either array. Nothing is copied through the host and nothing freed.
+#[pyfunction]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats))]
+#[allow(clippy::too_many_arguments)]
+fn _label_cuda<'py>(
+    py: Python<'py>,
+    image_ptr: u64,
+    labels_ptr: u64,
+    shape: Vec<usize>,
+    stream: Option<u64>,
+    connectivity: u8,
+    algorithm: &str,
+    device: &str,
+    stats: bool,
+) -> PyResult<(u32, Option<PyTable<'py>>)> {
+    let connectivity = parse_connectivity(connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
+    let id = DeviceId::from_str(device).map_err(to_py)?;
+    if id.backend() != BackendKind::Cuda {
+        return Err(PyValueError::new_err(format!(
+            "device '{device}' is not a CUDA device: arrays in CUDA memory are labeled in place on cuda:N only"
+        )));
+    }
+    let shape = shape_of(&shape).map_err(to_py)?;
+    let (n, table) = py
+        .detach(move || {
+            with_labeler(Some(id), algorithm, connectivity, |labeler| {
+                // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
+                // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
+                // device (the labeler checks the latter with the driver), fresh or its caller's,
+                // which it keeps alive and leaves alone until this call returns; both borrowed
+                // arrays are dropped before it returns (dropping waits for the labeler's stream).
+                let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
+                // SAFETY: as above.
+                let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
+                labeler.label_on_device_into(&image, connectivity, &mut labels)?;
+                drop(image);
+                finish(labeler, &mut labels, stats)
+            })
+        })
+        .map_err(to_py)?;
+    Ok((n, to_numpy(py, table)))
+}
+
+/// The CUDA ordinal of the device that holds the device memory at `address`.
+#[pyfunction]
+fn _cuda_device_of(address: u64) -> PyResult<usize> {
+    ccl::cuda_pointer_device(address).map_err(to_py)
 }
 
 /// The devices `ccl` can use: (id, name, kind, backend) tuples, e.g. ("cuda:0", "NVIDIA H100",
@@ -144,6 +257,8 @@ fn algorithms() -> Vec<&'static str> {
 #[pymodule]
 fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
+    m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_device_of, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())

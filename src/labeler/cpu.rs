@@ -25,6 +25,24 @@ impl CpuLabeler {
         Self { algorithm, info: DeviceInfo::cpu(), owner: 0 }
     }
 
+    /// The error of borrowing device memory, which the CPU reference cannot use.
+    pub(crate) fn cannot_borrow(&self) -> Error {
+        Error::Unsupported {
+            device: self.info.name.clone(),
+            what: "borrowing device memory (CUDA devices only)".into(),
+        }
+    }
+
+    /// The raw labels of `image` with `connectivity`, checked as every labeling is.
+    fn raw_labels(&self, image: &DeviceImage, connectivity: Connectivity) -> Result<Vec<u32>> {
+        super::check_shape_connectivity(image.shape(), connectivity)?;
+        self.algorithm.check(connectivity)?;
+        let Storage::Host(pixels) = &image.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        Ok(reference::raw_labels_of(image.shape(), pixels, connectivity, self.algorithm.raw_labels()))
+    }
+
     fn timings(start: Instant) -> Timings {
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Timings { phases: vec![PhaseTime { phase: Phase::CpuLabeling, ms }], iterations: None }
@@ -50,22 +68,33 @@ impl Labeler for CpuLabeler {
     }
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
-        super::check_shape_connectivity(image.shape(), connectivity)?;
-        self.algorithm.check(connectivity)?;
-        let Storage::Host(pixels) = &image.storage else {
+        let start = Instant::now();
+        let labels = self.raw_labels(image, connectivity)?;
+        let numbering = Numbering::Raw(self.algorithm.raw_labels());
+        let out = DeviceArray::labels(image.shape(), self.owner, Storage::Host(labels), numbering);
+        Ok((out, Self::timings(start)))
+    }
+
+    fn label_on_device_into(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<Timings> {
+        let start = Instant::now();
+        super::check_same_shape(image, labels)?;
+        let values = self.raw_labels(image, connectivity)?;
+        let Storage::Host(out) = &mut labels.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
-        let start = Instant::now();
-        let shape = image.shape();
-        let convention = self.algorithm.raw_labels();
-        let labels = reference::raw_labels_of(shape, pixels, connectivity, convention);
-        let out = DeviceArray::labels(shape, self.owner, Storage::Host(labels), Numbering::Raw(convention));
-        Ok((out, Self::timings(start)))
+        out.copy_from_slice(&values);
+        labels.numbering = Some(Numbering::Raw(self.algorithm.raw_labels()));
+        Ok(Self::timings(start))
     }
 
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {
         let start = Instant::now();
-        if let Some(Numbering::Consecutive(n)) = labels.numbering {
+        if let Numbering::Consecutive(n) = super::numbering_of(labels)? {
             return Ok((n, Timings::default()));
         }
         let Storage::Host(values) = &mut labels.storage else {

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use super::{check_destination, Labeler};
 use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
-use crate::image::check_size;
 use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::stats::{self, Stats};
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, LABEL_BYTES};
 use crate::shape::Element;
 use crate::{
     Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
@@ -176,6 +175,59 @@ impl GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    /// Wraps an image the caller keeps in device memory, e.g. a CuPy array or a PyTorch tensor,
+    /// as a [`DeviceImage`] of this labeler's device, without copying it: one byte per pixel
+    /// (or voxel) of `shape`, dense in row-major order, nonzero is foreground, at the CUDA
+    /// device pointer `address`. The array never frees the memory. `ready_on` is a stream (a
+    /// `CUstream` value; 1 the legacy default stream, 2 the per-thread one, as in the CUDA Array
+    /// Interface) whose work so far this call waits for, e.g. the kernels that wrote the image.
+    ///
+    /// CUDA devices only: elsewhere an [`Error::Unsupported`]; memory that is not device memory
+    /// of this device, or smaller than the allocation holding it allows, is an
+    /// [`Error::InvalidMemory`]; an empty or too large `shape` is refused as an upload would be.
+    ///
+    /// # Safety
+    /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
+    /// nothing else writes, for as long as the returned array lives.
+    pub unsafe fn borrow_image(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceImage> {
+        super::check_extent(shape)?;
+        // SAFETY: the caller's contract is the device's (`shape.len()` bytes, one per pixel).
+        let buffer = unsafe { self.gpu.borrow(address, shape.len(), ready_on)? };
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+    }
+
+    /// Wraps device memory the caller keeps, one `u32` label per pixel (or voxel) of `shape` at
+    /// the CUDA device pointer `address`, as [`DeviceLabels`] of this labeler's device, without
+    /// copying: the output of [`Labeler::label_on_device_into`], which numbers them (until then
+    /// they hold no labels: [`DeviceArray::numbering`] is `None`). The array never frees the
+    /// memory. Nothing is waited for: the caller makes sure no work of its own still uses the
+    /// memory (e.g. by passing that stream as the image's `ready_on`). Errors as
+    /// [`GpuLabeler::borrow_image`].
+    ///
+    /// # Safety
+    /// `address` must hold `4 * shape.len()` bytes of device memory, 4-aligned, that stay
+    /// allocated, and that nothing else reads or writes, for as long as the returned array lives.
+    pub unsafe fn borrow_labels(&mut self, shape: Shape, address: u64) -> Result<DeviceLabels> {
+        super::check_extent(shape)?;
+        if !address.is_multiple_of(4) {
+            return Err(Error::InvalidMemory {
+                device: self.device.info.name.clone(),
+                reason: format!("labels at 0x{address:x} are not 4-byte aligned"),
+            });
+        }
+        // SAFETY: the caller's contract is the device's (4 bytes per pixel).
+        let buffer = unsafe { self.gpu.borrow(address, shape.len() * LABEL_BYTES, None)? };
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+    }
+
+    /// Checks that an array of `shape` can be labeled with `connectivity` here and builds (and
+    /// warms up) the schedule for it when it is not yet built.
+    fn prepare_labeling(&mut self, shape: Shape, connectivity: Connectivity) -> Result<()> {
+        super::check_shape_connectivity(shape, connectivity)?;
+        self.prepare(connectivity)?;
+        super::check_extent(shape)
+    }
+
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
         match &array.storage {
             Storage::Device(b) if array.owner() == self.device.owner => Ok(b),
@@ -203,14 +255,8 @@ impl Labeler for GpuLabeler {
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let shape = image.shape();
-        super::check_shape_connectivity(shape, connectivity)?;
-        self.prepare(connectivity)?;
+        self.prepare_labeling(shape, connectivity)?;
         let input = self.buffer(image)?;
-        if shape.depth == 1 {
-            check_size(shape.width, shape.height)?;
-        } else {
-            crate::volume::check_volume(shape)?;
-        }
         let gpu = self.gpu.as_ref();
         let schedule =
             self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
@@ -219,11 +265,29 @@ impl Labeler for GpuLabeler {
         Ok((DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering), timings))
     }
 
+    fn label_on_device_into(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<Timings> {
+        let shape = image.shape();
+        super::check_same_shape(image, labels)?;
+        self.prepare_labeling(shape, connectivity)?;
+        let input = self.buffer(image)?;
+        let output = self.buffer(labels)?;
+        let gpu = self.gpu.as_ref();
+        let schedule =
+            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
+        let timings = crate::schedule::label_into(gpu, schedule.as_mut(), input, output, shape, None)?;
+        labels.numbering = Some(Numbering::Raw(self.algorithm.raw_labels()));
+        Ok(timings)
+    }
+
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {
-        let convention = match labels.numbering {
-            Some(Numbering::Consecutive(n)) => return Ok((n, Timings::default())),
-            Some(Numbering::Raw(convention)) => convention,
-            None => return Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
+        let convention = match super::numbering_of(labels)? {
+            Numbering::Consecutive(n) => return Ok((n, Timings::default())),
+            Numbering::Raw(convention) => convention,
         };
         let buffer = self.buffer(labels)?;
         let shape = labels.shape();

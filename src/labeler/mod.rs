@@ -73,6 +73,18 @@ pub trait Labeler {
     /// 26 as 8).
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
 
+    /// [`Labeler::label_on_device`] into existing labels of the image's shape
+    /// ([`Error::ShapeMismatch`] otherwise) on this labeler's device, e.g. labels reused over
+    /// many images, or memory of the caller's ([`GpuLabeler::borrow_labels`]): they get the
+    /// algorithm's raw labels ([`crate::Numbering::Raw`]). The timings are those of
+    /// [`Labeler::label_on_device`] without the allocation.
+    fn label_on_device_into(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<Timings>;
+
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
     /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
     /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
@@ -259,6 +271,34 @@ pub(crate) fn check_shape_connectivity(shape: Shape, connectivity: Connectivity)
     }
 }
 
+/// Checks that an array of `shape` is neither empty nor too large to label, as an image (depth
+/// 1) or a volume.
+pub(crate) fn check_extent(shape: Shape) -> Result<()> {
+    if shape.depth == 1 {
+        crate::image::check_size(shape.width, shape.height)
+    } else {
+        crate::volume::check_volume(shape)
+    }
+}
+
+/// Checks that `labels` have the shape of `image` ([`Error::ShapeMismatch`] otherwise).
+pub(crate) fn check_same_shape(image: &DeviceImage, labels: &DeviceLabels) -> Result<()> {
+    if image.shape() == labels.shape() {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch { image: image.shape(), labels: labels.shape() })
+    }
+}
+
+/// How `labels` are numbered; labels never written (borrowed and not labeled yet) are an
+/// [`Error::InvalidParameter`].
+pub(crate) fn numbering_of(labels: &DeviceLabels) -> Result<crate::Numbering> {
+    labels.numbering().ok_or_else(|| Error::InvalidParameter {
+        name: "labels".into(),
+        reason: "hold no labels yet (label_on_device_into writes them)".into(),
+    })
+}
+
 /// Checks that `out` holds one value per element of `labels`.
 fn check_destination(labels: &DeviceLabels, out: &[u32]) -> Result<()> {
     if out.len() == labels.shape().len() {
@@ -281,6 +321,34 @@ impl AnyLabeler {
     /// The backend of this labeler.
     pub fn backend(&self) -> BackendKind {
         self.device().id.backend()
+    }
+
+    /// [`GpuLabeler::borrow_image`]: an image in device memory the caller keeps, as a
+    /// [`DeviceImage`] of this labeler's device, without copying. The CPU reference refuses
+    /// with [`Error::Unsupported`].
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::borrow_image`].
+    pub unsafe fn borrow_image(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceImage> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_image(shape, address, ready_on) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
+    /// [`GpuLabeler::borrow_labels`]: labels in device memory the caller keeps, as
+    /// [`DeviceLabels`] of this labeler's device, without copying. The CPU reference refuses
+    /// with [`Error::Unsupported`].
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::borrow_labels`].
+    pub unsafe fn borrow_labels(&mut self, shape: Shape, address: u64) -> Result<DeviceLabels> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_labels(shape, address) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
     }
 
     /// How its kernels were obtained (compiled or from the kernel cache); `None` for the CPU.

@@ -43,7 +43,8 @@ pub(crate) trait Schedule: Send {
 }
 
 /// One labeling of `input` (of `shape`) by `schedule` into a new label buffer, timed from that
-/// buffer's allocation on: what a labeler does on a device, and the recording device checks.
+/// buffer's allocation on ([`Phase::Allocation`]): what a labeler does on a device, and the
+/// recording device checks. The labeling itself is [`label_into`]'s.
 pub(crate) fn label(
     gpu: &dyn Gpu,
     schedule: &mut dyn Schedule,
@@ -53,9 +54,29 @@ pub(crate) fn label(
     let mut recorder = PhaseRecorder::start(gpu)?;
     let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
     recorder.end(Phase::Allocation)?;
-    let iterations = schedule.run(gpu, &Job { input, labels: &labels, shape }, &mut recorder)?;
+    let timings = label_into(gpu, schedule, input, &labels, shape, Some(recorder))?;
+    Ok((labels, timings))
+}
+
+/// One labeling of `input` (of `shape`) by `schedule` into `labels`, an existing buffer of one
+/// label per pixel, continuing `recorder`'s phases (a new recorder when `None`). Returns the
+/// phases and the iteration count once the device is done.
+pub(crate) fn label_into(
+    gpu: &dyn Gpu,
+    schedule: &mut dyn Schedule,
+    input: &Buffer,
+    labels: &Buffer,
+    shape: Shape,
+    recorder: Option<PhaseRecorder>,
+) -> Result<Timings> {
+    debug_assert!(labels.len() >= shape.len() * LABEL_BYTES, "a label buffer of {} bytes for {shape}", labels.len());
+    let mut recorder = match recorder {
+        Some(recorder) => recorder,
+        None => PhaseRecorder::start(gpu)?,
+    };
+    let iterations = schedule.run(gpu, &Job { input, labels, shape }, &mut recorder)?;
     let phases = recorder.finish()?;
-    Ok((labels, Timings { phases, iterations }))
+    Ok(Timings { phases, iterations })
 }
 
 /// Makes a schedule from a program compiled for a connectivity (each schedule module's `build`).

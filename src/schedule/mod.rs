@@ -17,5 +17,6 @@ pub(crate) mod stats;
 pub(crate) mod uf;
 
 pub(crate) use common::{
-    dims_defines, kernels, label, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder, LABEL_BYTES,
+    dims_defines, kernels, label, label_into, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder,
+    LABEL_BYTES,
 };

@@ -51,6 +51,22 @@ pub enum Error {
         /// What is wrong with the range.
         reason: String,
     },
+    /// The device cannot do what was asked (e.g. an OpenCL device borrowing a CUDA pointer).
+    #[error("{device} does not support {what}")]
+    Unsupported {
+        /// The device.
+        device: String,
+        /// What it cannot do.
+        what: String,
+    },
+    /// Memory handed to a device is not usable there: not its memory, or smaller than asked.
+    #[error("invalid memory for {device}: {reason}")]
+    InvalidMemory {
+        /// The device.
+        device: String,
+        /// What is wrong with the memory.
+        reason: String,
+    },
 }
 
 /// Result type of the backends.

@@ -45,6 +45,27 @@ pub trait Gpu: Send + Sync {
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel>;
     /// Allocates `bytes` bytes (contents undefined).
     fn alloc(&self, bytes: usize) -> Result<Buffer>;
+    /// Wraps `bytes` bytes of device memory the caller owns at `address` (a CUDA device
+    /// pointer, e.g. of a CuPy array or a PyTorch tensor) as a buffer of this device, without
+    /// copying; the buffer never frees the memory. `ready_on` is a stream whose work so far must
+    /// finish before the memory is used (CUDA: a `CUstream` value, where 1 is the legacy default
+    /// stream and 2 the per-thread default stream, as in the CUDA Array Interface v3); the call
+    /// waits for it. Commands of this handle that use the buffer are finished when it drops.
+    ///
+    /// The default (OpenCL) refuses with [`Error::Unsupported`]; CUDA checks that `address` is
+    /// device (or managed) memory of its device, else [`Error::InvalidMemory`].
+    ///
+    /// # Safety
+    /// The `bytes` bytes at `address` must lie in one valid device allocation that stays
+    /// allocated for as long as the buffer lives; while the buffer lives, nothing else may write
+    /// them, nor read them once this device writes the buffer.
+    unsafe fn borrow(&self, address: u64, bytes: usize, ready_on: Option<u64>) -> Result<Buffer> {
+        let _ = (address, bytes, ready_on);
+        Err(Error::Unsupported {
+            device: self.name().to_string(),
+            what: "borrowing device memory it did not allocate (CUDA devices only)".to_string(),
+        })
+    }
     /// Host memory for fast copies to and from this device: page-locked where the backend can,
     /// so that copies from or into it (or any part of it) go straight over the bus instead of
     /// through the driver's staging. The default is ordinary memory.

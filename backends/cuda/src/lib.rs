@@ -398,8 +398,123 @@ impl Runtime {
         driver_error(&self.desc.name, call)
     }
 
+    /// The device memory of a buffer: allocated here, or borrowed ([`Gpu::borrow`]).
     fn slice<'b>(&self, buffer: &'b Buffer) -> Result<&'b CudaSlice<u8>> {
-        buffer.native::<CudaSlice<u8>>(&self.desc.name)
+        match buffer.native::<CudaSlice<u8>>(&self.desc.name) {
+            Ok(slice) => Ok(slice),
+            Err(_) => Ok(buffer.native::<Borrowed>(&self.desc.name)?.slice()),
+        }
+    }
+
+    /// The device memory of a buffer, mutably: allocated here, or borrowed.
+    fn slice_mut<'b>(&self, buffer: &'b mut Buffer) -> Result<&'b mut CudaSlice<u8>> {
+        if buffer.native::<CudaSlice<u8>>(&self.desc.name).is_ok() {
+            buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)
+        } else {
+            Ok(buffer.native_mut::<Borrowed>(&self.desc.name)?.slice_mut())
+        }
+    }
+
+    /// The CUDA device address of a buffer of this device (allocated or borrowed), for other
+    /// CUDA code in the process (the device's primary context) or [`Gpu::borrow`].
+    pub fn device_address(&self, buffer: &Buffer) -> Result<u64> {
+        use cudarc::driver::DevicePtr;
+        let (address, _sync) = self.slice(buffer)?.device_ptr(&self.stream);
+        Ok(address)
+    }
+
+    /// `cuda:N`, as device identifiers name this device.
+    fn id(&self) -> String {
+        format!("cuda:{}", self.desc.ordinal)
+    }
+}
+
+/// Device memory a caller owns, wrapped as a slice of this backend by [`Gpu::borrow`]. Dropping
+/// it waits for the commands of the stream it was borrowed on (they may still use the memory),
+/// then forgets the memory without freeing it.
+struct Borrowed(Option<CudaSlice<u8>>);
+
+impl Borrowed {
+    fn slice(&self) -> &CudaSlice<u8> {
+        self.0.as_ref().expect("a borrowed slice is present until dropped")
+    }
+
+    fn slice_mut(&mut self) -> &mut CudaSlice<u8> {
+        self.0.as_mut().expect("a borrowed slice is present until dropped")
+    }
+}
+
+impl Drop for Borrowed {
+    fn drop(&mut self) {
+        if let Some(slice) = self.0.take() {
+            // An error here is the context's own (recorded by cudarc, reported by later calls).
+            let _ = slice.stream().synchronize();
+            // Releases the slice's stream without freeing the memory.
+            let _ = slice.leak();
+        }
+    }
+}
+
+/// What the driver says about the memory at a device address.
+struct Memory {
+    /// Device or managed memory (not host memory mapped for the device).
+    on_device: bool,
+    /// The CUDA ordinal of the device it was allocated on.
+    ordinal: i32,
+    /// The allocation that holds the address (start, size in bytes), when the driver says.
+    range: Option<(u64, u64)>,
+}
+
+/// One pointer attribute of `address`, of type `T` (the type the attribute is documented with).
+///
+/// # Safety
+/// `T` must be the attribute's type (`unsigned int`, `int`, `CUdeviceptr` or `size_t`).
+unsafe fn pointer_attribute<T: Copy>(
+    address: u64,
+    attribute: cudarc::driver::sys::CUpointer_attribute,
+    zero: T,
+) -> std::result::Result<T, DriverError> {
+    let mut value = zero;
+    // SAFETY: the driver writes one value of the attribute's type, which `T` is.
+    unsafe { cudarc::driver::sys::cuPointerGetAttribute((&mut value as *mut T).cast(), attribute, address) }
+        .result()?;
+    Ok(value)
+}
+
+/// Asks the driver about the memory at `address`; an error when it does not know the address
+/// (memory CUDA did not allocate or register). The driver must be initialised.
+fn query_memory(address: u64) -> std::result::Result<Memory, DriverError> {
+    use cudarc::driver::sys::{CUmemorytype, CUpointer_attribute as A};
+    // SAFETY: each attribute is read with its documented type: the memory type and the managed
+    // flag as unsigned int, the ordinal as int, the range start as CUdeviceptr, its size size_t.
+    unsafe {
+        let kind = pointer_attribute(address, A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 0u32)?;
+        let managed = pointer_attribute(address, A::CU_POINTER_ATTRIBUTE_IS_MANAGED, 0u32)? != 0;
+        let ordinal = pointer_attribute(address, A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, -1i32)?;
+        let start = pointer_attribute(address, A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, 0u64);
+        let size = pointer_attribute(address, A::CU_POINTER_ATTRIBUTE_RANGE_SIZE, 0usize);
+        let on_device = managed
+            || kind == CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+            || kind == CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32;
+        let range = match (start, size) {
+            (Ok(start), Ok(size)) if size > 0 => Some((start, size as u64)),
+            _ => None,
+        };
+        Ok(Memory { on_device, ordinal, range })
+    }
+}
+
+/// The CUDA ordinal of the device whose memory `address` is (device or managed memory, e.g. a
+/// CuPy array's or a PyTorch tensor's data pointer). An address the driver does not know, or
+/// host memory, is an [`Error::InvalidMemory`].
+pub fn pointer_device(address: u64) -> Result<usize> {
+    driver_present()?;
+    cudarc::driver::result::init().map_err(driver_error("CUDA", "cuInit"))?;
+    let invalid = |reason| Error::InvalidMemory { device: "CUDA".into(), reason };
+    match query_memory(address) {
+        Ok(memory) if memory.on_device && memory.ordinal >= 0 => Ok(memory.ordinal as usize),
+        Ok(_) => Err(invalid(format!("0x{address:x} is host memory, not the memory of a CUDA device"))),
+        Err(e) => Err(invalid(format!("0x{address:x} is not CUDA device memory (cuPointerGetAttribute: {e})"))),
     }
 }
 
@@ -552,6 +667,54 @@ impl Gpu for Runtime {
         Ok(Buffer::new(inner, bytes))
     }
 
+    /// Checks with the driver that `address` is device (or managed) memory of this device and
+    /// that the allocation holding it has `bytes` bytes from there (or, for memory mapped in
+    /// pieces, that the last byte is memory of this device too), waits for `ready_on` on the
+    /// host (`cuStreamSynchronize`; 0 and 1 are the legacy default stream, 2 the per-thread
+    /// one), and wraps the memory as a slice on this handle's stream that is never freed.
+    unsafe fn borrow(&self, address: u64, bytes: usize, ready_on: Option<u64>) -> Result<Buffer> {
+        // Raw driver calls below: this context (the device's primary one, as CuPy's and
+        // PyTorch's) must be current.
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
+        let this = self.id();
+        let invalid = |reason| Error::InvalidMemory { device: format!("{} ({this})", self.desc.name), reason };
+        let memory = query_memory(address).map_err(|e| {
+            invalid(format!("0x{address:x} is not memory of {this}: the driver does not know it ({e})"))
+        })?;
+        if !memory.on_device {
+            return Err(invalid(format!("0x{address:x} is not memory of {this}: it is host memory")));
+        }
+        if memory.ordinal != self.desc.ordinal as i32 {
+            return Err(invalid(format!("0x{address:x} is not memory of {this}: it is on cuda:{}", memory.ordinal)));
+        }
+        if let Some((start, size)) = memory.range {
+            let end = address.checked_add(bytes as u64);
+            if end.is_none_or(|end| end > start.saturating_add(size)) {
+                // Memory mapped in pieces (cuMemMap, as PyTorch's expandable segments) spans
+                // several allocations: then the last byte must be memory of this device too.
+                let last = end.filter(|_| bytes > 0).and_then(|end| query_memory(end - 1).ok());
+                if !last.is_some_and(|m| m.on_device && m.ordinal == memory.ordinal) {
+                    return Err(invalid(format!(
+                        "{bytes} bytes at 0x{address:x} run past the end of their allocation ({size} bytes at \
+                         0x{start:x})"
+                    )));
+                }
+            }
+        }
+        if let Some(stream) = ready_on {
+            let stream = stream as usize as cudarc::driver::sys::CUstream;
+            // SAFETY: the caller names a stream of this device's context (or a special handle:
+            // 0 or 1 the legacy default stream, 2 the per-thread one); synchronising only waits.
+            unsafe { cudarc::driver::sys::cuStreamSynchronize(stream) }
+                .result()
+                .map_err(self.err("cuStreamSynchronize (the caller's stream)"))?;
+        }
+        // SAFETY: the memory is device memory of this context, `bytes` long (checked above as
+        // far as the driver says, and by the caller's contract); `Borrowed` never frees it.
+        let slice = unsafe { self.stream.upgrade_device_ptr::<u8>(address, bytes) };
+        Ok(Buffer::new(Borrowed(Some(slice)), bytes))
+    }
+
     /// Page-locked host memory (`cuMemHostAlloc`, cached, not write-combined, so the host reads
     /// it fast too): copies to and from it are direct DMA.
     fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
@@ -572,7 +735,7 @@ impl Gpu for Runtime {
         }
         // The pointer query and the staged path are raw driver calls: this context must be current.
         self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
-        let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
+        let slice = self.slice_mut(buffer)?;
         if data.len() >= staging::MIN_STAGED && !staging::is_pinned(data.as_ptr()) {
             use cudarc::driver::DevicePtrMut;
             let (dst, _sync) = slice.device_ptr_mut(&self.stream);
@@ -606,7 +769,7 @@ impl Gpu for Runtime {
     }
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        let slice = buffer.native_mut::<CudaSlice<u8>>(&self.desc.name)?;
+        let slice = self.slice_mut(buffer)?;
         self.stream.memset_zeros(slice).map_err(self.err("cuMemsetD8Async"))
     }
 

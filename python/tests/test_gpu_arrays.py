@@ -1,0 +1,492 @@
+"""Arrays in CUDA memory (CuPy arrays, PyTorch CUDA tensors, any __cuda_array_interface__)
+labeled where they lie, on the CUDA device that holds them, and returned there: the same labels
+as the NumPy path and scipy.ndimage.label, the same statistics as the NumPy path, every dtype and
+memory layout, the result's kind and device, no copy through the host, the errors.
+
+The adapter tests with fake interface objects run everywhere (CI has no GPU and no CuPy). The
+CuPy tests skip without CuPy or a CUDA device, unless CCL_REQUIRE_BACKENDS names "cuda": then
+they fail. The PyTorch tests skip without PyTorch or a CUDA build of it, with the reason."""
+
+import os
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+import ccl
+
+REQUIRE_CUDA = "cuda" in [t.strip().lower() for t in os.environ.get("CCL_REQUIRE_BACKENDS", "").split(",")]
+
+
+def random_image(shape, density, seed):
+    return np.random.default_rng(seed).random(shape) < density
+
+
+def scipy_label(image, connectivity):
+    """scipy.ndimage.label's labels and count; without SciPy, the CPU reference's through the
+    NumPy path (which test_ccl.py checks equal to SciPy's)."""
+    try:
+        from scipy import ndimage
+    except ImportError:
+        return ccl.label(np.asarray(image), connectivity=connectivity, device="cpu", return_num=True)
+    rank = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
+    return ndimage.label(image, structure=ndimage.generate_binary_structure(image.ndim, rank))
+
+
+# --- The adapters, with fake objects (no GPU needed) -------------------------------------------
+
+
+class FakeCudaArray:
+    """An object exposing only __cuda_array_interface__ (no library behind it)."""
+
+    def __init__(self, shape, typestr="|u1", strides=None, address=0x7F0000000000):
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "data": (address, False),
+            "strides": strides,
+            "version": 3,
+            "stream": None,
+        }
+
+
+def test_a_cuda_array_cannot_go_through_the_host_without_its_library():
+    for device in ["cpu", "opencl:0"]:
+        with pytest.raises(ValueError, match="cannot be copied to the host"):
+            ccl.label(FakeCudaArray((4, 5)), device=device)
+        with pytest.raises(ValueError, match="cannot be copied to the host"):
+            ccl.label_with_stats(FakeCudaArray((4, 5)), device=device)
+
+
+def test_other_cuda_arrays_must_be_uint8_or_bool_in_c_order():
+    with pytest.raises(ValueError, match="typestr '<f4'"):
+        ccl.label(FakeCudaArray((4, 5), typestr="<f4"))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        ccl.label(FakeCudaArray((4, 5), strides=(1, 4)))
+    with pytest.raises(ValueError, match="dimensions"):
+        ccl.label(FakeCudaArray((20,)))
+    with pytest.raises(ValueError, match="empty"):
+        ccl.label(FakeCudaArray((0, 5)))
+    # Dense strides given explicitly are C order.
+    assert ccl._gpu_array(FakeCudaArray((4, 5), strides=(5, 1))).shape == (4, 5)
+
+
+def test_a_fake_cuda_pointer_is_refused_with_a_clear_error():
+    # Without CuPy the labels cannot be allocated (ValueError); with it, the pointer is not CUDA
+    # memory (ValueError), or there is no CUDA driver at all (RuntimeError).
+    try:
+        import cupy  # noqa: F401
+
+        errors = (ValueError, RuntimeError)
+    except Exception:
+        errors = ValueError
+    with pytest.raises(errors):
+        ccl.label(FakeCudaArray((4, 5), typestr="|b1"))
+
+
+def test_device_choice_for_cuda_arrays():
+    assert ccl._cuda_device(None, 2) == "cuda:2"
+    assert ccl._cuda_device("cuda", 0) == "cuda:0"
+    assert ccl._cuda_device(" CUDA:1 ", 1) == "cuda:1"
+    with pytest.raises(ValueError, match="on cuda:0, not on cuda:1"):
+        ccl._cuda_device("cuda:1", 0)
+    with pytest.raises(ValueError, match="unknown device"):
+        ccl._cuda_device("cuda:x", 0)
+    assert not ccl._on_host(None) and not ccl._on_host("cuda:3")
+    assert ccl._on_host("cpu") and ccl._on_host("opencl:1")
+
+
+def test_arrays_on_other_dlpack_devices_are_refused():
+    class OnAnotherDevice:
+        def __dlpack_device__(self):
+            return (10, 0)  # kDLROCM
+
+    with pytest.raises(ValueError, match="DLPack device type 10"):
+        ccl.label(OnAnotherDevice())
+
+
+def test_numpy_arrays_are_not_gpu_arrays():
+    assert ccl._gpu_array(np.zeros((3, 3))) is None
+
+
+def test_the_background_box_reduces_one_axis_at_a_time():
+    labels = np.ones((4, 5, 6), dtype=np.uint32)
+    labels[1, 2, 3] = 0
+    labels[3, 0, 4] = 0
+    copied = []
+
+    def to_host(array):
+        copied.append(array.shape)
+        return np.asarray(array)
+
+    assert ccl._background_box(labels, to_host, 3) == [(3, 4), (0, 2), (1, 3)]
+    assert copied == [(6,), (5,), (4,)]  # only 1D projections leave the labels' device
+
+
+# --- The CUDA path end to end, with a fake CuPy over host memory (no GPU needed) ---------------
+
+
+class FakeCupyArray(np.ndarray):
+    """A NumPy array dressed as a CuPy array: its module, device, get() and interface (whose
+    pointer is host memory, which the fake native call below reads and writes)."""
+
+    __module__ = "cupy"
+
+    @property
+    def device(self):
+        return FakeDevice(0)
+
+    def get(self):
+        return np.array(self)
+
+    @property
+    def __cuda_array_interface__(self):
+        dense = self.flags.c_contiguous
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ctypes.data, False),
+            "strides": None if dense else self.strides,
+            "version": 3,
+        }
+
+
+class FakeDevice:
+    def __init__(self, id):
+        self.id = id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """Installs a fake ``cupy`` module and a native module whose CUDA calls label host memory
+    with the CPU reference; returns the calls made to ``_label_cuda``."""
+    import ctypes
+    import sys
+    import types
+
+    real = ccl._ccl
+    calls = []
+
+    def label_cuda(image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats):
+        n = int(np.prod(shape))
+        image = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(image_ptr)).reshape(shape)
+        out = np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(labels_ptr)).reshape(shape)
+        labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats)
+        out[...] = labels
+        calls.append({"stream": stream, "device": device, "shape": tuple(shape)})
+        return num, table
+
+    native = types.SimpleNamespace(
+        _label=real._label,
+        _label_cuda=label_cuda,
+        _cuda_device_of=lambda address: 0,
+        devices=real.devices,
+        algorithms=real.algorithms,
+    )
+    stream = types.SimpleNamespace(ptr=0, synchronize=lambda: None)
+    cupy = types.ModuleType("cupy")
+    cupy.ndarray, cupy.uint8, cupy.uint32, cupy.bool_ = FakeCupyArray, np.uint8, np.uint32, np.bool_
+    cupy.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeCupyArray)
+    cupy.empty = lambda shape, dtype: np.empty(shape, dtype).view(FakeCupyArray)
+    cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream, Device=FakeDevice)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(ccl, "_ccl", native)
+    return calls
+
+
+def fake(array):
+    return np.asarray(array).view(FakeCupyArray)
+
+
+@pytest.mark.parametrize("shape,connectivity", [((67, 131), 4), ((67, 131), 8), ((9, 17, 23), 6), ((9, 17, 23), 26)])
+def test_the_cupy_path_labels_as_the_numpy_path(fake_cuda, shape, connectivity):
+    image = random_image(shape, 0.45, connectivity)
+    labels, num = ccl.label(fake(image), connectivity=connectivity, return_num=True)
+    want, n = ccl.label(image, connectivity=connectivity, device="cpu", return_num=True)
+    assert type(labels) is FakeCupyArray and labels.dtype == np.uint32 and num == n
+    np.testing.assert_array_equal(np.asarray(labels), want)
+    assert fake_cuda == [{"stream": 1, "device": "cuda:0", "shape": shape}]  # legacy default stream: 1
+
+
+def test_the_cupy_path_binarizes_any_dtype_and_layout(fake_cuda):
+    base = random_image((40, 60), 0.5, 3).astype(np.float32) * 2.5
+    for view in [fake(base), fake(base)[::2, ::3], fake(base).T, fake(base.astype(bool)), fake(base.astype(np.uint8))]:
+        want = ccl.label(np.asarray(view), device="cpu")
+        np.testing.assert_array_equal(np.asarray(ccl.label(view)), want)
+    # A C-contiguous uint8 or bool input is passed as it is (no binarized copy).
+    x = fake(base.astype(np.uint8))
+    assert ccl._CupyArray(x).binary().ctypes.data == x.ctypes.data
+
+
+@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23)])
+@pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
+def test_the_cupy_path_stats_equal_the_numpy_path(fake_cuda, shape, density):
+    image = random_image(shape, density, len(shape)).astype(np.uint8)
+    num, labels, stats, centroids = ccl.label_with_stats(fake(image))
+    want = ccl.label_with_stats(image, device="cpu")
+    assert num == want[0] and type(labels) is FakeCupyArray
+    np.testing.assert_array_equal(np.asarray(labels), want[1])
+    np.testing.assert_array_equal(stats, want[2])
+    np.testing.assert_array_equal(centroids, want[3])
+
+
+def test_the_cupy_path_device_rules(fake_cuda):
+    x = fake(random_image((20, 30), 0.5, 1))
+    with pytest.raises(ValueError, match="on cuda:0, not on cuda:1"):
+        ccl.label(x, device="cuda:1")
+    assert fake_cuda == []
+    ccl.label(x, device="cuda")
+    assert fake_cuda[-1]["device"] == "cuda:0"
+    # An OpenCL or CPU device: through the host, NumPy out.
+    labels = ccl.label(x, device="cpu")
+    assert type(labels) is np.ndarray and len(fake_cuda) == 1
+    with pytest.raises(ValueError, match="empty"):
+        ccl.label(fake(np.zeros((0, 4), dtype=np.uint8)))
+    with pytest.raises(ValueError, match="dtype"):
+        ccl.label(fake(np.zeros((3, 3), dtype=np.complex64)))
+
+
+# --- CuPy -----------------------------------------------------------------------------------
+
+
+def _require(reason):
+    if REQUIRE_CUDA:
+        pytest.fail(f"CCL_REQUIRE_BACKENDS requires cuda: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def cp():
+    try:
+        import cupy
+    except Exception as e:  # ImportError, or a CuPy without its CUDA libraries
+        _require(f"cupy does not import ({e})")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        _require(f"no CUDA device for cupy ({e})")
+    if count == 0:
+        _require("no CUDA device for cupy")
+    if not any(d[3] == "cuda" for d in ccl.devices()):
+        _require("ccl finds no CUDA device (CUDA driver or NVRTC missing?)")
+    return cupy
+
+
+def assert_gpu_labels(cp, labels, like):
+    assert isinstance(labels, cp.ndarray)
+    assert labels.dtype == cp.uint32 and labels.shape == like.shape
+    assert labels.device.id == like.device.id
+
+
+@pytest.mark.parametrize("connectivity", [4, 8])
+@pytest.mark.parametrize("density", [0.0, 0.1, 0.45, 0.9, 1.0])
+def test_cupy_images_label_as_scipy_and_numpy(cp, connectivity, density):
+    image = random_image((67, 131), density, int(density * 100) + connectivity)
+    x = cp.asarray(image)
+    labels, num = ccl.label(x, connectivity=connectivity, return_num=True)
+    assert_gpu_labels(cp, labels, x)
+    want, n = scipy_label(image, connectivity)
+    assert num == n
+    np.testing.assert_array_equal(cp.asnumpy(labels), want)
+    np.testing.assert_array_equal(cp.asnumpy(labels), ccl.label(image, connectivity=connectivity))
+
+
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_cupy_volumes_label_as_scipy(cp, connectivity):
+    volume = random_image((9, 17, 23), 0.35, connectivity)
+    labels, num = ccl.label(cp.asarray(volume), connectivity=connectivity, return_num=True)
+    want, n = scipy_label(volume, connectivity)
+    assert num == n
+    np.testing.assert_array_equal(cp.asnumpy(labels), want)
+
+
+def test_cupy_every_algorithm(cp):
+    image = random_image((45, 77), 0.5, 3)
+    want, _ = scipy_label(image, 8)
+    x = cp.asarray(image)
+    for algorithm in ccl.algorithms():
+        np.testing.assert_array_equal(cp.asnumpy(ccl.label(x, algorithm=algorithm)), want, err_msg=algorithm)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "uint8", "int8", "uint16", "int16", "int32", "uint32", "int64", "float16", "float32", "float64"]
+)
+def test_cupy_every_dtype(cp, dtype):
+    values = random_image((31, 29), 0.5, 7).astype(np.int64) * 3  # 0 or 3: nonzero is foreground
+    x = cp.asarray(values.astype(dtype))
+    labels = ccl.label(x)
+    assert_gpu_labels(cp, labels, x)
+    np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(values != 0, 8)[0])
+
+
+def test_cupy_strided_and_transposed_views(cp):
+    base = cp.asarray(random_image((90, 120), 0.5, 11).astype(np.uint8))
+    for view in [base[::2, ::3], base[5:70, 10:100], base.T, cp.asfortranarray(base), base[::-1, ::-1]]:
+        host = cp.asnumpy(view)
+        np.testing.assert_array_equal(cp.asnumpy(ccl.label(view)), scipy_label(host, 8)[0])
+    # The input is left as it was.
+    np.testing.assert_array_equal(cp.asnumpy(base), random_image((90, 120), 0.5, 11).astype(np.uint8))
+
+
+@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23)])
+@pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
+def test_cupy_stats_equal_the_numpy_path(cp, shape, density):
+    image = random_image(shape, density, len(shape)).astype(np.uint8)
+    num, labels, stats, centroids = ccl.label_with_stats(cp.asarray(image))
+    want_num, want_labels, want_stats, want_centroids = ccl.label_with_stats(image)
+    assert isinstance(labels, cp.ndarray) and isinstance(stats, np.ndarray) and isinstance(centroids, np.ndarray)
+    assert num == want_num
+    np.testing.assert_array_equal(cp.asnumpy(labels), want_labels)
+    np.testing.assert_array_equal(stats, want_stats)
+    np.testing.assert_array_equal(centroids, want_centroids)
+
+
+def test_cupy_through_the_host_on_another_device(cp):
+    image = random_image((40, 50), 0.5, 5)
+    for device in [d[0] for d in ccl.devices() if d[3] != "cuda"]:
+        labels = ccl.label(cp.asarray(image), device=device)
+        assert isinstance(labels, np.ndarray)
+        np.testing.assert_array_equal(labels, scipy_label(image, 8)[0])
+        num, labels, stats, _ = ccl.label_with_stats(cp.asarray(image), device=device)
+        assert isinstance(labels, np.ndarray) and num == scipy_label(image, 8)[1] + 1
+
+
+def test_cupy_output_is_device_memory_and_no_host_copy_is_made(cp):
+    x = cp.asarray(random_image((4096, 4096), 0.5, 1))
+    labels = ccl.label(x)
+    attributes = cp.cuda.runtime.pointerGetAttributes(labels.data.ptr)
+    memory_type = getattr(attributes, "type", getattr(attributes, "memoryType", None))  # older CuPy: memoryType
+    assert memory_type == cp.cuda.runtime.memoryTypeDevice
+    assert attributes.device == x.device.id
+    stream = cp.cuda.get_current_stream()
+    for _ in range(3):  # warm-up
+        ccl.label(x)
+    stream.synchronize()
+    times = []
+    for _ in range(9):
+        start = time.perf_counter()
+        ccl.label(x)
+        stream.synchronize()
+        times.append(time.perf_counter() - start)
+    copies = []
+    for _ in range(3):
+        start = time.perf_counter()
+        cp.asnumpy(labels)
+        copies.append(time.perf_counter() - start)
+    label_s, copy_s = statistics.median(times), min(copies)
+    assert label_s < copy_s, f"ccl.label {label_s * 1e3:.2f} ms, one download of the labels {copy_s * 1e3:.2f} ms"
+
+
+def test_cupy_streams(cp):
+    # The input is written on a stream of the caller's and labeled at once; the labels are used
+    # on another stream at once.
+    image = random_image((2048, 2048), 0.45, 3)
+    want, n = scipy_label(image, 8)
+    with cp.cuda.Stream(non_blocking=True):
+        x = cp.asarray(image.astype(np.float32)) * 2.0
+        labels, num = ccl.label(x, return_num=True)
+    with cp.cuda.Stream(non_blocking=True):
+        doubled = labels * 2
+        got = cp.asnumpy(doubled)
+    assert num == n
+    np.testing.assert_array_equal(got, want * 2)
+
+
+def test_cupy_wrong_device_and_empty_arrays_are_refused(cp):
+    x = cp.asarray(random_image((20, 30), 0.5, 1))
+    with pytest.raises(ValueError, match=f"on cuda:{x.device.id}"):
+        ccl.label(x, device=f"cuda:{x.device.id + 1}")
+    with pytest.raises(ValueError, match="empty"):
+        ccl.label(cp.zeros((0, 5), dtype=cp.uint8))
+    with pytest.raises(ValueError, match="dimensions"):
+        ccl.label(cp.zeros(5, dtype=cp.uint8))
+    with pytest.raises(ValueError, match="dtype"):
+        ccl.label(cp.zeros((3, 3), dtype=cp.complex64))
+
+
+def test_cupy_arrays_on_another_gpu(cp):
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("one CUDA device")
+    image = random_image((50, 60), 0.5, 2)
+    with cp.cuda.Device(1):
+        x = cp.asarray(image)
+    labels = ccl.label(x)  # current device 0, array on 1
+    assert labels.device.id == 1
+    np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(image, 8)[0])
+
+
+def test_cupy_interface_objects_of_other_libraries(cp):
+    # An object that only exposes the interface of a CuPy bool array: labeled into a CuPy array.
+    image = random_image((33, 44), 0.5, 4)
+    x = cp.asarray(image)
+
+    class Exported:
+        __cuda_array_interface__ = x.__cuda_array_interface__
+
+    labels = ccl.label(Exported())
+    assert isinstance(labels, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(image, 8)[0])
+
+
+# --- PyTorch --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch():
+    try:
+        import torch
+    except Exception as e:
+        pytest.skip(f"torch does not import ({e})")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device")
+    if not any(d[3] == "cuda" for d in ccl.devices()):
+        _require("ccl finds no CUDA device (CUDA driver or NVRTC missing?)")
+    return torch
+
+
+@pytest.mark.parametrize("shape,connectivity", [((67, 131), 4), ((67, 131), 8), ((9, 17, 23), 26)])
+def test_torch_labels_as_scipy(torch, shape, connectivity):
+    image = random_image(shape, 0.45, 1)
+    x = torch.as_tensor(image, device="cuda")
+    labels, num = ccl.label(x, connectivity=connectivity, return_num=True)
+    assert isinstance(labels, torch.Tensor) and labels.dtype == torch.int32 and labels.device == x.device
+    want, n = scipy_label(image, connectivity)
+    assert num == n
+    np.testing.assert_array_equal(labels.cpu().numpy(), want)
+
+
+def test_torch_dtypes_and_layouts(torch):
+    values = random_image((31, 29), 0.5, 7).astype(np.int64) * 3
+    want = scipy_label(values != 0, 8)[0]
+    for dtype in [torch.bool, torch.uint8, torch.int16, torch.int64, torch.float16, torch.float32]:
+        x = torch.as_tensor(values, device="cuda").to(dtype)
+        np.testing.assert_array_equal(ccl.label(x).cpu().numpy(), want, err_msg=str(dtype))
+    x = torch.as_tensor(values, device="cuda")
+    np.testing.assert_array_equal(ccl.label(x.T).cpu().numpy(), scipy_label(values.T != 0, 8)[0])
+    np.testing.assert_array_equal(ccl.label(x[::2, ::3]).cpu().numpy(), scipy_label(values[::2, ::3] != 0, 8)[0])
+
+
+def test_torch_stats_equal_the_numpy_path(torch):
+    image = random_image((73, 129), 0.4, 2).astype(np.uint8)
+    num, labels, stats, centroids = ccl.label_with_stats(torch.as_tensor(image, device="cuda"))
+    want_num, want_labels, want_stats, want_centroids = ccl.label_with_stats(image)
+    assert num == want_num and isinstance(labels, torch.Tensor)
+    np.testing.assert_array_equal(labels.cpu().numpy(), want_labels.astype(np.int32))
+    np.testing.assert_array_equal(stats, want_stats)
+    np.testing.assert_array_equal(centroids, want_centroids)
+
+
+def test_torch_errors_and_the_host_path(torch):
+    x = torch.as_tensor(random_image((20, 30), 0.5, 1), device="cuda")
+    with pytest.raises(ValueError, match="on cuda:"):
+        ccl.label(x, device=f"cuda:{x.device.index + 1}")
+    labels = ccl.label(x, device="cpu")
+    assert isinstance(labels, np.ndarray)
+    np.testing.assert_array_equal(labels, scipy_label(x.cpu().numpy(), 8)[0])

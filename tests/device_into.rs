@@ -1,0 +1,197 @@
+//! Labeling into existing labels ([`Labeler::label_on_device_into`]) on every device: one label
+//! array reused over several images and volumes gives, once relabeled, the labels of
+//! `label_consecutive` and `label_volume`; labels of another shape are refused. Borrowed device
+//! memory (`borrow_image`, `borrow_labels`): refused by the CPU reference and OpenCL, labeled in
+//! place on CUDA, and checked there (another device's or host memory, too short, misaligned).
+
+mod common;
+
+use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Phase, Shape};
+use common::images::{random, spiral};
+
+/// Images of one size (so that one label array takes them all), from empty to full.
+fn images(width: usize, height: usize) -> Vec<(String, BinaryImage)> {
+    let mut out = vec![
+        ("background".to_string(), BinaryImage::from_fn(width, height, |_, _| false).unwrap()),
+        ("foreground".to_string(), BinaryImage::from_fn(width, height, |_, _| true).unwrap()),
+    ];
+    for (density, granularity, seed) in [(10, 1, 1), (45, 1, 2), (60, 2, 3), (90, 1, 4), (50, 3, 5)] {
+        out.push((format!("d{density} g{granularity}"), random(width, height, density, granularity, seed)));
+    }
+    out
+}
+
+#[test]
+fn labels_reused_over_many_images_equal_label_consecutive_on_every_device() {
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        // First-pixel and first-block raw labels.
+        for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
+                let cases = images(131, 77);
+                let first = labeler.upload(&cases[0].1).expect("upload");
+                let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+                // Relabeled before the loop: the reused array holds consecutive labels, which
+                // labeling into it must replace by raw ones.
+                labeler.relabel(&mut labels).expect("relabel");
+                for (name, image) in &cases {
+                    let what = format!("{} {algorithm} {connectivity} {name}", d.token);
+                    let on_device = labeler.upload(image).expect("upload");
+                    let timings =
+                        labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+                    assert_eq!(labels.numbering(), Some(Numbering::Raw(algorithm.raw_labels())), "{what}");
+                    assert!(!timings.phases.iter().any(|p| p.phase == Phase::Allocation), "{what}: {timings:?}");
+                    let raw = labeler.label(image, connectivity).expect("label");
+                    assert_eq!(labeler.download(&labels).expect("download"), raw.labels, "{what}: raw labels");
+                    let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+                    let want = labeler.label_consecutive(image, connectivity).expect("label_consecutive");
+                    assert_eq!(Some(n), want.components, "{what}: count");
+                    assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+}
+
+#[test]
+fn volume_labels_reused_equal_label_volume_on_every_device() {
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::KE).expect("labeler");
+        let connectivity = Connectivity::TwentySix;
+        let volumes: Vec<_> = [(20, 1), (45, 2), (70, 3)]
+            .iter()
+            .map(|&(p, seed)| random_volume(23, 17, 9, p, 1, seed).unwrap())
+            .collect();
+        let first = labeler.upload_volume(&volumes[0]).expect("upload");
+        let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+        for (i, volume) in volumes.iter().enumerate() {
+            let on_device = labeler.upload_volume(volume).expect("upload");
+            labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+            let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+            let want = labeler.label_volume(volume, connectivity, true).expect("label_volume");
+            assert_eq!(Some(n), want.components, "{} volume {i}", d.token);
+            assert_eq!(labeler.download_volume(&labels).expect("download"), want.labels, "{} volume {i}", d.token);
+        }
+    }
+}
+
+#[test]
+fn labels_of_another_shape_are_refused_and_left_as_they_were() {
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+        let image = spiral(31);
+        let on_device = labeler.upload(&image).unwrap();
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        labeler.relabel(&mut labels).unwrap();
+        let before = labeler.download(&labels).unwrap();
+        // The same pixel count in another shape, and another pixel count.
+        for other in [random(31 * 31, 1, 50, 1, 9), random(30, 31, 50, 1, 9)] {
+            let on_device = labeler.upload(&other).unwrap();
+            match labeler.label_on_device_into(&on_device, Connectivity::Eight, &mut labels) {
+                Err(Error::ShapeMismatch { image, labels }) => {
+                    assert_eq!((image, labels), (Shape::image(other.width(), other.height()), Shape::image(31, 31)));
+                }
+                other => panic!("{}: expected ShapeMismatch, got {other:?}", d.token),
+            }
+        }
+        let small = labeler.upload(&random(3, 5, 50, 1, 1)).unwrap();
+        let message = labeler.label_on_device_into(&small, Connectivity::Eight, &mut labels).unwrap_err().to_string();
+        assert!(message.contains("3x5") && message.contains("31x31"), "{message}");
+        assert_eq!(labels.numbering(), Some(Numbering::Consecutive(1)), "{}", d.token);
+        assert_eq!(labeler.download(&labels).unwrap(), before, "{}", d.token);
+    }
+}
+
+/// An address that is not device memory: every device refuses it before using it.
+fn host_address(bytes: &[u8]) -> u64 {
+    bytes.as_ptr() as u64
+}
+
+#[test]
+fn borrowing_is_refused_where_it_cannot_work() {
+    let host = vec![1u8; 64];
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+        let shape = Shape::image(8, 8);
+        // SAFETY: no device uses the address: the CPU reference and OpenCL refuse to borrow,
+        // CUDA refuses host memory after asking the driver about it.
+        let image = unsafe { labeler.borrow_image(shape, host_address(&host), None) };
+        // SAFETY: as above.
+        let labels = unsafe { labeler.borrow_labels(shape, host_address(&host)) };
+        for result in [image.map(|_| ()), labels.map(|_| ())] {
+            match (d.token, result) {
+                ("cuda", Err(Error::InvalidMemory { reason, .. })) => {
+                    assert!(reason.contains("not memory of cuda:"), "{reason}")
+                }
+                ("cuda", other) => panic!("cuda: expected InvalidMemory, got {other:?}"),
+                (_, Err(Error::Unsupported { what, .. })) => assert!(what.contains("borrow"), "{what}"),
+                (token, other) => panic!("{token}: expected Unsupported, got {other:?}"),
+            }
+        }
+        // An empty shape is refused as an upload would be, before any memory is looked at.
+        // SAFETY: refused before the address is used.
+        let empty = unsafe { labeler.borrow_image(Shape::image(0, 8), host_address(&host), None) }.map(|_| ());
+        match (d.token, empty) {
+            ("cpu", Err(Error::Unsupported { .. })) | (_, Err(Error::EmptyImage { .. })) => {}
+            (token, other) => panic!("{token}: an empty image gave {other:?}"),
+        }
+    }
+    match ccl::cuda_pointer_device(host_address(&host)) {
+        Err(Error::InvalidMemory { .. }) | Err(Error::BackendUnavailable { .. }) => {}
+        other => panic!("a host address: {other:?}"),
+    }
+}
+
+/// Borrows device memory of another CUDA handle (as a CuPy array would be), labels it in
+/// place, and reads the labels back through that handle.
+#[cfg(feature = "cuda")]
+#[test]
+fn borrowed_cuda_memory_is_labeled_in_place() {
+    use ccl_backend::Gpu;
+    for d in common::shared_devices().iter().filter(|d| d.token == "cuda") {
+        let ccl::DeviceId::Cuda(ordinal) = d.device.info().id else { unreachable!("a cuda device") };
+        assert_eq!(ccl::cuda_pointer_device(0).ok(), None, "address 0 is nobody's memory");
+        let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
+        for algorithm in [Algorithm::UF, Algorithm::BKE] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for (name, image) in images(97, 61) {
+                let shape = Shape::image(image.width(), image.height());
+                let mut pixels = owner.alloc(shape.len()).unwrap();
+                owner.write(&mut pixels, image.pixels()).unwrap();
+                let out = owner.alloc(shape.len() * 4).unwrap();
+                let (pixels_at, out_at) = (owner.device_address(&pixels).unwrap(), owner.device_address(&out).unwrap());
+                assert_eq!(ccl::cuda_pointer_device(out_at).unwrap(), ordinal);
+                // SAFETY: both buffers are device memory of this device of the right sizes,
+                // alive until the end of this iteration, and used by nothing else meanwhile.
+                let (borrowed, mut labels) = unsafe {
+                    (
+                        labeler.borrow_image(shape, pixels_at, Some(1)).expect("borrow image"),
+                        labeler.borrow_labels(shape, out_at).expect("borrow labels"),
+                    )
+                };
+                assert_eq!(labels.numbering(), None);
+                assert!(matches!(labeler.relabel(&mut labels), Err(Error::InvalidParameter { .. })));
+                labeler.label_on_device_into(&borrowed, Connectivity::Eight, &mut labels).expect("label into");
+                let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+                drop((borrowed, labels));
+                let mut got = vec![0u32; shape.len()];
+                owner.read(&out, bytemuck::cast_slice_mut(&mut got)).unwrap();
+                let want = labeler.label_consecutive(&image, Connectivity::Eight).unwrap();
+                assert_eq!(Some(n), want.components, "{algorithm} {name}");
+                assert_eq!(got, want.labels.labels(), "{algorithm} {name}");
+            }
+            // Too short an allocation, a misaligned label pointer: refused before any launch.
+            let small = owner.alloc(64).unwrap();
+            let at = owner.device_address(&small).unwrap();
+            // SAFETY: refused after asking the driver, before the memory is used.
+            let long = unsafe { labeler.borrow_labels(Shape::image(30_000, 30_000), at) };
+            assert!(matches!(long, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("past the end")));
+            // SAFETY: as above.
+            let odd = unsafe { labeler.borrow_labels(Shape::image(2, 2), at + 1) };
+            assert!(matches!(odd, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("aligned")));
+        }
+    }
+}
