@@ -106,11 +106,12 @@ typedef uint index_t;
 // a hand-over that finds the table full, or a group whose rows span two slices, goes to the
 // global entries directly.
 // Build-time defines: SEGMENT (voxels per work-item), GROUP_W x GROUP_H (the accumulating
-// work-group), TABLE (slots, a power of two), INT64_ATOMICS (the preludes' 64-bit add).
+// work-group), TABLE (slots, a power of two), PROBES (slots tried per hand-over), INT64_ATOMICS
+// (the preludes' 64-bit add).
 
 #define GROUP_ITEMS (GROUP_W * GROUP_H)
-#if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS
-#error "TABLE must be a power of two no larger than the work-group"
+#if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS || PROBES > TABLE
+#error "TABLE must be a power of two no larger than the work-group, PROBES at most TABLE"
 #endif
 
 // An image (`volume` 0) keeps no z entries.
@@ -171,12 +172,14 @@ struct stats_table {
 };
 
 // Hands over the partial statistics of component `label`: `count` voxels of row offset dy,
-// column offsets first_dx..last_dx summing to sum_dx. Returns 0 when the table is full.
+// column offsets first_dx..last_dx summing to sum_dx. Returns 0 when PROBES slots from the
+// label's own are taken by other labels (a group meeting more components than the table holds,
+// as in sparse images, then sends the rest to the global entries without searching the table).
 DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count, uint first_dx, uint last_dx,
                           uint sum_dx, uint dy)
 {
     uint slot = ((uint)label * 2654435761u) & (TABLE - 1);
-    for (uint probe = 0; probe < TABLE; probe++) {
+    for (uint probe = 0; probe < PROBES; probe++) {
         const uint old = ATOMIC_CMPXCHG(&t->label[slot], 0u, (uint)label);
         if (old == 0 || old == (uint)label) {
             ATOMIC_ADD(&t->count[slot], count);

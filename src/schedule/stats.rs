@@ -18,6 +18,8 @@ const SEGMENT: usize = 32;
 const GROUP: [usize; 3] = [32, 8, 1];
 /// Slots of `stats_accumulate`'s table in local memory (a power of two).
 const TABLE: usize = 64;
+/// Slots a hand-over tries before it goes to the global entries.
+const PROBES: usize = 8;
 
 /// The compile-time defines of `kernels/stats.kernel`.
 pub(crate) fn defines() -> Vec<Define> {
@@ -26,6 +28,7 @@ pub(crate) fn defines() -> Vec<Define> {
         Define::int("GROUP_W", GROUP[0] as i64),
         Define::int("GROUP_H", GROUP[1] as i64),
         Define::int("TABLE", TABLE as i64),
+        Define::int("PROBES", PROBES as i64),
         Define::flag("INT64_ATOMICS", true),
     ]
 }
