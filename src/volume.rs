@@ -14,7 +14,7 @@ pub(crate) fn check_volume(shape: Shape) -> Result<()> {
     Ok(())
 }
 
-fn check_len(shape: Shape, len: usize) -> Result<()> {
+pub(crate) fn check_len(shape: Shape, len: usize) -> Result<()> {
     check_volume(shape)?;
     if len != shape.len() {
         return Err(Error::VolumeSizeMismatch { shape, len });

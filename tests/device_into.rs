@@ -195,3 +195,40 @@ fn borrowed_cuda_memory_is_labeled_in_place() {
         }
     }
 }
+
+/// `upload_array`: a dense array of any shape copied from a borrowed slice (ordinary and
+/// page-locked host memory) labels as the same image or volume uploaded from its own type does;
+/// a length that does not match the shape, or an empty shape, is refused before any copy.
+#[test]
+fn upload_array_equals_upload_on_every_device() {
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+        let image = random(97, 41, 45, 1, 9);
+        let mut pinned = d.device.host_array::<u8>(image.pixels().len()).expect("host array");
+        pinned.copy_from_slice(image.pixels());
+        let want = labeler.label_consecutive(&image, Connectivity::Eight).expect("label").labels;
+        for elements in [image.pixels(), &pinned[..]] {
+            let on_device = labeler.upload_array(Shape::image(97, 41), elements).expect("upload_array");
+            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+            labeler.relabel(&mut labels).expect("relabel");
+            assert_eq!(labeler.download(&labels).expect("download"), want, "{}", d.token);
+        }
+        let volume = random_volume(13, 11, 7, 40, 1, 5).unwrap();
+        let shape = volume.shape();
+        let want = labeler.label_volume(&volume, Connectivity::TwentySix, true).expect("volume").labels;
+        let on_device = labeler.upload_array(shape, volume.voxels()).expect("upload_array volume");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label volume");
+        labeler.relabel(&mut labels).expect("relabel");
+        assert_eq!(labeler.download_volume(&labels).expect("download"), want, "{}", d.token);
+
+        let short = labeler.upload_array(Shape::image(97, 41), &image.pixels()[1..]).err().expect("refused");
+        assert!(matches!(short, Error::SizeMismatch { .. }), "{short}");
+        let short = labeler.upload_array(shape, &volume.voxels()[1..]).err().expect("refused");
+        assert!(matches!(short, Error::VolumeSizeMismatch { .. }), "{short}");
+        let empty = labeler.upload_array(Shape::image(0, 5), &[]).err().expect("refused");
+        assert!(matches!(empty, Error::EmptyImage { .. }), "{empty}");
+        runs += 1;
+    }
+    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+}

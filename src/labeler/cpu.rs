@@ -67,6 +67,11 @@ impl Labeler for CpuLabeler {
         Ok(DeviceArray::new(volume.shape(), self.owner, Storage::Host(volume.voxels().to_vec())))
     }
 
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
+        super::check_array(shape, elements.len())?;
+        Ok(DeviceArray::new(shape, self.owner, Storage::Host(elements.to_vec())))
+    }
+
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let start = Instant::now();
         let labels = self.raw_labels(image, connectivity)?;

@@ -253,6 +253,11 @@ impl Labeler for GpuLabeler {
         self.upload_pixels(volume.shape(), volume.voxels())
     }
 
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
+        super::check_array(shape, elements.len())?;
+        self.upload_pixels(shape, elements)
+    }
+
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let shape = image.shape();
         self.prepare_labeling(shape, connectivity)?;

@@ -66,6 +66,13 @@ pub trait Labeler {
     /// 26-connectivity.
     fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage>;
 
+    /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
+    /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
+    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
+    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
+    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
+
     /// Labels an image (or volume) already on the device and leaves the labels there. The
     /// timings cover allocation of the output, every kernel (and flag read-back) and a final
     /// synchronisation. A volume deeper than one slice takes 6-, 18- or 26-connectivity only
@@ -297,6 +304,19 @@ pub(crate) fn numbering_of(labels: &DeviceLabels) -> Result<crate::Numbering> {
         name: "labels".into(),
         reason: "hold no labels yet (label_on_device_into writes them)".into(),
     })
+}
+
+/// Checks that `len` elements make an array of `shape`: an image when its depth is 1.
+pub(crate) fn check_array(shape: Shape, len: usize) -> Result<()> {
+    if shape.depth == 1 {
+        crate::image::check_size(shape.width, shape.height)?;
+        if len != shape.len() {
+            return Err(Error::SizeMismatch { width: shape.width, height: shape.height, len });
+        }
+        Ok(())
+    } else {
+        crate::volume::check_len(shape, len)
+    }
 }
 
 /// Checks that `out` holds one value per element of `labels`.
