@@ -19,6 +19,7 @@ def label(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     return_num: Literal[False] = ...,
+    output: Optional[CudaArray] = ...,
 ) -> Any: ...
 @overload
 def label(
@@ -28,6 +29,7 @@ def label(
     device: Optional[str] = ...,
     *,
     return_num: Literal[True],
+    output: Optional[CudaArray] = ...,
 ) -> tuple[Any, int]: ...
 @overload
 def label(
@@ -36,6 +38,7 @@ def label(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     return_num: Literal[False] = ...,
+    output: Optional[npt.NDArray[Any]] = ...,
 ) -> Labels: ...
 @overload
 def label(
@@ -45,6 +48,7 @@ def label(
     device: Optional[str] = ...,
     *,
     return_num: Literal[True],
+    output: Optional[npt.NDArray[Any]] = ...,
 ) -> tuple[Labels, int]: ...
 @overload
 def label_with_stats(
@@ -52,6 +56,7 @@ def label_with_stats(
     connectivity: Optional[int] = ...,
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
+    output: Optional[CudaArray] = ...,
 ) -> tuple[int, Any, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 @overload
 def label_with_stats(
@@ -59,6 +64,10 @@ def label_with_stats(
     connectivity: Optional[int] = ...,
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
+    output: Optional[npt.NDArray[Any]] = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def host_array(
+    shape: int | tuple[int, ...], dtype: npt.DTypeLike = ..., device: Optional[str] = ...
+) -> npt.NDArray[Any]: ...
 def devices() -> list[tuple[str, str, str, str]]: ...
 def algorithms() -> list[str]: ...

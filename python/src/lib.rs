@@ -10,10 +10,12 @@ use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
 use ccl::{
-    Algorithm, AnyLabeler, BackendKind, BinaryImage, BinaryVolume, Connectivity, Device, DeviceId, DeviceLabels, Error,
-    Labeler, Shape,
+    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler, Shape,
 };
-use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::ndarray::ArrayView1;
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -50,6 +52,17 @@ struct Cache {
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
+}
+
+/// Runs `work` with device `id` (the one `ccl` picks when `None`), opened at its first use.
+fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Result<T>) -> ccl::Result<T> {
+    let id = id.unwrap_or_else(|| ccl::auto_device().id).to_string();
+    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
+    if !guard.devices.contains_key(&id) {
+        let device = Device::open(DeviceId::from_str(&id)?)?;
+        guard.devices.insert(id.clone(), device);
+    }
+    work(&guard.devices[&id])
 }
 
 /// Runs `work` with the labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
@@ -130,9 +143,11 @@ fn finish(labeler: &mut AnyLabeler, labels: &mut DeviceLabels, stats: bool) -> c
 
 /// Labels `image` (C-contiguous uint8, shape (H, W) or (D, H, W), nonzero is foreground)
 /// consecutively 1..N in raster order of first appearance; with `stats`, also each component's
-/// statistics, computed on the device.
+/// statistics, computed on the device. The pixels are copied to the device straight from the
+/// array, and the labels straight into `output` (a C-contiguous uint32 array of the same shape)
+/// when given, which is then what is returned; page-locked arrays from `_pinned` go by DMA.
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, stats))]
+#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None))]
 fn _label<'py>(
     py: Python<'py>,
     image: PyReadonlyArrayDyn<'py, u8>,
@@ -140,37 +155,75 @@ fn _label<'py>(
     algorithm: &str,
     device: Option<&str>,
     stats: bool,
+    mut output: Option<PyReadwriteArrayDyn<'py, u32>>,
 ) -> PyResult<Labeled<'py>> {
-    let shape = image.shape().to_vec();
-    let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?.to_vec();
+    let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
+    let shape = shape_of(image.shape()).map_err(to_py)?;
+    let pixels = image.as_slice().map_err(not_contiguous)?;
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let returned = output.as_ref().map(|o| (***o).clone());
+    let mut target = match output.as_mut() {
+        Some(o) if o.shape() != image.shape() => {
+            return Err(PyValueError::new_err(format!(
+                "output of shape {:?} for an image of shape {:?}",
+                o.shape(),
+                image.shape()
+            )))
+        }
+        Some(o) => Some(o.as_slice_mut().map_err(not_contiguous)?),
+        None => None,
+    };
     let (labels, n, table) = py
-        .detach(move || -> ccl::Result<(Vec<u32>, u32, Option<Table>)> {
+        .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<Table>)> {
             with_labeler(id, algorithm, connectivity, |labeler| {
-                let upload = |l: &mut AnyLabeler| {
-                    let Shape { width, height, depth } = shape_of(&shape)?;
-                    if shape.len() == 2 {
-                        l.upload(&BinaryImage::new(width, height, pixels)?)
-                    } else {
-                        l.upload_volume(&BinaryVolume::new(width, height, depth, pixels)?)
-                    }
-                };
+                let upload = |l: &mut AnyLabeler| l.upload_array(shape, pixels);
                 let on_device = |l: &mut AnyLabeler, labels: &mut DeviceLabels| {
                     finish(l, labels, stats).map(|counted| (counted, ccl::Timings::default()))
                 };
-                let download = |l: &mut AnyLabeler, labels: &DeviceLabels| {
-                    let mut out = vec![0u32; labels.shape().len()];
-                    l.download_into(labels, &mut out).map(|()| out)
+                let download = |l: &mut AnyLabeler, labels: &DeviceLabels| match target.as_deref_mut() {
+                    Some(out) => l.download_into(labels, out).map(|()| None),
+                    None => {
+                        let mut out = vec![0u32; labels.shape().len()];
+                        l.download_into(labels, &mut out).map(|()| Some(out))
+                    }
                 };
                 let (out, (n, table), _) = ccl::label_host(labeler, connectivity, upload, on_device, download)?;
                 Ok((out, n, table))
             })
         })
         .map_err(to_py)?;
-    let array = labels.into_pyarray(py).reshape(image.shape())?;
+    let array = match (labels, returned) {
+        (Some(labels), _) => labels.into_pyarray(py).reshape(image.shape())?,
+        (None, Some(output)) => output,
+        (None, None) => unreachable!("labels are downloaded into a new vector without an output"),
+    };
     Ok((array, n, to_numpy(py, table)))
+}
+
+/// Page-locked host memory of a device, owned by the NumPy arrays made on it.
+#[pyclass(frozen)]
+struct PinnedMemory {
+    _memory: HostArray<u8>,
+}
+
+/// `nbytes` zeroed bytes of host memory that `device` (the one `ccl` picks when None) copies
+/// to and from at bus speed: page-locked on CUDA, ordinary memory elsewhere. A uint8 array of
+/// that length, which owns the memory.
+#[pyfunction]
+#[pyo3(signature = (nbytes, device=None))]
+fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let memory = py.detach(|| with_device(id, |d| d.host_array::<u8>(nbytes.max(1)))).map_err(to_py)?;
+    let ptr = memory.as_ptr();
+    let owner = Bound::new(py, PinnedMemory { _memory: memory })?;
+    // SAFETY: `ptr` points to at least `nbytes` initialised bytes owned by `owner`, which moves
+    // the HostArray without moving its memory, never reallocates it, and becomes the array's
+    // base object, so it lives as long as the array (and any view of it).
+    let view = unsafe { ArrayView1::from_shape_ptr(nbytes, ptr) };
+    let array = unsafe { PyArray1::borrow_from_array(&view, owner.into_any()) };
+    Ok(array)
 }
 
 /// Labels an array in CUDA memory where it lies, on `device` (`cuda:N`, the device that holds
@@ -259,6 +312,7 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_device_of, m)?)?;
+    m.add_function(wrap_pyfunction!(_pinned, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())

@@ -114,3 +114,71 @@ def test_errors_are_python_exceptions_with_the_librarys_message():
 def test_help_reads_like_scipys():
     assert "Returns" in ccl.label.__doc__ and "connectivity" in ccl.label.__doc__
     assert "connectedComponentsWithStats" in ccl.label_with_stats.__doc__
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_output_arrays_receive_the_labels(device):
+    image = random_image((61, 87), 0.45, 21)
+    want, n = scipy_label(image, 8)
+    for dtype in (np.uint32, np.int32):
+        output = np.full(image.shape, 7, dtype=dtype)
+        labels, num = ccl.label(image, device=device, return_num=True, output=output)
+        assert labels is output and num == n
+        np.testing.assert_array_equal(output, want)
+    output = np.zeros(image.shape, dtype=np.uint32)
+    num, labels, stats, _ = ccl.label_with_stats(image, device=device, output=output)
+    assert labels is output and num == n + 1
+    np.testing.assert_array_equal(output, want)
+    for bad in (
+        np.zeros(image.shape, dtype=np.int64),
+        np.zeros((61, 86), dtype=np.uint32),
+        np.zeros(image.shape[::-1], dtype=np.uint32).T,  # not C-contiguous
+        [[0] * 87] * 61,
+    ):
+        with pytest.raises(ValueError, match="output"):
+            ccl.label(image, device=device, output=bad)
+    readonly = np.zeros(image.shape, dtype=np.uint32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="output"):
+        ccl.label(image, device=device, output=readonly)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_host_arrays_are_zeroed_inputs_and_outputs(device):
+    image = random_image((40, 50), 0.5, 5)
+    pixels = ccl.host_array(image.shape, device=device)
+    out = ccl.host_array(image.shape, np.uint32, device=device)
+    assert pixels.dtype == np.uint8 and pixels.shape == (40, 50) and not pixels.any()
+    assert out.dtype == np.uint32 and out.shape == (40, 50) and pixels.flags.c_contiguous
+    pixels[...] = image
+    labels = ccl.label(pixels, device=device, output=out)
+    assert labels is out
+    np.testing.assert_array_equal(out, scipy_label(image, 8)[0])
+    # A view keeps the memory alive after the array it came from is gone.
+    view = out[3:10]
+    del labels, out
+    import gc
+
+    gc.collect()
+    np.testing.assert_array_equal(view, scipy_label(image, 8)[0][3:10])
+    assert ccl.host_array(0).shape == (0,) and ccl.host_array((2, 0, 3), np.int32).shape == (2, 0, 3)
+    with pytest.raises(ValueError, match="negative"):
+        ccl.host_array((2, -1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_background_box_when_the_faces_are_foreground(device):
+    # A foreground frame: the background's box is the interior, found from projections.
+    image = np.ones((23, 31), dtype=np.uint8)
+    image[3:17, 5:20] = 0
+    image[8, 9] = 1
+    num, labels, stats, centroids = ccl.label_with_stats(image, device=device)
+    cv_num, _, cv_stats, cv_centroids = cv2.connectedComponentsWithStats(image, connectivity=8)
+    assert num == cv_num == 3
+    np.testing.assert_array_equal(stats[0], cv_stats[0])
+    np.testing.assert_allclose(centroids[0], cv_centroids[0], rtol=0, atol=1e-9)
+    # Background on one face only (the bottom row): the fast path on x, a projection on y.
+    image = np.ones((9, 12), dtype=np.uint8)
+    image[8, 4:7] = 0
+    _, _, stats, _ = ccl.label_with_stats(image, device=device)
+    np.testing.assert_array_equal(stats[0], [4, 8, 3, 1, 3])

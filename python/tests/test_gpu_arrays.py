@@ -110,7 +110,7 @@ def test_numpy_arrays_are_not_gpu_arrays():
     assert ccl._gpu_array(np.zeros((3, 3))) is None
 
 
-def test_the_background_box_reduces_one_axis_at_a_time():
+def test_the_background_box_tests_faces_then_reduces_one_axis_at_a_time():
     labels = np.ones((4, 5, 6), dtype=np.uint32)
     labels[1, 2, 3] = 0
     labels[3, 0, 4] = 0
@@ -121,7 +121,15 @@ def test_the_background_box_reduces_one_axis_at_a_time():
         return np.asarray(array)
 
     assert ccl._background_box(labels, to_host, 3) == [(3, 4), (0, 2), (1, 3)]
-    assert copied == [(6,), (5,), (4,)]  # only 1D projections leave the labels' device
+    # Only face tests (scalars) and, where a face is all foreground, 1D projections leave the
+    # labels' device.
+    assert all(len(shape) == 0 for shape in copied if shape not in [(6,), (5,), (4,)])
+    assert [shape for shape in copied if shape] == [(6,), (5,), (4,)]
+    # Background on every face: no projection at all.
+    copied.clear()
+    labels[0, 0, 0] = labels[-1, -1, -1] = 0
+    assert ccl._background_box(labels, to_host, 3) == [(0, 5), (0, 4), (0, 3)]
+    assert copied and all(len(shape) == 0 for shape in copied)
 
 
 # --- The CUDA path end to end, with a fake CuPy over host memory (no GPU needed) ---------------
@@ -253,6 +261,26 @@ def test_the_cupy_path_device_rules(fake_cuda):
         ccl.label(fake(np.zeros((3, 3), dtype=np.complex64)))
 
 
+def test_the_cupy_path_writes_into_an_output(fake_cuda):
+    image = random_image((30, 44), 0.5, 8)
+    want = ccl.label(image, device="cpu")
+    for dtype in (np.uint32, np.int32):
+        output = fake(np.zeros(image.shape, dtype=dtype))
+        labels = ccl.label(fake(image), output=output)
+        assert labels is output
+        np.testing.assert_array_equal(np.asarray(output), want)
+    num, labels, _, _ = ccl.label_with_stats(fake(image), output=output)
+    assert labels is output and num == want.max() + 1
+    for bad in (
+        np.zeros(image.shape, dtype=np.uint32),  # host memory for a GPU image
+        fake(np.zeros(image.shape, dtype=np.int64)),
+        fake(np.zeros((30, 43), dtype=np.uint32)),
+        fake(np.zeros((44, 30), dtype=np.uint32)).T,
+    ):
+        with pytest.raises(ValueError, match="output"):
+            ccl.label(fake(image), output=bad)
+
+
 # --- CuPy -----------------------------------------------------------------------------------
 
 
@@ -382,6 +410,21 @@ def test_cupy_output_is_device_memory_and_no_host_copy_is_made(cp):
         copies.append(time.perf_counter() - start)
     label_s, copy_s = statistics.median(times), min(copies)
     assert label_s < copy_s, f"ccl.label {label_s * 1e3:.2f} ms, one download of the labels {copy_s * 1e3:.2f} ms"
+
+
+def test_cupy_output_arrays_receive_the_labels(cp):
+    image = random_image((300, 257), 0.45, 4)
+    want = ccl.label(image, device="cpu")
+    x = cp.asarray(image)
+    for dtype in (cp.uint32, cp.int32):
+        output = cp.zeros(image.shape, dtype=dtype)
+        labels = ccl.label(x, output=output)
+        assert labels is output
+        np.testing.assert_array_equal(output.get(), want)
+    with pytest.raises(ValueError, match="output"):
+        ccl.label(x, output=cp.zeros((300, 256), dtype=cp.uint32))
+    with pytest.raises(ValueError, match="output"):
+        ccl.label(x, output=np.zeros(image.shape, dtype=np.uint32))
 
 
 def test_cupy_streams(cp):
