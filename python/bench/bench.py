@@ -41,9 +41,20 @@ def inputs(args):
 
 def peers(args):
     """(library, device, arrays, operation, function of the input) for what is installed; arrays
-    is "numpy" (the function takes a host bool image) or "cupy" (it takes that image on the GPU
-    and its result stays there)."""
+    is "numpy" (the function takes a host bool image; "numpy, output reused": ccl writes the labels
+    into one page-locked array per shape, ccl.host_array, as the Rust end-to-end benchmark does)
+    or "cupy" (it takes that image on the GPU and its result stays there)."""
     out = []
+    reused = {}
+
+    def output_for(im, device):
+        """A page-locked output array for images of im's shape, made once per shape and device
+        (what a caller labeling many images does)."""
+        key = (im.shape, device)
+        if key not in reused:
+            reused[key] = ccl.host_array(im.shape, np.uint32, device=device)
+        return reused[key]
+
     for device in args.devices:
         for algorithm in args.algorithms:
             name = f"{device} {algorithm}"
@@ -55,6 +66,15 @@ def peers(args):
                     "numpy",
                     "label+stats",
                     lambda im, d=device, a=algorithm: ccl.label_with_stats(im, algorithm=a, device=d),
+                )
+            )
+            out.append(
+                (
+                    "ccl",
+                    name,
+                    "numpy, output reused",
+                    "label",
+                    lambda im, d=device, a=algorithm: ccl.label(im, algorithm=a, device=d, output=output_for(im, d)),
                 )
             )
     try:
@@ -100,8 +120,9 @@ def peers(args):
         def cupy_stats(d):
             labels, n = cnd.label(d, structure=structure)
             index = cp.arange(1, n + 1)
-            ys, xs = cp.indices(d.shape)
-            area = cnd.sum_labels(d, labels, index)
+            # float64 inputs take ndimage's fast path (bool and int64 a slow one); exact below 2^53.
+            ys, xs = cp.indices(d.shape, dtype=cp.float64)
+            area = cnd.sum_labels(d.astype(cp.float64), labels, index)
             cx = cnd.sum_labels(xs, labels, index) / area
             cy = cnd.sum_labels(ys, labels, index) / area
             left = cnd.minimum(xs, labels, index)
@@ -134,21 +155,24 @@ def peers(args):
     return out
 
 
-def timed(run, image, arrays, args):
+def timed(run, image, arrays, args, slow=False):
     """Warm-up calls, then the host-clock ms of each timed call; CuPy inputs are copied to the GPU
     first (untimed) and the device is synchronized inside each timed call."""
-    if arrays == "cupy":
+    if arrays == "cupy":  # the input on the GPU first
         import cupy as cp
 
         image = cp.asarray(image)
         sync = cp.cuda.Device().synchronize
     else:
         sync = lambda: None  # noqa: E731
-    for _ in range(args.warmup):
+    runs, warmup = args.runs, args.warmup
+    if slow:  # single-threaded CPU libraries: a few runs are enough (seconds each at 8192^2)
+        runs, warmup = min(runs, 3), min(warmup, 1)
+    for _ in range(warmup):
         run(image)
     sync()
     ms = []
-    for _ in range(args.runs):
+    for _ in range(runs):
         t0 = time.perf_counter()
         run(image)
         sync()
@@ -177,7 +201,7 @@ def main():
     for name, image in inputs(args):
         for library, device, arrays, operation, run in libraries:
             try:
-                ms = timed(run, image, arrays, args)
+                ms = timed(run, image, arrays, args, slow=device == "1 thread")
             except Exception as e:  # one library failing keeps the others' figures
                 print(f"{library} {device} {arrays} {operation} failed on {name}: {e}", file=sys.stderr)
                 continue
@@ -190,7 +214,7 @@ def main():
     keys = sorted({(r[2], r[4], r[0], r[1]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "ccl", k))
     names = list(dict.fromkeys(r[3] for r in rows))
     with open(os.path.join(args.out, "summary.md"), "w") as f:
-        f.write(f"Host clock, median of {args.runs} runs after {args.warmup} warm-up runs, ms. ")
+        f.write(f"Host clock, median of {args.runs} runs after {args.warmup} warm-up runs (single-threaded CPU libraries: 3 after 1), ms. ")
         f.write("numpy: host arrays in and out, copies included; cupy: arrays on the GPU in and out.\n\n")
         f.write("| arrays | operation | library | device | " + " | ".join(names) + " |\n")
         f.write("|---|---|---|---|" + "---:|" * len(names) + "\n")
