@@ -117,18 +117,25 @@ def peers(args):
         def cupy_label(d):
             return cnd.label(d, structure=structure)
 
+        import cupyx
+
         def cupy_stats(d):
+            # What a CuPy user writes for OpenCV's statistics (ndimage.minimum/maximum take
+            # seconds with a million labels): bincount for areas and coordinate sums, scatter
+            # minima and maxima for the boxes, all on the GPU; then the table to the host.
             labels, n = cnd.label(d, structure=structure)
-            index = cp.arange(1, n + 1)
-            # float64 inputs take ndimage's fast path (bool and int64 a slow one); exact below 2^53.
-            ys, xs = cp.indices(d.shape, dtype=cp.float64)
-            area = cnd.sum_labels(d.astype(cp.float64), labels, index)
-            cx = cnd.sum_labels(xs, labels, index) / area
-            cy = cnd.sum_labels(ys, labels, index) / area
-            left = cnd.minimum(xs, labels, index)
-            right = cnd.maximum(xs, labels, index)
-            top = cnd.minimum(ys, labels, index)
-            bottom = cnd.maximum(ys, labels, index)
+            flat = labels.ravel()
+            ys, xs = (c.ravel() for c in cp.indices(d.shape, dtype=cp.int32))
+            area = cp.bincount(flat, minlength=n + 1)
+            cx = cp.bincount(flat, weights=xs, minlength=n + 1) / area
+            cy = cp.bincount(flat, weights=ys, minlength=n + 1) / area
+            big = cp.iinfo(cp.int32).max
+            left, top = cp.full(n + 1, big, cp.int32), cp.full(n + 1, big, cp.int32)
+            right, bottom = cp.zeros(n + 1, cp.int32), cp.zeros(n + 1, cp.int32)
+            cupyx.scatter_min(left, flat, xs)
+            cupyx.scatter_min(top, flat, ys)
+            cupyx.scatter_max(right, flat, xs)
+            cupyx.scatter_max(bottom, flat, ys)
             return labels, [a.get() for a in (area, cx, cy, left, right, top, bottom)]
 
         def on_host(run):
@@ -188,6 +195,7 @@ def main():
     ap.add_argument("--density", type=int, default=50)
     ap.add_argument("--devices", default=None, help="ccl devices (default: every one but the CPU reference)")
     ap.add_argument("--algorithms", default="UF,BKE_IC", help="ccl algorithms")
+    ap.add_argument("--libraries", default=None, help="only these libraries, e.g. ccl,CuPy,OpenCV (default: all)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
@@ -197,7 +205,13 @@ def main():
     args.devices = args.devices.split(",") if args.devices else [d for d in found if d != "cpu"] or ["cpu"]
     os.makedirs(args.out, exist_ok=True)
     rows = []
+    results = open(os.path.join(args.out, "results.csv"), "w", newline="")
+    writer = csv.writer(results)  # one row per run, flushed per library: an interrupted run keeps them
+    writer.writerow(["library", "device", "arrays", "input", "operation", "run", "ms"])
     libraries = peers(args)
+    if args.libraries:
+        wanted = set(args.libraries.split(","))
+        libraries = [entry for entry in libraries if entry[0] in wanted]
     for name, image in inputs(args):
         for library, device, arrays, operation, run in libraries:
             try:
@@ -205,12 +219,12 @@ def main():
             except Exception as e:  # one library failing keeps the others' figures
                 print(f"{library} {device} {arrays} {operation} failed on {name}: {e}", file=sys.stderr)
                 continue
-            rows.extend((library, device, arrays, name, operation, k, t) for k, t in enumerate(ms))
+            new = [(library, device, arrays, name, operation, k, t) for k, t in enumerate(ms)]
+            rows.extend(new)
+            writer.writerows(new)
+            results.flush()
             print(f"{name:24s} {library:12s} {device:16s} {arrays:5s} {operation:12s} median {statistics.median(ms):9.3f} ms")
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["library", "device", "arrays", "input", "operation", "run", "ms"])
-        w.writerows(rows)
+    results.close()
     keys = sorted({(r[2], r[4], r[0], r[1]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "ccl", k))
     names = list(dict.fromkeys(r[3] for r in rows))
     with open(os.path.join(args.out, "summary.md"), "w") as f:
