@@ -241,8 +241,10 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
             }
             continue;
         }
-        // Another component starts, or the segment ends: hand the current one over.
-        if (current != 0) {
+        // Another component starts, or the segment ends: hand the current one over (a label
+        // above n, which consecutive labels never have, is skipped rather than written past
+        // the table).
+        if (current != 0 && current <= n) {
             const uint dy = r - r0;
             const uint sum_dx = (uint)(sum_x - (ulong)count * gx0);
             if (!shared || !stats_local(table, current, count, first - gx0, last - gx0, sum_dx, dy))

@@ -232,3 +232,64 @@ fn upload_array_equals_upload_on_every_device() {
     }
     assert!(runs > 0 || common::required().is_empty(), "no device ran");
 }
+
+/// Statistics written into borrowed device memory (`component_stats_borrowed`): on CUDA, the
+/// raw table equals `component_stats`' statistics for images and volumes; raw labels are refused,
+/// and so is every device without borrowed memory.
+#[test]
+fn statistics_into_borrowed_memory() {
+    use ccl_backend::Gpu;
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
+        let image = random(150, 70, 45, 1, 17);
+        let on_device = labeler.upload(&image).expect("upload");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+        // SAFETY: refused before any memory is used (raw labels).
+        let raw = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
+        if d.token != "cuda" {
+            assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+            labeler.relabel(&mut labels).expect("relabel");
+            // SAFETY: refused before any memory is used (no device memory to borrow).
+            let err = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
+            assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+            continue;
+        }
+        assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
+        let ccl::DeviceId::Cuda(ordinal) = d.device.info().id else { unreachable!("a cuda device") };
+        let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
+        let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
+        let mut volume_labels = {
+            let on_device = labeler.upload_volume(&volume).expect("upload");
+            labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label").0
+        };
+        for (what, labels) in [("image", &mut labels), ("volume", &mut volume_labels)] {
+            let (n, _) = labeler.relabel(labels).expect("relabel");
+            let (want, _) = labeler.component_stats(labels).expect("stats");
+            let (n, axes) = (n as usize, if labels.shape().depth > 1 { 3 } else { 2 });
+            let (area, boxes, sums) =
+                (owner.alloc(4 * n).unwrap(), owner.alloc(8 * axes * n).unwrap(), owner.alloc(8 * axes * n).unwrap());
+            let at = |b| owner.device_address(b).unwrap();
+            // SAFETY: three device buffers of this device of the table's sizes, alive until read.
+            unsafe { labeler.component_stats_borrowed(labels, at(&area), at(&boxes), at(&sums)) }.expect("stats");
+            let (mut a, mut b, mut s) = (vec![0u32; n], vec![0u32; 2 * axes * n], vec![0u64; axes * n]);
+            owner.read(&area, bytemuck::cast_slice_mut(&mut a)).unwrap();
+            owner.read(&boxes, bytemuck::cast_slice_mut(&mut b)).unwrap();
+            owner.read(&sums, bytemuck::cast_slice_mut(&mut s)).unwrap();
+            for (k, c) in want.components.iter().enumerate() {
+                assert_eq!(u64::from(a[k]), c.area, "{what} {k}");
+                assert_eq!([b[k], b[n + k]], [c.left, c.top], "{what} {k}");
+                assert_eq!([b[2 * n + k], b[3 * n + k]], [c.left + c.width - 1, c.top + c.height - 1], "{what} {k}");
+                assert_eq!([s[k], s[n + k]], [c.sums[0], c.sums[1]], "{what} {k}");
+                if axes == 3 {
+                    assert_eq!(
+                        [b[4 * n + k], b[5 * n + k], s[2 * n + k] as u32],
+                        [c.front, c.front + c.depth - 1, c.sums[2] as u32]
+                    );
+                }
+            }
+            runs += 1;
+        }
+    }
+    assert!(runs > 0 || !common::required().iter().any(|b| b == "cuda"), "no CUDA device ran");
+}

@@ -220,6 +220,65 @@ impl GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    /// Writes the statistics of consecutive `labels` into device memory the caller keeps, where
+    /// they stay: the raw table of `kernels/stats.kernel` for their N components, entry k for
+    /// label k + 1: areas (N `u32`) at `area`; the boxes (min x, min y, max x, max y, then min z,
+    /// max z for volumes: 4 N or 6 N `u32`) at `boxes`; the coordinate sums (x, y, then z for
+    /// volumes: 2 N or 3 N `u64`) at `sums`. The timings cover the kernels
+    /// ([`Phase::ComponentStats`]); when it returns, the table is written. Labels that are not
+    /// consecutive ([`Labeler::relabel`] first) are an [`Error::InvalidParameter`]; memory as
+    /// [`GpuLabeler::borrow_labels`] says.
+    ///
+    /// # Safety
+    /// Each address must hold that many bytes of this device's memory, aligned to its element,
+    /// that stay allocated and that nothing else uses until this call returns.
+    pub unsafe fn component_stats_borrowed(
+        &mut self,
+        labels: &DeviceLabels,
+        area: u64,
+        boxes: u64,
+        sums: u64,
+    ) -> Result<Timings> {
+        let Some(Numbering::Consecutive(n)) = labels.numbering else {
+            return Err(Error::InvalidParameter {
+                name: "labels".into(),
+                reason: "statistics into borrowed memory take consecutive labels (relabel first)".into(),
+            });
+        };
+        let shape = labels.shape();
+        let [area_bytes, box_bytes, sums_bytes] = crate::schedule::stats::table_bytes(shape, n);
+        if n == 0 {
+            return Ok(Timings::default());
+        }
+        for (address, align) in [(area, 4), (boxes, 4), (sums, 8)] {
+            if !address.is_multiple_of(align) {
+                return Err(Error::InvalidMemory {
+                    device: self.device.info.name.clone(),
+                    reason: format!("statistics at 0x{address:x} are not {align}-byte aligned"),
+                });
+            }
+        }
+        self.ensure_stats()?;
+        // SAFETY: the caller's contract (sizes from table_bytes, alignment checked above).
+        let tables = unsafe {
+            [
+                self.gpu.borrow(area, area_bytes, None)?,
+                self.gpu.borrow(boxes, box_bytes, None)?,
+                self.gpu.borrow(sums, sums_bytes, None)?,
+            ]
+        };
+        let buffer = self.buffer(labels)?;
+        let stage = self.stats.as_mut().expect("built above");
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        stage.compute(gpu, buffer, shape, n, [&tables[0], &tables[1], &tables[2]])?;
+        recorder.end(crate::Phase::ComponentStats)?;
+        // Waits for the kernels: the caller may use the table on any stream once this returns.
+        let phases = recorder.finish()?;
+        drop(tables);
+        Ok(Timings { phases, iterations: None })
+    }
+
     /// Checks that an array of `shape` can be labeled with `connectivity` here and builds (and
     /// warms up) the schedule for it when it is not yet built.
     fn prepare_labeling(&mut self, shape: Shape, connectivity: Connectivity) -> Result<()> {

@@ -371,6 +371,25 @@ impl AnyLabeler {
         }
     }
 
+    /// [`GpuLabeler::component_stats_borrowed`]: statistics written into device memory the
+    /// caller keeps. The CPU reference has no device memory ([`Error::Unsupported`]).
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::component_stats_borrowed`].
+    pub unsafe fn component_stats_borrowed(
+        &mut self,
+        labels: &DeviceLabels,
+        area: u64,
+        boxes: u64,
+        sums: u64,
+    ) -> Result<Timings> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.component_stats_borrowed(labels, area, boxes, sums) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
     /// How its kernels were obtained (compiled or from the kernel cache); `None` for the CPU.
     pub fn build_report(&self) -> Option<BuildReport> {
         match self {

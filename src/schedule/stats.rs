@@ -33,6 +33,14 @@ pub(crate) fn defines() -> Vec<Define> {
     ]
 }
 
+/// Bytes of the statistics table of `n` components of an array of `shape`: areas (u32), boxes
+/// (u32: min x, min y, max x, max y, and min z, max z for volumes), coordinate sums (u64: x, y,
+/// and z for volumes), `n` entries per column (see `kernels/stats.kernel`).
+pub(crate) fn table_bytes(shape: Shape, n: u32) -> [usize; 3] {
+    let (n, axes) = (n as usize, if shape.depth > 1 { 3 } else { 2 });
+    [4 * n, 4 * 2 * axes * n, 8 * axes * n]
+}
+
 /// The compiled statistics kernels.
 pub(crate) struct Stats {
     init: Kernel,
@@ -62,26 +70,17 @@ impl Stats {
         if count == 0 {
             return Ok(ComponentStats::default());
         }
-        // Images have no z entries (see kernels/stats.kernel).
-        let axes = if shape.depth > 1 { 3 } else { 2 };
-        let area_buf = gpu.alloc(count * 4)?;
-        let box_buf = gpu.alloc(2 * axes * count * 4)?;
-        let sums_buf = gpu.alloc(axes * count * 8)?;
+        let [area_bytes, box_bytes, sums_bytes] = table_bytes(shape, n);
+        let area_buf = gpu.alloc(area_bytes)?;
+        let box_buf = gpu.alloc(box_bytes)?;
+        let sums_buf = gpu.alloc(sums_bytes)?;
         recorder.end(Phase::Allocation)?;
-        let (area, boxes, sums) = (Arg::Buffer(&area_buf), Arg::Buffer(&box_buf), Arg::Buffer(&sums_buf));
-        let per_component = LaunchRange::over([count, 1, 1], [256, 1, 1]);
-        let volume = Arg::U32(u32::from(shape.depth > 1));
-        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n), volume])?;
-        let rows = shape.height * shape.depth;
-        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], GROUP);
-        let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
-        let args = [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], Arg::U32(n)];
-        gpu.launch(&mut self.accumulate, &segments, &args)?;
+        self.compute(gpu, labels, shape, n, [&area_buf, &box_buf, &sums_buf])?;
         recorder.end(Phase::ComponentStats)?;
         // The table leaves the device like labels do: a transfer, timed apart.
-        let mut area_host = vec![0u32; count];
-        let mut box_host = vec![0u32; 2 * axes * count];
-        let mut sums_host = vec![0u64; axes * count];
+        let mut area_host = vec![0u32; area_bytes / 4];
+        let mut box_host = vec![0u32; box_bytes / 4];
+        let mut sums_host = vec![0u64; sums_bytes / 8];
         gpu.read(&area_buf, bytemuck::cast_slice_mut(&mut area_host))?;
         gpu.read(&box_buf, bytemuck::cast_slice_mut(&mut box_host))?;
         gpu.read(&sums_buf, bytemuck::cast_slice_mut(&mut sums_host))?;
@@ -89,6 +88,32 @@ impl Stats {
         drop((area_buf, box_buf, sums_buf));
         recorder.end(Phase::Deallocation)?;
         Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
+    }
+
+    /// Launches the statistics kernels: the table of the `n` components of consecutive `labels`
+    /// of `shape` into `area`, `boxes` and `sums` (at least [`table_bytes`] each). Labels
+    /// above `n` are skipped, so wrong labels cannot write outside the table.
+    pub(crate) fn compute(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        shape: Shape,
+        n: u32,
+        [area, boxes, sums]: [&Buffer; 3],
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let (area, boxes, sums) = (Arg::Buffer(area), Arg::Buffer(boxes), Arg::Buffer(sums));
+        let per_component = LaunchRange::over([n as usize, 1, 1], [256, 1, 1]);
+        let volume = Arg::U32(u32::from(shape.depth > 1));
+        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, Arg::U32(n), volume])?;
+        let rows = shape.height * shape.depth;
+        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], GROUP);
+        let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
+        let args = [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], Arg::U32(n)];
+        gpu.launch(&mut self.accumulate, &segments, &args)?;
+        Ok(())
     }
 
     /// Keeps the components of consecutive `labels` (`n` pixels) whose entry of `keep` is set,
