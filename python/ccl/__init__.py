@@ -25,6 +25,7 @@ Functions: :func:`label`, :func:`label_with_stats`, :func:`host_array`, :func:`d
 from __future__ import annotations
 
 import contextlib
+import types
 
 import numpy as np
 
@@ -85,6 +86,11 @@ def _c_strides(shape, itemsize: int) -> tuple:
     return tuple(reversed(strides))
 
 
+class _ArrayOps(types.SimpleNamespace):
+    """What the statistics tables need of an array library: casts to int64 and float64,
+    stacking columns, concatenating rows, a host array on the device, a sum on the host."""
+
+
 class _CupyArray:
     """A CuPy array: binarized and labeled with CuPy, on its device, CuPy's current stream."""
 
@@ -106,6 +112,25 @@ class _CupyArray:
 
     def empty_labels(self, shape):
         return self.cupy.empty(shape, dtype=self.cupy.uint32)
+
+    def empty_table(self, n: int, axes: int):
+        cupy = self.cupy
+        return (
+            cupy.empty(n, dtype=cupy.uint32),
+            cupy.empty(2 * axes * n, dtype=cupy.uint32),
+            cupy.empty(axes * n, dtype=cupy.uint64),
+        )
+
+    def ops(self):
+        cupy = self.cupy
+        return _ArrayOps(
+            i64=lambda a: a.astype(cupy.int64),
+            f64=lambda a: a.astype(cupy.float64),
+            stack=lambda columns: cupy.stack(columns, axis=1),
+            concat=cupy.concatenate,
+            put=lambda host, like: cupy.asarray(host),
+            total=lambda a: int(a.sum(dtype=cupy.uint64)),
+        )
 
     def stream(self):
         return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
@@ -147,6 +172,27 @@ class _TorchArray:
 
     def empty_labels(self, shape):
         return self.torch.empty(tuple(shape), dtype=self.torch.int32, device=self.array.device)
+
+    def empty_table(self, n: int, axes: int):
+        # PyTorch has no uint32 and uint64 arithmetic: the same bits in int32 and int64 (areas,
+        # bounds and sums stay below 2^31 and 2^63).
+        torch, device = self.torch, self.array.device
+        return (
+            torch.empty(n, dtype=torch.int32, device=device),
+            torch.empty(2 * axes * n, dtype=torch.int32, device=device),
+            torch.empty(axes * n, dtype=torch.int64, device=device),
+        )
+
+    def ops(self):
+        torch, device = self.torch, self.array.device
+        return _ArrayOps(
+            i64=lambda a: a.to(torch.int64),
+            f64=lambda a: a.to(torch.float64),
+            stack=lambda columns: torch.stack(columns, dim=1),
+            concat=torch.cat,
+            put=lambda host, like: torch.as_tensor(host, device=device),
+            total=lambda a: int(a.to(torch.int64).sum().item()),
+        )
 
     def stream(self):
         return self.torch.cuda.current_stream(self.array.device).cuda_stream or 1
@@ -206,6 +252,12 @@ class _InterfaceArray:
         # ccl waits for the input's stream only: the memory may have been in use on CuPy's.
         cupy.cuda.get_current_stream().synchronize()
         return labels
+
+    def empty_table(self, n: int, axes: int):
+        return _CupyArray.empty_table(types.SimpleNamespace(cupy=self._cupy()), n, axes)
+
+    def ops(self):
+        return _CupyArray.ops(types.SimpleNamespace(cupy=self._cupy()))
 
     def stream(self):
         return self.interface.get("stream")  # None: nothing to wait for (interface v3)
@@ -315,10 +367,24 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
         labels_at, _ = _interface_of(labels)
     else:
         labels, labels_at = output, _gpu_output(output, shape, ordinal)
-    num, table = _ccl._label_cuda(
-        image_at, labels_at, list(shape), gpu.stream(), conn, algorithm or _DEFAULT_ALGORITHM, device, stats
+    tables = []
+
+    def allocate(n: int):
+        """The statistics table of n components, made by the array's library on its device."""
+        tables.append(gpu.empty_table(n, len(shape)))
+        return tuple(_interface_of(column)[0] for column in tables[-1])
+
+    num = _ccl._label_cuda(
+        image_at,
+        labels_at,
+        list(shape),
+        gpu.stream(),
+        conn,
+        algorithm or _DEFAULT_ALGORITHM,
+        device,
+        allocate if stats else None,
     )
-    return labels, num, table
+    return labels, num, tables[-1] if stats else None
 
 
 def _label_any(image, connectivity, algorithm, device, stats: bool, output=None):
@@ -328,7 +394,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     if gpu is not None and not _on_host(device):
         with gpu.device():
             labels, num, table = _label_gpu(gpu, connectivity, algorithm, device, stats, output)
-            tables = _opencv_tables(num, *table, labels, gpu.to_host) if stats else None
+            tables = _gpu_opencv_tables(num, table, labels, gpu) if stats else None
         return labels, num, tables
     array = _binary(image if gpu is None else gpu.host_binary())
     conn = _connectivity(array.ndim, connectivity)
@@ -431,6 +497,27 @@ def _background_box(labels, to_host, ndim: int):
     return box
 
 
+def _background_row(shape, area_total: int, sum_totals, labels, to_host):
+    """OpenCV's row 0 for the background: (left, top, front, width, height, depth, area) and the
+    coordinate sums x, y, z, from the array's totals less the components' (``area_total``,
+    ``sum_totals`` per axis x, y, z) and, for its box, the labels."""
+    ndim = len(shape)
+    shape_xyz = tuple(shape[::-1])
+    total = int(np.prod(shape_xyz))
+    row = np.zeros(7, dtype=np.int64)
+    sums = np.zeros(3, dtype=np.float64)
+    area = total - area_total
+    if area > 0:
+        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim)):
+            size = shape_xyz[axis]
+            row[axis] = first
+            row[3 + axis] = last - first + 1
+            per_line = total // size  # pixels with one value of this coordinate
+            sums[axis] = float(per_line * (size * (size - 1) // 2) - sum_totals[axis])
+        row[6] = area
+    return row, sums
+
+
 def _opencv_tables(num: int, ints, sums, labels, to_host):
     """``stats`` and ``centroids`` in OpenCV's format (row 0 the background) from the device's
     table of ``num`` components (``ints``: left, top, front, width, height, depth, area;
@@ -438,30 +525,44 @@ def _opencv_tables(num: int, ints, sums, labels, to_host):
     ints = np.asarray(ints, dtype=np.int64).reshape(num, 7)
     sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
     shape = tuple(labels.shape)
-    ndim = len(shape)
-    # The background row: its area and coordinate sums are the whole array's less the
-    # components'; only its bounding box needs the labels (one reduction per axis).
-    shape_xyz = tuple(shape[::-1])
-    total = int(np.prod(shape_xyz))
-    bg_stats = np.zeros(7, dtype=np.int64)
-    bg_sums = np.zeros(3, dtype=np.float64)
-    bg_area = total - int(ints[:, 6].sum())
-    if bg_area > 0:
-        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim)):
-            size = shape_xyz[axis]
-            bg_stats[axis] = first
-            bg_stats[3 + axis] = last - first + 1
-            per_line = total // size  # pixels with one value of this coordinate
-            bg_sums[axis] = float(per_line * (size * (size - 1) // 2) - int(sums[:, axis].sum()))
-        bg_stats[6] = bg_area
+    totals = [int(sums[:, axis].sum()) for axis in range(3)]
+    bg_stats, bg_sums = _background_row(shape, int(ints[:, 6].sum()), totals, labels, to_host)
     table = np.vstack([bg_stats, ints])
     area = table[:, 6].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         centroids = np.vstack([bg_sums, sums.astype(np.float64)]) / area[:, None]
     centroids[area == 0] = np.nan
-    if ndim == 3:
+    if len(shape) == 3:
         return table, centroids
     return table[:, [0, 1, 3, 4, 6]], centroids[:, :2]
+
+
+def _gpu_opencv_tables(num: int, table, labels, gpu):
+    """``stats`` and ``centroids`` in OpenCV's format, built on the GPU by the array's library
+    from the device's raw table (``kernels/stats.kernel``: areas; boxes min x, min y, max x,
+    max y (, min z, max z); sums x, y (, z)), as arrays of that library on that device. Only
+    totals and the background's face tests and projections reach the host."""
+    ops = gpu.ops()
+    area, boxes, sums = table
+    ndim = len(labels.shape)
+    axes = 3 if ndim == 3 else 2
+    boxes = ops.i64(boxes).reshape(2 * axes, num)
+    sums = sums.reshape(axes, num)
+    low = [boxes[0], boxes[1]] + ([boxes[4]] if axes == 3 else [])
+    high = [boxes[2], boxes[3]] + ([boxes[5]] if axes == 3 else [])
+    extent = [hi - lo + 1 for lo, hi in zip(low, high)]
+    area64 = ops.i64(area)
+    columns = low + extent + [area64]
+    totals = [ops.total(sums[axis]) if num else 0 for axis in range(axes)] + [0] * (3 - axes)
+    bg_stats, bg_sums = _background_row(tuple(labels.shape), ops.total(area64) if num else 0, totals, labels, gpu.to_host)
+    keep = [0, 1, 2, 3, 4, 5, 6] if axes == 3 else [0, 1, 3, 4, 6]
+    stats = ops.concat([ops.put(bg_stats[keep][None, :], labels), ops.stack(columns)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bg_centroid = bg_sums[:axes] / bg_stats[6] if bg_stats[6] else np.full(axes, np.nan)
+    centroids = ops.concat(
+        [ops.put(bg_centroid[None, :], labels), ops.stack([ops.f64(sums[a]) / ops.f64(area64) for a in range(axes)])]
+    )
+    return stats, centroids
 
 
 def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None):
@@ -484,10 +585,12 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
     stats : ndarray of int64, shape (N + 1, 5) for an image, (N + 1, 7) for a volume
         Images: ``left, top, width, height, area`` (OpenCV's ``CC_STAT_*`` order). Volumes:
         ``left, top, front, width, height, depth, area``. Row 0 describes the background
-        pixels (all zero when there are none). Always NumPy: for a GPU array, only the
-        statistics and the background's 1D projections leave the GPU, never the labels.
+        pixels (all zero when there are none). For a GPU array labeled on its device: an
+        int64 array of its library on that GPU, computed there (only totals and the
+        background's face tests and projections reach the host, never the labels).
     centroids : ndarray of float64, shape (N + 1, 2) for an image, (N + 1, 3) for a volume
         Mean ``x, y`` (and ``z``) of each component's pixels; exact sums divided in float64.
+        On the GPU for a GPU array, as ``stats``.
     """
     labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True, output)
     return num + 1, labels, stats, centroids

@@ -1,4 +1,4 @@
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -21,8 +21,8 @@ def _label_cuda(
     connectivity: int,
     algorithm: str,
     device: str,
-    stats: bool,
-) -> tuple[int, Optional[Table]]: ...
+    stats_alloc: Optional[Callable[[int], tuple[int, int, int]]] = ...,
+) -> int: ...
 def _cuda_device_of(address: int) -> int: ...
 def _pinned(nbytes: int, device: Optional[str] = ...) -> npt.NDArray[np.uint8]: ...
 def devices() -> list[tuple[str, str, str, str]]: ...

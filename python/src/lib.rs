@@ -232,13 +232,16 @@ fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResul
 /// 4-byte elements of the same shape, which receives the labels 1..N in raster order of first
 /// appearance. `stream` is the caller's stream (a `CUstream` value; 1 the legacy default
 /// stream, 2 the per-thread one), whose work so far is waited for before either array is used.
-/// Returns N, and with `stats` the statistics table; when it returns, the labels are written
-/// and ccl no longer uses either array. Nothing is copied through the host and nothing freed.
+/// With `stats_alloc`, a callable that takes N and returns the device addresses of three
+/// arrays it made for the statistics table (N uint32 areas; 4 N or, for volumes, 6 N uint32
+/// box bounds; 2 N or 3 N uint64 coordinate sums; kernels/stats.kernel's layout), the table is
+/// written there, on the device. Returns N; when it returns, everything is written and ccl no
+/// longer uses any of the arrays. Nothing is copied through the host and nothing freed.
 #[pyfunction]
-#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats))]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None))]
 #[allow(clippy::too_many_arguments)]
-fn _label_cuda<'py>(
-    py: Python<'py>,
+fn _label_cuda(
+    py: Python<'_>,
     image_ptr: u64,
     labels_ptr: u64,
     shape: Vec<usize>,
@@ -246,8 +249,8 @@ fn _label_cuda<'py>(
     connectivity: u8,
     algorithm: &str,
     device: &str,
-    stats: bool,
-) -> PyResult<(u32, Option<PyTable<'py>>)> {
+    stats_alloc: Option<Py<PyAny>>,
+) -> PyResult<u32> {
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
     let id = DeviceId::from_str(device).map_err(to_py)?;
@@ -257,24 +260,40 @@ fn _label_cuda<'py>(
         )));
     }
     let shape = shape_of(&shape).map_err(to_py)?;
-    let (n, table) = py
-        .detach(move || {
-            with_labeler(Some(id), algorithm, connectivity, |labeler| {
-                // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
-                // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
-                // device (the labeler checks the latter with the driver), fresh or its caller's,
-                // which it keeps alive and leaves alone until this call returns; both borrowed
-                // arrays are dropped before it returns (dropping waits for the labeler's stream).
-                let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
-                // SAFETY: as above.
-                let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
-                labeler.label_on_device_into(&image, connectivity, &mut labels)?;
-                drop(image);
-                finish(labeler, &mut labels, stats)
-            })
+    // A failure of the callable (a Python exception) is kept apart from the library's errors.
+    let mut alloc_error: Option<PyErr> = None;
+    let result = py.detach(|| {
+        with_labeler(Some(id), algorithm, connectivity, |labeler| {
+            // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
+            // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
+            // device (the labeler checks the latter with the driver), fresh or its caller's,
+            // which it keeps alive and leaves alone until this call returns; both borrowed
+            // arrays are dropped before it returns (dropping waits for the labeler's stream).
+            let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
+            // SAFETY: as above.
+            let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
+            labeler.label_on_device_into(&image, connectivity, &mut labels)?;
+            drop(image);
+            let (n, _) = labeler.relabel(&mut labels)?;
+            if let Some(alloc) = &stats_alloc {
+                let table = Python::attach(|py| alloc.call1(py, (n,))?.extract::<(u64, u64, u64)>(py));
+                match table {
+                    // SAFETY: the callable returns the addresses of three arrays it made on
+                    // this device, of the table's sizes for N components, which the Python
+                    // layer keeps alive and leaves alone until this call returns.
+                    Ok((area, boxes, sums)) => unsafe {
+                        labeler.component_stats_borrowed(&labels, area, boxes, sums)?;
+                    },
+                    Err(e) => alloc_error = Some(e),
+                }
+            }
+            Ok(n)
         })
-        .map_err(to_py)?;
-    Ok((n, to_numpy(py, table)))
+    });
+    if let Some(e) = alloc_error {
+        return Err(e);
+    }
+    result.map_err(to_py)
 }
 
 /// The CUDA ordinal of the device that holds the device memory at `address`.

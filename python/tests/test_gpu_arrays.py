@@ -182,14 +182,31 @@ def fake_cuda(monkeypatch):
     real = ccl._ccl
     calls = []
 
-    def label_cuda(image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats):
+    def host(address, ctype, count):
+        return np.ctypeslib.as_array((ctype * count).from_address(address)) if count else None
+
+    def label_cuda(image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None):
         n = int(np.prod(shape))
-        image = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(image_ptr)).reshape(shape)
-        out = np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(labels_ptr)).reshape(shape)
-        labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats)
+        image = host(image_ptr, ctypes.c_uint8, n).reshape(shape)
+        out = host(labels_ptr, ctypes.c_uint32, n).reshape(shape)
+        labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None)
         out[...] = labels
+        if stats_alloc is not None:
+            # The raw device layout (kernels/stats.kernel) from the host table.
+            axes = len(shape)
+            area_at, boxes_at, sums_at = stats_alloc(num)
+            ints = np.asarray(table[0]).reshape(num, 7)  # left, top, front, width, height, depth, area
+            sums = np.asarray(table[1]).reshape(num, 3)
+            if num:
+                host(area_at, ctypes.c_uint32, num)[:] = ints[:, 6]
+                low, extent = ints[:, 0:3], ints[:, 3:6]
+                rows = [low[:, 0], low[:, 1], low[:, 0] + extent[:, 0] - 1, low[:, 1] + extent[:, 1] - 1]
+                if axes == 3:
+                    rows += [low[:, 2], low[:, 2] + extent[:, 2] - 1]
+                host(boxes_at, ctypes.c_uint32, 2 * axes * num)[:] = np.concatenate(rows)
+                host(sums_at, ctypes.c_uint64, axes * num)[:] = sums[:, :axes].T.ravel()
         calls.append({"stream": stream, "device": device, "shape": tuple(shape)})
-        return num, table
+        return num
 
     native = types.SimpleNamespace(
         _label=real._label,
@@ -201,6 +218,10 @@ def fake_cuda(monkeypatch):
     stream = types.SimpleNamespace(ptr=0, synchronize=lambda: None)
     cupy = types.ModuleType("cupy")
     cupy.ndarray, cupy.uint8, cupy.uint32, cupy.bool_ = FakeCupyArray, np.uint8, np.uint32, np.bool_
+    cupy.uint64, cupy.int64, cupy.float64 = np.uint64, np.int64, np.float64
+    cupy.stack = lambda arrays, axis: np.stack(arrays, axis=axis).view(FakeCupyArray)
+    cupy.concatenate = lambda arrays: np.concatenate([np.asarray(a) for a in arrays]).view(FakeCupyArray)
+    cupy.asarray = lambda a: np.asarray(a).view(FakeCupyArray)
     cupy.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeCupyArray)
     cupy.empty = lambda shape, dtype: np.empty(shape, dtype).view(FakeCupyArray)
     cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream, Device=FakeDevice)
@@ -240,9 +261,12 @@ def test_the_cupy_path_stats_equal_the_numpy_path(fake_cuda, shape, density):
     num, labels, stats, centroids = ccl.label_with_stats(fake(image))
     want = ccl.label_with_stats(image, device="cpu")
     assert num == want[0] and type(labels) is FakeCupyArray
+    # The statistics stay on the GPU too, as arrays of the input's library.
+    assert type(stats) is FakeCupyArray and type(centroids) is FakeCupyArray
+    assert stats.dtype == np.int64 and centroids.dtype == np.float64
     np.testing.assert_array_equal(np.asarray(labels), want[1])
-    np.testing.assert_array_equal(stats, want[2])
-    np.testing.assert_array_equal(centroids, want[3])
+    np.testing.assert_array_equal(np.asarray(stats), want[2])
+    np.testing.assert_array_equal(np.asarray(centroids), want[3])
 
 
 def test_the_cupy_path_device_rules(fake_cuda):
@@ -369,11 +393,13 @@ def test_cupy_stats_equal_the_numpy_path(cp, shape, density):
     image = random_image(shape, density, len(shape)).astype(np.uint8)
     num, labels, stats, centroids = ccl.label_with_stats(cp.asarray(image))
     want_num, want_labels, want_stats, want_centroids = ccl.label_with_stats(image)
-    assert isinstance(labels, cp.ndarray) and isinstance(stats, np.ndarray) and isinstance(centroids, np.ndarray)
+    # Everything stays on the GPU: labels, statistics and centroids are CuPy arrays there.
+    assert isinstance(labels, cp.ndarray) and isinstance(stats, cp.ndarray) and isinstance(centroids, cp.ndarray)
+    assert stats.dtype == cp.int64 and centroids.dtype == cp.float64 and stats.device.id == labels.device.id
     assert num == want_num
     np.testing.assert_array_equal(cp.asnumpy(labels), want_labels)
-    np.testing.assert_array_equal(stats, want_stats)
-    np.testing.assert_array_equal(centroids, want_centroids)
+    np.testing.assert_array_equal(cp.asnumpy(stats), want_stats)
+    np.testing.assert_array_equal(cp.asnumpy(centroids), want_centroids)
 
 
 def test_cupy_through_the_host_on_another_device(cp):
@@ -521,9 +547,11 @@ def test_torch_stats_equal_the_numpy_path(torch):
     num, labels, stats, centroids = ccl.label_with_stats(torch.as_tensor(image, device="cuda"))
     want_num, want_labels, want_stats, want_centroids = ccl.label_with_stats(image)
     assert num == want_num and isinstance(labels, torch.Tensor)
+    assert isinstance(stats, torch.Tensor) and stats.is_cuda and stats.dtype == torch.int64
+    assert isinstance(centroids, torch.Tensor) and centroids.dtype == torch.float64
     np.testing.assert_array_equal(labels.cpu().numpy(), want_labels.astype(np.int32))
-    np.testing.assert_array_equal(stats, want_stats)
-    np.testing.assert_array_equal(centroids, want_centroids)
+    np.testing.assert_array_equal(stats.cpu().numpy(), want_stats)
+    np.testing.assert_array_equal(centroids.cpu().numpy(), want_centroids)
 
 
 def test_torch_errors_and_the_host_path(torch):
