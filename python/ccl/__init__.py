@@ -88,7 +88,8 @@ def _c_strides(shape, itemsize: int) -> tuple:
 
 class _ArrayOps(types.SimpleNamespace):
     """What the statistics tables need of an array library: casts to int64 and float64,
-    stacking columns, concatenating rows, a host array on the device, a sum on the host."""
+    stacking columns (and 0-d arrays), concatenating rows, a host array on the device, and sums
+    of several arrays copied to the host at once."""
 
 
 class _CupyArray:
@@ -129,7 +130,8 @@ class _CupyArray:
             stack=lambda columns: cupy.stack(columns, axis=1),
             concat=cupy.concatenate,
             put=lambda host, like: cupy.asarray(host),
-            total=lambda a: int(a.sum(dtype=cupy.uint64)),
+            totals=lambda arrays: cupy.stack([a.sum(dtype=cupy.uint64) for a in arrays]).get(),
+            stack0=cupy.stack,
         )
 
     def stream(self):
@@ -191,7 +193,8 @@ class _TorchArray:
             stack=lambda columns: torch.stack(columns, dim=1),
             concat=torch.cat,
             put=lambda host, like: torch.as_tensor(host, device=device),
-            total=lambda a: int(a.to(torch.int64).sum().item()),
+            totals=lambda arrays: torch.stack([a.to(torch.int64).sum() for a in arrays]).cpu().numpy(),
+            stack0=torch.stack,
         )
 
     def stream(self):
@@ -466,24 +469,26 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
     return (labels, num) if return_num else labels
 
 
-def _background_box(labels, to_host, ndim: int):
+def _background_box(labels, to_host, ndim: int, stack=np.stack):
     """For each axis x, y (, z): the first and last coordinate of a background pixel of
     ``labels`` (NumPy, CuPy or PyTorch, reduced where it is; only reductions reach the host).
-    Most arrays have background on their faces: each face is tested first, and only an axis
-    whose first or last slice is all foreground takes a projection of the whole array."""
+    Most arrays have background on their faces: the faces are tested first (one copy to the
+    host for all of them, ``stack`` being the array library's), and only an axis whose first or
+    last slice is all foreground takes a projection of the whole array."""
 
-    def has_background(keep: int, i: int) -> bool:
+    def face(keep: int, i: int):
         index = [slice(None)] * ndim
         index[keep] = i
-        return bool(to_host((labels[tuple(index)] == 0).any()))
+        return (labels[tuple(index)] == 0).any()
 
+    keeps = [ndim - 1 - axis for axis in range(ndim)]  # the array axis of x, y (, z)
+    faces = to_host(stack([face(keep, i) for keep in keeps for i in (0, labels.shape[keep] - 1)]))
     background = None
     box = []
-    for axis in range(ndim):  # x, y, z
-        keep = ndim - 1 - axis  # its array axis
+    for axis, keep in enumerate(keeps):
         size = labels.shape[keep]
-        first = 0 if has_background(keep, 0) else None
-        last = size - 1 if has_background(keep, size - 1) else None
+        first = 0 if faces[2 * axis] else None
+        last = size - 1 if faces[2 * axis + 1] else None
         if first is None or last is None:
             if background is None:
                 background = labels == 0
@@ -497,7 +502,7 @@ def _background_box(labels, to_host, ndim: int):
     return box
 
 
-def _background_row(shape, area_total: int, sum_totals, labels, to_host):
+def _background_row(shape, area_total: int, sum_totals, labels, to_host, stack=np.stack):
     """OpenCV's row 0 for the background: (left, top, front, width, height, depth, area) and the
     coordinate sums x, y, z, from the array's totals less the components' (``area_total``,
     ``sum_totals`` per axis x, y, z) and, for its box, the labels."""
@@ -508,7 +513,7 @@ def _background_row(shape, area_total: int, sum_totals, labels, to_host):
     sums = np.zeros(3, dtype=np.float64)
     area = total - area_total
     if area > 0:
-        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim)):
+        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim, stack)):
             size = shape_xyz[axis]
             row[axis] = first
             row[3 + axis] = last - first + 1
@@ -553,8 +558,10 @@ def _gpu_opencv_tables(num: int, table, labels, gpu):
     extent = [hi - lo + 1 for lo, hi in zip(low, high)]
     area64 = ops.i64(area)
     columns = low + extent + [area64]
-    totals = [ops.total(sums[axis]) if num else 0 for axis in range(axes)] + [0] * (3 - axes)
-    bg_stats, bg_sums = _background_row(tuple(labels.shape), ops.total(area64) if num else 0, totals, labels, gpu.to_host)
+    # The components' totals in one copy to the host: area, then the coordinate sums.
+    totals = [int(t) for t in ops.totals([area64] + [sums[axis] for axis in range(axes)])] if num else [0] * 4
+    totals += [0] * (1 + 3 - len(totals))
+    bg_stats, bg_sums = _background_row(tuple(labels.shape), totals[0], totals[1:], labels, gpu.to_host, ops.stack0)
     keep = [0, 1, 2, 3, 4, 5, 6] if axes == 3 else [0, 1, 3, 4, 6]
     stats = ops.concat([ops.put(bg_stats[keep][None, :], labels), ops.stack(columns)])
     with np.errstate(invalid="ignore", divide="ignore"):
