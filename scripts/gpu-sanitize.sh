@@ -3,7 +3,8 @@
 # kernels of UF, KE, BUF and BKE once under compute-sanitizer memcheck and racecheck on a
 # 512x512 random image (45 % density), 4- and 8-connectivity where supported; then every
 # algorithm under memcheck on a 2x1100000 image, whose launches are folded into the grid; then
-# the component statistics kernels; every binarization kernel (Nick with each formula, Wolf's
+# the component statistics kernels (on it and on two 2100x300 images, 45 % and 10 %); every
+# binarization kernel (Nick with each formula, Wolf's
 # statistics pass, Otsu's histogram)
 # under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part;
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
@@ -65,13 +66,22 @@ for algo in UF KE BUF BKE; do
     done
   done
 done
-# Component statistics (kernels/stats.kernel) after a labeling.
-for tool in memcheck racecheck; do
-  out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$img" --device cuda:0 --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
-  code=$?
-  echo "stats $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
-  [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+# Component statistics (kernels/stats.kernel) after a labeling: the 512x512 image, and images
+# wider than a work-group's 1024 columns, dense (a large component across groups) and sparse
+# (groups meeting more components than their table holds).
+wide=$(mktemp --suffix=.png)
+sparse=$(mktemp --suffix=.png)
+"$ccl" generate -o "$wide" --width 2100 --height 300 --density 45 --seed 3
+"$ccl" generate -o "$sparse" --width 2100 --height 300 --density 10 --seed 4
+for input in "$img" "$wide" "$sparse"; do
+  for tool in memcheck racecheck; do
+    out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
+    code=$?
+    echo "stats ${input##*/} $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
+    [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+  done
 done
+rm -f "$wide" "$sparse"
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
 for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
   out=$(compute-sanitizer --tool memcheck --error-exitcode 99 "$ccl" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy 2>&1)
