@@ -92,6 +92,27 @@ class _ArrayOps(types.SimpleNamespace):
     of several arrays copied to the host at once."""
 
 
+def _cupy_table(cupy, n: int, axes: int):
+    """The device's statistics table of n components as CuPy arrays (areas, boxes, sums)."""
+    return (
+        cupy.empty(n, dtype=cupy.uint32),
+        cupy.empty(2 * axes * n, dtype=cupy.uint32),
+        cupy.empty(axes * n, dtype=cupy.uint64),
+    )
+
+
+def _cupy_ops(cupy) -> _ArrayOps:
+    return _ArrayOps(
+        i64=lambda a: a.astype(cupy.int64),
+        f64=lambda a: a.astype(cupy.float64),
+        stack=lambda columns: cupy.stack(columns, axis=1),
+        concat=cupy.concatenate,
+        put=cupy.asarray,
+        totals=lambda arrays: cupy.stack([a.sum(dtype=cupy.uint64) for a in arrays]).get(),
+        stack0=cupy.stack,
+    )
+
+
 class _CupyArray:
     """A CuPy array: binarized and labeled with CuPy, on its device, CuPy's current stream."""
 
@@ -115,24 +136,10 @@ class _CupyArray:
         return self.cupy.empty(shape, dtype=self.cupy.uint32)
 
     def empty_table(self, n: int, axes: int):
-        cupy = self.cupy
-        return (
-            cupy.empty(n, dtype=cupy.uint32),
-            cupy.empty(2 * axes * n, dtype=cupy.uint32),
-            cupy.empty(axes * n, dtype=cupy.uint64),
-        )
+        return _cupy_table(self.cupy, n, axes)
 
     def ops(self):
-        cupy = self.cupy
-        return _ArrayOps(
-            i64=lambda a: a.astype(cupy.int64),
-            f64=lambda a: a.astype(cupy.float64),
-            stack=lambda columns: cupy.stack(columns, axis=1),
-            concat=cupy.concatenate,
-            put=lambda host, like: cupy.asarray(host),
-            totals=lambda arrays: cupy.stack([a.sum(dtype=cupy.uint64) for a in arrays]).get(),
-            stack0=cupy.stack,
-        )
+        return _cupy_ops(self.cupy)
 
     def stream(self):
         return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
@@ -192,7 +199,7 @@ class _TorchArray:
             f64=lambda a: a.to(torch.float64),
             stack=lambda columns: torch.stack(columns, dim=1),
             concat=torch.cat,
-            put=lambda host, like: torch.as_tensor(host, device=device),
+            put=lambda host: torch.as_tensor(host, device=device),
             totals=lambda arrays: torch.stack([a.to(torch.int64).sum() for a in arrays]).cpu().numpy(),
             stack0=torch.stack,
         )
@@ -257,10 +264,10 @@ class _InterfaceArray:
         return labels
 
     def empty_table(self, n: int, axes: int):
-        return _CupyArray.empty_table(types.SimpleNamespace(cupy=self._cupy()), n, axes)
+        return _cupy_table(self._cupy(), n, axes)
 
     def ops(self):
-        return _CupyArray.ops(types.SimpleNamespace(cupy=self._cupy()))
+        return _cupy_ops(self._cupy())
 
     def stream(self):
         return self.interface.get("stream")  # None: nothing to wait for (interface v3)
@@ -563,11 +570,11 @@ def _gpu_opencv_tables(num: int, table, labels, gpu):
     totals += [0] * (1 + 3 - len(totals))
     bg_stats, bg_sums = _background_row(tuple(labels.shape), totals[0], totals[1:], labels, gpu.to_host, ops.stack0)
     keep = [0, 1, 2, 3, 4, 5, 6] if axes == 3 else [0, 1, 3, 4, 6]
-    stats = ops.concat([ops.put(bg_stats[keep][None, :], labels), ops.stack(columns)])
+    stats = ops.concat([ops.put(bg_stats[keep][None, :]), ops.stack(columns)])
     with np.errstate(invalid="ignore", divide="ignore"):
         bg_centroid = bg_sums[:axes] / bg_stats[6] if bg_stats[6] else np.full(axes, np.nan)
     centroids = ops.concat(
-        [ops.put(bg_centroid[None, :], labels), ops.stack([ops.f64(sums[a]) / ops.f64(area64) for a in range(axes)])]
+        [ops.put(bg_centroid[None, :]), ops.stack([ops.f64(sums[a]) / ops.f64(area64) for a in range(axes)])]
     )
     return stats, centroids
 

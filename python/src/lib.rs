@@ -5,6 +5,7 @@
 //! Devices are opened once per id and labelers kept per (device, algorithm, connectivity), so
 //! kernels are built once per process.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
@@ -54,15 +55,21 @@ fn cache() -> &'static Mutex<Cache> {
     CACHE.get_or_init(Default::default)
 }
 
+impl Cache {
+    /// Device `id`, opened at its first use.
+    fn device(&mut self, id: DeviceId) -> ccl::Result<&Device> {
+        match self.devices.entry(id.to_string()) {
+            Entry::Occupied(open) => Ok(open.into_mut()),
+            Entry::Vacant(slot) => Ok(slot.insert(Device::open(id)?)),
+        }
+    }
+}
+
 /// Runs `work` with device `id` (the one `ccl` picks when `None`), opened at its first use.
 fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Result<T>) -> ccl::Result<T> {
-    let id = id.unwrap_or_else(|| ccl::auto_device().id).to_string();
+    let id = id.unwrap_or_else(|| ccl::auto_device().id);
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    if !guard.devices.contains_key(&id) {
-        let device = Device::open(DeviceId::from_str(&id)?)?;
-        guard.devices.insert(id.clone(), device);
-    }
-    work(&guard.devices[&id])
+    work(guard.device(id)?)
 }
 
 /// Runs `work` with the labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
@@ -73,15 +80,12 @@ fn with_labeler<T>(
     connectivity: Connectivity,
     work: impl FnOnce(&mut AnyLabeler) -> ccl::Result<T>,
 ) -> ccl::Result<T> {
-    let id = id.unwrap_or_else(|| ccl::auto_device().id).to_string();
-    let key = (id.clone(), algorithm, connectivity);
+    let id = id.unwrap_or_else(|| ccl::auto_device().id);
+    let key = (id.to_string(), algorithm, connectivity);
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
     let cache = &mut *guard;
     if !cache.labelers.contains_key(&key) {
-        if !cache.devices.contains_key(&id) {
-            cache.devices.insert(id.clone(), Device::open(DeviceId::from_str(&id)?)?);
-        }
-        let labeler = cache.devices[&id].labeler_for(algorithm, connectivity)?;
+        let labeler = cache.device(id)?.labeler_for(algorithm, connectivity)?;
         cache.labelers.insert(key.clone(), labeler);
     }
     work(cache.labelers.get_mut(&key).expect("inserted above"))

@@ -164,19 +164,35 @@ fn timed_runs(options: &BenchOptions, mut label: impl FnMut() -> Result<Timings>
     Ok(runs)
 }
 
-/// The warm-up and timed runs of labeling `input` followed by its component statistics on the
-/// device: the timings of both, one entry per timed run.
-fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
-    let mut once = || -> Result<Timings> {
-        let (mut labels, mut timings) = labeler.label_on_device(input, options.connectivity)?;
-        let (_, stats) = labeler.component_stats(&mut labels)?;
-        timings.phases.extend(stats.phases);
-        Ok(timings)
-    };
+/// `options.warmup` untimed calls of `once`, then `options.runs` timed by the device: each
+/// timed call's timings, and what the last one returned.
+fn device_runs<T>(
+    options: &BenchOptions,
+    mut once: impl FnMut() -> Result<(T, Timings)>,
+) -> Result<(Vec<Timings>, Option<T>)> {
     for _ in 0..options.warmup {
         once()?;
     }
-    (0..options.runs).map(|_| once()).collect()
+    let mut timings = Vec::with_capacity(options.runs as usize);
+    let mut last = None;
+    for _ in 0..options.runs {
+        let (value, t) = once()?;
+        timings.push(t);
+        last = Some(value);
+    }
+    Ok((timings, last))
+}
+
+/// The warm-up and timed runs of labeling `input` followed by its component statistics on the
+/// device: the timings of both, one entry per timed run.
+fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
+    let once = || {
+        let (mut labels, mut timings) = labeler.label_on_device(input, options.connectivity)?;
+        let (_, stats) = labeler.component_stats(&mut labels)?;
+        timings.phases.extend(stats.phases);
+        Ok(((), timings))
+    };
+    device_runs(options, once).map(|(timings, _)| timings)
 }
 
 /// Copies an input to the device of `labeler`.
@@ -241,16 +257,8 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
             let mut download_ms = None;
             for (name, labeler) in labelers.iter_mut() {
                 bar.set_message(format!("{id} {name} {}", input.name));
-                for _ in 0..options.warmup {
-                    labeler.label_on_device(&on_device, options.connectivity)?;
-                }
-                let mut timings = Vec::with_capacity(options.runs as usize);
-                let mut last = None;
-                for _ in 0..options.runs {
-                    let (labels, t) = labeler.label_on_device(&on_device, options.connectivity)?;
-                    timings.push(t);
-                    last = Some(labels);
-                }
+                let (timings, last) =
+                    device_runs(options, || labeler.label_on_device(&on_device, options.connectivity))?;
                 if download_ms.is_none() {
                     let labels = last.expect("at least one run");
                     let start = Instant::now();

@@ -5,8 +5,8 @@ use std::time::Instant;
 use super::{check_destination, Labeler, Labeling};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
-    reference, Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
-    DeviceLabels, Error, LabelImage, Phase, PhaseTime, Result, Shape, Timings,
+    reference, Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
+    LabelImage, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -56,15 +56,6 @@ impl Labeler for CpuLabeler {
 
     fn device(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        let shape = Shape::image(image.width(), image.height());
-        Ok(DeviceArray::new(shape, self.owner, Storage::Host(image.pixels().to_vec())))
-    }
-
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        Ok(DeviceArray::new(volume.shape(), self.owner, Storage::Host(volume.voxels().to_vec())))
     }
 
     fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {

@@ -168,13 +168,6 @@ impl GpuLabeler {
         Ok(())
     }
 
-    /// Copies the pixels (or voxels) of an array of `shape` to a new device buffer.
-    fn upload_pixels(&mut self, shape: Shape, pixels: &[u8]) -> Result<DeviceImage> {
-        let mut buffer = self.gpu.alloc(pixels.len())?;
-        self.gpu.write(&mut buffer, pixels)?;
-        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
-    }
-
     /// Wraps an image the caller keeps in device memory, e.g. a CuPy array or a PyTorch tensor,
     /// as a [`DeviceImage`] of this labeler's device, without copying it: one byte per pixel
     /// (or voxel) of `shape`, dense in row-major order, nonzero is foreground, at the CUDA
@@ -245,11 +238,11 @@ impl GpuLabeler {
                 reason: "statistics into borrowed memory take consecutive labels (relabel first)".into(),
             });
         };
-        let shape = labels.shape();
-        let [area_bytes, box_bytes, sums_bytes] = crate::schedule::stats::table_bytes(shape, n);
         if n == 0 {
             return Ok(Timings::default());
         }
+        let shape = labels.shape();
+        let [area_bytes, box_bytes, sums_bytes] = crate::schedule::stats::table_bytes(shape, n);
         for (address, align) in [(area, 4), (boxes, 4), (sums, 8)] {
             if !address.is_multiple_of(align) {
                 return Err(Error::InvalidMemory {
@@ -304,17 +297,11 @@ impl Labeler for GpuLabeler {
         &self.device.info
     }
 
-    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        self.upload_pixels(Shape::image(image.width(), image.height()), image.pixels())
-    }
-
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        self.upload_pixels(volume.shape(), volume.voxels())
-    }
-
     fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
         super::check_array(shape, elements.len())?;
-        self.upload_pixels(shape, elements)
+        let mut buffer = self.gpu.alloc(elements.len())?;
+        self.gpu.write(&mut buffer, elements)?;
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {

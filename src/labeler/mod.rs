@@ -60,11 +60,15 @@ pub trait Labeler {
     fn device(&self) -> &DeviceInfo;
 
     /// Copies a host image to the device.
-    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage>;
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
+        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
+    }
 
     /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
     /// 26-connectivity.
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage>;
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
+        self.upload_array(volume.shape(), volume.voxels())
+    }
 
     /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
     /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
