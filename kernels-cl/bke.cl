@@ -32,6 +32,9 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (local or global), and the count of set bits of one.
+#define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define POPCOUNT(x) popcount((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS

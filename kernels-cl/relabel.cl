@@ -32,6 +32,9 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (local or global), and the count of set bits of one.
+#define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define POPCOUNT(x) popcount((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
@@ -89,21 +92,34 @@ typedef uint index_t;
 // appearance.
 //
 // With first-pixel labels (label = index of the component's first pixel + 1), pixel i is the
-// first of its component exactly when L[i] == i + 1. Block conventions are brought to that form
-// first: relabel_first_pixels finds each component's smallest pixel index with an atomic
-// maximum of its complement (so a zeroed array is the starting point), and
-// relabel_to_first_pixel rewrites every label to it. Then:
-//   1. relabel_rank: the pixels are cut into spans of SPAN; in its span each first pixel gets its
-//      rank among the span's first pixels (M[i]), and the span's count goes to counts[span].
+// first of its component exactly when L[i] == i + 1. With block labels (label = index of the
+// top-left pixel of the component's first 2x2 or 2x2x2 block + 1, the root), the first pixel
+// is found first: relabel_first_pixels keeps, per root, the smallest index of the component's
+// pixels with an atomic maximum of its complement (so a zeroed array is the starting point), in
+// F at root / 2 (roots lie on even rows and columns, so their halves are distinct and F needs n
+// / 2 entries). Every pixel of a component lies at or after its root, and its first pixel within
+// two lines (rows of an image, slices of a volume) of it: only pixels there take part, which
+// keeps the atomics off the rest of a large component. Then:
+//   1. relabel_rank: the pixels are cut into spans of RANK_SPAN; in its span each first pixel
+//      gets its rank among the span's first pixels (M[i]), and the span's count goes to
+//      counts[span]. The first pixels are marked in a bitmask in local memory; a rank is the
+//      count of marks before it (prefix sums of the words' population counts).
 //   2. scan_spans / scan_add: an exclusive prefix sum of the counts (over as many levels as the
 //      number of spans needs), whose last level's total is N.
-//   3. relabel_final: every pixel takes offsets[span of its root] + M[root] + 1.
+//   3. relabel_final: every pixel takes offsets[span of its first pixel] + M[first pixel] + 1.
 //
 // One-dimensional launches: work-group g handles elements [g * SPAN, (g + 1) * SPAN), its work-items
 // striding by GROUP_SIZE so that neighbouring items touch neighbouring elements.
-// Build-time defines: GROUP_SIZE (work-items per group, a power of two), ITEMS (elements per item).
+// Build-time defines: GROUP_SIZE (work-items per group, a power of two, at least 32 and at most
+// 1024), ITEMS (elements per item of the scans), RANK_ITEMS (pixels per item of relabel_rank, at
+// most 32), PASS_ITEMS (pixels per item of relabel_first_pixels and relabel_final).
 
 #define SPAN (GROUP_SIZE * ITEMS)
+#define RANK_SPAN (GROUP_SIZE * RANK_ITEMS)
+// Pixels per group of relabel_first_pixels and relabel_final.
+#define PASS_SPAN (GROUP_SIZE * PASS_ITEMS)
+// Words of relabel_rank's bitmask: one bit per pixel of its span.
+#define RANK_WORDS (RANK_SPAN / 32)
 
 // An exclusive scan of the work-group's `value`s in work-item order, in local memory (Hillis and
 // Steele); returns the sum of the values before this item's, and leaves the group's total in
@@ -124,54 +140,113 @@ DEVICE_FN uint group_exclusive_scan(LOCAL uint *scratch, uint value, uint lid, u
     return inclusive - value;
 }
 
-// Block conventions: F[root] = the complement of the smallest index of a pixel labeled
-// root + 1 (F starts zeroed; the complement of any index is above zero). The root is the
-// top-left pixel of the component's first 2x2 block, so the component's first pixel lies in
-// that block's two rows: only pixels there take part, which keeps the atomics off the rest of
-// a large component. `line` is the pixels of one row, or of one slice for volumes (2x2x2 blocks
-// span two slices).
+// Whether pixel i with block label l (nonzero) may be its component's first pixel: it lies
+// within two lines of the root l - 1 (the unsigned difference wraps for a pixel before it).
+DEVICE_FN int near_root(index_t i, label_t l, uint line)
+{
+    const index_t d = i - (index_t)(l - 1);
+    return d < line || d - line < line;
+}
+
+// Block conventions: F[root / 2] = the complement of the smallest index of a pixel labeled
+// root + 1 (F starts zeroed; the complement of any index is above zero). Each item reads
+// PASS_ITEMS pixels of its group's span of PASS_SPAN (all loads first, so that many are in
+// flight).
 KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, index_t n, uint line)
 {
-    const index_t i = GLOBAL_ID_X;
-    if (i >= n)
-        return;
-    const label_t l = L[i];
-    if (l == 0)
-        return;
-    const index_t root_row = (l - 1) / line, row = i / line;
-    if (row == root_row || row == root_row + 1)
-        ATOMIC_MAX(&F[l - 1], ~(label_t)i);
-}
-
-// Block conventions: every label becomes its component's first pixel + 1.
-KERNEL void relabel_to_first_pixel(GLOBAL label_t *L, GLOBAL const label_t *F, index_t n)
-{
-    const index_t i = GLOBAL_ID_X;
-    if (i >= n)
-        return;
-    const label_t l = L[i];
-    if (l != 0)
-        L[i] = ~F[l - 1] + 1;
-}
-
-// Step 1: ranks of the first pixels within each span, and the count of each span.
-KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL label_t *M, GLOBAL uint *counts, index_t n)
-{
-    LOCAL_ARRAY(uint, scratch, GROUP_SIZE);
-    const uint lid = LOCAL_ID_X;
-    const index_t base = (index_t)GROUP_ID_X * SPAN;
-    uint before = 0;
-    for (uint k = 0; k < ITEMS; k++) {
-        const index_t i = base + k * GROUP_SIZE + lid;
-        const uint first = i < n && L[i] == i + 1;
-        uint total;
-        const uint rank = group_exclusive_scan(scratch, first, lid, &total);
-        if (first)
-            M[i] = before + rank;
-        before += total;
+    const index_t base = (index_t)GROUP_ID_X * PASS_SPAN + LOCAL_ID_X;
+    label_t l[PASS_ITEMS];
+#pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++) {
+        const index_t i = base + k * GROUP_SIZE;
+        l[k] = i < n ? L[i] : 0;
     }
-    if (lid == 0)
-        counts[GROUP_ID_X] = before;
+#pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++) {
+        const index_t i = base + k * GROUP_SIZE;
+        if (l[k] != 0 && near_root(i, l[k], line))
+            ATOMIC_MAX(&F[(l[k] - 1) >> 1], ~(label_t)i);
+    }
+}
+
+// Whether pixel i (label l) is the first of its component: `blocks` 0 for first-pixel labels,
+// 1 for block labels (with F from relabel_first_pixels).
+DEVICE_FN int is_first(GLOBAL const label_t *F, index_t i, label_t l, uint blocks, uint line)
+{
+    if (l == 0)
+        return 0;
+    if (!blocks)
+        return l == (label_t)i + 1;
+    return near_root(i, l, line) && ~F[(l - 1) >> 1] == (label_t)i;
+}
+
+// The first pixel of the component of pixel label l (nonzero).
+DEVICE_FN index_t first_pixel(GLOBAL const label_t *F, label_t l, uint blocks)
+{
+    return blocks ? (index_t)~F[(l - 1) >> 1] : (index_t)(l - 1);
+}
+
+// Step 1: ranks of the first pixels within each span of RANK_SPAN pixels (M), and the count of
+// each span. Item lid reads pixels base + k * GROUP_SIZE + lid (k < RANK_ITEMS), whose marks are
+// bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the words are in pixel order.
+KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL label_t *M, GLOBAL uint *counts,
+                         index_t n, uint blocks, uint line)
+{
+    LOCAL_ARRAY(uint, marks, RANK_WORDS);
+    LOCAL_ARRAY(uint, before, RANK_WORDS);
+    LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
+    const uint lid = LOCAL_ID_X;
+    const index_t base = (index_t)GROUP_ID_X * RANK_SPAN;
+    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
+        marks[w] = 0;
+    LOCAL_BARRIER();
+    // All loads first (many in flight), then the marks.
+    label_t l[RANK_ITEMS];
+#pragma unroll
+    for (uint k = 0; k < RANK_ITEMS; k++) {
+        const index_t i = base + k * GROUP_SIZE + lid;
+        l[k] = i < n ? L[i] : 0;
+    }
+    uint mine = 0; // bit k: pixel k of this item is a first pixel
+#pragma unroll
+    for (uint k = 0; k < RANK_ITEMS; k++) {
+        if (is_first(F, base + k * GROUP_SIZE + lid, l[k], blocks, line)) {
+            mine |= 1u << k;
+            ATOMIC_OR(&marks[k * (GROUP_SIZE / 32) + lid / 32], 1u << (lid % 32));
+        }
+    }
+    LOCAL_BARRIER();
+    // Exclusive prefix sums of the words' counts: within runs of 32 words, then across runs.
+    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
+        before[w] = POPCOUNT(marks[w]);
+    LOCAL_BARRIER();
+    if (lid < RANK_WORDS / 32) {
+        uint sum = 0;
+        for (uint w = lid * 32; w < lid * 32 + 32; w++) {
+            const uint c = before[w];
+            before[w] = sum;
+            sum += c;
+        }
+        partial[lid] = sum;
+    }
+    LOCAL_BARRIER();
+    if (lid == 0) {
+        uint sum = 0;
+        for (uint r = 0; r < RANK_WORDS / 32; r++) {
+            const uint c = partial[r];
+            partial[r] = sum;
+            sum += c;
+        }
+        counts[GROUP_ID_X] = sum;
+    }
+    LOCAL_BARRIER();
+    for (uint k = 0; k < RANK_ITEMS; k++) {
+        if (mine >> k & 1u) {
+            const uint w = k * (GROUP_SIZE / 32) + lid / 32;
+            const uint below = marks[w] & ((1u << (lid % 32)) - 1u);
+            M[base + k * GROUP_SIZE + lid] = partial[w / 32] + before[w] + POPCOUNT(below);
+        }
+    }
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to
@@ -203,16 +278,26 @@ KERNEL void scan_add(GLOBAL uint *data, GLOBAL const uint *offsets, uint n)
         data[i] += offsets[i / SPAN];
 }
 
-// Step 3: the consecutive label of every pixel, from its root's span offset and rank.
-KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *M, GLOBAL const uint *offsets, index_t n)
+// Step 3: the consecutive label of every pixel, from its first pixel's span offset and rank;
+// PASS_ITEMS pixels per item, each step's loads issued together.
+KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL const label_t *M,
+                          GLOBAL const uint *offsets, index_t n, uint blocks)
 {
-    const index_t i = GLOBAL_ID_X;
-    if (i >= n)
-        return;
-    const label_t l = L[i];
-    if (l != 0) {
-        const index_t root = l - 1;
-        L[i] = offsets[root / SPAN] + M[root] + 1;
+    const index_t base = (index_t)GROUP_ID_X * PASS_SPAN + LOCAL_ID_X;
+    label_t l[PASS_ITEMS];
+#pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++) {
+        const index_t i = base + k * GROUP_SIZE;
+        l[k] = i < n ? L[i] : 0;
+    }
+    index_t first[PASS_ITEMS];
+#pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++)
+        first[k] = l[k] != 0 ? first_pixel(F, l[k], blocks) : 0;
+#pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++) {
+        if (l[k] != 0)
+            L[base + k * GROUP_SIZE] = offsets[first[k] / RANK_SPAN] + M[first[k]] + 1;
     }
 }
 

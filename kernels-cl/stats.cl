@@ -32,6 +32,9 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (local or global), and the count of set bits of one.
+#define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define POPCOUNT(x) popcount((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
@@ -95,8 +98,11 @@ typedef uint index_t;
 // max z); sums (ulong, 3 N: x, y, then z). An image uses the first 4 N of box and 2 N of sums
 // only, so that its statistics are read back without the z entries.
 //
-// A work-item walks its segment and keeps one component's partial statistics while the labels
-// it meets are that component's or background; it hands them on when another component starts
+// The group first copies its rows' labels into local memory, neighbouring work-items reading
+// neighbouring labels (with 32-bit labels; 64-bit ones would not fit, and are walked in global
+// memory), each segment padded by a word so that the items walking their segments side by side
+// read different banks. A work-item walks its segment and keeps one component's partial
+// statistics while the labels it meets are that component's or background; it hands them on when another component starts
 // and at the end: a run of one component costs one hand-over, not one per voxel. Hand-overs go
 // to a table in local memory shared by the work-group (TABLE slots, open addressing on the
 // label), whose entries are added to the global ones once per group at the end. A component
@@ -110,6 +116,9 @@ typedef uint index_t;
 // (the preludes' 64-bit add).
 
 #define GROUP_ITEMS (GROUP_W * GROUP_H)
+// Whether the group stages its labels in local memory, and each staged segment's words (padded).
+#define STAGED (LABEL_BITS == 32)
+#define STAGE_STRIDE (SEGMENT + 1)
 #if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS || PROBES > TABLE
 #error "TABLE must be a power of two no larger than the work-group, PROBES at most TABLE"
 #endif
@@ -227,12 +236,35 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     const uint y = active ? r % height : 0, z = active ? r / height : 0;
     const int volume = rows != height;
     const uint end = !active ? x0 : x0 + SEGMENT < width ? x0 + SEGMENT : width;
-    GLOBAL const label_t *row = L + PIXEL_INDEX(0, active ? r : 0, width);
+    GLOBAL const label_t *row = L + PIXEL_INDEX(0, r < rows ? r : 0, width);
+#if STAGED
+    // This item's row of the group: GROUP_W segments, item k of the row reading columns k,
+    // k + GROUP_W, ... of the group's span (column c of the span at c / SEGMENT * STAGE_STRIDE +
+    // c % SEGMENT); the labels past the image read as background.
+    LOCAL_ARRAY(uint, staged, GROUP_H * GROUP_W * STAGE_STRIDE);
+    LOCAL uint *mine = staged + LOCAL_ID_Y * GROUP_W * STAGE_STRIDE;
+    uint staging[SEGMENT]; // all loads first, so that many are in flight
+#pragma unroll
+    for (uint k = 0; k < SEGMENT; k++) {
+        const uint x = gx0 + k * GROUP_W + LOCAL_ID_X;
+        staging[k] = r < rows && x < width ? row[x] : 0u;
+    }
+#pragma unroll
+    for (uint k = 0; k < SEGMENT; k++) {
+        const uint c = k * GROUP_W + LOCAL_ID_X;
+        mine[c / SEGMENT * STAGE_STRIDE + c % SEGMENT] = staging[k];
+    }
+    LOCAL_BARRIER();
+    LOCAL const uint *segment = mine + LOCAL_ID_X * STAGE_STRIDE;
+#define LABEL_AT(x) segment[(x) - x0]
+#else
+#define LABEL_AT(x) row[x]
+#endif
     label_t current = 0;
     uint count = 0, first = 0, last = 0;
     ulong sum_x = 0;
     for (uint x = x0; x <= end; x++) {
-        const label_t label = x < end ? row[x] : 0;
+        const label_t label = x < end ? LABEL_AT(x) : 0;
         if (x < end && (label == 0 || label == current)) {
             if (label != 0) {
                 count++;

@@ -39,6 +39,9 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (shared or global), and the count of set bits of one.
+#define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define POPCOUNT(x) __popc((uint)(x))
 // 64-bit add (ulong is unsigned long long here).
 #define ATOMIC_ADD64(p, v) atomicAdd((p), (ulong)(v))
 // Double precision: the round-to-nearest intrinsics, which the compiler never contracts into

@@ -105,6 +105,31 @@ fn device_statistics_equal_the_reference_on_every_device() {
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// An image of more pixels than one level of the relabeling's scan covers (1024 rank spans of
+/// 8192 pixels), so the span counts are scanned over two levels: the consecutive labels and the
+/// statistics still equal the host's, for both raw-label conventions.
+#[test]
+fn relabeling_and_statistics_past_one_scan_level() {
+    let image = random(4100, 2100, 30, 1, 41);
+    assert!(image.width() * image.height() > 1024 * 8192);
+    let (want_labels, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
+    let want_stats = ComponentStats::of_labels(want_labels.labels(), Shape::image(4100, 2100), n);
+    for d in common::shared_devices() {
+        for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            let on_device = labeler.upload(&image).expect("upload");
+            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+            let (count, _) = labeler.relabel(&mut labels).expect("relabel");
+            assert_eq!(count, n, "{} {algorithm}: count", d.token);
+            let got = labeler.download(&labels).expect("download");
+            assert!(got.labels() == want_labels.labels(), "{} {algorithm}: consecutive labels differ", d.token);
+            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+            let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
+            assert!(stats == want_stats, "{} {algorithm}: statistics differ", d.token);
+        }
+    }
+}
+
 /// Consecutive labels with only the components `keep` selects, renumbered in label order.
 fn kept_labels(labels: &[u32], keep: &[bool]) -> Vec<u32> {
     let mut next = 0;

@@ -4,12 +4,14 @@
 //! `kernels/relabel.kernel`.
 //!
 //! 1. Block conventions (BE, BUF, BKE) only: each component's first pixel, by an atomic
-//!    reduction, then every label rewritten to it (so labels are first-pixel labels).
-//! 2. Rank: pixels in spans of 1024; each first pixel (`L[i] == i + 1`) gets its rank in its
-//!    span, each span its count.
-//! 3. Exclusive prefix sum of the counts, level by level (1024 per level), then back down; the top
-//!    level's total is N.
-//! 4. Final: every pixel takes its root's span offset + rank + 1.
+//!    reduction over the pixels within two lines of its root, into a table indexed by root / 2.
+//! 2. Rank: pixels in spans of RANK_SPAN; each first pixel gets its rank in its span (from a
+//!    bitmask of the span's first pixels in local memory), each span its count.
+//! 3. Exclusive prefix sum of the counts, level by level (SPAN per level), then back down; the
+//!    top level's total is N.
+//! 4. Final: every pixel takes its first pixel's span offset + rank + 1.
+//!
+//! Two full passes over the labels (three for block conventions) and one write.
 
 use super::LABEL_BYTES;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
@@ -17,20 +19,32 @@ use crate::{Phase, RawLabels, Result};
 
 /// Work-items per group (a power of two).
 const GROUP_SIZE: usize = 256;
-/// Elements per work-item in the rank and scan kernels.
+/// Elements per work-item in the scan kernels.
 const ITEMS: usize = 4;
-/// Elements per span (one work-group of the rank and scan kernels).
+/// Elements per span (one work-group of the scan kernels).
 const SPAN: usize = GROUP_SIZE * ITEMS;
+/// Pixels per work-item of the rank kernel (at most 32: a bit each in a word).
+const RANK_ITEMS: usize = 32;
+/// Pixels per span of the rank kernel (one work-group).
+const RANK_SPAN: usize = GROUP_SIZE * RANK_ITEMS;
+/// Pixels per work-item of the first-pixel and final kernels (their loads are issued together).
+const PASS_ITEMS: usize = 8;
+/// Pixels per work-group of the first-pixel and final kernels.
+const PASS_SPAN: usize = GROUP_SIZE * PASS_ITEMS;
 
 /// The compile-time defines of `kernels/relabel.kernel`.
 pub(crate) fn defines() -> Vec<Define> {
-    vec![Define::int("GROUP_SIZE", GROUP_SIZE as i64), Define::int("ITEMS", ITEMS as i64)]
+    vec![
+        Define::int("GROUP_SIZE", GROUP_SIZE as i64),
+        Define::int("ITEMS", ITEMS as i64),
+        Define::int("RANK_ITEMS", RANK_ITEMS as i64),
+        Define::int("PASS_ITEMS", PASS_ITEMS as i64),
+    ]
 }
 
 /// The compiled relabeling kernels.
 pub(crate) struct Relabel {
     first_pixels: Kernel,
-    to_first_pixel: Kernel,
     rank: Kernel,
     scan: Kernel,
     add: Kernel,
@@ -42,26 +56,19 @@ fn over(n: usize) -> LaunchRange {
     LaunchRange::over([n, 1, 1], [GROUP_SIZE, 1, 1])
 }
 
-/// One work-group per span of `n` elements.
-fn over_spans(n: usize) -> LaunchRange {
-    LaunchRange { global: [n.div_ceil(SPAN).max(1) * GROUP_SIZE, 1, 1], local: [GROUP_SIZE, 1, 1] }
+/// One work-group per `span` elements of `n`.
+fn over_spans(n: usize, span: usize) -> LaunchRange {
+    LaunchRange { global: [n.div_ceil(span).max(1) * GROUP_SIZE, 1, 1], local: [GROUP_SIZE, 1, 1] }
 }
 
 impl Relabel {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
-        let [first_pixels, to_first_pixel, rank, scan, add, finish] = super::kernels(
+        let [first_pixels, rank, scan, add, finish] = super::kernels(
             gpu,
             program,
-            [
-                "relabel_first_pixels",
-                "relabel_to_first_pixel",
-                "relabel_rank",
-                "scan_spans",
-                "scan_add",
-                "relabel_final",
-            ],
+            ["relabel_first_pixels", "relabel_rank", "scan_spans", "scan_add", "relabel_final"],
         )?;
-        Ok(Self { first_pixels, to_first_pixel, rank, scan, add, finish })
+        Ok(Self { first_pixels, rank, scan, add, finish })
     }
 
     /// Renumbers the raw labels of an array of `n` pixels in `labels` (of `convention`)
@@ -77,32 +84,34 @@ impl Relabel {
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
         let count = n as u32;
-        let mut scratch = gpu.alloc(n * LABEL_BYTES)?;
+        let blocks = convention == RawLabels::FirstBlock;
+        // Ranks at first pixels; with block labels, first pixels at roots / 2 (a word stands in
+        // for the table the kernels then never read).
+        let ranks = gpu.alloc(n.max(1) * LABEL_BYTES)?;
+        let mut firsts = gpu.alloc(if blocks { n.div_ceil(2).max(1) * LABEL_BYTES } else { LABEL_BYTES })?;
         // Count buffers, level by level: each holds one value per span of the level below.
-        let mut levels = vec![gpu.alloc(n.div_ceil(SPAN).max(1) * 4)?];
-        let mut lengths = vec![n.div_ceil(SPAN).max(1)];
+        let mut lengths = vec![n.div_ceil(RANK_SPAN).max(1)];
         while *lengths.last().expect("one level") > 1 {
-            let len = lengths.last().expect("one level").div_ceil(SPAN);
-            levels.push(gpu.alloc(len * 4)?);
-            lengths.push(len);
+            lengths.push(lengths.last().expect("one level").div_ceil(SPAN));
         }
+        let levels = lengths.iter().map(|&len| gpu.alloc(len * 4)).collect::<std::result::Result<Vec<_>, _>>()?;
         let total = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;
 
-        let l = Arg::Buffer(labels);
-        if convention == RawLabels::FirstBlock {
-            gpu.zero(&mut scratch)?;
-            let args = [l, Arg::Buffer(&scratch), Arg::U32(count), Arg::U32(line.max(1) as u32)];
-            gpu.launch(&mut self.first_pixels, &over(n), &args)?;
-            gpu.launch(&mut self.to_first_pixel, &over(n), &[l, Arg::Buffer(&scratch), Arg::U32(count)])?;
+        let (l, line) = (Arg::Buffer(labels), Arg::U32(line.max(1) as u32));
+        if blocks {
+            gpu.zero(&mut firsts)?;
+            let args = [l, Arg::Buffer(&firsts), Arg::U32(count), line];
+            gpu.launch(&mut self.first_pixels, &over_spans(n, PASS_SPAN), &args)?;
         }
-        let m = Arg::Buffer(&scratch);
-        gpu.launch(&mut self.rank, &over_spans(n), &[l, m, Arg::Buffer(&levels[0]), Arg::U32(count)])?;
+        let (f, m, blocks) = (Arg::Buffer(&firsts), Arg::Buffer(&ranks), Arg::U32(u32::from(blocks)));
+        let args = [l, f, m, Arg::Buffer(&levels[0]), Arg::U32(count), blocks, line];
+        gpu.launch(&mut self.rank, &over_spans(n, RANK_SPAN), &args)?;
         // Scan every level in place; the level above receives its span totals, and the top one
         // (a single span) its total, which is N.
         for k in 0..levels.len() {
             let sums = levels.get(k + 1).unwrap_or(&total);
-            let range = over_spans(lengths[k]);
+            let range = over_spans(lengths[k], SPAN);
             gpu.launch(
                 &mut self.scan,
                 &range,
@@ -113,11 +122,12 @@ impl Relabel {
             let args = [Arg::Buffer(&levels[k]), Arg::Buffer(&levels[k + 1]), Arg::U32(lengths[k] as u32)];
             gpu.launch(&mut self.add, &over(lengths[k]), &args)?;
         }
-        gpu.launch(&mut self.finish, &over(n), &[l, m, Arg::Buffer(&levels[0]), Arg::U32(count)])?;
+        let args = [l, f, m, Arg::Buffer(&levels[0]), Arg::U32(count), blocks];
+        gpu.launch(&mut self.finish, &over_spans(n, PASS_SPAN), &args)?;
         let mut word = [0u8; 4];
         gpu.read(&total, &mut word)?;
         recorder.end(Phase::Relabel)?;
-        drop((scratch, levels, total));
+        drop((ranks, firsts, levels, total));
         recorder.end(Phase::Deallocation)?;
         Ok(u32::from_ne_bytes(word))
     }
