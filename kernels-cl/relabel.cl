@@ -207,13 +207,15 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
         const index_t i = base + k * GROUP_SIZE + lid;
         l[k] = i < n ? L[i] : 0;
     }
+    // Then every test (their lookups in F in flight together), then the marks.
     uint mine = 0; // bit k: pixel k of this item is a first pixel
 #pragma unroll
+    for (uint k = 0; k < RANK_ITEMS; k++)
+        mine |= (uint)is_first(F, base + k * GROUP_SIZE + lid, l[k], blocks, line) << k;
+#pragma unroll
     for (uint k = 0; k < RANK_ITEMS; k++) {
-        if (is_first(F, base + k * GROUP_SIZE + lid, l[k], blocks, line)) {
-            mine |= 1u << k;
+        if (mine >> k & 1u)
             ATOMIC_OR(&marks[k * (GROUP_SIZE / 32) + lid / 32], 1u << (lid % 32));
-        }
     }
     LOCAL_BARRIER();
     // Exclusive prefix sums of the words' counts: within runs of 32 words, then across runs.
@@ -290,14 +292,20 @@ KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL con
         const index_t i = base + k * GROUP_SIZE;
         l[k] = i < n ? L[i] : 0;
     }
+    // Every first-pixel lookup, then every rank lookup, then the stores: a store between the
+    // loads would make the compiler wait for each load (it cannot tell that the store leaves
+    // what the next load reads alone), instead of having them in flight together.
     index_t first[PASS_ITEMS];
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++)
         first[k] = l[k] != 0 ? first_pixel(F, l[k], blocks) : 0;
 #pragma unroll
+    for (uint k = 0; k < PASS_ITEMS; k++)
+        l[k] = l[k] != 0 ? offsets[first[k] / RANK_SPAN] + M[first[k]] + 1 : 0;
+#pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++) {
         if (l[k] != 0)
-            L[base + k * GROUP_SIZE] = offsets[first[k] / RANK_SPAN] + M[first[k]] + 1;
+            L[base + k * GROUP_SIZE] = l[k];
     }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
 #            and headline.md, the README tables)
@@ -10,14 +10,15 @@
 # quick      small sizes and few runs, to check the pipeline on a machine without a GPU
 # e2e        only the end-to-end experiments and the command line's wall time
 # 3d         only the 3D experiments (volumes); quick-3d: the same at quick sizes
+# stats      only what component statistics add to device-resident labeling (OUT/stats/)
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]}
 what=${3:-}
 quick=""; case "$what" in quick|quick-3d) quick=1;; esac
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +79,17 @@ volumes() {
     done
   done
 }
+statistics() {
+  # What component statistics add to device-resident labeling (issue 13): UF, KE_IC and BKE_IC
+  # alone and followed by relabeling + statistics on the device (rows NAME+stats), at both
+  # sizes and on the real pages, on the GPUs.
+  local algos=uf,ke_ic,bke_ic
+  for s in "$small" "$big"; do
+    "$ccl" bench density --size "$s" --densities 10,50,90 --granularities 1 --images 1 --algos "$algos" --devices "$gpus" --runs "$runs" --warmup "$warmup" --stats --out "$out/stats/stats${s%%x*}"
+  done
+  "$ccl" bench average --dataset "$pages" --threshold 128 --invert --algos "$algos" --devices "$gpus" --runs "$runs" --warmup "$warmup" --stats --out "$out/stats/statspages"
+}
+if [ "$what" = stats ]; then statistics; exit 0; fi
 case "$what" in 3d|quick-3d) volumes; python3 "$here/headline.py" "$out" > "$out/headline-3d.md"; cat "$out/headline-3d.md"; exit 0;; esac
 
 if [ "$what" = e2e ]; then
@@ -106,6 +118,8 @@ peers "$out/big"
 "$ccl" bench size --sizes "$sizes" --density 50 --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$out/size"
 
 end_to_end
+
+statistics
 
 volumes
 

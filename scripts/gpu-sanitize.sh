@@ -6,7 +6,8 @@
 # the component statistics kernels (on it and on two 2100x300 images, 45 % and 10 %); every
 # binarization kernel (Nick with each formula, Wolf's
 # statistics pass, Otsu's histogram)
-# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part;
+# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part,
+# `gpu-sanitize.sh stats` only the statistics;
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
 set -uo pipefail
@@ -36,6 +37,30 @@ sanitize_volumes() {
   done
 }
 if [ "$what" = volumes ]; then sanitize_volumes; exit $rc; fi
+# Component statistics (kernels/stats.kernel) after a labeling, which renumbers the raw labels
+# as it reads them (kernels/relabel.kernel ranks them first): UF (first-pixel labels) and BKE_IC
+# (block labels) on a 512x512 image, and on images wider than a work-group's 1024 columns,
+# dense (a large component across groups) and sparse (groups meeting more components than their
+# table holds).
+sanitize_stats() {
+  local wide sparse
+  wide=$(mktemp --suffix=.png)
+  sparse=$(mktemp --suffix=.png)
+  "$ccl" generate -o "$wide" --width 2100 --height 300 --density 45 --seed 3
+  "$ccl" generate -o "$sparse" --width 2100 --height 300 --density 10 --seed 4
+  for input in "$1" "$wide" "$sparse"; do
+    for algo in UF BKE_IC; do
+      for tool in memcheck racecheck; do
+        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --algo "$algo" --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
+        code=$?
+        echo "stats ${input##*/} $algo $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
+        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+      done
+    done
+  done
+  rm -f "$wide" "$sparse"
+}
+if [ "$what" = stats ]; then "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512; sanitize_stats "$img"; exit $rc; fi
 sanitize_binarize() {
   for tool in memcheck racecheck; do
     out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png "$@" 2>&1)
@@ -66,22 +91,7 @@ for algo in UF KE BUF BKE; do
     done
   done
 done
-# Component statistics (kernels/stats.kernel) after a labeling: the 512x512 image, and images
-# wider than a work-group's 1024 columns, dense (a large component across groups) and sparse
-# (groups meeting more components than their table holds).
-wide=$(mktemp --suffix=.png)
-sparse=$(mktemp --suffix=.png)
-"$ccl" generate -o "$wide" --width 2100 --height 300 --density 45 --seed 3
-"$ccl" generate -o "$sparse" --width 2100 --height 300 --density 10 --seed 4
-for input in "$img" "$wide" "$sparse"; do
-  for tool in memcheck racecheck; do
-    out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
-    code=$?
-    echo "stats ${input##*/} $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
-    [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
-  done
-done
-rm -f "$wide" "$sparse"
+sanitize_stats "$img"
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
 for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
   out=$(compute-sanitizer --tool memcheck --error-exitcode 99 "$ccl" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy 2>&1)

@@ -82,6 +82,11 @@ fn device_statistics_equal_the_reference_on_every_device() {
                     if stats != expected_image(&image, connectivity) {
                         failures.push(format!("{} {algorithm} {connectivity} {name}: statistics differ", d.token));
                     }
+                    // The raw labels were renumbered on the way: the host's consecutive ones.
+                    let (want, _) = reference::label(&image, connectivity).into_consecutive();
+                    if labeler.download(&labels).expect("download").labels() != want.labels() {
+                        failures.push(format!("{} {algorithm} {connectivity} {name}: labels differ", d.token));
+                    }
                     assert!(timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) || stats.is_empty());
                     runs += 1;
                 }
@@ -96,6 +101,9 @@ fn device_statistics_equal_the_reference_on_every_device() {
                     if stats != ComponentStats::of_labels(want.labels(), volume.shape(), n) {
                         failures
                             .push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: statistics differ", d.token));
+                    }
+                    if labeler.download_volume(&labels).expect("download").labels() != want.labels() {
+                        failures.push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: labels differ", d.token));
                     }
                     runs += 1;
                 }
@@ -126,6 +134,8 @@ fn relabeling_and_statistics_past_one_scan_level() {
             let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
             let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
             assert!(stats == want_stats, "{} {algorithm}: statistics differ", d.token);
+            let got = labeler.download(&labels).expect("download");
+            assert!(got.labels() == want_labels.labels(), "{} {algorithm}: labels after statistics differ", d.token);
         }
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod ke;
 pub(crate) mod le;
 pub(crate) mod ole;
 pub(crate) mod relabel;
+mod scratch;
 pub(crate) mod stats;
 pub(crate) mod uf;
 

@@ -13,6 +13,7 @@
 //!
 //! Two full passes over the labels (three for block conventions) and one write.
 
+use super::scratch::Scratch;
 use super::LABEL_BYTES;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Phase, RawLabels, Result};
@@ -49,7 +50,15 @@ pub(crate) struct Relabel {
     scan: Kernel,
     add: Kernel,
     finish: Kernel,
+    /// Ranks, first pixels, the total and the count levels, kept between calls.
+    scratch: Scratch,
 }
+
+/// Slots of [`Relabel`]'s scratch: ranks, first pixels, the total, then the count levels.
+const RANKS: usize = 0;
+const FIRSTS: usize = 1;
+const TOTAL: usize = 2;
+const LEVELS: usize = 3;
 
 /// One work-item per element of `n`.
 fn over(n: usize) -> LaunchRange {
@@ -68,13 +77,14 @@ impl Relabel {
             program,
             ["relabel_first_pixels", "relabel_rank", "scan_spans", "scan_add", "relabel_final"],
         )?;
-        Ok(Self { first_pixels, rank, scan, add, finish })
+        Ok(Self { first_pixels, rank, scan, add, finish, scratch: Scratch::default() })
     }
 
     /// Renumbers the raw labels of an array of `n` pixels in `labels` (of `convention`)
     /// consecutively, in place, and returns their count. `line` is the pixels per row of an
     /// image, per slice of a volume: a block's pixels lie in two consecutive lines. Ends
-    /// [`Phase::Relabel`] on `recorder` (the count's read-back included).
+    /// [`Phase::Allocation`] and [`Phase::Relabel`] on `recorder` (the count's read-back
+    /// included); the scratch buffers stay for the next call.
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
@@ -87,15 +97,20 @@ impl Relabel {
         let blocks = convention == RawLabels::FirstBlock;
         // Ranks at first pixels; with block labels, first pixels at roots / 2 (a word stands in
         // for the table the kernels then never read).
-        let ranks = gpu.alloc(n.max(1) * LABEL_BYTES)?;
-        let mut firsts = gpu.alloc(if blocks { n.div_ceil(2).max(1) * LABEL_BYTES } else { LABEL_BYTES })?;
-        // Count buffers, level by level: each holds one value per span of the level below.
+        let ranks = self.scratch.take(gpu, RANKS, n * LABEL_BYTES)?;
+        let mut firsts = self.scratch.take(gpu, FIRSTS, if blocks { n.div_ceil(2) * LABEL_BYTES } else { 1 })?;
+        // Count levels: each holds one value per span of the level below, down to one span, whose
+        // scan gives N.
         let mut lengths = vec![n.div_ceil(RANK_SPAN).max(1)];
-        while *lengths.last().expect("one level") > 1 {
+        while *lengths.last().expect("one level") > SPAN {
             lengths.push(lengths.last().expect("one level").div_ceil(SPAN));
         }
-        let levels = lengths.iter().map(|&len| gpu.alloc(len * 4)).collect::<std::result::Result<Vec<_>, _>>()?;
-        let total = gpu.alloc(4)?;
+        let levels = lengths
+            .iter()
+            .enumerate()
+            .map(|(k, &len)| self.scratch.take(gpu, LEVELS + k, len * 4))
+            .collect::<Result<Vec<_>>>()?;
+        let total = self.scratch.take(gpu, TOTAL, 4)?;
         recorder.end(Phase::Allocation)?;
 
         let (l, line) = (Arg::Buffer(labels), Arg::U32(line.max(1) as u32));
@@ -127,8 +142,12 @@ impl Relabel {
         let mut word = [0u8; 4];
         gpu.read(&total, &mut word)?;
         recorder.end(Phase::Relabel)?;
-        drop((ranks, firsts, levels, total));
-        recorder.end(Phase::Deallocation)?;
+        for (slot, buffer) in [(RANKS, ranks), (FIRSTS, firsts), (TOTAL, total)]
+            .into_iter()
+            .chain(levels.into_iter().enumerate().map(|(k, b)| (LEVELS + k, b)))
+        {
+            self.scratch.put(slot, buffer);
+        }
         Ok(u32::from_ne_bytes(word))
     }
 }

@@ -9,6 +9,7 @@
 //!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
 //!    grid when tall) covers any shape.
 
+use super::scratch::Scratch;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{ComponentStats, Phase, Result, Shape};
 
@@ -46,18 +47,20 @@ pub(crate) struct Stats {
     init: Kernel,
     accumulate: Kernel,
     remap: Kernel,
+    /// The table's three arrays (slots 0, 1, 2), kept between calls.
+    scratch: Scratch,
 }
 
 impl Stats {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
         let [init, accumulate, remap] =
             super::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
-        Ok(Self { init, accumulate, remap })
+        Ok(Self { init, accumulate, remap, scratch: Scratch::default() })
     }
 
     /// The statistics of the `n` components of consecutive `labels` of `shape`. Ends
-    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the kernels), [`Phase::Download`]
-    /// (the read-back of the table) and [`Phase::Deallocation`] on `recorder`.
+    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the kernels) and [`Phase::Download`]
+    /// (the read-back of the table) on `recorder`; the table's buffers stay for the next call.
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
@@ -71,9 +74,9 @@ impl Stats {
             return Ok(ComponentStats::default());
         }
         let [area_bytes, box_bytes, sums_bytes] = table_bytes(shape, n);
-        let area_buf = gpu.alloc(area_bytes)?;
-        let box_buf = gpu.alloc(box_bytes)?;
-        let sums_buf = gpu.alloc(sums_bytes)?;
+        let area_buf = self.scratch.take(gpu, 0, area_bytes)?;
+        let box_buf = self.scratch.take(gpu, 1, box_bytes)?;
+        let sums_buf = self.scratch.take(gpu, 2, sums_bytes)?;
         recorder.end(Phase::Allocation)?;
         self.compute(gpu, labels, shape, n, [&area_buf, &box_buf, &sums_buf])?;
         recorder.end(Phase::ComponentStats)?;
@@ -85,8 +88,9 @@ impl Stats {
         gpu.read(&box_buf, bytemuck::cast_slice_mut(&mut box_host))?;
         gpu.read(&sums_buf, bytemuck::cast_slice_mut(&mut sums_host))?;
         recorder.end(Phase::Download)?;
-        drop((area_buf, box_buf, sums_buf));
-        recorder.end(Phase::Deallocation)?;
+        for (slot, buffer) in [area_buf, box_buf, sums_buf].into_iter().enumerate() {
+            self.scratch.put(slot, buffer);
+        }
         Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
     }
 

@@ -1,0 +1,38 @@
+//! Device buffers that a stage keeps from one call to the next: allocating and freeing them on
+//! every call costs more than the kernels on small images (the host's calls leave the device
+//! idle, and NVIDIA's OpenCL waits for the queue when a buffer is released).
+
+use crate::gpu::{Buffer, Gpu};
+use crate::Result;
+
+/// Numbered slots of buffers. A slot's buffer is reused while it holds at least the bytes asked
+/// for and at most twice as many (so that a small image after a large one neither keeps nor
+/// clears the large one's memory); otherwise it is freed and a new one allocated. They are
+/// freed with their owner (the labeler).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    slots: Vec<Option<Buffer>>,
+}
+
+impl Scratch {
+    /// Slot `slot`'s buffer, of at least `bytes` bytes (contents undefined), out of the slot
+    /// until [`Scratch::put`] gives it back.
+    pub(crate) fn take(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize) -> Result<Buffer> {
+        let bytes = bytes.max(1);
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        match self.slots[slot].take() {
+            Some(buffer) if buffer.len() >= bytes && buffer.len() <= 2 * bytes => Ok(buffer),
+            stale => {
+                drop(stale);
+                Ok(gpu.alloc(bytes)?)
+            }
+        }
+    }
+
+    /// Gives a buffer back to slot `slot`, for the next call.
+    pub(crate) fn put(&mut self, slot: usize, buffer: Buffer) {
+        self.slots[slot] = Some(buffer);
+    }
+}
