@@ -120,6 +120,9 @@ typedef uint index_t;
 #define PASS_SPAN (GROUP_SIZE * PASS_ITEMS)
 // Words of relabel_rank's bitmask: one bit per pixel of its span.
 #define RANK_WORDS (RANK_SPAN / 32)
+#if RANK_ITEMS > 32 || RANK_WORDS % 32 || RANK_WORDS / 32 > GROUP_SIZE
+#error "relabel_rank needs RANK_ITEMS <= 32 and whole runs of 32 words, one item per run"
+#endif
 
 // An exclusive scan of the work-group's `value`s in work-item order, in local memory (Hillis and
 // Steele); returns the sum of the values before this item's, and leaves the group's total in

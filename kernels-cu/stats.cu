@@ -100,10 +100,11 @@ typedef uint index_t;
 // neighbouring labels (with 32-bit labels; 64-bit ones would not fit, and are walked in global
 // memory), each segment padded by a word so that the items walking their segments side by side
 // read different banks. A work-item walks its segment and keeps one component's partial
-// statistics while the labels it meets are that component's or background; it hands them on when another component starts
-// and at the end: a run of one component costs one hand-over, not one per voxel. Hand-overs go
-// to a table in local memory shared by the work-group (TABLE slots, open addressing on the
-// label), whose entries are added to the global ones once per group at the end. A component
+// statistics while the labels it meets are that component's or background; it hands them on
+// when another component starts and at the end: a run of one component costs one hand-over, not
+// one per voxel. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
+// open addressing on the label), whose entries are added to the global ones once per group at
+// the end. A component
 // spanning many groups (the large one of a dense image) then costs one set of global atomics
 // per group instead of one per work-item, and those atomics, all on one address, were what
 // limited the kernel. The table holds 32-bit offsets from the group's first column and row;
