@@ -99,7 +99,8 @@ pub trait Labeler {
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
     /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
     /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
-    /// they are.
+    /// they are. A GPU labeler keeps the relabeling's scratch buffers (one word per pixel of the
+    /// last image, one and a half with block labels) for its next call, until it is dropped.
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
 
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
@@ -107,7 +108,8 @@ pub trait Labeler {
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
     /// the consecutive labeling. The timings cover the relabeling, the statistics kernels
     /// ([`Phase::ComponentStats`]) and the table's read-back ([`Phase::Download`], a transfer
-    /// like the labels' download).
+    /// like the labels' download). A GPU labeler keeps the table's device buffers for its next
+    /// call, as it keeps the relabeling's.
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
     /// Keeps the components of consecutive `labels` whose entry of `keep` is set (one entry per
