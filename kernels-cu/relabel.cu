@@ -141,6 +141,17 @@ DEVICE_FN uint group_exclusive_scan(LOCAL uint *scratch, uint value, uint lid, u
     return inclusive - value;
 }
 
+// The labels of pixels first, first + GROUP_SIZE, ... (`count` of them; 0 past n), every load
+// issued before any is used, so that they are in flight together.
+DEVICE_FN void load_strided(GLOBAL const label_t *L, index_t first, index_t n, label_t *l, uint count)
+{
+#pragma unroll
+    for (uint k = 0; k < count; k++) {
+        const index_t i = first + k * GROUP_SIZE;
+        l[k] = i < n ? L[i] : 0;
+    }
+}
+
 // Whether pixel i with block label l (nonzero) may be its component's first pixel: it lies
 // within two lines of the root l - 1 (the unsigned difference wraps for a pixel before it).
 DEVICE_FN int near_root(index_t i, label_t l, uint line)
@@ -151,17 +162,12 @@ DEVICE_FN int near_root(index_t i, label_t l, uint line)
 
 // Block conventions: F[root / 2] = the complement of the smallest index of a pixel labeled
 // root + 1 (F starts zeroed; the complement of any index is above zero). Each item reads
-// PASS_ITEMS pixels of its group's span of PASS_SPAN (all loads first, so that many are in
-// flight).
+// PASS_ITEMS pixels of its group's span of PASS_SPAN.
 KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, index_t n, uint line)
 {
     const index_t base = (index_t)GROUP_ID_X * PASS_SPAN + LOCAL_ID_X;
     label_t l[PASS_ITEMS];
-#pragma unroll
-    for (uint k = 0; k < PASS_ITEMS; k++) {
-        const index_t i = base + k * GROUP_SIZE;
-        l[k] = i < n ? L[i] : 0;
-    }
+    load_strided(L, base, n, l, PASS_ITEMS);
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++) {
         const index_t i = base + k * GROUP_SIZE;
@@ -201,14 +207,9 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
         marks[w] = 0;
     LOCAL_BARRIER();
-    // All loads first (many in flight), then the marks.
+    // All loads first, then every test (their lookups in F in flight together), then the marks.
     label_t l[RANK_ITEMS];
-#pragma unroll
-    for (uint k = 0; k < RANK_ITEMS; k++) {
-        const index_t i = base + k * GROUP_SIZE + lid;
-        l[k] = i < n ? L[i] : 0;
-    }
-    // Then every test (their lookups in F in flight together), then the marks.
+    load_strided(L, base + lid, n, l, RANK_ITEMS);
     uint mine = 0; // bit k: pixel k of this item is a first pixel
 #pragma unroll
     for (uint k = 0; k < RANK_ITEMS; k++)
@@ -288,11 +289,7 @@ KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL con
 {
     const index_t base = (index_t)GROUP_ID_X * PASS_SPAN + LOCAL_ID_X;
     label_t l[PASS_ITEMS];
-#pragma unroll
-    for (uint k = 0; k < PASS_ITEMS; k++) {
-        const index_t i = base + k * GROUP_SIZE;
-        l[k] = i < n ? L[i] : 0;
-    }
+    load_strided(L, base, n, l, PASS_ITEMS);
     // Every first-pixel lookup, then every rank lookup, then the stores: a store between the
     // loads would make the compiler wait for each load (it cannot tell that the store leaves
     // what the next load reads alone), instead of having them in flight together.

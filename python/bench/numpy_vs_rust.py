@@ -16,11 +16,11 @@ import csv
 import os
 import statistics
 import subprocess
-import time
 
 import numpy as np
 
 import ccl
+from bench import timed  # python/bench/bench.py: warm-up calls, then host-clock ms per call
 
 
 def rust_times(args, side):
@@ -38,15 +38,8 @@ def numpy_times(args, side):
     """ccl.label's host-clock times, ms, on a NumPy bool image of the same density."""
     image = np.random.default_rng(side).random((side, side)) < args.density / 100
     out = ccl.host_array(image.shape, np.uint32, device=args.device)
-    label = lambda: ccl.label(image, algorithm=args.algorithm, device=args.device, output=out)  # noqa: E731
-    for _ in range(args.warmup):
-        label()
-    times = []
-    for _ in range(args.runs):
-        t0 = time.perf_counter()
-        label()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
+    label = lambda im: ccl.label(im, algorithm=args.algorithm, device=args.device, output=out)  # noqa: E731
+    return timed(label, image, "numpy", args)
 
 
 def main():

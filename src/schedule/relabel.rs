@@ -142,11 +142,11 @@ impl Relabel {
         let mut word = [0u8; 4];
         gpu.read(&total, &mut word)?;
         recorder.end(Phase::Relabel)?;
-        for (slot, buffer) in [(RANKS, ranks), (FIRSTS, firsts), (TOTAL, total)]
-            .into_iter()
-            .chain(levels.into_iter().enumerate().map(|(k, b)| (LEVELS + k, b)))
-        {
-            self.scratch.put(slot, buffer);
+        self.scratch.put(RANKS, ranks);
+        self.scratch.put(FIRSTS, firsts);
+        self.scratch.put(TOTAL, total);
+        for (k, level) in levels.into_iter().enumerate() {
+            self.scratch.put(LEVELS + k, level);
         }
         Ok(u32::from_ne_bytes(word))
     }
