@@ -32,9 +32,11 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (local or global), and the count of set bits of one.
+// Atomic bitwise or on a 32-bit word (local or global), the count of set bits of one, and its
+// count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
 #define POPCOUNT(x) popcount((uint)(x))
+#define LEADING_ZEROS(x) clz((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
@@ -54,7 +56,8 @@
 #define DDIV(a, b) ((a) / (b))
 #define DSQRT(a) sqrt(a)
 #define DRINT(a) rint(a)
-// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+// Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
+// specifications).
 #define FRSQRT(x) rsqrt(x)
 
 // ---- common.h
@@ -112,6 +115,7 @@ typedef uint index_t;
 //   BLOCK    side of the square work-groups of the paper's kernels
 //   FAST_GROUP, FAST_SPAN, FAST_BATCH  the fast kernel's work-items per group, span columns
 //            (a multiple of FAST_GROUP) and rows per batch (FAST_GROUP / FAST_BATCH divides FAST_SPAN)
+//   FAST_GROUPS_PER_UNIT  the fast kernel's groups per compute unit (its register budget)
 //   FAST_STATS 1: the fast kernel computes Wolf's statistics instead of thresholding
 // Runtime parameters of the local methods: k, and r (Sauvola's dynamic range R); Wolf reads its
 // image statistics (min gray, max deviation) from `stats`, written by the statistics pass.
@@ -158,10 +162,11 @@ DEVICE_FN uint window_extent(int c, int extent, int window)
 #endif
 }
 
-// A square root for the single-precision threshold: x * rsqrt(x) (a few ulp, both dialects).
+// A square root for the single-precision threshold: x * rsqrt(x) (a few ulp, both dialects), and 0
+// below 1e-30 (off by at most 1e-15, and FRSQRT needs a normal input).
 DEVICE_FN float root_float(float x)
 {
-    return x > 0.0f ? x * FRSQRT(x) : 0.0f;
+    return x > 1e-30f ? x * FRSQRT(x) : 0.0f;
 }
 
 // The threshold in single precision, from the window sums and `inverse` = 1 / NP, and in
@@ -179,9 +184,10 @@ DEVICE_FN float threshold_float(uint s1, sum_t s2, uint np, float inverse, float
 #else
     const float radicand = 2.0f * ((float)s2 * inverse) - m * m;
 #endif
-    const float q = k * root_float(radicand);
-    *magnitude = m + fabs(q);
-    return m + q;
+    // m <= 255 and the square root <= 361 (the radicand is at most 2 * 255^2): a bound that does
+    // not depend on the pixel (computed once per kernel, not per pixel).
+    *magnitude = 255.0f + 362.0f * fabs(k);
+    return m + k * root_float(radicand);
 #else
     const float deviation = root_float((float)((ulong)np * s2 - (ulong)s1 * s1) * inverse * inverse);
 #if METHOD == METHOD_NIBLACK
@@ -216,16 +222,15 @@ DEVICE_FN method_params method_params_of(double k, double r)
     return params;
 }
 
-// Whether a pixel of value p is ink, given its window sums, NP and `inverse` = 1 / NP (in single
-// precision; the caller may know it already). `stats` holds Wolf's image minimum and maximum
-// deviation (unused by the other methods). Decided in single precision where the threshold is
-// clearly away from p (beyond a bound on the float rounding error); the few pixels near their
-// threshold take the exact double-precision path (is_ink_exact), so the decision is always the
-// exact one, at a fraction of the double-precision work.
-DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats);
+// What decide_float answers for a pixel too close to its threshold to decide in single precision.
+#define UNSURE 2u
 
-DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, method_params params,
-                       GLOBAL const double *stats)
+// Whether a pixel of value p is ink (1) or not (0), given its window sums, NP and `inverse` = 1 /
+// NP (in single precision, to a few ulp), or UNSURE: decided in single precision where the
+// threshold is clearly away from p, beyond a bound on the float rounding error. `stats` holds
+// Wolf's image minimum and maximum deviation (unused by the other methods).
+DEVICE_FN uint decide_float(uint p, uint s1, sum_t s2, uint np, float inverse, method_params params,
+                            GLOBAL const double *stats)
 {
     float magnitude;
     const float t = threshold_float(s1, s2, np, inverse, params.k_float, params.r_float, stats, &magnitude);
@@ -244,7 +249,18 @@ DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, method
     if (d > margin)
         return 0;
 #endif
-    return is_ink_exact(p, s1, s2, np, params.k, params.r, stats);
+    return UNSURE;
+}
+
+// The exact decision (is_ink_exact, below) where decide_float is unsure, so the decision is always
+// the exact one, at a fraction of the double-precision work.
+DEVICE_FN uchar is_ink_exact(uint p, ulong s1, ulong s2, ulong np, double k, double r, GLOBAL const double *stats);
+
+DEVICE_FN uchar is_ink(uint p, uint s1, sum_t s2, uint np, float inverse, method_params params,
+                       GLOBAL const double *stats)
+{
+    const uint decided = decide_float(p, s1, s2, np, inverse, params, stats);
+    return decided != UNSURE ? (uchar)decided : is_ink_exact(p, s1, s2, np, params.k, params.r, stats);
 }
 
 // The exact decision: T in IEEE double, every operation rounded once, in the reference's order.
@@ -393,39 +409,48 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // ---- The fast kernel: O(1) work per pixel whatever the window.
 //
 // A group of FAST_GROUP items owns a tile of `tile_width` output columns and `tile_rows` output
-// rows. Its span is the tile's columns widened by the window (from span_x = tile_x - before,
-// tile_width + W - 1 <= FAST_SPAN columns). Each item owns the span columns lid, lid +
-// FAST_GROUP, ... (neighbouring items read neighbouring bytes) and first sums them over the
-// window of the tile's first row: row by row, or, when the host passes `use_blocks` (windows
-// taller than two blocks), from the whole blocks of 32 rows that column_blocks summed, plus the
-// rows around them. Then the group walks down the tile FAST_BATCH rows at a time, in four steps
-// separated by barriers:
-//  1. vertical sums: each item slides its columns' window sums down one row at a time (add the
-//     row entering the window, subtract the one leaving it: two reads per column and row,
-//     whatever W is) and stores them in local memory, one array per row of the batch;
-//  2. prefix sums along each row, in place: FAST_ROW_ITEMS items per row, each over FAST_SLICE
-//     consecutive columns;
-//  3. the items of each row scan their slice totals (exclusive prefix sums: the slices' offsets);
-//  4. each item adds its slice's offset to its slice; an output pixel's window sums are then the
-//     difference of two prefix sums, and the pixel is decided.
+// rows. Its span is the tile's columns widened by the window, from span_x (the first window column
+// tile_x - before, rounded down to a multiple of 4: `shift` columns before it), with
+// tile_width + W + 2 <= FAST_SPAN. Item i owns the FAST_COLS consecutive span columns from
+// FAST_COLS * i (whole 4-byte words of a row on pages whose width is a multiple of 4) and keeps
+// their vertical window sums in registers, first over the window of the tile's first row: row by
+// row, or, when the host passes `use_blocks` (windows taller than two blocks), from the whole
+// blocks of 32 rows that column_blocks summed, plus the rows around them. Then the group walks
+// down the tile FAST_BATCH rows at a time, in four steps separated by barriers:
+//  1. each item reads the batch's rows entering and leaving its columns' windows (two reads per
+//     column and row, whatever W is), slides their sums down, and keeps their running sums
+//     along the row (a prefix sum over its own columns) and its total;
+//  2. the group scans the items' totals along each row (in two levels): each item's offset;
+//  3. each item stores its running sums plus its offset: the row's prefix sums of the vertical
+//     window sums, in local memory;
+//  4. the output pixel at tile column x (items take x = lid, lid + FAST_GROUP, ...: neighbours
+//     read neighbouring words and write neighbouring bytes) has its window sums as the
+//     difference of the prefix sums at x + shift + W and x + shift, and is decided in single
+//     precision; the few pixels too close to their threshold for that are decided exactly
+//     afterwards, out of the unrolled loop.
 // Sums wrap modulo 2^32 (or 2^64) exactly, as the true window sums fit.
 //
 // Built with FAST_STATS=1 the same pass writes, instead of pixels, each group's minimum gray and
 // largest window variance to `partial` (Wolf's image statistics; wolf_statistics finishes them).
 
-#define FAST_VERTICAL (FAST_SPAN / FAST_GROUP)       // span columns per item in step 1
-#define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in steps 2 and 4
-#define FAST_SLICE (FAST_SPAN / FAST_ROW_ITEMS)      // consecutive columns per item there
-// Where prefix position i (0 ..= FAST_SPAN; position s + 1 ends with span column s) of a row
-// lies in local memory: one padding word every 32, so that items reading consecutive slices of
-// FAST_SLICE words do not meet in a bank.
-#define FAST_PAD(i) ((i) + ((i) >> 5))
-#define FAST_ROW_STRIDE (FAST_PAD(FAST_SPAN) + 1)
-// Groups of the fast kernel that a compute unit should hold at once (a register budget hint).
-#if WIDE_SUMS
-#define FAST_GROUPS_PER_UNIT 2
+#define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
+#define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
+#define FAST_CHUNK (FAST_GROUP / FAST_ROW_ITEMS)     // item totals each of them scans (FAST_BATCH)
+#define FAST_PIXELS (FAST_BATCH * FAST_COLS)         // output pixels per item and batch (step 4)
+// Chunks per super-chunk in step 2's scan (it divides FAST_ROW_ITEMS).
+#if FAST_ROW_ITEMS >= 256
+#define FAST_SUPER 16
 #else
-#define FAST_GROUPS_PER_UNIT 4
+#define FAST_SUPER 8
+#endif
+// Where prefix position p (0 ..= FAST_SPAN; position s + 1 ends with span column s) of a row lies
+// in local memory: 3 words on, so that each item's positions start on a multiple of 4 words.
+#define FAST_AT(p) ((p) + 3)
+#define FAST_ROW_STRIDE (FAST_SPAN + 4)
+// FAST_GROUPS_PER_UNIT (a define): groups of the fast kernel that a compute unit should hold at
+// once (its register budget; the host passes the matching REGISTER_BUDGET too).
+#if FAST_PIXELS > 16
+#error "the fast kernel keeps two bits per output pixel of a batch in a 32-bit word"
 #endif
 
 // The image row `y` that a window row stands for (the nearest edge row with BORDER_REPLICATE),
@@ -461,29 +486,131 @@ KERNEL void column_blocks(GLOBAL const uchar *gray, GLOBAL uint *blocks, uint wi
     blocks[((index_t)blocks_down + b) * width + x] = s2;
 }
 
-// Step 3: exclusive prefix sums of the pairs (*a, *b) over the items of each row (`slice` is an
-// item's place in its row), in item order, double-buffered in local memory (Hillis and Steele).
-// Every item of the group calls it.
-DEVICE_FN void row_scan(LOCAL uint *sa, LOCAL sum_t *sb, int lid, int slice, uint *a, sum_t *b)
+// The pair (S1, S2) of the fast kernel's prefix sums as one value: with 32-bit sums, one 64-bit
+// word S1 * 2^32 + S2 modulo 2^64 (sums and differences of pairs are then one 64-bit operation,
+// and a window's difference splits back exactly, as its S1 and S2 are below 2^32 for W <= 257);
+// with 64-bit sums, a structure.
+#if WIDE_SUMS
+typedef struct {
+    uint s1;
+    ulong s2;
+} sums_t;
+DEVICE_FN sums_t sums_of(uint s1, sum_t s2)
 {
-    uint va = *a;
-    sum_t vb = *b;
-    int buffer = 0;
-    sa[lid] = va;
-    sb[lid] = vb;
-    LOCAL_BARRIER();
-    for (int offset = 1; offset < FAST_ROW_ITEMS; offset *= 2) {
-        if (slice >= offset) {
-            va += sa[buffer * FAST_GROUP + lid - offset];
-            vb += sb[buffer * FAST_GROUP + lid - offset];
+    sums_t v;
+    v.s1 = s1;
+    v.s2 = s2;
+    return v;
+}
+DEVICE_FN sums_t sums_add(sums_t a, sums_t b)
+{
+    return sums_of(a.s1 + b.s1, a.s2 + b.s2);
+}
+DEVICE_FN sums_t sums_sub(sums_t a, sums_t b)
+{
+    return sums_of(a.s1 - b.s1, a.s2 - b.s2);
+}
+#define SUMS_S1(v) ((v).s1)
+#define SUMS_S2(v) ((v).s2)
+// Local arrays of pairs: two arrays (S1, S2) of 4 and 8 bytes per pair.
+#define SUMS_ARRAY(name, size) \
+    LOCAL_ARRAY(uint, name##_s1, size); \
+    LOCAL_ARRAY(ulong, name##_s2, size)
+#define SUMS_LOAD(name, i) sums_of(name##_s1[i], name##_s2[i])
+// Where pair i of a local array lies, and pair k on from there.
+typedef struct {
+    LOCAL const uint *s1;
+    LOCAL const ulong *s2;
+} sums_ref;
+DEVICE_FN sums_ref sums_ref_of(LOCAL const uint *s1, LOCAL const ulong *s2, int i)
+{
+    sums_ref ref;
+    ref.s1 = s1 + i;
+    ref.s2 = s2 + i;
+    return ref;
+}
+#define SUMS_REF(name, i) sums_ref_of(name##_s1, name##_s2, (i))
+#define SUMS_READ(ref, k) sums_of((ref).s1[k], (ref).s2[k])
+#define SUMS_STORE(name, i, v) \
+    do { \
+        const sums_t stored_ = (v); \
+        name##_s1[i] = stored_.s1; \
+        name##_s2[i] = stored_.s2; \
+    } while (0)
+#else
+typedef ulong sums_t;
+#define sums_of(s1, s2) (((ulong)(s1) << 32) + (ulong)(s2))
+#define sums_add(a, b) ((a) + (b))
+#define sums_sub(a, b) ((a) - (b))
+#define SUMS_S1(v) ((uint)((v) >> 32))
+#define SUMS_S2(v) ((uint)(v))
+#define SUMS_ARRAY(name, size) LOCAL_ARRAY(ulong, name, size)
+#define SUMS_LOAD(name, i) ((name)[i])
+typedef LOCAL const ulong *sums_ref;
+#define SUMS_REF(name, i) ((sums_ref) & (name)[i])
+#define SUMS_READ(ref, k) ((ref)[k])
+#define SUMS_STORE(name, i, v) ((name)[i] = (v))
+#endif
+
+#define FAST_WORDS (FAST_COLS / 4) // 4-byte words of an item's columns in a row
+#if FAST_COLS % 4 != 0
+#error "the fast kernel's items own whole words of 4 columns"
+#endif
+// Byte c of the words `row` (an item's column c).
+#define FAST_BYTE(row, c) (((row)[(c) / 4] >> (8 * ((c) % 4))) & 0xffu)
+
+// An item's columns of the image row starting at index `line` into `row`, four per word (0 where
+// !`valid`): with `words`, the whole words from column x0 on; otherwise each column's byte from
+// `column` (0 for -1: outside the image).
+DEVICE_FN void fetch_row(GLOBAL const uchar *gray, index_t line, int valid, int words, int x0, const int *column,
+                         uint *row)
+{
+    if (words) {
+        GLOBAL const uint *from = (GLOBAL const uint *)(gray + line + x0);
+        for (int k = 0; k < FAST_WORDS; k++)
+            row[k] = valid ? from[k] : 0u;
+    } else {
+        for (int k = 0; k < FAST_WORDS; k++) {
+            uint word = 0;
+            for (int c = 4 * k; c < 4 * k + 4; c++)
+                word |= (valid && column[c] >= 0 ? (uint)gray[line + column[c]] : 0u) << (8 * (c % 4));
+            row[k] = word;
         }
-        buffer ^= 1;
-        sa[buffer * FAST_GROUP + lid] = va;
-        sb[buffer * FAST_GROUP + lid] = vb;
-        LOCAL_BARRIER();
     }
-    *a = va - *a;
-    *b = vb - *b;
+}
+
+// Step 1's reads for the batch of rows from y0: an item's columns of the rows entering and
+// leaving their windows, four per word (0 for a row outside the image, for the tile's first row,
+// which has its sums already, and for an item past the span, whose sums no pixel reads). `x0`:
+// the item's first column; `words`, `column`: as fetch_row.
+DEVICE_FN void fetch_batch(GLOBAL const uchar *gray, uint width, int h, int y0, int tile_y, int before, int after,
+                           int active, int words, int x0, const int *column, uint entering[FAST_BATCH][FAST_WORDS],
+                           uint leaving[FAST_BATCH][FAST_WORDS])
+{
+    if (!active) {
+        for (int b = 0; b < FAST_BATCH; b++)
+            for (int k = 0; k < FAST_WORDS; k++)
+                entering[b][k] = leaving[b][k] = 0;
+    } else if (words && y0 > tile_y && y0 - 1 - before >= 0 && y0 + FAST_BATCH + after <= h) {
+        // Every row of the batch slides, and every window row lies in the image.
+        GLOBAL const uchar *in = gray + PIXEL_INDEX(x0, y0 + after, width);
+        GLOBAL const uchar *out = gray + PIXEL_INDEX(x0, y0 - 1 - before, width);
+        for (int b = 0; b < FAST_BATCH; b++) {
+            for (int k = 0; k < FAST_WORDS; k++) {
+                entering[b][k] = ((GLOBAL const uint *)(in + (index_t)b * width))[k];
+                leaving[b][k] = ((GLOBAL const uint *)(out + (index_t)b * width))[k];
+            }
+        }
+    } else {
+        for (int b = 0; b < FAST_BATCH; b++) {
+            const int y = y0 + b;
+            const int in = window_row(y + after, h), leave = window_row(y - 1 - before, h);
+            const int slide = y > tile_y;
+            fetch_row(gray, PIXEL_INDEX(0, in < 0 ? 0 : in, width), slide && in >= 0, words, x0, column, entering[b]);
+            fetch_row(gray, PIXEL_INDEX(0, leave < 0 ? 0 : leave, width), slide && leave >= 0, words, x0, column,
+                      leaving[b]);
+        }
+    }
 }
 
 KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshold_fast(
@@ -491,46 +618,54 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     GLOBAL const double *stats, uint tile_width, uint tile_rows, GLOBAL double *partial, GLOBAL const uint *blocks,
     uint use_blocks)
 {
-    LOCAL_ARRAY(uint, prefix1, FAST_BATCH * FAST_ROW_STRIDE);
-    LOCAL_ARRAY(sum_t, prefix2, FAST_BATCH * FAST_ROW_STRIDE);
-    LOCAL_ARRAY(uint, totals1, 2 * FAST_GROUP);
-    LOCAL_ARRAY(sum_t, totals2, 2 * FAST_GROUP);
+    SUMS_ARRAY(prefix, FAST_BATCH * FAST_ROW_STRIDE);
+    SUMS_ARRAY(totals, FAST_BATCH * FAST_GROUP);
+    SUMS_ARRAY(chunks, FAST_GROUP);
+    SUMS_ARRAY(supers, FAST_GROUP / FAST_SUPER);
     const int lid = (int)LOCAL_ID_X;
     const int w = (int)width, h = (int)height, W = (int)window;
     const int before = (W - 1) / 2, after = W / 2;
     const int tile_x = (int)(GROUP_ID_X * tile_width), tile_y = (int)(GROUP_ID_Y * tile_rows);
     if (tile_x >= w || tile_y >= h)
         return;
-    const int span_x = tile_x - before, span = (int)tile_width + W - 1;
+    // The span starts at the window's first column rounded down to a multiple of 4 (`shift`
+    // columns before it), so that an item's columns are whole 4-byte words of a row when the
+    // page's width is a multiple of 4 and the page starts on a word (`aligned`; a borrowed
+    // buffer may not).
+    const int span_x = (tile_x - before) & ~3, shift = tile_x - before - span_x;
+    const int aligned = (w & 3) == 0 && ((size_t)gray & 3) == 0;
     const int rows_end = tile_y + (int)tile_rows < h ? tile_y + (int)tile_rows : h;
     const int columns = tile_x + (int)tile_width < w ? (int)tile_width : w - tile_x; // output columns
-    // Whether every span column lies in the image: no column needs a border test then.
-    const int inside = span_x >= 0 && span_x + span <= w;
+    const int first = FAST_COLS * lid; // this item's first span column
+    // Whether this item's columns all lie in the image, as whole words: none needs a border test
+    // then, and they are read a word at a time. (Columns past the span add to prefix positions
+    // that no output pixel reads.)
+    const int words = aligned && span_x + first >= 0 && span_x + first + FAST_COLS <= w;
+    // Whether any of this item's columns lies in the span (the others read nothing).
+    const int active = first < shift + (int)tile_width + W - 1;
 #if FAST_STATS
     LOCAL_ARRAY(double, reduce_var, FAST_GROUP);
     LOCAL_ARRAY(uint, reduce_min, FAST_GROUP);
     double widest = 0.0;
     uint lowest = 255;
 #endif
-    if (lid < FAST_BATCH) {
-        prefix1[lid * FAST_ROW_STRIDE] = 0; // position 0 of every row, never written again
-        prefix2[lid * FAST_ROW_STRIDE] = 0;
-    }
+    if (lid < FAST_BATCH)
+        SUMS_STORE(prefix, lid * FAST_ROW_STRIDE + FAST_AT(0), sums_of(0, 0)); // position 0 of a row, never written again
 
     // Step 1's columns: the image column each reads (-1: none, its sums stay 0), and their
     // vertical sums over the first output row's window.
-    int column[FAST_VERTICAL];
-    uint v1[FAST_VERTICAL];
-    sum_t v2[FAST_VERTICAL];
-    for (int j = 0; j < FAST_VERTICAL; j++) {
-        const int s = lid + j * FAST_GROUP, x = span_x + s;
+    int column[FAST_COLS];
+    uint v1[FAST_COLS];
+    sum_t v2[FAST_COLS];
+    for (int c = 0; c < FAST_COLS; c++) {
+        const int x = span_x + first + c;
 #if BORDER == BORDER_REPLICATE
-        column[j] = s < span ? (x < 0 ? 0 : (x >= w ? w - 1 : x)) : -1;
+        column[c] = x < 0 ? 0 : (x >= w ? w - 1 : x);
 #else
-        column[j] = s < span && x >= 0 && x < w ? x : -1;
+        column[c] = x >= 0 && x < w ? x : -1;
 #endif
-        v1[j] = 0;
-        v2[j] = 0;
+        v1[c] = 0;
+        v2[c] = 0;
     }
     const int lo = tile_y - before, hi = tile_y + after; // the window's rows
     const int top = lo > 0 ? lo : 0, bottom = hi < h - 1 ? hi : h - 1; // those in the image
@@ -546,135 +681,215 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int whole = end_block > first_block;
     const int upper = whole ? first_block * FAST_BLOCK_ROWS - top : bottom - top + 1; // rows from top
     const int lower_start = end_block * FAST_BLOCK_ROWS, lower = whole ? bottom + 1 - lower_start : 0;
-#pragma unroll 4
-    for (int i = 0; i < upper + lower; i++) {
-        const index_t line = PIXEL_INDEX(0, i < upper ? top + i : lower_start + i - upper, width);
-        for (int j = 0; j < FAST_VERTICAL; j++) {
-            const uint p = column[j] >= 0 ? gray[line + column[j]] : 0;
-            v1[j] += p;
-            v2[j] += p * p;
+    for (int part = 0; part < 2; part++) {
+        const int from = part == 0 ? top : lower_start, count = part == 0 ? upper : lower;
+        if (words) {
+            GLOBAL const uchar *row = gray + PIXEL_INDEX(span_x + first, from, width);
+#pragma unroll 8
+            for (int i = 0; i < count; i++) {
+                for (int k = 0; k < FAST_WORDS; k++) {
+                    const uint word = ((GLOBAL const uint *)(row + (index_t)i * width))[k];
+                    for (int c = 4 * k; c < 4 * k + 4; c++) {
+                        const uint p = (word >> (8 * (c % 4))) & 0xffu;
+                        v1[c] += p;
+                        v2[c] += p * p;
+                    }
+                }
+            }
+        } else {
+            for (int i = 0; i < count; i++) {
+                uint row[FAST_WORDS];
+                fetch_row(gray, PIXEL_INDEX(0, from + i, width), 1, 0, span_x + first, column, row);
+                for (int c = 0; c < FAST_COLS; c++) {
+                    const uint p = FAST_BYTE(row, c);
+                    v1[c] += p;
+                    v2[c] += p * p;
+                }
+            }
         }
     }
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
     for (int b = first_block; b < end_block; b++) {
-        for (int j = 0; j < FAST_VERTICAL; j++) {
-            if (column[j] >= 0) {
-                v1[j] += blocks[(index_t)b * width + column[j]];
-                v2[j] += blocks[plane + (index_t)b * width + column[j]];
+        for (int c = 0; c < FAST_COLS; c++) {
+            if (column[c] >= 0) {
+                v1[c] += blocks[(index_t)b * width + column[c]];
+                v2[c] += blocks[plane + (index_t)b * width + column[c]];
             }
         }
     }
 #if BORDER == BORDER_REPLICATE
     // Window rows above (below) the image repeat its first (last) row.
-    for (int j = 0; j < FAST_VERTICAL; j++) {
-        if (column[j] >= 0) {
-            const uint first_p = gray[column[j]], last_p = gray[PIXEL_INDEX(column[j], h - 1, width)];
-            const uint above = (uint)(top - lo), below = (uint)(hi - bottom);
-            v1[j] += above * first_p + below * last_p;
-            v2[j] += (sum_t)above * (first_p * first_p) + (sum_t)below * (last_p * last_p);
-        }
+    for (int c = 0; c < FAST_COLS; c++) {
+        const uint first_p = gray[column[c]], last_p = gray[PIXEL_INDEX(column[c], h - 1, width)];
+        const uint above = (uint)(top - lo), below = (uint)(hi - bottom);
+        v1[c] += above * first_p + below * last_p;
+        v2[c] += (sum_t)above * (first_p * first_p) + (sum_t)below * (last_p * last_p);
     }
 #endif
-    // Step 5's output columns x = lid + j * FAST_GROUP: their columns' share of NP, 1 / NP in
-    // rows whose window is all inside the image (most rows need no division), and where their
-    // windows' prefix sums lie in a row.
-    uint columns_np[FAST_VERTICAL];
-    float inverse[FAST_VERTICAL];
-    int at_start[FAST_VERTICAL], at_end[FAST_VERTICAL];
-    for (int j = 0; j < FAST_VERTICAL; j++) {
-        const int x = lid + j * FAST_GROUP;
+    // Step 4's output columns x = lid + j * FAST_GROUP (the last column of the tile stands in for
+    // those past it): where their windows' prefix sums start and end in a batch's first row,
+    // their columns' share of NP and its reciprocal (a row's share multiplies it: no division per
+    // pixel), and which are in the tile.
+    sums_ref window_start[FAST_COLS], window_end[FAST_COLS];
+    uint columns_np[FAST_COLS];
+    float columns_inverse[FAST_COLS];
+    uint columns_valid = 0; // bit 2j + 1: column lid + j * FAST_GROUP is in the tile
+    for (int j = 0; j < FAST_COLS; j++) {
+        const int x = lid + j * FAST_GROUP < columns ? lid + j * FAST_GROUP : columns - 1;
+        window_start[j] = SUMS_REF(prefix, FAST_AT(x + shift));
+        window_end[j] = SUMS_REF(prefix, FAST_AT(x + shift + W));
         columns_np[j] = window_extent(tile_x + x, w, W);
-        inverse[j] = 1.0f / (float)(columns_np[j] * (uint)W);
-        at_start[j] = FAST_PAD(x);
-        at_end[j] = FAST_PAD(x + W);
+        columns_inverse[j] = 1.0f / (float)columns_np[j];
+        columns_valid |= (lid + j * FAST_GROUP < columns ? 2u : 0u) << (2 * j);
     }
+    const float window_inverse = 1.0f / (float)W;
     const method_params params = method_params_of(k, r);
 
     const int slice_row = lid / FAST_ROW_ITEMS, slice = lid % FAST_ROW_ITEMS;
-    const int slice_base = slice_row * FAST_ROW_STRIDE;
+    const int chunk_base = slice_row * FAST_GROUP + slice * FAST_CHUNK;
+    uint entering[FAST_BATCH][FAST_WORDS], leaving[FAST_BATCH][FAST_WORDS];
+    fetch_batch(gray, width, h, tile_y, tile_y, before, after, active, words, span_x + first, column, entering, leaving);
     for (int y0 = tile_y; y0 < rows_end; y0 += FAST_BATCH) {
-        // 1. The vertical sums of the batch's rows.
+        // 1. The vertical sums of the batch's rows (read during the previous batch, or before the
+        // first), their running sums along the row, the totals; then the next batch's reads, in
+        // flight during steps 2-4.
+        sums_t run[FAST_BATCH][FAST_COLS];
         for (int b = 0; b < FAST_BATCH; b++) {
-            const int y = y0 + b;
-            if (y > tile_y) {
-                const int in = window_row(y + after, h), leave = window_row(y - 1 - before, h);
-                const index_t line_in = PIXEL_INDEX(0, in < 0 ? 0 : in, width);
-                const index_t line_out = PIXEL_INDEX(0, leave < 0 ? 0 : leave, width);
-                for (int j = 0; j < FAST_VERTICAL; j++) {
-                    const int x = inside ? span_x + lid + j * FAST_GROUP : column[j];
-                    const int read = inside || x >= 0;
-                    const uint e = in >= 0 && read ? gray[line_in + x] : 0;
-                    const uint l = leave >= 0 && read ? gray[line_out + x] : 0;
-                    v1[j] += e - l;
-                    v2[j] += (sum_t)(e * e) - (sum_t)(l * l);
+            sums_t sum = sums_of(0, 0);
+            for (int c = 0; c < FAST_COLS; c++) {
+                const uint e = FAST_BYTE(entering[b], c), l = FAST_BYTE(leaving[b], c);
+                v1[c] += e - l;
+                v2[c] += (sum_t)(e * e) - (sum_t)(l * l);
+                sum = sums_add(sum, sums_of(v1[c], v2[c]));
+                run[b][c] = sum;
+            }
+            SUMS_STORE(totals, b * FAST_GROUP + lid, sum);
+        }
+        fetch_batch(gray, width, h, y0 + FAST_BATCH, tile_y, before, after, active && y0 + FAST_BATCH < rows_end,
+                    words, span_x + first, column, entering, leaving);
+        LOCAL_BARRIER();
+        // 2. Each item's offset in its row: an exclusive scan of the totals along each row, in two
+        // levels. FAST_ROW_ITEMS items per row sum FAST_CHUNK consecutive totals each (a chunk),
+        // the first items of each row scan FAST_SUPER consecutive chunks each (a super-chunk),
+        // and each item adds the super-chunks before its own and its chunk's offset in its
+        // super-chunk to its offsets within its chunk, which it writes over its chunk.
+        {
+            sums_t before[FAST_CHUNK];
+            sums_t sum = sums_of(0, 0);
+            for (int i = 0; i < FAST_CHUNK; i++) {
+                before[i] = sum;
+                sum = sums_add(sum, SUMS_LOAD(totals, chunk_base + i));
+            }
+            SUMS_STORE(chunks, lid, sum);
+            LOCAL_BARRIER();
+            // The first items of each row: their super-chunk's sum, and over it each chunk's
+            // offset within the super-chunk (over the chunk sums: each is read before it is
+            // overwritten, by this item alone).
+            if (slice < FAST_ROW_ITEMS / FAST_SUPER) {
+                sums_t super = sums_of(0, 0);
+                for (int i = 0; i < FAST_SUPER; i++) {
+                    const int at = slice_row * FAST_ROW_ITEMS + slice * FAST_SUPER + i;
+                    const sums_t chunk = SUMS_LOAD(chunks, at);
+                    SUMS_STORE(chunks, at, super);
+                    super = sums_add(super, chunk);
                 }
+                SUMS_STORE(supers, slice_row * (FAST_ROW_ITEMS / FAST_SUPER) + slice, super);
             }
-            for (int j = 0; j < FAST_VERTICAL; j++) {
-                const int position = lid + j * FAST_GROUP + 1;
-                prefix1[b * FAST_ROW_STRIDE + FAST_PAD(position)] = v1[j];
-                prefix2[b * FAST_ROW_STRIDE + FAST_PAD(position)] = v2[j];
-            }
+            LOCAL_BARRIER();
+            sums_t offset = SUMS_LOAD(chunks, lid);
+            for (int i = 0; i < FAST_ROW_ITEMS / FAST_SUPER; i++)
+                if (i < slice / FAST_SUPER)
+                    offset = sums_add(offset, SUMS_LOAD(supers, slice_row * (FAST_ROW_ITEMS / FAST_SUPER) + i));
+            for (int i = 0; i < FAST_CHUNK; i++)
+                SUMS_STORE(totals, chunk_base + i, sums_add(offset, before[i]));
         }
         LOCAL_BARRIER();
-        // 2. Prefix sums within each item's slice of a row, in place.
-        uint total1 = 0;
-        sum_t total2 = 0;
-        for (int i = 0; i < FAST_SLICE; i++) {
-            const int at = slice_base + FAST_PAD(slice * FAST_SLICE + i + 1);
-            total1 += prefix1[at];
-            total2 += prefix2[at];
-            prefix1[at] = total1;
-            prefix2[at] = total2;
-        }
-        // 3. The slices' offsets: an exclusive scan of the slice totals along each row.
-        uint offset1 = total1;
-        sum_t offset2 = total2;
-        row_scan(totals1, totals2, lid, slice, &offset1, &offset2);
-        // 4. The rows' prefix sums (each slice's plus its offset), then the batch's output pixels,
-        // whose gray values are read before the barrier (their reads are in flight meanwhile).
-        for (int i = 0; i < FAST_SLICE; i++) {
-            const int at = slice_base + FAST_PAD(slice * FAST_SLICE + i + 1);
-            prefix1[at] += offset1;
-            prefix2[at] += offset2;
-        }
-        uint centre[FAST_BATCH][FAST_VERTICAL];
+        // 3. The rows' prefix sums; then the batch's output pixels' gray values, whose reads are
+        // in flight during the barrier.
         for (int b = 0; b < FAST_BATCH; b++) {
-            const index_t line = PIXEL_INDEX(tile_x, y0 + b < rows_end ? y0 + b : y0, width);
-            for (int j = 0; j < FAST_VERTICAL; j++) {
-                const int x = lid + j * FAST_GROUP;
-                centre[b][j] = x < columns ? gray[line + x] : 0;
-            }
+            const sums_t offset = SUMS_LOAD(totals, b * FAST_GROUP + lid);
+            for (int c = 0; c < FAST_COLS; c++)
+                SUMS_STORE(prefix, b * FAST_ROW_STRIDE + FAST_AT(first + c + 1), sums_add(run[b][c], offset));
+        }
+        uint centre[FAST_BATCH][FAST_COLS];
+        for (int b = 0; b < FAST_BATCH; b++) {
+            GLOBAL const uchar *row = gray + PIXEL_INDEX(tile_x, y0 + b < rows_end ? y0 + b : y0, width);
+            for (int j = 0; j < FAST_COLS; j++)
+                centre[b][j] = lid + j * FAST_GROUP < columns ? row[lid + j * FAST_GROUP] : 0;
         }
         LOCAL_BARRIER();
-        // (Loops of constant trip counts with the bounds tested inside: PoCL 5.0 cannot build a
-        // loop that a branch may skip between two barriers.)
+        // 4. The output pixels (those past the tile are decided too, and dropped). Pixel (row y0 + b,
+        // column lid + j * FAST_GROUP) is number i = b * FAST_COLS + j: bits 2i and 2i + 1 of
+        // `decided` hold decide_float's answer.
+#if !FAST_STATS
+        uint decided = 0;
+#endif
+        // The rows' share of NP and its reciprocal: W and 1 / W unless a window row is clipped.
+        uint batch_np[FAST_BATCH];
+        float batch_inverse[FAST_BATCH];
+        if (BORDER == BORDER_REPLICATE || (y0 - before >= 0 && y0 + FAST_BATCH - 1 + after < h)) {
+            for (int b = 0; b < FAST_BATCH; b++) {
+                batch_np[b] = (uint)W;
+                batch_inverse[b] = window_inverse;
+            }
+        } else {
+            for (int b = 0; b < FAST_BATCH; b++) {
+                batch_np[b] = window_extent(y0 + b, h, W);
+                batch_inverse[b] = 1.0f / (float)batch_np[b];
+            }
+        }
         for (int b = 0; b < FAST_BATCH; b++) {
-            const int y = y0 + b;
-            if (y >= rows_end)
-                continue;
-            const uint rows_np = window_extent(y, h, W);
-            const index_t line = PIXEL_INDEX(tile_x, y, width);
+            const uint rows_np = batch_np[b];
+            const float rows_inverse = batch_inverse[b];
             const int base = b * FAST_ROW_STRIDE;
-            for (int j = 0; j < FAST_VERTICAL; j++) {
-                const int x = lid + j * FAST_GROUP;
-                if (x >= columns)
-                    continue;
-                const uint s1 = prefix1[base + at_end[j]] - prefix1[base + at_start[j]];
-                const sum_t s2 = prefix2[base + at_end[j]] - prefix2[base + at_start[j]];
+            for (int j = 0; j < FAST_COLS; j++) {
+                if (j == FAST_COLS - 1 && lid + j * FAST_GROUP >= columns)
+                    continue; // (only to save the work: earlier columns past the tile are dropped later)
+                const sums_t window_sums = sums_sub(SUMS_READ(window_end[j], base), SUMS_READ(window_start[j], base));
+                const uint s1 = SUMS_S1(window_sums);
+                const sum_t s2 = SUMS_S2(window_sums);
                 const uint np = columns_np[j] * rows_np;
-                const float inverse_np = rows_np == (uint)W ? inverse[j] : 1.0f / (float)np;
                 const uint p = centre[b][j];
 #if FAST_STATS
-                const double n = (double)np;
-                const double variance = DDIV((double)((ulong)np * s2 - (ulong)s1 * s1), DMUL(n, n));
-                widest = variance > widest ? variance : widest;
-                lowest = p < lowest ? p : lowest;
+                if (y0 + b < rows_end && lid + j * FAST_GROUP < columns) {
+                    const double n = (double)np;
+                    const double variance = DDIV((double)((ulong)np * s2 - (ulong)s1 * s1), DMUL(n, n));
+                    widest = variance > widest ? variance : widest;
+                    lowest = p < lowest ? p : lowest;
+                }
 #else
-                out[line + x] = is_ink(p, s1, s2, np, inverse_np, params, stats);
+                decided |= decide_float(p, s1, s2, np, columns_inverse[j] * rows_inverse, params, stats)
+                           << (2 * (b * FAST_COLS + j));
 #endif
             }
         }
-        LOCAL_BARRIER();
+#if !FAST_STATS
+        // The pixels in the tile that decide_float left unsure (rarely more than one per item), one
+        // at a time: their window sums again, and the exact decision.
+        uint unsure = 0;
+        for (int b = 0; b < FAST_BATCH; b++)
+            unsure |= y0 + b < rows_end ? columns_valid << (2 * b * FAST_COLS) : 0u;
+        unsure &= decided;
+        while (unsure != 0) {
+            const int bit = 31 - (int)LEADING_ZEROS(unsure);
+            unsure ^= 1u << bit;
+            const int i = bit / 2, b = i / FAST_COLS, x = lid + (i % FAST_COLS) * FAST_GROUP, y = y0 + b;
+            const int base = b * FAST_ROW_STRIDE;
+            const sums_t window_sums = sums_sub(SUMS_LOAD(prefix, base + FAST_AT(x + shift + W)), SUMS_LOAD(prefix, base + FAST_AT(x + shift)));
+            const uint s1 = SUMS_S1(window_sums);
+            const sum_t s2 = SUMS_S2(window_sums);
+            const uint np = window_extent(tile_x + x, w, W) * window_extent(y, h, W);
+            const uint p = gray[PIXEL_INDEX(tile_x + x, y, width)]; // (read in step 3: a cache hit)
+            decided ^= (2u ^ (uint)is_ink_exact(p, s1, s2, np, params.k, params.r, stats)) << (2 * i);
+        }
+        for (int b = 0; b < FAST_BATCH; b++) {
+            GLOBAL uchar *row = out + PIXEL_INDEX(tile_x, y0 + b, width);
+            for (int j = 0; j < FAST_COLS; j++) {
+                if (y0 + b < rows_end && lid + j * FAST_GROUP < columns)
+                    row[lid + j * FAST_GROUP] = (uchar)((decided >> (2 * (b * FAST_COLS + j))) & 1u);
+            }
+        }
+#endif
     }
 #if FAST_STATS
     reduce_var[lid] = widest;

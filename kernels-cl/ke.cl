@@ -32,9 +32,11 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (local or global), and the count of set bits of one.
+// Atomic bitwise or on a 32-bit word (local or global), the count of set bits of one, and its
+// count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
 #define POPCOUNT(x) popcount((uint)(x))
+#define LEADING_ZEROS(x) clz((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
 // cl_khr_int64_base_atomics).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
@@ -54,7 +56,8 @@
 #define DDIV(a, b) ((a) / (b))
 #define DSQRT(a) sqrt(a)
 #define DRINT(a) rint(a)
-// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
+// Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
+// specifications).
 #define FRSQRT(x) rsqrt(x)
 
 // ---- common.h

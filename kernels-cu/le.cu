@@ -39,9 +39,11 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (shared or global), and the count of set bits of one.
+// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
+// count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
 #define POPCOUNT(x) __popc((uint)(x))
+#define LEADING_ZEROS(x) __clz((int)(uint)(x))
 // 64-bit add (ulong is unsigned long long here).
 #define ATOMIC_ADD64(p, v) atomicAdd((p), (ulong)(v))
 // Double precision: the round-to-nearest intrinsics, which the compiler never contracts into
@@ -52,8 +54,16 @@ typedef unsigned long long ulong;
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
-// Single precision reciprocal square root (at most 2 ulp in both dialects' specifications).
-#define FRSQRT(x) rsqrtf(x)
+// Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
+// specifications): here the hardware's approximation (2^-22.9 relative), without the scaling
+// that rsqrtf adds for subnormal inputs.
+__device__ __forceinline__ float ccl_frsqrt(float x)
+{
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+#define FRSQRT(x) ccl_frsqrt(x)
 
 // ---- common.h
 // Shared by every kernel file: the label and index types, and the foreground test.

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-pub(crate) use ccl_backend::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program};
+pub(crate) use ccl_backend::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program, REGISTER_BUDGET};
 
 use crate::{Phase, PhaseTime, Result};
 

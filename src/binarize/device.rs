@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::params::{Border, KernelKind, Method, NickFormula, Params};
 use super::{DeviceGray, GrayImage};
 use crate::array::{DeviceArray, Storage};
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, REGISTER_BUDGET};
 use crate::labeler::{GpuLabeler, Opened};
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
 
@@ -78,9 +78,41 @@ impl Config {
             Define::int("BLOCK", BLOCK as i64),
             Define::int("FAST_GROUP", FAST_GROUP as i64),
             Define::int("FAST_SPAN", fast_span(self.wide) as i64),
-            Define::int("FAST_BATCH", if self.wide { FAST_BATCH_WIDE } else { FAST_BATCH } as i64),
+            Define::int("FAST_BATCH", self.fast_batch() as i64),
+            Define::int("FAST_GROUPS_PER_UNIT", self.fast_groups_per_unit() as i64),
+            Define::int(REGISTER_BUDGET, self.register_budget() as i64),
             Define::flag("FLOAT64", true),
         ]
+    }
+}
+
+impl Config {
+    /// Groups of the fast kernel a compute unit should hold at once: 3 (the best on the H100 at
+    /// 10 Mpx: 4 made the kernel spill registers), 2 with 64-bit sums.
+    fn fast_groups_per_unit(&self) -> usize {
+        if self.wide {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// Registers per work-item that let a compute unit of 64 Ki registers (NVIDIA's since 2012)
+    /// hold that many groups, in whole steps of 8: the cap of compilers without launch bounds.
+    fn register_budget(&self) -> usize {
+        (65536 / (FAST_GROUP * self.fast_groups_per_unit())).min(255) / 8 * 8
+    }
+
+    /// The fast kernel's rows per batch: fewer with 64-bit sums, and in the statistics build
+    /// (whose reductions need local memory too: CUDA allows 48 KiB of static shared memory).
+    fn fast_batch(&self) -> usize {
+        if self.wide {
+            FAST_BATCH_WIDE
+        } else if self.stats {
+            FAST_BATCH / 2
+        } else {
+            FAST_BATCH
+        }
     }
 }
 
@@ -365,7 +397,8 @@ impl FastTiles {
             let (w, h) = s.split_once('x')?;
             Some((w.parse::<usize>().ok()?.max(1), h.parse::<usize>().ok()?.max(1)))
         });
-        let most = (fast_span(wide) + 1 - window).min(tuning.map_or(usize::MAX, |t| t.0));
+        // The span (tile columns + W - 1, from a multiple of 4: up to 3 more) fits FAST_SPAN.
+        let most = (fast_span(wide) - 2 - window).min(tuning.map_or(usize::MAX, |t| t.0));
         let columns = width.div_ceil(most);
         let tile_width = width.div_ceil(columns);
         let rows_per_group = tuning.map(|t| t.1).unwrap_or_else(|| {

@@ -45,6 +45,12 @@ pub enum DefineValue {
     Token(&'static str),
 }
 
+/// The name of an integer define that caps the registers of each work-item of the program's
+/// kernels, for compilers that take no per-kernel budget: NVIDIA's OpenCL builds with
+/// `-cl-nv-maxrregcount` (`cl_nv_compiler_options`). CUDA kernels take theirs from their launch
+/// bounds (`REQUIRED_GROUP_SIZE`) instead; other compilers ignore it.
+pub const REGISTER_BUDGET: &str = "REGISTER_BUDGET";
+
 /// A build-time define, `-D NAME=VALUE`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Define {

@@ -5,8 +5,8 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 use ccl_backend::{
-    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
-    Program, Result,
+    Arg, Buffer, CacheKey, Define, DefineValue, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange,
+    Limits, Mark, Program, Result, REGISTER_BUDGET,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -79,6 +79,9 @@ impl Drop for SerialKernel {
 struct Shared {
     /// POCL: every kernel runs alone (see [`SerialKernel`]).
     serial: bool,
+    /// The device takes NVIDIA's compiler options (`cl_nv_compiler_options`): a program's
+    /// [`REGISTER_BUDGET`] define becomes `-cl-nv-maxrregcount`.
+    nv_options: bool,
     desc: DeviceDesc,
     name: String,
     device: Device,
@@ -128,8 +131,20 @@ impl Runtime {
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
         // seen on 88 concurrent test threads); its kernels run one at a time instead.
         let serial = desc.platform_name.contains("Portable Computing Language");
-        let shared = Arc::new(Shared { serial, desc, name, device: dev, context, limits, device_key });
+        let nv_options = dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
+        let shared = Arc::new(Shared { serial, nv_options, desc, name, device: dev, context, limits, device_key });
         Self::with_queue(shared, KernelCache::from_env())
+    }
+
+    /// The `clBuildProgram` options of `defines`: `-D NAME=VALUE` each, and on devices with
+    /// NVIDIA's compiler options the register cap a [`REGISTER_BUDGET`] define asks for.
+    fn build_options(&self, defines: &[Define]) -> String {
+        let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::OpenCl)).collect();
+        let budget = defines.iter().find(|d| d.name == REGISTER_BUDGET).map(|d| d.value);
+        if let (true, Some(DefineValue::Int(registers))) = (self.shared.nv_options, budget) {
+            options.push(format!("-cl-nv-maxrregcount={registers}"));
+        }
+        options.join(" ")
     }
 
     /// This runtime, keeping compiled programs in `cache` instead of the one
@@ -147,7 +162,7 @@ impl Runtime {
     /// The kernel cache key of building `source` with `defines` on this device: the source,
     /// the build options, and the device, platform and driver ([`Gpu::build`] looks it up).
     pub fn cache_key(&self, source: &str, defines: &[Define]) -> CacheKey {
-        self.shared.device_key.clone().part("options", build_options(defines)).part("source", source)
+        self.shared.device_key.clone().part("options", self.build_options(defines)).part("source", source)
     }
 
     fn with_queue(shared: Arc<Shared>, cache: KernelCache) -> Result<Self> {
@@ -225,11 +240,6 @@ fn device_key(platform: &opencl3::platform::Platform, device: &Device) -> CacheK
         .part("driver version", text(device.driver_version()))
 }
 
-/// The `clBuildProgram` options of `defines`.
-fn build_options(defines: &[Define]) -> String {
-    defines.iter().map(|d| d.option(Dialect::OpenCl)).collect::<Vec<_>>().join(" ")
-}
-
 impl Gpu for Runtime {
     fn name(&self) -> &str {
         &self.shared.name
@@ -258,7 +268,7 @@ impl Gpu for Runtime {
     /// otherwise compiles the source and stores the binary the driver returns (a store that
     /// fails is ignored). Disk I/O happens outside the driver lock.
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
-        let options = build_options(defines);
+        let options = self.build_options(defines);
         self.cache.build(
             || self.cache_key(source, defines),
             |binary| {
