@@ -6,7 +6,7 @@
 # the component statistics kernels (on it and on two 2100x300 images, 45 % and 10 %); every
 # binarization kernel (Nick with each formula, Wolf's
 # statistics pass, Otsu's histogram)
-# under memcheck and racecheck on a 513x411 page. `gpu-sanitize.sh binarize` runs only that part,
+# under memcheck and racecheck on a 513x411 page, and the fast kernel on a 516x411 one. `gpu-sanitize.sh binarize` runs only that part,
 # `gpu-sanitize.sh stats` only the statistics;
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
@@ -77,6 +77,11 @@ done
 sanitize_binarize --method nick --formula opencv --kernel fast --window 45
 sanitize_binarize --method sauvola --kernel fast --window 301
 sanitize_binarize --method otsu
+# A page whose width is a multiple of 4: the fast kernel reads its rows a word at a time.
+"$ccl" generate -o "$page" --width 516 --height 411 --density 30 --granularity 3 --seed 8
+sanitize_binarize --method nick --kernel fast --window 15
+sanitize_binarize --method nick --kernel fast --window 101
+sanitize_binarize --method wolf --kernel fast --window 31
 [ "$what" = binarize ] && exit $rc
 "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
 for algo in UF KE BUF BKE; do
