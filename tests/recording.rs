@@ -11,7 +11,7 @@ use ccl::{Algorithm, Connectivity, Error, Shape};
 use ccl_backend::Limits;
 
 /// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
-const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535] };
+const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535], compute_units: 132 };
 
 const SHAPES: [(usize, usize); 8] =
     [(1, 1), (3, 5), (67, 37), (64, 64), (1, 600_000), (600_000, 1), (2, 1_100_000), (1, u32::MAX as usize)];
@@ -165,7 +165,7 @@ fn tall_images_fold_into_the_cuda_grid() {
         }
     }
     // A device whose grid cannot hold the range refuses the launch with the reason.
-    let tiny = Limits { max_group_size: 1024, max_groups: [65535, 16, 16] };
+    let tiny = Limits { max_group_size: 1024, max_groups: [65535, 16, 16], compute_units: 1 };
     match record(Algorithm::KE, Connectivity::Four, Shape::image(8, 8 * 257), tiny) {
         Err(Error::Device { message, .. }) => assert!(message.contains("cannot be folded"), "{message}"),
         other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),

@@ -279,7 +279,8 @@ impl GpuBinarizer {
         let threshold = Config::of(params, false);
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
         let window = params.window;
-        let fast = FastTiles::new(width, height, window as usize, params.wide_sums());
+        let slots = gpu.limits().compute_units * threshold.fast_groups_per_unit();
+        let fast = FastTiles::new(width, height, window as usize, params.wide_sums(), slots);
         let mut scratch = Vec::new();
         match params.method {
             Method::Otsu => {
@@ -386,12 +387,14 @@ struct FastTiles {
 }
 
 impl FastTiles {
-    /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums): the page's
-    /// columns split evenly into the fewest tiles whose span fits, FAST_ROWS rows (the best of a
-    /// sweep on the H100 at 10 Mpx), halved while the page would give fewer than MIN_GROUPS
-    /// groups. `CCL_FAST_TILE=WxH` caps the tile's columns at W and sets its rows to H instead
-    /// (for tuning on a device).
-    fn new(width: usize, height: usize, window: usize, wide: bool) -> Self {
+    /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums) on a device
+    /// that runs `slots` groups at once: the page's columns split evenly into the fewest tiles
+    /// whose span fits, FAST_ROWS rows (the best of a sweep on the H100 at 10 Mpx), halved while
+    /// the page would give fewer than MIN_GROUPS groups, or made taller (up to twice FAST_ROWS)
+    /// where that saves a wave of groups (a last wave that fills few units leaves the others
+    /// idle; taller tiles also start fewer windows). `CCL_FAST_TILE=WxH` caps the tile's columns
+    /// at W and sets its rows to H instead (for tuning on a device).
+    fn new(width: usize, height: usize, window: usize, wide: bool, slots: usize) -> Self {
         const MIN_GROUPS: usize = 300;
         let tuning = std::env::var("CCL_FAST_TILE").ok().and_then(|s| {
             let (w, h) = s.split_once('x')?;
@@ -405,6 +408,11 @@ impl FastTiles {
             let mut rows = FAST_ROWS;
             while columns * height.div_ceil(rows) < MIN_GROUPS && rows > 4 {
                 rows /= 2;
+            }
+            let waves = |rows: usize| (columns * height.div_ceil(rows)).div_ceil(slots.max(1));
+            if rows == FAST_ROWS {
+                let fewer = (rows..=2 * FAST_ROWS).step_by(4).find(|&taller| waves(taller) < waves(rows));
+                rows = fewer.unwrap_or(rows);
             }
             rows
         });

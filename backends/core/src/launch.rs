@@ -113,11 +113,14 @@ pub struct Limits {
     pub max_group_size: usize,
     /// Most work-groups along x, y and z (CUDA: 2^31 - 1, 65535, 65535).
     pub max_groups: [u64; 3],
+    /// Compute units (CUDA multiprocessors, OpenCL `CL_DEVICE_MAX_COMPUTE_UNITS`): how many
+    /// groups run at once is a multiple of it, which schedules may size their grids by.
+    pub compute_units: usize,
 }
 
 impl Limits {
     /// A device without grid limits (OpenCL ranges are bounded only by `size_t`).
-    pub const UNBOUNDED: Limits = Limits { max_group_size: 256, max_groups: [u64::MAX; 3] };
+    pub const UNBOUNDED: Limits = Limits { max_group_size: 256, max_groups: [u64::MAX; 3], compute_units: 1 };
 }
 
 /// A launch range: `global` work-items in groups of `local`, in x, y and z; `global` is a
@@ -184,7 +187,7 @@ impl LaunchRange {
 mod tests {
     use super::*;
 
-    const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535] };
+    const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535], compute_units: 132 };
 
     #[test]
     fn ranges_round_up_to_whole_groups() {
@@ -212,7 +215,7 @@ mod tests {
 
     #[test]
     fn ranges_that_cannot_fold_are_refused() {
-        let tiny = Limits { max_group_size: 64, max_groups: [4, 4, 4] };
+        let tiny = Limits { max_group_size: 64, max_groups: [4, 4, 4], compute_units: 1 };
         assert!(LaunchRange::over([1, 200, 1], [1, 8, 1]).fold(&tiny).is_err(), "25 > 4 x 4");
         assert_eq!(LaunchRange::over([1, 100, 1], [1, 8, 1]).fold(&tiny).unwrap(), [1, 4, 4]);
         assert!(LaunchRange::over([8, 8, 40], [1, 1, 8]).fold(&tiny).is_err(), "3D is not folded");

@@ -293,6 +293,7 @@ impl Runtime {
                 attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
                 attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
+            compute_units: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
         };
         let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;

@@ -125,7 +125,8 @@ impl Runtime {
         let context = Context::from_device(&dev).map_err(|e| call_error(&name, "clCreateContext", e))?;
         let max_group_size = dev.max_work_group_size().unwrap_or(256);
         // OpenCL ranges are bounded by size_t only: no folding is ever needed.
-        let limits = Limits { max_group_size, ..Limits::UNBOUNDED };
+        let compute_units = dev.max_compute_units().map_or(1, |n| n.max(1) as usize);
+        let limits = Limits { max_group_size, compute_units, ..Limits::UNBOUNDED };
         let device_key = device_key(pl, &dev);
         // POCL 5.0 corrupts the reference counts of its cache of loaded kernel binaries when
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
