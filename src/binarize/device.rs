@@ -84,9 +84,7 @@ impl Config {
             Define::flag("FLOAT64", true),
         ]
     }
-}
 
-impl Config {
     /// Groups of the fast kernel a compute unit should hold at once: 3 (the best on the H100 at
     /// 10 Mpx: 4 made the kernel spill registers), 2 with 64-bit sums.
     fn fast_groups_per_unit(&self) -> usize {
