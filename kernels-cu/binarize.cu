@@ -686,6 +686,8 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int whole = end_block > first_block;
     const int upper = whole ? first_block * FAST_BLOCK_ROWS - top : bottom - top + 1; // rows from top
     const int lower_start = end_block * FAST_BLOCK_ROWS, lower = whole ? bottom + 1 - lower_start : 0;
+    // (The word reads step a row pointer down instead of calling fetch_row: with fetch_row's row
+    // index per read the kernel spilled more registers and took 3-8 % longer on the H100.)
     for (int part = 0; part < 2; part++) {
         const int from = part == 0 ? top : lower_start, count = part == 0 ? upper : lower;
         if (words) {
@@ -871,10 +873,10 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
 #if !FAST_STATS
         // The pixels in the tile that decide_float left unsure (rarely more than one per item), one
         // at a time: their window sums again, and the exact decision.
-        uint unsure = 0;
+        uint in_tile = 0; // bit 2i + 1: pixel i lies in the tile
         for (int b = 0; b < FAST_BATCH; b++)
-            unsure |= y0 + b < rows_end ? columns_valid << (2 * b * FAST_COLS) : 0u;
-        unsure &= decided;
+            in_tile |= y0 + b < rows_end ? columns_valid << (2 * b * FAST_COLS) : 0u;
+        uint unsure = decided & in_tile;
         while (unsure != 0) {
             const int bit = 31 - (int)LEADING_ZEROS(unsure);
             unsure ^= 1u << bit;
@@ -890,7 +892,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         for (int b = 0; b < FAST_BATCH; b++) {
             GLOBAL uchar *row = out + PIXEL_INDEX(tile_x, y0 + b, width);
             for (int j = 0; j < FAST_COLS; j++) {
-                if (y0 + b < rows_end && lid + j * FAST_GROUP < columns)
+                if ((in_tile >> (2 * (b * FAST_COLS + j) + 1)) & 1u)
                     row[lid + j * FAST_GROUP] = (uchar)((decided >> (2 * (b * FAST_COLS + j))) & 1u);
             }
         }
