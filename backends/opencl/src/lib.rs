@@ -7,6 +7,7 @@
 //! reason (loader missing or broken, no platform and where the loader looked).
 
 mod discovery;
+mod pool;
 mod runtime;
 
 pub use discovery::{devices, DeviceDesc, DeviceKind};

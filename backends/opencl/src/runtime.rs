@@ -18,6 +18,7 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::{cl_mem, cl_ulong, CL_BLOCKING};
 
 use crate::discovery::{describe, DeviceDesc};
+use crate::pool::{BufferPool, PooledBuffer};
 use crate::{call_error, driver_lock};
 
 /// A host-mapped buffer (see `alloc_host`), unmapped and released when dropped.
@@ -104,6 +105,8 @@ pub struct Runtime {
     events: Mutex<Vec<Event>>,
     /// Where compiled programs are kept (handles made by [`Gpu::new_queue`] share it).
     cache: KernelCache,
+    /// Buffers released by this handle's owners, for its next allocations (not shared).
+    pool: Arc<BufferPool>,
 }
 
 impl Runtime {
@@ -171,7 +174,10 @@ impl Runtime {
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
         let queue = CommandQueue::create_default(&shared.context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error(&shared.name, "clCreateCommandQueue", e))?;
-        Ok(Self { shared, queue, events: Mutex::new(Vec::new()), cache })
+        // Kept buffers hold device memory: at most a quarter of it.
+        let memory = shared.device.global_mem_size().unwrap_or(0);
+        let pool = BufferPool::new(usize::try_from(memory / 4).unwrap_or(usize::MAX));
+        Ok(Self { shared, queue, events: Mutex::new(Vec::new()), cache, pool })
     }
 
     /// The device this runtime drives.
@@ -292,12 +298,24 @@ impl Gpu for Runtime {
         Ok(Kernel::new(SerialKernel { inner: Some(kernel), launched: false }, name))
     }
 
+    /// A buffer of this queue's pool (see [`crate::pool`]): one the queue's owners released, of
+    /// the same size, or a new one (after releasing the kept ones if the driver refuses it).
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
-        // SAFETY: no host pointer is passed, so OpenCL owns the storage.
-        let inner =
-            unsafe { ClBuffer::<u8>::create(&self.shared.context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
-                .map_err(self.err("clCreateBuffer"))?;
-        Ok(Buffer::new(inner, bytes))
+        let size = bytes.max(1);
+        let create = || {
+            // SAFETY: no host pointer is passed, so OpenCL owns the storage.
+            unsafe { ClBuffer::<u8>::create(&self.shared.context, CL_MEM_READ_WRITE, size, ptr::null_mut()) }
+        };
+        let inner = match self.pool.take(size) {
+            Some(kept) => kept,
+            None => create()
+                .or_else(|_| {
+                    self.pool.release_all();
+                    create()
+                })
+                .map_err(self.err("clCreateBuffer"))?,
+        };
+        Ok(Buffer::new(PooledBuffer::new(inner, size, self.pool.clone()), bytes))
     }
 
     /// A buffer the driver allocates in host memory it can copy from directly (page-locked on
@@ -337,7 +355,7 @@ impl Gpu for Runtime {
         if data.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native_mut::<ClBuffer<u8>>(&self.shared.name)?;
+        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.get_mut();
         // SAFETY: blocking write of `data.len()` bytes, within the buffer (checked above).
         unsafe { self.queue.enqueue_write_buffer(inner, CL_BLOCKING, 0, data, &[]) }
             .map_err(self.err("clEnqueueWriteBuffer"))?;
@@ -349,7 +367,7 @@ impl Gpu for Runtime {
         if out.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native::<ClBuffer<u8>>(&self.shared.name)?;
+        let inner = buffer.native::<PooledBuffer>(&self.shared.name)?.get();
         // SAFETY: blocking read of `out.len()` bytes, within the buffer (checked above).
         unsafe { self.queue.enqueue_read_buffer(inner, CL_BLOCKING, 0, out, &[]) }
             .map_err(self.err("clEnqueueReadBuffer"))?;
@@ -358,7 +376,7 @@ impl Gpu for Runtime {
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
         let len = buffer.len().max(1);
-        let inner = buffer.native_mut::<ClBuffer<u8>>(&self.shared.name)?;
+        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.get_mut();
         // SAFETY: the fill covers exactly the buffer.
         let ev = unsafe { self.queue.enqueue_fill_buffer(inner, &[0u8], 0, len, &[]) }
             .map_err(self.err("clEnqueueFillBuffer"))?;
@@ -381,7 +399,7 @@ impl Gpu for Runtime {
             let r = unsafe {
                 match arg {
                     Arg::Buffer(b) => {
-                        let mem: cl_mem = b.native::<ClBuffer<u8>>(device)?.get();
+                        let mem: cl_mem = b.native::<PooledBuffer>(device)?.get().get();
                         k.set_arg(index, &mem)
                     }
                     Arg::U32(v) => k.set_arg(index, v),
