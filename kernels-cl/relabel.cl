@@ -181,22 +181,20 @@ KERNEL void relabel_first_pixels(GLOBAL const label_t *L, GLOBAL label_t *F, ind
     }
 }
 
-// Whether pixel i (label l) is the first of its component: `blocks` 0 for first-pixel labels,
-// 1 for block labels (with F from relabel_first_pixels).
-DEVICE_FN int is_first(GLOBAL const label_t *F, index_t i, label_t l, uint blocks, uint line)
+// The entry of F that holds the first pixel of the component of block label l, or entry 0 for
+// background (F has n / 2 entries, rounded up, and at least one; M at least one too): lookups
+// read it unconditionally, so that a work-item's lookups are in flight together instead of one
+// branch at a time.
+DEVICE_FN index_t first_entry(label_t l)
 {
-    if (l == 0)
-        return 0;
-    if (!blocks)
-        return l == (label_t)i + 1;
-    return near_root(i, l, line) && ~F[(l - 1) >> 1] == (label_t)i;
+    return l != 0 ? (index_t)((l - 1) >> 1) : 0;
 }
 
-// The first pixel of the component of pixel label l (nonzero).
-DEVICE_FN index_t first_pixel(GLOBAL const label_t *F, label_t l, uint blocks)
-{
-    return blocks ? (index_t)~F[(l - 1) >> 1] : (index_t)(l - 1);
-}
+// Lookups of F per batch in relabel_rank (it divides RANK_ITEMS).
+#define RANK_LOOKUPS (RANK_ITEMS < 16 ? RANK_ITEMS : 16)
+#if RANK_ITEMS % RANK_LOOKUPS
+#error "relabel_rank looks up F in whole batches"
+#endif
 
 // Step 1: ranks of the first pixels within each span of RANK_SPAN pixels (M), and the count of
 // each span. Item lid reads pixels base + k * GROUP_SIZE + lid (k < RANK_ITEMS), whose marks are
@@ -212,13 +210,36 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
         marks[w] = 0;
     LOCAL_BARRIER();
-    // All loads first, then every test (their lookups in F in flight together), then the marks.
+    // All loads first, then every test, then the marks. Pixel i (label l) is the first of its
+    // component when l == i + 1 (first-pixel labels), or, with block labels, when it lies near
+    // its root and F's entry names it: RANK_LOOKUPS lookups at a time, all issued before any is
+    // tested (a pixel far from its root reads entry 0 and ignores it).
     label_t l[RANK_ITEMS];
     load_strided(L, base + lid, n, l, RANK_ITEMS);
     uint mine = 0; // bit k: pixel k of this item is a first pixel
+    if (!blocks) {
 #pragma unroll
-    for (uint k = 0; k < RANK_ITEMS; k++)
-        mine |= (uint)is_first(F, base + k * GROUP_SIZE + lid, l[k], blocks, line) << k;
+        for (uint k = 0; k < RANK_ITEMS; k++)
+            mine |= (uint)(l[k] != 0 && l[k] == (label_t)(base + k * GROUP_SIZE + lid) + 1) << k;
+    } else {
+#pragma unroll
+        for (uint c = 0; c < RANK_ITEMS; c += RANK_LOOKUPS) {
+            uint near = 0; // bit j: pixel c + j lies near its root
+            label_t found[RANK_LOOKUPS];
+#pragma unroll
+            for (uint j = 0; j < RANK_LOOKUPS; j++) {
+                const label_t lj = l[c + j];
+                const int candidate = lj != 0 && near_root(base + (c + j) * GROUP_SIZE + lid, lj, line);
+                near |= (uint)candidate << j;
+                found[j] = F[candidate ? first_entry(lj) : 0];
+            }
+#pragma unroll
+            for (uint j = 0; j < RANK_LOOKUPS; j++) {
+                const label_t i = (label_t)(base + (c + j) * GROUP_SIZE + lid);
+                mine |= (uint)((near >> j & 1u) != 0 && ~found[j] == i) << (c + j);
+            }
+        }
+    }
 #pragma unroll
     for (uint k = 0; k < RANK_ITEMS; k++) {
         if (mine >> k & 1u)
@@ -297,14 +318,27 @@ KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL con
     load_strided(L, base, n, l, PASS_ITEMS);
     // Every first-pixel lookup, then every rank lookup, then the stores: a store between the
     // loads would make the compiler wait for each load (it cannot tell that the store leaves
-    // what the next load reads alone), instead of having them in flight together.
+    // what the next load reads alone), instead of having them in flight together. The lookups
+    // are unconditional (background reads entry 0 and drops it), for the same reason: a lookup
+    // behind a branch is waited for before the next branch.
     index_t first[PASS_ITEMS];
+    if (blocks) {
+#pragma unroll
+        for (uint k = 0; k < PASS_ITEMS; k++)
+            first[k] = (index_t)(label_t)~F[first_entry(l[k])];
+    } else {
+#pragma unroll
+        for (uint k = 0; k < PASS_ITEMS; k++)
+            first[k] = (index_t)(l[k] - 1);
+    }
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++)
-        first[k] = l[k] != 0 ? first_pixel(F, l[k], blocks) : 0;
+        first[k] = l[k] != 0 ? first[k] : 0;
 #pragma unroll
-    for (uint k = 0; k < PASS_ITEMS; k++)
-        l[k] = l[k] != 0 ? offsets[first[k] / RANK_SPAN] + M[first[k]] + 1 : 0;
+    for (uint k = 0; k < PASS_ITEMS; k++) {
+        const label_t value = offsets[first[k] / RANK_SPAN] + M[first[k]] + 1;
+        l[k] = l[k] != 0 ? value : 0;
+    }
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++) {
         if (l[k] != 0)

@@ -95,10 +95,12 @@ impl Relabel {
     ) -> Result<u32> {
         let count = n as u32;
         let blocks = convention == RawLabels::FirstBlock;
-        // Ranks at first pixels; with block labels, first pixels at roots / 2 (a word stands in
-        // for the table the kernels then never read).
-        let ranks = self.scratch.take(gpu, RANKS, n * LABEL_BYTES)?;
-        let mut firsts = self.scratch.take(gpu, FIRSTS, if blocks { n.div_ceil(2) * LABEL_BYTES } else { 1 })?;
+        // Ranks at first pixels; with block labels, first pixels at roots / 2 (a byte stands in
+        // for the table the kernels then never read). Both have an entry 0 even for no pixels:
+        // the kernels' lookups for background read it (and drop it) rather than branch.
+        let ranks = self.scratch.take(gpu, RANKS, n.max(1) * LABEL_BYTES)?;
+        let table = if blocks { n.div_ceil(2).max(1) * LABEL_BYTES } else { 1 };
+        let mut firsts = self.scratch.take(gpu, FIRSTS, table)?;
         // Count levels: each holds one value per span of the level below, down to one span, whose
         // scan gives N.
         let mut lengths = vec![n.div_ceil(RANK_SPAN).max(1)];
