@@ -11,30 +11,36 @@ use std::sync::{Arc, Mutex};
 
 use opencl3::memory::Buffer as ClBuffer;
 
-/// The released buffers of one command queue, oldest first, up to `limit` bytes in all.
-pub(crate) struct BufferPool {
-    kept: Mutex<Kept>,
+/// The released buffers (`B`: OpenCL buffers; other types in the unit tests) of one command
+/// queue, oldest first, up to `limit` bytes in all.
+pub(crate) struct BufferPool<B = ClBuffer<u8>> {
+    kept: Mutex<Kept<B>>,
     limit: usize,
 }
 
-#[derive(Default)]
-struct Kept {
-    buffers: VecDeque<(usize, ClBuffer<u8>)>,
+struct Kept<B> {
+    buffers: VecDeque<(usize, B)>,
     bytes: usize,
 }
 
-impl BufferPool {
+impl<B> Default for Kept<B> {
+    fn default() -> Self {
+        Self { buffers: VecDeque::new(), bytes: 0 }
+    }
+}
+
+impl<B> BufferPool<B> {
     /// A pool that keeps at most `limit` bytes of released buffers.
     pub(crate) fn new(limit: usize) -> Arc<Self> {
         Arc::new(Self { kept: Mutex::new(Kept::default()), limit })
     }
 
-    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept<B>> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A kept buffer of exactly `bytes` bytes (the most recently released), if any.
-    pub(crate) fn take(&self, bytes: usize) -> Option<ClBuffer<u8>> {
+    pub(crate) fn take(&self, bytes: usize) -> Option<B> {
         let mut kept = self.kept();
         let at = kept.buffers.iter().rposition(|(size, _)| *size == bytes)?;
         let (_, buffer) = kept.buffers.remove(at)?;
@@ -44,7 +50,7 @@ impl BufferPool {
 
     /// Keeps `buffer` (of `bytes` bytes) for reuse, releasing the oldest kept buffers beyond the
     /// limit (a buffer larger than the limit is released at once).
-    fn put(&self, bytes: usize, buffer: ClBuffer<u8>) {
+    fn put(&self, bytes: usize, buffer: B) {
         let released = {
             let mut kept = self.kept();
             kept.buffers.push_back((bytes, buffer));
@@ -101,5 +107,55 @@ impl Drop for PooledBuffer {
         if let Some(buffer) = self.buffer.take() {
             self.pool.put(self.bytes, buffer);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BufferPool;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A stand-in buffer that counts its releases.
+    struct Counted(u32, Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn the_last_released_buffer_of_the_size_comes_back_first() {
+        let released = Arc::new(AtomicUsize::new(0));
+        let pool = BufferPool::<Counted>::new(1000);
+        pool.put(100, Counted(1, released.clone()));
+        pool.put(200, Counted(2, released.clone()));
+        pool.put(100, Counted(3, released.clone()));
+        assert_eq!(pool.take(100).map(|b| b.0), Some(3));
+        assert_eq!(pool.take(100).map(|b| b.0), Some(1));
+        assert!(pool.take(100).is_none(), "each buffer is handed out once");
+        assert!(pool.take(150).is_none(), "only the exact size is reused");
+        assert_eq!(released.load(Ordering::SeqCst), 2, "the two buffers taken, dropped by the test");
+        assert_eq!(pool.kept().bytes, 200);
+    }
+
+    #[test]
+    fn the_oldest_buffers_are_released_beyond_the_limit() {
+        let released = Arc::new(AtomicUsize::new(0));
+        let pool = BufferPool::<Counted>::new(250);
+        pool.put(100, Counted(1, released.clone()));
+        pool.put(100, Counted(2, released.clone()));
+        assert_eq!(released.load(Ordering::SeqCst), 0);
+        pool.put(100, Counted(3, released.clone()));
+        assert_eq!(released.load(Ordering::SeqCst), 1, "300 bytes > 250: the oldest goes");
+        assert_eq!(pool.take(100).map(|b| b.0), Some(3));
+        assert_eq!(pool.take(100).map(|b| b.0), Some(2));
+        pool.put(300, Counted(4, released.clone()));
+        assert_eq!(released.load(Ordering::SeqCst), 4, "a buffer above the limit is not kept");
+        pool.put(50, Counted(5, released.clone()));
+        pool.release_all();
+        assert_eq!(released.load(Ordering::SeqCst), 5);
+        assert_eq!(pool.kept().bytes, 0);
     }
 }
