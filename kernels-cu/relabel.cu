@@ -329,16 +329,15 @@ KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL con
     index_t first[PASS_ITEMS];
     if (blocks) {
 #pragma unroll
-        for (uint k = 0; k < PASS_ITEMS; k++)
-            first[k] = (index_t)(label_t)~F[first_entry(l[k])];
+        for (uint k = 0; k < PASS_ITEMS; k++) {
+            const index_t found = (index_t)(label_t)~F[first_entry(l[k])];
+            first[k] = l[k] != 0 ? found : 0;
+        }
     } else {
 #pragma unroll
         for (uint k = 0; k < PASS_ITEMS; k++)
-            first[k] = (index_t)(l[k] - 1);
+            first[k] = l[k] != 0 ? (index_t)(l[k] - 1) : 0;
     }
-#pragma unroll
-    for (uint k = 0; k < PASS_ITEMS; k++)
-        first[k] = l[k] != 0 ? first[k] : 0;
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++) {
         const label_t value = offsets[first[k] / RANK_SPAN] + M[first[k]] + 1;

@@ -92,12 +92,12 @@ impl PooledBuffer {
     }
 
     /// The OpenCL buffer.
-    pub(crate) fn get(&self) -> &ClBuffer<u8> {
+    pub(crate) fn buffer(&self) -> &ClBuffer<u8> {
         self.buffer.as_ref().expect("a buffer until dropped")
     }
 
     /// The OpenCL buffer, for commands that write it.
-    pub(crate) fn get_mut(&mut self) -> &mut ClBuffer<u8> {
+    pub(crate) fn buffer_mut(&mut self) -> &mut ClBuffer<u8> {
         self.buffer.as_mut().expect("a buffer until dropped")
     }
 }

@@ -355,7 +355,7 @@ impl Gpu for Runtime {
         if data.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.get_mut();
+        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut();
         // SAFETY: blocking write of `data.len()` bytes, within the buffer (checked above).
         unsafe { self.queue.enqueue_write_buffer(inner, CL_BLOCKING, 0, data, &[]) }
             .map_err(self.err("clEnqueueWriteBuffer"))?;
@@ -367,7 +367,7 @@ impl Gpu for Runtime {
         if out.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native::<PooledBuffer>(&self.shared.name)?.get();
+        let inner = buffer.native::<PooledBuffer>(&self.shared.name)?.buffer();
         // SAFETY: blocking read of `out.len()` bytes, within the buffer (checked above).
         unsafe { self.queue.enqueue_read_buffer(inner, CL_BLOCKING, 0, out, &[]) }
             .map_err(self.err("clEnqueueReadBuffer"))?;
@@ -376,7 +376,7 @@ impl Gpu for Runtime {
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
         let len = buffer.len().max(1);
-        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.get_mut();
+        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut();
         // SAFETY: the fill covers exactly the buffer.
         let ev = unsafe { self.queue.enqueue_fill_buffer(inner, &[0u8], 0, len, &[]) }
             .map_err(self.err("clEnqueueFillBuffer"))?;
@@ -399,7 +399,7 @@ impl Gpu for Runtime {
             let r = unsafe {
                 match arg {
                     Arg::Buffer(b) => {
-                        let mem: cl_mem = b.native::<PooledBuffer>(device)?.get().get();
+                        let mem: cl_mem = b.native::<PooledBuffer>(device)?.buffer().get();
                         k.set_arg(index, &mem)
                     }
                     Arg::U32(v) => k.set_arg(index, v),
