@@ -7,7 +7,8 @@
 # binarization kernel (Nick with each formula, Wolf's
 # statistics pass, Otsu's histogram)
 # under memcheck and racecheck on a 513x411 page, and the fast kernel on a 516x411 one. `gpu-sanitize.sh binarize` runs only that part,
-# `gpu-sanitize.sh stats` only the statistics;
+# `gpu-sanitize.sh stats` only the statistics; `gpu-sanitize.sh tuf` only TUF (memcheck and
+# racecheck, 4- and 8-connectivity, on the 512x512 image and a 1000x700 one of partial tiles);
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
 set -uo pipefail
@@ -83,7 +84,26 @@ sanitize_binarize --method nick --kernel fast --window 15
 sanitize_binarize --method nick --kernel fast --window 101
 sanitize_binarize --method wolf --kernel fast --window 31
 [ "$what" = binarize ] && exit $rc
+# TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse.
+sanitize_tuf() {
+  local odd
+  odd=$(mktemp --suffix=.png)
+  "$ccl" generate -o "$odd" --width 1000 --height 700 --density 60 --seed 700
+  for input in "$1" "$odd"; do
+    for conn in 4 8; do
+      for tool in memcheck racecheck; do
+        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" -o /tmp/sanitize.npy 2>&1)
+        code=$?
+        echo "TUF ${input##*/} $conn-conn $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
+        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+      done
+    done
+  done
+  rm -f "$odd"
+}
 "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
+if [ "$what" = tuf ]; then sanitize_tuf "$img"; exit $rc; fi
+sanitize_tuf "$img"
 for algo in UF KE BUF BKE; do
   for conn in 4 8; do
     case $algo:$conn in BUF:4|BKE:4) continue ;; esac
@@ -98,7 +118,7 @@ for algo in UF KE BUF BKE; do
 done
 sanitize_stats "$img"
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
-for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
+for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC TUF; do
   out=$(compute-sanitizer --tool memcheck --error-exitcode 99 "$ccl" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy 2>&1)
   code=$?
   echo "$algo 2x1100000 memcheck: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY" | tail -1)"

@@ -107,6 +107,14 @@ pub const BKE: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/bke.cu"),
 };
 
+/// TUF: tile-local labeling over runs, border merge, final labeling from the input.
+pub const TUF: KernelFile = KernelFile {
+    name: "tuf",
+    parts: &[COMMON, UNION_FIND, COMPRESS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
+    opencl: include_str!("../kernels-cl/tuf.cl"),
+    cuda: include_str!("../kernels-cu/tuf.cu"),
+};
+
 /// Consecutive relabeling and the label count on the device (a stage after any algorithm).
 pub const RELABEL: KernelFile = KernelFile {
     name: "relabel",
@@ -133,7 +141,7 @@ pub const STATS: KernelFile = KernelFile {
 };
 
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, RELABEL, BINARIZE, STATS];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, TUF, RELABEL, BINARIZE, STATS];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

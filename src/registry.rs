@@ -112,6 +112,8 @@ macro_rules! registry {
 /// The pixel algorithms: images with either connectivity, volumes with any of theirs.
 const ANY: &[Connectivity] =
     &[Connectivity::Four, Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
+/// Image-only algorithms: 4- and 8-connectivity.
+const PLANAR: &[Connectivity] = &[Connectivity::Four, Connectivity::Eight];
 /// 2x2 blocks are 8-connected by construction, 2x2x2 blocks 26-connected (TPDS 2020 Sec. 5.3).
 const BLOCKS: &[Connectivity] = &[Connectivity::Eight, Connectivity::TwentySix];
 const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];
@@ -187,6 +189,16 @@ const BUF: AlgorithmInfo = direct(
     schedule::buf::defines,
     schedule::buf::build,
 );
+const TUF: AlgorithmInfo = direct(
+    "TUF",
+    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, unions across tile borders only (fewer where redundant), compression",
+    PLANAR,
+    RawLabels::FirstPixel,
+    UF_PHASES,
+    kernels::TUF,
+    schedule::tuf::defines,
+    schedule::tuf::build,
+);
 const BKE: AlgorithmInfo = direct(
     "BKE",
     "Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
@@ -257,4 +269,6 @@ registry! { $
     BKE (bke) = BKE;
     /// BKE with inline compression.
     BKE_IC (bke_ic) = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");
+    /// Tiled run Union-Find (this project's; images, 4- and 8-connectivity).
+    TUF (tuf) = TUF;
 }

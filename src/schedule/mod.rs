@@ -15,6 +15,7 @@ pub(crate) mod ole;
 pub(crate) mod relabel;
 mod scratch;
 pub(crate) mod stats;
+pub(crate) mod tuf;
 pub(crate) mod uf;
 
 pub(crate) use common::{

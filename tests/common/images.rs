@@ -136,6 +136,18 @@ pub fn conformance_cases() -> Vec<Case> {
     for density in [10, 50, 90] {
         cases.push(case(format!("2048x2048-mt-d{density}-g1"), random(2048, 2048, density, 1, 2048 + density)));
     }
+    // Pieces that meet only at tile corners (every tile size in use is a multiple of 8): 2x2
+    // blocks across each corner, and pixel pairs touching diagonally or anti-diagonally there.
+    let corner = |c: usize| c % 8 == 7 || (c.is_multiple_of(8) && c > 0);
+    cases.push(case("131x101-tile-corner-blocks", from_fn(131, 101, |x, y| corner(x) && corner(y))));
+    cases.push(case(
+        "131x101-tile-corner-diagonals",
+        from_fn(131, 101, |x, y| corner(x) && corner(y) && (x % 8 == 7) == (y % 8 == 7)),
+    ));
+    cases.push(case(
+        "131x101-tile-corner-antidiagonals",
+        from_fn(131, 101, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
+    ));
     let base = random(123, 77, 55, 2, 9);
     for value in [2u8, 128, 255] {
         cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
