@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, compress.kernel, tuf.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, tuf.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -158,59 +158,34 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 #endif
 }
 
-// ---- compress.kernel
-// Compression kernels (TPDS 2020 Sec. 2.1: Compress, or InlineCompress when
-// INLINE_COMPRESSION=1): every tree is flattened so each node points at its root.
-
-// Pixel algorithms (UF, KE): one work-item per pixel or voxel (an image is one slice, depth
-// 1); background (0) is left alone.
-KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint depth)
-{
-    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
-    if (x >= width || y >= height || z >= depth)
-        return;
-    const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (L[i] != 0)
-        compress_global(L, i);
-}
-
-// Block algorithms (BUF, BKE): one work-item per 2x2 block (2x2x2 in a volume); the node of a
-// block is its top-left (front top-left) pixel, every block (background ones too) holds a valid
-// node there.
-KERNEL void compress_blocks(GLOBAL label_t *L, uint width, uint height, uint depth)
-{
-    const uint x = GLOBAL_ID_X * 2, y = GLOBAL_ID_Y * 2, z = GLOBAL_ID_Z * 2;
-    if (x >= width || y >= height || z >= depth)
-        return;
-    compress_global(L, VOXEL_INDEX(x, y, z, width, height));
-}
-
 // ---- tuf.kernel
 // TUF: tiled run union-find, this project's algorithm (beyond the papers; issue 12). The image is
 // cut into tiles of 32 columns x TILE_H rows, one work-group each. Three passes:
 //
-// 1. tuf_tiles (LocalMerge): a tile is labeled in local memory with its rows as 32-bit masks
-//    (Playne & Hawick, TPDS 2018, label tiles in shared memory). Only the first pixel of each
-//    horizontal run is a union-find node (run starts as in Hennequin et al., DASIP 2018): a run
-//    hangs under the first run above that touches it (KE's linking, IPAS 2018 Alg. 4, on runs),
+// 1. tuf_tiles (LocalMerge): a 32 x 32 tile is labeled in local memory with its rows as 32-bit
+//    masks (Playne & Hawick, TPDS 2018, label tiles in shared memory). Only the first pixel of
+//    each horizontal run is a union-find node (run starts as in Hennequin et al., DASIP 2018),
+//    and one work-item per row handles all the runs of its row with bit operations: a run hangs
+//    under the first run above that touches it (KE's linking, IPAS 2018 Alg. 4, on runs),
 //    pointer jumping flattens those chains, and only the other runs above it touches need a
 //    union. Each pixel then stores (global index of its tile-local root) + 1.
 // 2. tuf_border_merge (BorderMerge): the pixel pairs across tile borders are joined in global
 //    memory (union-find with atomic_min, union_find.h), skipping a pair when the pixel before it
 //    along the border, in the same tile, already joins the same pieces.
-// 3. compress_pixels (Compression, kernels/compress.kernel): every pixel is linked to its root.
+// 3. tuf_compress (Compression): every pixel whose local root was joined to another is linked to
+//    its root.
 //
 // Nodes are numbered so that union-find's "smaller index wins" picks the first pixel in raster
 // order: inside a tile by tile-local raster index (which orders like the image's raster index),
 // across tiles by the image's raster index. Raw labels: (raster index of the component's first
 // pixel) + 1, background 0, as UF.
 //
-// Build-time defines: CONNECTIVITY (4 or 8), TILE_H (rows per tile, a multiple of 8). The
-// work-group is 32 x 8: work-item (lx, ly) holds column lx of rows ly, ly + 8, ... of its tile.
+// Build-time defines: CONNECTIVITY (4 or 8). A tile is 32 x 32; a work-group labels 8 (or 2)
+// tiles side by side, with a warp (sub-group) of 32 work-items each: work-item (lane, t) of the
+// group reads and writes column `lane` of tile t, and labels row `lane` of it.
 
 #define TILE_W 32
-#define GROUP_ROWS 8
-#define ROWS_PER_ITEM (TILE_H / GROUP_ROWS)
+#define TILE_H 32
 #define TILE_PIXELS (TILE_W * TILE_H)
 
 // Bits 0..b of a word (b in 0..31).
@@ -275,147 +250,133 @@ DEVICE_FN void union_halving(LOCAL uint *parents, uint a, uint b)
     }
 }
 
-// A tile's state in local memory while it is labeled.
-//   fg_words: one byte per pixel (1 foreground, 0 not), read back 4 at a time;
-//   masks: one 32-bit mask per row (bit c: column c is foreground);
-//   parents: union-find over run starts, tile-local index + 1 (union_find.h's convention).
-
-// Loads the tile at (x0, y0) into row masks and makes every pixel its own parent; on return
-// (after a barrier) the masks are complete.
-DEVICE_FN void load_tile(GLOBAL const uchar *img, uint width, uint height, uint x0, uint y0, LOCAL uint *fg_words,
-                         LOCAL uint *masks, LOCAL uint *parents)
-{
-    const uint lx = LOCAL_ID_X, ly = LOCAL_ID_Y;
-    const uint x = x0 + lx;
-    LOCAL uchar *fg_bytes = (LOCAL uchar *)fg_words;
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS, y = y0 + r;
-        fg_bytes[r * TILE_W + lx] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
-        parents[r * TILE_W + lx] = r * TILE_W + lx + 1;
-    }
-    const uint t = ly * TILE_W + lx;
-    LOCAL_BARRIER();
-    // Row t's mask from its 32 bytes, 4 at a time: the multiply gathers a word's four 0/1 bytes
-    // (little-endian, as on every OpenCL and CUDA device this runs on) into bits 24..27.
-    if (t < TILE_H) {
-        uint mask = 0;
-        for (uint w = 0; w < TILE_W / 4; w++)
-            mask |= ((fg_words[t * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
-        masks[t] = mask;
-    }
-    LOCAL_BARRIER();
-}
-
-// Labels the loaded tile: each run start is joined with the runs above that touch its run (with
-// the diagonal neighbours for 8-connectivity), then linked to its root. On return roots[k] holds
-// the tile-local root of the work-item's pixel in row ly + 8k (TILE_PIXELS for background).
-DEVICE_FN void label_tile(LOCAL const uint *masks, LOCAL uint *parents, uint roots[ROWS_PER_ITEM])
-{
-    const uint lx = LOCAL_ID_X, ly = LOCAL_ID_Y;
-    // Link (as KE's initialization, IPAS 2018 Alg. 4, on runs): each run start hangs under the
-    // start of the first run above that touches its run, a plain store to its own node; the
-    // other runs above it touches are kept for the unions.
-    uint others[ROWS_PER_ITEM];
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS;
-        const uint mask = masks[r];
-        others[k] = 0;
-        if (r == 0 || !(run_starts(mask) >> lx & 1u))
-            continue;
-        const uint run = run_from(mask, lx);
-#if CONNECTIVITY == 8
-        const uint span = run | run << 1 | run >> 1;
-#else
-        const uint span = run;
-#endif
-        const uint above_mask = masks[r - 1];
-        const uint touching = above_mask & span;
-        if (touching == 0)
-            continue;
-        const uint b = highest_bit(touching & (0u - touching));
-        parents[r * TILE_W + lx] = (r - 1) * TILE_W + highest_bit(run_starts(above_mask) & bits_through(b)) + 1;
-        others[k] = touching & ~run_from(above_mask, b);
-    }
-    LOCAL_BARRIER();
-    // Pointer jumping: the links form chains up the tile, at most TILE_H - 1 long, so log2(TILE_H)
-    // rounds of "parent = grandparent" leave every run start pointing at its chain's top (a
-    // pixel that is no run start points at itself and stays so).
-    for (uint step = 1; step < TILE_H; step <<= 1) {
-        uint jumped[ROWS_PER_ITEM];
-        for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-            const uint i = (ly + k * GROUP_ROWS) * TILE_W + lx;
-            jumped[k] = parents[parents[i] - 1];
-        }
-        LOCAL_BARRIER();
-        for (uint k = 0; k < ROWS_PER_ITEM; k++)
-            parents[(ly + k * GROUP_ROWS) * TILE_W + lx] = jumped[k];
-        LOCAL_BARRIER();
-    }
-    // Unions with the other runs above.
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS;
-        uint touching = others[k];
-        if (touching == 0)
-            continue;
-        const uint above_mask = masks[r - 1];
-        const uint above_starts = run_starts(above_mask);
-        while (touching != 0) {
-            const uint b = highest_bit(touching & (0u - touching));
-            const uint start = highest_bit(above_starts & bits_through(b));
-            union_halving(parents, r * TILE_W + lx, (r - 1) * TILE_W + start);
-            touching &= ~run_from(above_mask, b); // that run above is joined
-        }
-    }
-    LOCAL_BARRIER();
-    // Every run start is linked to its root: found first, written after a barrier (no finds
-    // race with the writes).
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS, i = r * TILE_W + lx;
-        roots[k] = run_starts(masks[r]) >> lx & 1u ? find_halving(parents, i) : TILE_PIXELS;
-    }
-    LOCAL_BARRIER();
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS;
-        if (roots[k] != TILE_PIXELS)
-            parents[r * TILE_W + lx] = roots[k] + 1;
-    }
-    LOCAL_BARRIER();
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint r = ly + k * GROUP_ROWS, mask = masks[r];
-        roots[k] = TILE_PIXELS;
-        if (!(mask >> lx & 1u))
-            continue;
-        const uint start = highest_bit(run_starts(mask) & bits_through(lx));
-        roots[k] = parents[r * TILE_W + start] - 1;
-    }
-}
-
 // The image's raster index of tile-local index i of the tile at (x0, y0).
 DEVICE_FN index_t tile_to_image(uint i, uint x0, uint y0, uint width)
 {
     return PIXEL_INDEX(x0 + i % TILE_W, y0 + i / TILE_W, width);
 }
 
-// Pass 1: the tile-local labeling; every pixel of the tile stores (global index of its local
-// root) + 1, background 0.
-KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+// Index of the lowest set bit of a nonzero word.
+DEVICE_FN uint lowest_bit(uint w)
 {
-    LOCAL_ARRAY(uint, fg_words, TILE_PIXELS / 4);
-    LOCAL_ARRAY(uint, masks, TILE_H);
-    LOCAL_ARRAY(uint, parents, TILE_PIXELS);
+    return highest_bit(w & (0u - w));
+}
+
+// The runs of the row above that touch the run of `mask` starting at bit c: their bits in
+// `above` (with the diagonal neighbours for 8-connectivity).
+DEVICE_FN uint touching_above(uint mask, uint c, uint above)
+{
+    const uint run = run_from(mask, c);
+#if CONNECTIVITY == 8
+    return above & (run | run << 1 | run >> 1);
+#else
+    return above & run;
+#endif
+}
+
+// Pass 1: each 32 x 32 tile is labeled in local memory, and every pixel stores (global index of
+// its tile-local root) + 1, background 0. A work-group of 32 x group_tiles work-items labels
+// group_tiles tiles side by side; its local memory holds, per tile:
+//   masks: one 32-bit mask per row (bit c: column c is foreground);
+//   parents: union-find over the tile's run starts, tile-local index + 1 (union_find.h's
+//   convention); before the masks are made, it holds the tile's pixels as bytes (1 foreground).
+DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
+                           LOCAL uint *masks_all, LOCAL uint *parents_all)
+{
+    const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y;
     // A group past a folded grid (y0 >= height) sees only background and writes nothing (no
     // early return: POCL mishandles a return before a barrier, even a uniform one).
-    const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y * TILE_H;
-    uint roots[ROWS_PER_ITEM];
-    load_tile(img, width, height, x0, y0, fg_words, masks, parents);
-    label_tile(masks, parents, roots);
+    const uint x0 = (GROUP_ID_X * group_tiles + t) * TILE_W, y0 = GROUP_ID_Y * TILE_H;
+    const uint x = x0 + lane;
+    LOCAL uint *masks = masks_all + t * TILE_H;
+    LOCAL uint *parents = parents_all + t * TILE_PIXELS;
 
-    const uint x = x0 + LOCAL_ID_X;
-    for (uint k = 0; k < ROWS_PER_ITEM; k++) {
-        const uint y = y0 + LOCAL_ID_Y + k * GROUP_ROWS;
-        if (x < width && y < height)
-            L[PIXEL_INDEX(x, y, width)] = roots[k] == TILE_PIXELS ? 0 : tile_to_image(roots[k], x0, y0, width) + 1;
+    // Load: column `lane`, one byte per pixel, coalesced along the tile's rows.
+    LOCAL uchar *fg_bytes = (LOCAL uchar *)parents;
+    for (uint r = 0; r < TILE_H; r++) {
+        const uint y = y0 + r;
+        fg_bytes[r * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
     }
+    LOCAL_BARRIER();
+    // Row `lane`'s mask from its 32 bytes, 4 at a time: the multiply gathers a word's four 0/1
+    // bytes (little-endian, as on every OpenCL and CUDA device this runs on) into bits 24..27.
+    const uint r = lane;
+    uint mask = 0;
+    for (uint w = 0; w < TILE_W / 4; w++)
+        mask |= ((parents[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
+    masks[r] = mask;
+    LOCAL_BARRIER();
+
+    // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
+    // the start of the first run above that touches its run, or is a root.
+    const uint starts = run_starts(mask);
+    const uint above = r > 0 ? masks[r - 1] : 0;
+    const uint above_starts = run_starts(above);
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint c = lowest_bit(todo), i = r * TILE_W + c;
+        const uint touching = touching_above(mask, c, above);
+        parents[i] = touching != 0 ? (r - 1) * TILE_W + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
+                                   : i + 1;
+    }
+    LOCAL_BARRIER();
+    // Pointer jumping: the links form chains up the tile (at most 31 long), which log2(32) rounds
+    // of "parent = grandparent" cut to one step. In place, with atomic_min: a parent only moves
+    // up its chain, whatever the order of the updates.
+    for (uint step = 1; step < TILE_H; step <<= 1) {
+        for (uint todo = starts; todo != 0; todo &= todo - 1) {
+            const uint i = r * TILE_W + lowest_bit(todo);
+            const uint grandparent = parents[parents[i] - 1];
+            if (grandparent != parents[i])
+                ATOMIC_MIN(&parents[i], grandparent);
+        }
+    }
+    // Unions with the other runs above each run touches.
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint c = lowest_bit(todo);
+        uint touching = touching_above(mask, c, above);
+        touching &= ~run_from(above, lowest_bit(touching)); // the linked run
+        while (touching != 0) {
+            const uint b = lowest_bit(touching);
+            union_halving(parents, r * TILE_W + c, (r - 1) * TILE_W + highest_bit(above_starts & bits_through(b)));
+            touching &= ~run_from(above, b);
+        }
+    }
+    LOCAL_BARRIER();
+    // Every run start is linked to its root.
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint i = r * TILE_W + lowest_bit(todo);
+        ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
+    }
+    LOCAL_BARRIER();
+
+    // Write: column `lane`; each pixel takes the root of its run's start.
+    if (x >= width)
+        return;
+    for (uint row = 0; row < TILE_H && y0 + row < height; row++) {
+        const uint m = masks[row];
+        label_t label = 0;
+        if (m >> lane & 1u) {
+            const uint root = parents[row * TILE_W + highest_bit(run_starts(m) & bits_through(lane))] - 1;
+            label = tile_to_image(root, x0, y0, width) + 1;
+        }
+        L[PIXEL_INDEX(x, y0 + row, width)] = label;
+    }
+}
+
+// Pass 1 on 8 tiles per work-group (32 x 8 work-items), for images of many tiles.
+KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+{
+    LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
+    LOCAL_ARRAY(uint, parents_all, 8 * TILE_PIXELS);
+    label_tiles(img, L, width, height, 8, masks_all, parents_all);
+}
+
+// Pass 1 on 2 tiles per work-group (32 x 2 work-items): more work-groups for small images.
+KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+{
+    LOCAL_ARRAY(uint, masks_all, 2 * TILE_H);
+    LOCAL_ARRAY(uint, parents_all, 2 * TILE_PIXELS);
+    label_tiles(img, L, width, height, 2, masks_all, parents_all);
 }
 
 // Pass 2, one work-item per pixel b just after a tile border: first the vertical borders (b in
@@ -492,5 +453,21 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
     }
 }
 
-// Pass 3, Compression: `compress_pixels` in kernels/compress.kernel.
+// Pass 3, Compression: each pixel's label, its local root, is replaced by that root's root,
+// found from the local root (one step fewer than from the pixel); a pixel whose label is already
+// its root, the whole of every component inside one tile, is not written again. A pixel written
+// meanwhile holds its component's root + 1, still a valid parent for a find through it.
+KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const index_t i = PIXEL_INDEX(x, y, width);
+    const label_t label = L[i];
+    if (label == 0)
+        return;
+    const label_t root = find_global(L, label - 1) + 1;
+    if (root != label)
+        L[i] = root;
+}
 

@@ -110,7 +110,7 @@ pub const BKE: KernelFile = KernelFile {
 /// TUF: tile-local labeling over runs, border merge, final labeling from the input.
 pub const TUF: KernelFile = KernelFile {
     name: "tuf",
-    parts: &[COMMON, UNION_FIND, COMPRESS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
+    parts: &[COMMON, UNION_FIND, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
     opencl: include_str!("../kernels-cl/tuf.cl"),
     cuda: include_str!("../kernels-cu/tuf.cu"),
 };

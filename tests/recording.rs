@@ -33,10 +33,12 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let pixels = [w as u64, h as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64];
-                // TUF: one 32 x 8 work-group per 32 x 32 tile, and one work-item per pixel just
-                // after a tile border (every row of each column 32k, every column of each row
-                // 32m; k, m >= 1) in a 1D range.
-                let tiles = [w as u64, (h.div_ceil(32) * 8) as u64];
+                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (32 x 2 per 2
+                // tiles on small images), and one work-item per pixel just after a tile border
+                // (every row of each column 32k, every column of each row 32m; k, m >= 1) in a
+                // 1D range.
+                let tiles8 = [(w.div_ceil(256) * 32) as u64, (h.div_ceil(32) * 8) as u64];
+                let tiles2 = [(w.div_ceil(64) * 32) as u64, (h.div_ceil(32) * 2) as u64];
                 let border = ((w.div_ceil(32) - 1) * h + (h.div_ceil(32) - 1) * w) as u64;
                 let mut launches = 0;
                 for (kernel, range, args) in recording.launches() {
@@ -45,7 +47,9 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                     // Every launch covers the pixels or the 2x2 blocks, in whole groups.
                     let covers = |e: [u64; 2]| covered[0] >= e[0] && covered[1] >= e[1];
                     let tuf = algorithm == Algorithm::TUF
-                        && (covers(tiles) || (covered[1] == 1 && covered[0] >= border && border > 0));
+                        && (covers(tiles8)
+                            || covers(tiles2)
+                            || (covered[1] == 1 && covered[0] >= border && border > 0));
                     if !covers(pixels) && !covers(blocks) && !tuf {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {pixels:?} or {blocks:?}"));
                     }
@@ -194,9 +198,12 @@ fn every_kernel_is_launched() {
             }
         }
         for &connectivity in algorithm.connectivities() {
-            let recording = record(algorithm, connectivity, Shape::image(37, 37), CUDA).unwrap(); // more than one 32 x 32 tile
-            for (kernel, _, _) in recording.launches() {
-                launched.insert(kernel.to_string());
+            // More than one 32 x 32 tile; enough tiles for TUF's 8-tile work-groups.
+            for shape in [Shape::image(37, 37), Shape::image(20_000, 20_000)] {
+                let recording = record(algorithm, connectivity, shape, CUDA).unwrap();
+                for (kernel, _, _) in recording.launches() {
+                    launched.insert(kernel.to_string());
+                }
             }
         }
     }

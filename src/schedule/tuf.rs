@@ -1,11 +1,11 @@
 //! TUF, tiled run union-find: this project's algorithm (beyond the papers). Kernels:
-//! `kernels/tuf.kernel`, which explains the design, and `kernels/compress.kernel`.
+//! `kernels/tuf.kernel`, which explains the design.
 //!
-//! 1. LocalMerge: each 32 x 32 tile is labeled in local memory over its runs, and every pixel
-//!    stores its tile-local root.
+//! 1. LocalMerge: each 32 x 32 tile is labeled in local memory over its runs (8 tiles per
+//!    work-group, a row per work-item), and every pixel stores its tile-local root.
 //! 2. BorderMerge: one work-item per pixel just after a tile border joins the pairs across it
 //!    in global memory.
-//! 3. Compression: every pixel is linked to its root.
+//! 3. Compression: every pixel whose local root was joined to another is linked to its root.
 //!
 //! Tried on the H100 and dropped: labeling each tile again from the input instead of storing
 //! and compressing the local roots (input read twice, labels written once: 1.5-2x slower, the
@@ -20,33 +20,35 @@ use crate::{Connectivity, Phase, Result, Shape};
 
 /// Tile width: the bits of a row mask.
 const TILE_W: usize = 32;
-/// Rows per tile (a multiple of the work-group's rows).
+/// Rows per tile: a work-item per row.
 const TILE_H: usize = 32;
-/// The work-group over a tile: one column per work-item, 8 rows at a time.
-const TILE_GROUP: [usize; 3] = [TILE_W, 8, 1];
+/// Tiles side by side per work-group of `tuf_tiles` and of `tuf_tiles_small`.
+const GROUP_TILES: usize = 8;
+const SMALL_GROUP_TILES: usize = 2;
+/// Below this many work-groups of 8 tiles per compute unit, `tuf_tiles_small` runs instead (4x
+/// the work-groups): small images would leave compute units idle.
+const MIN_GROUPS_PER_UNIT: usize = 4;
 /// Work-group of the border merge (one work-item per pixel after a tile border).
 const BORDER_GROUP: [usize; 3] = [256, 1, 1];
 
-/// The compile-time defines of `kernels/tuf.kernel` (and of compress.kernel's plain find).
+/// The compile-time defines of `kernels/tuf.kernel`.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
-    vec![
-        Define::int("CONNECTIVITY", connectivity.neighbours().into()),
-        Define::int("TILE_H", TILE_H as i64),
-        Define::flag("INLINE_COMPRESSION", false),
-    ]
+    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
 }
 
 /// The compiled TUF kernels.
 pub(crate) struct Tuf {
     tiles: Kernel,
+    tiles_small: Kernel,
     border_merge: Kernel,
     compress: Kernel,
 }
 
 /// Makes the TUF schedule from its compiled program.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
-    let [tiles, border_merge, compress] = kernels(gpu, program, ["tuf_tiles", "tuf_border_merge", "compress_pixels"])?;
-    Ok(Box::new(Tuf { tiles, border_merge, compress }))
+    let [tiles, tiles_small, border_merge, compress] =
+        kernels(gpu, program, ["tuf_tiles", "tuf_tiles_small", "tuf_border_merge", "tuf_compress"])?;
+    Ok(Box::new(Tuf { tiles, tiles_small, border_merge, compress }))
 }
 
 /// The border merge's work: pixels just after a vertical tile border (every row of each
@@ -62,11 +64,16 @@ impl Schedule for Tuf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, _] = job.extent();
         let shape = job.shape;
-        // One work-group per tile.
-        let tiles_y = shape.height.div_ceil(TILE_H);
-        let over_tiles = LaunchRange::over([shape.width, tiles_y * TILE_GROUP[1], 1], TILE_GROUP);
+        // One work-group per GROUP_TILES (or SMALL_GROUP_TILES) tiles side by side.
+        let tile_rows = shape.height.div_ceil(TILE_H);
+        let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * tile_rows;
+        let small = groups < MIN_GROUPS_PER_UNIT * gpu.limits().compute_units.max(1);
+        let (kernel, group_tiles) =
+            if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
+        let groups_x = shape.width.div_ceil(TILE_W * group_tiles);
+        let over_tiles = LaunchRange::over([groups_x * TILE_W, tile_rows * group_tiles, 1], [TILE_W, group_tiles, 1]);
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch(&mut self.tiles, &over_tiles, &image_args)?;
+        gpu.launch(kernel, &over_tiles, &image_args)?;
         recorder.end(Phase::LocalMerge)?;
         let (vertical, total) = border_pixels(shape);
         if total > 0 {
@@ -81,7 +88,7 @@ impl Schedule for Tuf {
             gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
         recorder.end(Phase::BorderMerge)?;
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(1)];
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         gpu.launch(&mut self.compress, &over_pixels(shape), &label_args)?;
         recorder.end(Phase::Compression)?;
         Ok(None)
