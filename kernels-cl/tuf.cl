@@ -155,7 +155,7 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 
 // ---- tuf.kernel
 // TUF: tiled run union-find, this project's algorithm (beyond the papers; issue 12). The image is
-// cut into tiles of 32 columns x TILE_H rows, one work-group each. Three passes:
+// cut into tiles of 32 x 32 pixels. Three passes:
 //
 // 1. tuf_tiles (LocalMerge): a 32 x 32 tile is labeled in local memory with its rows as 32-bit
 //    masks (Playne & Hawick, TPDS 2018, label tiles in shared memory). Only the first pixel of
@@ -175,9 +175,10 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 // across tiles by the image's raster index. Raw labels: (raster index of the component's first
 // pixel) + 1, background 0, as UF.
 //
-// Build-time defines: CONNECTIVITY (4 or 8). A tile is 32 x 32; a work-group labels 8 (or 2)
-// tiles side by side, with a warp (sub-group) of 32 work-items each: work-item (lane, t) of the
-// group reads and writes column `lane` of tile t, and labels row `lane` of it.
+// Build-time defines: CONNECTIVITY (4 or 8). In pass 1 a work-group of 32 x 8 work-items labels
+// 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
+// tile's warp reads and writes column `lane` of the tile, and (in its first warp) labels row
+// `lane` of it.
 
 #define TILE_W 32
 #define TILE_H 32
@@ -276,9 +277,11 @@ DEVICE_FN uint touching_above(uint mask, uint c, uint above)
 //   parents: union-find over the tile's run starts, tile-local index + 1 (union_find.h's
 //   convention); before the masks are made, it holds the tile's pixels as bytes (1 foreground).
 DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
-                           LOCAL uint *masks_all, LOCAL uint *parents_all)
+                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *parents_all)
 {
-    const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y;
+    // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
+    // first warp labels the rows.
+    const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y / tile_warps, sub = LOCAL_ID_Y % tile_warps;
     // A group past a folded grid (y0 >= height) sees only background and writes nothing (no
     // early return: POCL mishandles a return before a barrier, even a uniform one).
     const uint x0 = (GROUP_ID_X * group_tiles + t) * TILE_W, y0 = GROUP_ID_Y * TILE_H;
@@ -288,7 +291,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 
     // Load: column `lane`, one byte per pixel, coalesced along the tile's rows.
     LOCAL uchar *fg_bytes = (LOCAL uchar *)parents;
-    for (uint r = 0; r < TILE_H; r++) {
+    for (uint r = sub; r < TILE_H; r += tile_warps) {
         const uint y = y0 + r;
         fg_bytes[r * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
     }
@@ -299,12 +302,13 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     uint mask = 0;
     for (uint w = 0; w < TILE_W / 4; w++)
         mask |= ((parents[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
-    masks[r] = mask;
+    if (sub == 0)
+        masks[r] = mask;
     LOCAL_BARRIER();
 
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
     // the start of the first run above that touches its run, or is a root.
-    const uint starts = run_starts(mask);
+    const uint starts = sub == 0 ? run_starts(mask) : 0;
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
@@ -347,7 +351,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // Write: column `lane`; each pixel takes the root of its run's start.
     if (x >= width)
         return;
-    for (uint row = 0; row < TILE_H && y0 + row < height; row++) {
+    for (uint row = sub; row < TILE_H && y0 + row < height; row += tile_warps) {
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
@@ -358,20 +362,22 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     }
 }
 
-// Pass 1 on 8 tiles per work-group (32 x 8 work-items), for images of many tiles.
+// Pass 1 on 8 tiles per work-group (32 x 8 work-items, a warp per tile), for images of many
+// tiles.
 KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents_all, 8 * TILE_PIXELS);
-    label_tiles(img, L, width, height, 8, masks_all, parents_all);
+    label_tiles(img, L, width, height, 8, 1, masks_all, parents_all);
 }
 
-// Pass 1 on 2 tiles per work-group (32 x 2 work-items): more work-groups for small images.
+// Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
+// share the tile's reads and writes (its rows are still labeled by one), more latency hidden.
 KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
-    LOCAL_ARRAY(uint, masks_all, 2 * TILE_H);
-    LOCAL_ARRAY(uint, parents_all, 2 * TILE_PIXELS);
-    label_tiles(img, L, width, height, 2, masks_all, parents_all);
+    LOCAL_ARRAY(uint, masks_all, TILE_H);
+    LOCAL_ARRAY(uint, parents_all, TILE_PIXELS);
+    label_tiles(img, L, width, height, 1, 8, masks_all, parents_all);
 }
 
 // Pass 2, one work-item per pixel b just after a tile border: first the vertical borders (b in

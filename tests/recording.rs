@@ -33,12 +33,11 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let pixels = [w as u64, h as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64];
-                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (32 x 2 per 2
-                // tiles on small images), and one work-item per pixel just after a tile border
-                // (every row of each column 32k, every column of each row 32m; k, m >= 1) in a
-                // 1D range.
+                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (per tile on
+                // small images), and one work-item per pixel just after a tile border (every row
+                // of each column 32k, every column of each row 32m; k, m >= 1) in a 1D range.
                 let tiles8 = [(w.div_ceil(256) * 32) as u64, (h.div_ceil(32) * 8) as u64];
-                let tiles2 = [(w.div_ceil(64) * 32) as u64, (h.div_ceil(32) * 2) as u64];
+                let tiles1 = [(w.div_ceil(32) * 32) as u64, (h.div_ceil(32) * 8) as u64];
                 let border = ((w.div_ceil(32) - 1) * h + (h.div_ceil(32) - 1) * w) as u64;
                 let mut launches = 0;
                 for (kernel, range, args) in recording.launches() {
@@ -48,7 +47,7 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                     let covers = |e: [u64; 2]| covered[0] >= e[0] && covered[1] >= e[1];
                     let tuf = algorithm == Algorithm::TUF
                         && (covers(tiles8)
-                            || covers(tiles2)
+                            || covers(tiles1)
                             || (covered[1] == 1 && covered[0] >= border && border > 0));
                     if !covers(pixels) && !covers(blocks) && !tuf {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {pixels:?} or {blocks:?}"));
