@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
 #            and headline.md, the README tables)
@@ -11,14 +11,15 @@
 # e2e        only the end-to-end experiments and the command line's wall time
 # 3d         only the 3D experiments (volumes); quick-3d: the same at quick sizes
 # stats      only what component statistics add to device-resident labeling (OUT/stats/)
+# tuf        only TUF against the best published algorithms (BKE_IC, KE, UF) (OUT/tuf/)
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]}
 what=${3:-}
 quick=""; case "$what" in quick|quick-3d) quick=1;; esac
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,6 +91,22 @@ statistics() {
   "$ccl" bench average --dataset "$pages" --threshold 128 --invert --algos "$algos" --devices "$gpus" --runs "$runs" --warmup "$warmup" --stats --out "$out/stats/statspages"
 }
 if [ "$what" = stats ]; then statistics; exit 0; fi
+tuf() {
+  # TUF (issue 12) against the fastest published algorithms for each connectivity: BKE_IC and
+  # KE at 8, KE and UF at 4; density x granularity at the small size, three densities at the big
+  # one, the real pages on the GPUs and (TUF and BKE_IC) on the OpenCL CPUs.
+  local t=$out/tuf cpus
+  cpus=$("$ccl" devices | awk '/^opencl/ && / CPU /{print $1}' | paste -sd, -)
+  "$ccl" bench density --size "$small" --densities 0:100:10 --granularities "$grans" --images "$per_point" --algos tuf,bke_ic,ke --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$t/density8"
+  "$ccl" bench density --size "$small" --densities 0:100:10 --granularities "$grans" --images "$per_point" --connectivity 4 --algos tuf,ke,uf --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$t/density4"
+  "$ccl" bench density --size "$big" --densities 10,50,90 --images 1 --algos tuf,bke_ic --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$t/big8"
+  "$ccl" bench density --size "$big" --densities 10,50,90 --images 1 --connectivity 4 --algos tuf,ke --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$t/big4"
+  "$ccl" bench average --dataset "$pages" --threshold 128 --invert --algos tuf,bke_ic,ke --devices "$gpus" --runs "$runs" --warmup "$warmup" --out "$t/pages"
+  if [ -n "$cpus" ]; then
+    "$ccl" bench average --dataset "$pages" --threshold 128 --invert --algos tuf,bke_ic --devices "$cpus" --runs 3 --warmup 1 --out "$t/pages-pocl"
+  fi
+}
+if [ "$what" = tuf ]; then tuf; exit 0; fi
 case "$what" in 3d|quick-3d) volumes; python3 "$here/headline.py" "$out" > "$out/headline-3d.md"; cat "$out/headline-3d.md"; exit 0;; esac
 
 if [ "$what" = e2e ]; then
