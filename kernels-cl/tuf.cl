@@ -110,14 +110,17 @@ typedef uint index_t;
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
-                                                                                                 \
+    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX)
+
+/* Union with a given find (a kernel file may bring its own, e.g. one that compresses). */
+#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND)                                                 \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
         for (;;) {                                                                               \
-            a = find_##SUFFIX(L, a);                                                             \
-            b = find_##SUFFIX(L, b);                                                             \
+            a = FIND(L, a);                                                                      \
+            b = FIND(L, b);                                                                      \
             if (a == b)                                                                          \
                 return;                                                                          \
             if (a > b) {                                                                         \
@@ -226,25 +229,8 @@ DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
     return i;
 }
 
-// Union of the trees of a and b (union_find.h's, with find_halving).
-DEVICE_FN void union_halving(LOCAL uint *parents, uint a, uint b)
-{
-    for (;;) {
-        a = find_halving(parents, a);
-        b = find_halving(parents, b);
-        if (a == b)
-            return;
-        if (a > b) {
-            const uint t = a;
-            a = b;
-            b = t;
-        }
-        const uint old = ATOMIC_MIN(&parents[b], a + 1);
-        if (old == b + 1)
-            return;
-        b = old - 1;
-    }
-}
+// union_halving: union_find.h's union, with find_halving.
+CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 
 // The image's raster index of tile-local index i of the tile at (x0, y0).
 DEVICE_FN index_t tile_to_image(uint i, uint x0, uint y0, uint width)

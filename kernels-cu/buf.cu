@@ -115,14 +115,17 @@ typedef uint index_t;
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
-                                                                                                 \
+    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX)
+
+/* Union with a given find (a kernel file may bring its own, e.g. one that compresses). */
+#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND)                                                 \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
         for (;;) {                                                                               \
-            a = find_##SUFFIX(L, a);                                                             \
-            b = find_##SUFFIX(L, b);                                                             \
+            a = FIND(L, a);                                                                      \
+            b = FIND(L, b);                                                                      \
             if (a == b)                                                                          \
                 return;                                                                          \
             if (a > b) {                                                                         \
