@@ -20,19 +20,26 @@ rc=0
 page=$(mktemp --suffix=.png)
 trap 'rm -f "$img" "$tall" "$page" /tmp/sanitize.npy /tmp/sanitize-tall.npy /tmp/sanitize-ink.png' EXIT
 "$ccl" generate -o "$page" --width 513 --height 411 --density 30 --granularity 3 --seed 7
+# Runs `ccl ARGS...` under compute-sanitizer TOOL and prints "LABEL TOOL: exit CODE; SUMMARY";
+# a failure prints the output's tail and fails the script. An algorithm without the asked
+# connectivity says so (exit 2) before any kernel runs: that is skipped, silently.
+check() {
+  local tool=$1 label=$2 out code summary
+  shift 2
+  out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" "$@" 2>&1)
+  code=$?
+  if echo "$out" | grep -q "does not support"; then return; fi
+  summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
+  echo "$label $tool: exit $code; ${summary:-no summary}"
+  [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+}
 sanitize_volumes() {
   local vol=/tmp/sanitize-volume.npy
   python3 -c "import numpy as np; r = np.random.default_rng(19); np.save('$vol', (r.random((19, 29, 37)) < 0.45).astype(np.uint8))" || return 1
   for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
     for conn in 6 18 26; do
       for tool in memcheck racecheck; do
-        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize-labels.npy 2>&1)
-        code=$?
-        # An algorithm without this connectivity says so (exit 2) before any kernel runs.
-        if echo "$out" | grep -q "does not support"; then continue; fi
-        summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-        echo "$algo volume $conn-conn $tool: exit $code; ${summary:-no summary}"
-        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+        check "$tool" "$algo volume $conn-conn" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize-labels.npy
       done
     done
   done
@@ -52,23 +59,36 @@ sanitize_stats() {
   for input in "$1" "$wide" "$sparse"; do
     for algo in UF BKE_IC; do
       for tool in memcheck racecheck; do
-        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --algo "$algo" --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy 2>&1)
-        code=$?
-        echo "stats ${input##*/} $algo $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
-        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+        check "$tool" "stats ${input##*/} $algo" label "$input" --device cuda:0 --algo "$algo" --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy
       done
     done
   done
   rm -f "$wide" "$sparse"
 }
-if [ "$what" = stats ]; then "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512; sanitize_stats "$img"; exit $rc; fi
+# TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse.
+sanitize_tuf() {
+  local odd
+  odd=$(mktemp --suffix=.png)
+  "$ccl" generate -o "$odd" --width 1000 --height 700 --density 60 --seed 700
+  for input in "$1" "$odd"; do
+    for conn in 4 8; do
+      for tool in memcheck racecheck; do
+        check "$tool" "TUF ${input##*/} $conn-conn" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" -o /tmp/sanitize.npy
+      done
+    done
+  done
+  rm -f "$odd"
+}
+case "$what" in
+  stats|tuf)
+    "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
+    "sanitize_$what" "$img"
+    exit $rc
+    ;;
+esac
 sanitize_binarize() {
   for tool in memcheck racecheck; do
-    out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png "$@" 2>&1)
-    code=$?
-    summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-    echo "binarize $* $tool: exit $code; ${summary:-no summary}"
-    [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+    check "$tool" "binarize $*" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png "$@"
   done
 }
 for kernel in global global-shared shared fast; do
@@ -84,44 +104,19 @@ sanitize_binarize --method nick --kernel fast --window 15
 sanitize_binarize --method nick --kernel fast --window 101
 sanitize_binarize --method wolf --kernel fast --window 31
 [ "$what" = binarize ] && exit $rc
-# TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse.
-sanitize_tuf() {
-  local odd
-  odd=$(mktemp --suffix=.png)
-  "$ccl" generate -o "$odd" --width 1000 --height 700 --density 60 --seed 700
-  for input in "$1" "$odd"; do
-    for conn in 4 8; do
-      for tool in memcheck racecheck; do
-        out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" -o /tmp/sanitize.npy 2>&1)
-        code=$?
-        echo "TUF ${input##*/} $conn-conn $tool: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)"
-        [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
-      done
-    done
-  done
-  rm -f "$odd"
-}
 "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
-if [ "$what" = tuf ]; then sanitize_tuf "$img"; exit $rc; fi
 sanitize_tuf "$img"
 for algo in UF KE BUF BKE; do
   for conn in 4 8; do
     case $algo:$conn in BUF:4|BKE:4) continue ;; esac
     for tool in memcheck racecheck; do
-      out=$(compute-sanitizer --tool "$tool" --error-exitcode 99 "$ccl" label "$img" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize.npy 2>&1)
-      code=$?
-      summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-      echo "$algo $conn-conn $tool: exit $code; ${summary:-no summary}"
-      [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+      check "$tool" "$algo $conn-conn" label "$img" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize.npy
     done
   done
 done
 sanitize_stats "$img"
 "$ccl" generate -o "$tall" --width 2 --height 1100000 --density 60 --seed 1100000
 for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC TUF; do
-  out=$(compute-sanitizer --tool memcheck --error-exitcode 99 "$ccl" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy 2>&1)
-  code=$?
-  echo "$algo 2x1100000 memcheck: exit $code; $(echo "$out" | grep -E "ERROR SUMMARY" | tail -1)"
-  [ $code -eq 0 ] || { rc=1; echo "$out" | tail -20; }
+  check memcheck "$algo 2x1100000" label "$tall" --device cuda:0 --algo "$algo" -o /tmp/sanitize-tall.npy
 done
 exit $rc
