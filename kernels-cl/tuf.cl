@@ -257,15 +257,16 @@ DEVICE_FN uint touching_above(uint mask, uint c, uint above)
 }
 
 // Pass 1: each 32 x 32 tile is labeled in local memory, and every pixel stores (global index of
-// its tile-local root) + 1, background 0. A work-group of 32 x 8 work-items labels group_tiles
-// tiles side by side, with tile_warps rows of 32 work-items each (group_tiles x tile_warps = 8);
-// its local memory holds, per tile:
+// its tile-local root) + 1, background 0. A work-group of 32 x 8 work-items labels 8 / tile_warps
+// tiles side by side, with tile_warps rows of 32 work-items each; its local memory holds, per
+// tile:
 //   masks: one 32-bit mask per row (bit c: column c is foreground);
 //   parents: union-find over the tile's run starts, tile-local index + 1 (union_find.h's
 //   convention); before the masks are made, it holds the tile's pixels as bytes (1 foreground).
-DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
-                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *parents_all)
+DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint tile_warps,
+                           LOCAL uint *masks_all, LOCAL uint *parents_all)
 {
+    const uint group_tiles = 8 / tile_warps;
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
     // first warp labels the rows.
     const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y / tile_warps, sub = LOCAL_ID_Y % tile_warps;
@@ -311,8 +312,8 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     for (uint step = 1; step < TILE_H; step <<= 1) {
         for (uint todo = starts; todo != 0; todo &= todo - 1) {
             const uint i = r * TILE_W + lowest_bit(todo);
-            const uint grandparent = parents[parents[i] - 1];
-            if (grandparent != parents[i])
+            const uint parent = parents[i], grandparent = parents[parent - 1];
+            if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
         }
     }
@@ -355,7 +356,7 @@ KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents_all, 8 * TILE_PIXELS);
-    label_tiles(img, L, width, height, 8, 1, masks_all, parents_all);
+    label_tiles(img, L, width, height, 1, masks_all, parents_all);
 }
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
@@ -364,7 +365,7 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
     LOCAL_ARRAY(uint, parents_all, TILE_PIXELS);
-    label_tiles(img, L, width, height, 1, 8, masks_all, parents_all);
+    label_tiles(img, L, width, height, 8, masks_all, parents_all);
 }
 
 // Pass 2, one work-item per pixel b just after a tile border: first the vertical borders (b in

@@ -27,11 +27,6 @@ const TILE_H: usize = 32;
 const GROUP_TILES: usize = 8;
 const SMALL_GROUP_TILES: usize = 1;
 const TILE_GROUP: [usize; 3] = [TILE_W, 8, 1];
-/// Below this many work-groups of 8 tiles per compute unit, `tuf_tiles_small` runs instead (8x
-/// the work-groups): images of fewer tiles than that would leave compute units idle. (H100:
-/// DIBCO pages of about 0.7 Mpx 0.030 ms with it, 0.032 without; at 2048^2, 512 work-groups of
-/// 8 tiles on 132 units, it would be 1.5x slower.)
-const MIN_GROUPS_PER_UNIT: usize = 1;
 /// Work-group of the border merge (one work-item per pixel after a tile border).
 const BORDER_GROUP: [usize; 3] = [256, 1, 1];
 
@@ -68,10 +63,13 @@ impl Schedule for Tuf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, _] = job.extent();
         let shape = job.shape;
-        // One work-group per GROUP_TILES (or SMALL_GROUP_TILES) tiles side by side.
+        // One work-group per GROUP_TILES tiles side by side; with fewer such groups than compute
+        // units, one per tile (`tuf_tiles_small`, 8x the groups), so that no unit idles. (H100:
+        // DIBCO pages of about 0.7 Mpx 0.030 ms with it, 0.032 without; at 2048^2, 512 groups of 8
+        // tiles on 132 units, it would be 1.5x slower.)
         let tile_rows = shape.height.div_ceil(TILE_H);
         let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * tile_rows;
-        let small = groups < MIN_GROUPS_PER_UNIT * gpu.limits().compute_units.max(1);
+        let small = groups < gpu.limits().compute_units.max(1);
         let (kernel, group_tiles) =
             if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
         let groups_x = shape.width.div_ceil(TILE_W * group_tiles);
