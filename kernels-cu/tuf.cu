@@ -170,8 +170,9 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 //    each horizontal run is a union-find node (run starts as in Hennequin et al., DASIP 2018),
 //    and one work-item per row handles all the runs of its row with bit operations: a run hangs
 //    under the first run above that touches it (KE's linking, IPAS 2018 Alg. 4, on runs),
-//    pointer jumping flattens those chains, and only the other runs above it touches need a
-//    union. Each pixel then stores (global index of its tile-local root) + 1.
+//    pointer jumping flattens those chains, and the pairs of neighbouring runs above that a run
+//    of the row bridges need a union. Each pixel then stores (global index of its tile-local
+//    root) + 1.
 // 2. tuf_border_merge (BorderMerge): the pixel pairs across tile borders are joined in global
 //    memory (union-find with atomic_min, union_find.h), skipping a pair when the pixel before it
 //    along the border, in the same tile, already joins the same pieces.
@@ -322,16 +323,27 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
                 ATOMIC_MIN(&parents[i], grandparent);
         }
     }
-    // Unions with the other runs above each run touches.
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo);
-        uint touching = touching_above(mask, c, above);
-        touching &= ~run_from(above, lowest_bit(touching)); // the linked run
-        while (touching != 0) {
-            const uint b = lowest_bit(touching);
-            union_halving(parents, r * TILE_W + c, (r - 1) * TILE_W + highest_bit(above_starts & bits_through(b)));
-            touching &= ~run_from(above, b);
-        }
+    // Unions with the other runs above each run touches. The runs above that a run touches are
+    // consecutive, and it hangs under the first; joining instead each pair of consecutive runs
+    // above that one run of row r touches both of gives the same components. Such a pair is
+    // bridged by row r: the gap between them (8-connectivity), or the gap and the two pixels
+    // around it (4), is foreground in row r. Adding the gaps' uncovered pixels to the row
+    // above's zeros carries into the start of the run after each gap that is not bridged, so
+    // all of a row's unions come from a few bit operations and one loop over them, the same
+    // length for every work-item of a warp.
+    const uint zeros = ~above;
+#if CONNECTIVITY == 8
+    const uint uncovered = zeros & ~mask;
+    const uint ends_bridged = ~0u;
+#else
+    const uint uncovered = (zeros & ~mask) | (above & ~(above >> 1) & ~mask) << 1;
+    const uint ends_bridged = mask;
+#endif
+    // Starts of runs above with a run before them, whose gap row r bridges.
+    uint bridged = sub == 0 ? (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged : 0;
+    for (; bridged != 0; bridged &= bridged - 1u) {
+        const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
+        union_halving(parents, (r - 1) * TILE_W + before, (r - 1) * TILE_W + s);
     }
     LOCAL_BARRIER();
     // Every run start is linked to its root.
