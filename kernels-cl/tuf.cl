@@ -200,6 +200,42 @@ DEVICE_FN uint highest_bit(uint w)
     return 31u - LEADING_ZEROS(w);
 }
 
+// Bit k: byte k of w is foreground (nonzero, as FG), four pixels at a time. The bytes' high bits
+// flag the nonzero bytes, and the multiply gathers them (little-endian, as on every OpenCL and
+// CUDA device this runs on) into bits 24..27.
+DEVICE_FN uint nonzero_bytes(uint w)
+{
+    const uint high = (((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | w) & 0x80808080u;
+    return (high >> 7) * 0x01020408u >> 24 & 0xFu;
+}
+
+// Bit k: byte k of the 16 bytes of v is foreground.
+DEVICE_FN uint nonzero_bytes16(uint4 v)
+{
+    return nonzero_bytes(v.x) | nonzero_bytes(v.y) << 4 | nonzero_bytes(v.z) << 8 | nonzero_bytes(v.w) << 12;
+}
+
+// The mask of the 32 pixels from raster index `start` of an image of `pixels` pixels. Read as
+// the two or three aligned 16-byte words that hold them where those lie in the image, else a byte
+// at a time (the first or last bytes of a buffer that does not start on 16 bytes).
+DEVICE_FN uint row_mask(GLOBAL const uchar *img, index_t start, index_t pixels)
+{
+    const size_t address = (size_t)(img + start), aligned = address & ~(size_t)15u;
+    const uint offset = (uint)(address - aligned);
+    uint mask = 0;
+    if (aligned >= (size_t)img && aligned + (offset != 0 ? 48u : 32u) <= (size_t)(img + pixels)) {
+        GLOBAL const uint4 *words = (GLOBAL const uint4 *)(img + (start - offset));
+        ulong bits = (ulong)nonzero_bytes16(words[0]) | (ulong)nonzero_bytes16(words[1]) << 16;
+        if (offset != 0)
+            bits |= (ulong)nonzero_bytes16(words[2]) << 32;
+        mask = (uint)(bits >> offset);
+    } else {
+        for (uint c = 0; c < TILE_W; c++)
+            mask |= (uint)FG(img[start + c]) << c;
+    }
+    return mask;
+}
+
 // The first pixel of each run of a row mask.
 DEVICE_FN uint run_starts(uint mask)
 {
@@ -278,21 +314,30 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     LOCAL uint *masks = masks_all + t * TILE_H;
     LOCAL uint *parents = parents_all + t * TILE_PIXELS;
 
-    // Load: column `lane`, one byte per pixel, coalesced along the tile's rows.
+    // Load. A tile wholly inside the image: work-item `lane` of its first warp reads row `lane`
+    // in 16-byte words and makes the row's mask in registers. A tile across the image's edge:
+    // column `lane`, one byte per pixel (coalesced along the tile's rows) into local memory, then
+    // row `lane`'s mask from its 32 bytes, 4 at a time.
+    const int inside = x0 + TILE_W <= width && y0 + TILE_H <= height;
     LOCAL uchar *fg_bytes = (LOCAL uchar *)parents;
-    for (uint r = sub; r < TILE_H; r += tile_warps) {
-        const uint y = y0 + r;
-        fg_bytes[r * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
+    if (!inside) {
+        for (uint r = sub; r < TILE_H; r += tile_warps) {
+            const uint y = y0 + r;
+            fg_bytes[r * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
+        }
     }
     LOCAL_BARRIER();
-    // Row `lane`'s mask from its 32 bytes, 4 at a time: the multiply gathers a word's four 0/1
-    // bytes (little-endian, as on every OpenCL and CUDA device this runs on) into bits 24..27.
     const uint r = lane;
     uint mask = 0;
-    for (uint w = 0; w < TILE_W / 4; w++)
-        mask |= ((parents[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
-    if (sub == 0)
+    if (sub == 0) {
+        if (inside) {
+            mask = row_mask(img, PIXEL_INDEX(x0, y0 + r, width), (index_t)width * height);
+        } else {
+            for (uint w = 0; w < TILE_W / 4; w++)
+                mask |= ((parents[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
+        }
         masks[r] = mask;
+    }
     LOCAL_BARRIER();
 
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
