@@ -14,7 +14,8 @@
 //!
 //! Raw labels: (raster index of the component's first pixel) + 1; background 0.
 
-use super::{kernels, over_pixels, Job, Schedule};
+use super::common::GROUP;
+use super::{kernels, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape};
 
@@ -27,6 +28,8 @@ const TILE_H: usize = 32;
 const GROUP_TILES: usize = 8;
 const SMALL_GROUP_TILES: usize = 1;
 const TILE_GROUP: [usize; 3] = [TILE_W, 8, 1];
+/// Pixels of a row per work-item of the compression (one 16-byte word of labels).
+const COMPRESS_PIXELS: usize = 4;
 /// Work-group of the border merge (one work-item per pixel after a tile border).
 const BORDER_GROUP: [usize; 3] = [256, 1, 1];
 
@@ -91,7 +94,8 @@ impl Schedule for Tuf {
         }
         recorder.end(Phase::BorderMerge)?;
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch(&mut self.compress, &over_pixels(shape), &label_args)?;
+        let over_quads = LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height, 1], GROUP);
+        gpu.launch(&mut self.compress, &over_quads, &label_args)?;
         recorder.end(Phase::Compression)?;
         Ok(None)
     }
