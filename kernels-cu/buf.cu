@@ -115,14 +115,10 @@ typedef uint index_t;
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
-    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX, CCL_NODE_SLOT)
+    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX)
 
-/* Where node i lives in L: at i, unless a kernel file pads its array (and brings its own find). */
-#define CCL_NODE_SLOT(i) (i)
-
-/* Union with a given find (a kernel file may bring its own, e.g. one that compresses) and */
-/* node slot. */
-#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND, SLOT)                                           \
+/* Union with a given find (a kernel file may bring its own, e.g. one that compresses). */
+#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND)                                                 \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
@@ -137,7 +133,7 @@ typedef uint index_t;
                 a = b;                                                                           \
                 b = t;                                                                           \
             }                                                                                    \
-            T old = ATOMIC_MIN(&L[SLOT(b)], a + 1);                                              \
+            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
             if (old == b + 1)                                                                    \
                 return;                                                                          \
             b = old - 1;                                                                         \

@@ -115,14 +115,10 @@ typedef uint index_t;
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
-    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX, CCL_NODE_SLOT)
+    CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX)
 
-/* Where node i lives in L: at i, unless a kernel file pads its array (and brings its own find). */
-#define CCL_NODE_SLOT(i) (i)
-
-/* Union with a given find (a kernel file may bring its own, e.g. one that compresses) and */
-/* node slot. */
-#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND, SLOT)                                           \
+/* Union with a given find (a kernel file may bring its own, e.g. one that compresses). */
+#define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND)                                                 \
     /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
     /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
@@ -137,7 +133,7 @@ typedef uint index_t;
                 a = b;                                                                           \
                 b = t;                                                                           \
             }                                                                                    \
-            T old = ATOMIC_MIN(&L[SLOT(b)], a + 1);                                              \
+            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
             if (old == b + 1)                                                                    \
                 return;                                                                          \
             b = old - 1;                                                                         \
@@ -184,9 +180,9 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 //    its root.
 //
 // Nodes are numbered so that union-find's "smaller index wins" picks the first pixel in raster
-// order: inside a tile by tile-local raster index (which orders like the image's raster index),
-// across tiles by the image's raster index. Raw labels: (raster index of the component's first
-// pixel) + 1, background 0, as UF.
+// order: inside a tile by node r * 33 + c for pixel (c, r) (which orders like the image's raster
+// index), across tiles by the image's raster index. Raw labels: (raster index of the
+// component's first pixel) + 1, background 0, as UF.
 //
 // Build-time defines: CONNECTIVITY (4 or 8). In pass 1 a work-group of 32 x 8 work-items labels
 // 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
@@ -195,14 +191,13 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 
 #define TILE_W 32
 #define TILE_H 32
-#define TILE_PIXELS (TILE_W * TILE_H)
-// A tile's union-find nodes are its pixels' tile-local indices r * 32 + c; node i lives at slot
-// TILE_SLOT(i) = r * 33 + c of the tile's parents, rows padded to 33 entries: the work-items of
-// a warp, each on its own row, then reach different banks of local memory when they work on the
-// same column (the runs of neighbouring rows start at similar columns). Without the padding, 65 %
-// of the tile pass's local-memory reads were bank conflicts (H100, 8192^2 at 50 %).
-#define TILE_SLOT(i) ((i) + ((i) >> 5))
-#define TILE_SLOTS (TILE_H * (TILE_W + 1))
+// A tile's union-find node for its pixel (c, r) is r * ROW_SLOTS + c, rows padded to 33
+// entries: the work-items of a warp, each on its own row, then reach different banks of local
+// memory when they work on the same column (the runs of neighbouring rows start at similar
+// columns). Without the padding, 65 % of the tile pass's local-memory reads were bank conflicts
+// (H100, 8192^2 at 50 %). The nodes order as the pixels do in raster order.
+#define ROW_SLOTS (TILE_W + 1)
+#define TILE_SLOTS (TILE_H * ROW_SLOTS)
 
 // Bits 0..b of a word (b in 0..31).
 DEVICE_FN uint bits_through(uint b)
@@ -271,24 +266,24 @@ DEVICE_FN uint run_from(uint mask, uint b)
 // concurrent updates), so trees stay shallow while unions go on.
 DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
 {
-    uint parent = parents[TILE_SLOT(i)] - 1;
+    uint parent = parents[i] - 1;
     while (parent != i) {
-        const uint grandparent = parents[TILE_SLOT(parent)] - 1;
+        const uint grandparent = parents[parent] - 1;
         if (grandparent != parent)
-            ATOMIC_MIN(&parents[TILE_SLOT(i)], grandparent + 1);
+            ATOMIC_MIN(&parents[i], grandparent + 1);
         i = grandparent;
-        parent = parents[TILE_SLOT(i)] - 1;
+        parent = parents[i] - 1;
     }
     return i;
 }
 
 // union_halving: union_find.h's union, with find_halving.
-CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving, TILE_SLOT)
+CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 
-// The image's raster index of tile-local index i of the tile at (x0, y0).
+// The image's raster index of node i of the tile at (x0, y0).
 DEVICE_FN index_t tile_to_image(uint i, uint x0, uint y0, uint width)
 {
-    return PIXEL_INDEX(x0 + i % TILE_W, y0 + i / TILE_W, width);
+    return PIXEL_INDEX(x0 + i % ROW_SLOTS, y0 + i / ROW_SLOTS, width);
 }
 
 // Index of the lowest set bit of a nonzero word.
@@ -314,9 +309,9 @@ DEVICE_FN uint touching_above(uint mask, uint c, uint above)
 // tiles side by side, with tile_warps rows of 32 work-items each; its local memory holds, per
 // tile:
 //   masks: one 32-bit mask per row (bit c: column c is foreground);
-//   parents: union-find over the tile's run starts, tile-local index + 1 (union_find.h's
-//   convention) at TILE_SLOT(index); before the masks are made, its first 1024 bytes hold the
-//   pixels of a tile across the image's edge (1 foreground).
+//   parents: union-find over the tile's run starts, node + 1 (union_find.h's convention);
+//   before the masks are made, its first 1024 bytes hold the pixels of a tile across the
+//   image's edge (1 foreground).
 DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint tile_warps,
                            LOCAL uint *masks_all, LOCAL uint *parents_all)
 {
@@ -363,21 +358,23 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo), i = r * TILE_W + c;
+        const uint c = lowest_bit(todo), i = r * ROW_SLOTS + c;
         const uint touching = touching_above(mask, c, above);
-        parents[TILE_SLOT(i)] = touching != 0 ? (r - 1) * TILE_W + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
+        parents[i] = touching != 0 ? (r - 1) * ROW_SLOTS + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
                                    : i + 1;
     }
     LOCAL_BARRIER();
-    // Pointer jumping: the links form chains up the tile (at most 31 long), which log2(32) rounds
-    // of "parent = grandparent" cut to one step. In place, with atomic_min: a parent only moves
-    // up its chain, whatever the order of the updates.
-    for (uint step = 1; step < TILE_H; step <<= 1) {
+    // Pointer jumping: the links form chains up the tile (at most 31 long), which 3 rounds of
+    // "parent = grandparent" cut to at most 4 steps; the finds below walk the rest, halving it.
+    // In place, with atomic_min: a parent only moves up its chain, whatever the order of the
+    // updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut to one step, were 2-6 % slower;
+    // 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
+    for (uint round = 0; round < 3; round++) {
         for (uint todo = starts; todo != 0; todo &= todo - 1) {
-            const uint i = r * TILE_W + lowest_bit(todo);
-            const uint parent = parents[TILE_SLOT(i)], grandparent = parents[TILE_SLOT(parent - 1)];
+            const uint i = r * ROW_SLOTS + lowest_bit(todo);
+            const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
-                ATOMIC_MIN(&parents[TILE_SLOT(i)], grandparent);
+                ATOMIC_MIN(&parents[i], grandparent);
         }
     }
     // Unions with the other runs above each run touches. The runs above that a run touches are
@@ -400,15 +397,24 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     uint bridged = sub == 0 ? (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged : 0;
     for (; bridged != 0; bridged &= bridged - 1u) {
         const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, (r - 1) * TILE_W + before, (r - 1) * TILE_W + s);
+        union_halving(parents, (r - 1) * ROW_SLOTS + before, (r - 1) * ROW_SLOTS + s);
     }
     LOCAL_BARRIER();
     // Every run start is linked to its root.
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = r * TILE_W + lowest_bit(todo);
-        ATOMIC_MIN(&parents[TILE_SLOT(i)], find_halving(parents, i) + 1);
+        const uint i = r * ROW_SLOTS + lowest_bit(todo);
+        ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
     }
     LOCAL_BARRIER();
+#if LABEL_BITS == 32
+    // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
+    // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint i = r * ROW_SLOTS + lowest_bit(todo);
+        parents[i] = tile_to_image(parents[i] - 1, x0, y0, width) + 1;
+    }
+    LOCAL_BARRIER();
+#endif
 
     // Write: column `lane`; each pixel takes the root of its run's start.
     if (x >= width)
@@ -417,8 +423,12 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
-            const uint root = parents[TILE_SLOT(row * TILE_W + highest_bit(run_starts(m) & bits_through(lane)))] - 1;
-            label = tile_to_image(root, x0, y0, width) + 1;
+            const uint entry = parents[row * ROW_SLOTS + highest_bit(run_starts(m) & bits_through(lane))];
+#if LABEL_BITS == 32
+            label = entry;
+#else
+            label = tile_to_image(entry - 1, x0, y0, width) + 1;
+#endif
         }
         L[PIXEL_INDEX(x, y0 + row, width)] = label;
     }
