@@ -171,17 +171,19 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 //    and one work-item per row handles all the runs of its row with bit operations: a run hangs
 //    under the first run above that touches it (KE's linking, IPAS 2018 Alg. 4, on runs),
 //    pointer jumping flattens those chains, and the pairs of neighbouring runs above that a run
-//    of the row bridges need a union. Each pixel then stores (global index of its tile-local
+//    of the row bridges need a union. A work-group's 8 tiles side by side are joined across the
+//    borders between them there too. Each pixel then stores (global index of its group-local
 //    root) + 1.
-// 2. tuf_border_merge (BorderMerge): the pixel pairs across tile borders are joined in global
-//    memory (union-find with atomic_min, union_find.h), skipping a pair when the pixel before it
-//    along the border, in the same tile, already joins the same pieces.
+// 2. tuf_border_merge (BorderMerge): the pixel pairs across the borders of the work-groups'
+//    tiles are joined in global memory (union-find with atomic_min, union_find.h), skipping a
+//    pair when the pixel before it along the border, on the same side, already joins the same
+//    pieces.
 // 3. tuf_compress (Compression): every pixel whose local root was joined to another is linked to
 //    its root.
 //
 // Nodes are numbered so that union-find's "smaller index wins" picks the first pixel in raster
-// order: inside a tile by node r * 33 + c for pixel (c, r) (which orders like the image's raster
-// index), across tiles by the image's raster index. Raw labels: (raster index of the
+// order: inside a work-group's tiles by node (GROUP_ROW below, which orders like the image's
+// raster index), across them by the image's raster index. Raw labels: (raster index of the
 // component's first pixel) + 1, background 0, as UF.
 //
 // Build-time defines: CONNECTIVITY (4 or 8). In pass 1 a work-group of 32 x 8 work-items labels
@@ -191,13 +193,17 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 
 #define TILE_W 32
 #define TILE_H 32
-// A tile's union-find node for its pixel (c, r) is r * ROW_SLOTS + c, rows padded to 33
-// entries: the work-items of a warp, each on its own row, then reach different banks of local
-// memory when they work on the same column (the runs of neighbouring rows start at similar
-// columns). Without the padding, 65 % of the tile pass's local-memory reads were bank conflicts
-// (H100, 8192^2 at 50 %). The nodes order as the pixels do in raster order.
+// Pass 1's union-find node for pixel (c, r) of tile t of a work-group's 8 tiles side by side is
+// r * GROUP_ROW + t * ROW_SLOTS + c: the group's rows one after the other, each tile's part of a
+// row padded to 33 entries and the row to 265, so that the work-items of a warp, each on its own
+// row, reach different banks of local memory when they work on the same column (the runs of
+// neighbouring rows start at similar columns; without padding 65 % of the tile pass's
+// local-memory reads were bank conflicts, H100, 8192^2 at 50 %). The nodes order as the pixels
+// do in raster order.
+#define TILE_PIXELS (TILE_W * TILE_H)
 #define ROW_SLOTS (TILE_W + 1)
-#define TILE_SLOTS (TILE_H * ROW_SLOTS)
+#define GROUP_ROW (8 * ROW_SLOTS + 1)
+#define GROUP_SLOTS (TILE_H * GROUP_ROW)
 
 // Bits 0..b of a word (b in 0..31).
 DEVICE_FN uint bits_through(uint b)
@@ -280,10 +286,11 @@ DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
 // union_halving: union_find.h's union, with find_halving.
 CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 
-// The image's raster index of node i of the tile at (x0, y0).
-DEVICE_FN index_t tile_to_image(uint i, uint x0, uint y0, uint width)
+// The image's raster index of node i of the work-group whose first tile is at (x0, y0).
+DEVICE_FN index_t node_to_image(uint i, uint x0, uint y0, uint width)
 {
-    return PIXEL_INDEX(x0 + i % ROW_SLOTS, y0 + i / ROW_SLOTS, width);
+    const uint in_row = i % GROUP_ROW;
+    return PIXEL_INDEX(x0 + in_row / ROW_SLOTS * TILE_W + in_row % ROW_SLOTS, y0 + i / GROUP_ROW, width);
 }
 
 // Index of the lowest set bit of a nonzero word.
@@ -304,16 +311,26 @@ DEVICE_FN uint touching_above(uint mask, uint c, uint above)
 #endif
 }
 
-// Pass 1: each 32 x 32 tile is labeled in local memory, and every pixel stores (global index of
-// its tile-local root) + 1, background 0. A work-group of 32 x 8 work-items labels 8 / tile_warps
-// tiles side by side, with tile_warps rows of 32 work-items each; its local memory holds, per
-// tile:
-//   masks: one 32-bit mask per row (bit c: column c is foreground);
-//   parents: union-find over the tile's run starts, node + 1 (union_find.h's convention);
-//   before the masks are made, its first 1024 bytes hold the pixels of a tile across the
-//   image's edge (1 foreground).
+// Links each run start of a row to its root: the starts' columns are the bits of `starts`, and
+// node row_node + c is column c's.
+DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
+{
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint i = row_node + lowest_bit(todo);
+        ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
+    }
+}
+
+// Pass 1: the 32 x 32 tiles of a work-group are labeled in local memory, and every pixel stores
+// (global index of its group-local root) + 1, background 0. A work-group of 32 x 8 work-items
+// labels 8 / tile_warps tiles side by side, with tile_warps rows of 32 work-items each, and with
+// 8 tiles also joins them across the borders between them. Its local memory holds:
+//   masks: per tile, one 32-bit mask per row (bit c: column c is foreground);
+//   parents: union-find over the tiles' run starts, node + 1 (union_find.h's convention);
+//   before the masks are made, its first 1024 bytes per tile hold the pixels of a tile across
+//   the image's edge (1 foreground).
 DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint tile_warps,
-                           LOCAL uint *masks_all, LOCAL uint *parents_all)
+                           LOCAL uint *masks_all, LOCAL uint *parents)
 {
     const uint group_tiles = 8 / tile_warps;
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
@@ -321,17 +338,18 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y / tile_warps, sub = LOCAL_ID_Y % tile_warps;
     // A group past a folded grid (y0 >= height) sees only background and writes nothing (no
     // early return: POCL mishandles a return before a barrier, even a uniform one).
-    const uint x0 = (GROUP_ID_X * group_tiles + t) * TILE_W, y0 = GROUP_ID_Y * TILE_H;
+    const uint group_x0 = GROUP_ID_X * group_tiles * TILE_W, x0 = group_x0 + t * TILE_W, y0 = GROUP_ID_Y * TILE_H;
     const uint x = x0 + lane;
     LOCAL uint *masks = masks_all + t * TILE_H;
-    LOCAL uint *parents = parents_all + t * TILE_SLOTS;
+    const uint base = t * ROW_SLOTS; // node of the tile's pixel (c, r): r * GROUP_ROW + base + c
 
     // Load. A tile wholly inside the image: work-item `lane` of its first warp reads row `lane`
     // in 16-byte words and makes the row's mask in registers. A tile across the image's edge:
     // column `lane`, one byte per pixel (coalesced along the tile's rows) into local memory, then
     // row `lane`'s mask from its 32 bytes, 4 at a time.
     const int inside = x0 + TILE_W <= width && y0 + TILE_H <= height;
-    LOCAL uchar *fg_bytes = (LOCAL uchar *)parents;
+    LOCAL uint *fg_words = parents + t * (TILE_PIXELS / 4);
+    LOCAL uchar *fg_bytes = (LOCAL uchar *)fg_words;
     if (!inside) {
         for (uint r = sub; r < TILE_H; r += tile_warps) {
             const uint y = y0 + r;
@@ -346,7 +364,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
             mask = row_mask(img, PIXEL_INDEX(x0, y0 + r, width), (index_t)width * height);
         } else {
             for (uint w = 0; w < TILE_W / 4; w++)
-                mask |= ((parents[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
+                mask |= ((fg_words[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
         }
         masks[r] = mask;
     }
@@ -358,9 +376,9 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo), i = r * ROW_SLOTS + c;
+        const uint c = lowest_bit(todo), i = r * GROUP_ROW + base + c;
         const uint touching = touching_above(mask, c, above);
-        parents[i] = touching != 0 ? (r - 1) * ROW_SLOTS + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
+        parents[i] = touching != 0 ? (r - 1) * GROUP_ROW + base + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
                                    : i + 1;
     }
     LOCAL_BARRIER();
@@ -371,7 +389,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
     for (uint round = 0; round < 3; round++) {
         for (uint todo = starts; todo != 0; todo &= todo - 1) {
-            const uint i = r * ROW_SLOTS + lowest_bit(todo);
+            const uint i = r * GROUP_ROW + base + lowest_bit(todo);
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
@@ -397,21 +415,50 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     uint bridged = sub == 0 ? (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged : 0;
     for (; bridged != 0; bridged &= bridged - 1u) {
         const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, (r - 1) * ROW_SLOTS + before, (r - 1) * ROW_SLOTS + s);
+        union_halving(parents, (r - 1) * GROUP_ROW + base + before, (r - 1) * GROUP_ROW + base + s);
     }
     LOCAL_BARRIER();
     // Every run start is linked to its root.
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = r * ROW_SLOTS + lowest_bit(todo);
-        ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
+    link_to_roots(parents, starts, r * GROUP_ROW + base);
+    LOCAL_BARRIER();
+    // With 8 tiles, unions across the borders between them, on the tiles' roots (finds of one
+    // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
+    // pixel (0, r) with its foreground neighbours in column 31 of tile t - 1, within the tiles'
+    // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
+    // is joined already, as tuf_border_merge does: the run start of row r - 1's pixel 0 (up)
+    // joined its own neighbours, and column 31's neighbouring pixels are joined in their tile.
+    if (group_tiles > 1 && t > 0 && (mask & 1u) != 0) {
+        LOCAL const uint *left = masks - TILE_H;
+        const uint b = r * GROUP_ROW + base, left_base = base - ROW_SLOTS;
+        const int up = r > 0 && (masks[r - 1] & 1u) != 0;
+        const int w = left[r] >> 31, nw = r > 0 && left[r - 1] >> 31 != 0;
+#define LEFT_NODE(row) ((row) * GROUP_ROW + left_base + highest_bit(run_starts(left[row])))
+#if CONNECTIVITY == 8
+        const int sw = r + 1 < TILE_H && left[r + 1] >> 31 != 0;
+        if (sw && !w)
+            union_halving(parents, b, LEFT_NODE(r + 1));
+        if (!up) {
+            if (w)
+                union_halving(parents, b, LEFT_NODE(r));
+            else if (nw)
+                union_halving(parents, b, LEFT_NODE(r - 1));
+        }
+#else
+        if (w && !(up && nw))
+            union_halving(parents, b, LEFT_NODE(r));
+#endif
+#undef LEFT_NODE
     }
+    LOCAL_BARRIER();
+    if (group_tiles > 1)
+        link_to_roots(parents, starts, r * GROUP_ROW + base);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
     // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = r * ROW_SLOTS + lowest_bit(todo);
-        parents[i] = tile_to_image(parents[i] - 1, x0, y0, width) + 1;
+        const uint i = r * GROUP_ROW + base + lowest_bit(todo);
+        parents[i] = node_to_image(parents[i] - 1, group_x0, y0, width) + 1;
     }
     LOCAL_BARRIER();
 #endif
@@ -423,11 +470,11 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
-            const uint entry = parents[row * ROW_SLOTS + highest_bit(run_starts(m) & bits_through(lane))];
+            const uint entry = parents[row * GROUP_ROW + base + highest_bit(run_starts(m) & bits_through(lane))];
 #if LABEL_BITS == 32
             label = entry;
 #else
-            label = tile_to_image(entry - 1, x0, y0, width) + 1;
+            label = node_to_image(entry - 1, group_x0, y0, width) + 1;
 #endif
         }
         L[PIXEL_INDEX(x, y0 + row, width)] = label;
@@ -439,8 +486,8 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
-    LOCAL_ARRAY(uint, parents_all, 8 * TILE_SLOTS);
-    label_tiles(img, L, width, height, 1, masks_all, parents_all);
+    LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
+    label_tiles(img, L, width, height, 1, masks_all, parents);
 }
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
@@ -448,25 +495,26 @@ KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
 KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
-    LOCAL_ARRAY(uint, parents_all, TILE_SLOTS);
-    label_tiles(img, L, width, height, 8, masks_all, parents_all);
+    LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
+    label_tiles(img, L, width, height, 8, masks_all, parents);
 }
 
-// Pass 2, one work-item per pixel b just after a tile border: first the vertical borders (b in
-// column 32k, k >= 1, for every row), then the horizontal ones (b in row TILE_H * m, m >= 1, for
-// every column). b joins its foreground neighbours across the border, unless the previous pixel
-// along the border (in the same tile) is foreground and already joined to them; a tile's first
-// pixel along a border makes all its unions, so each skip rests on the tile's local labeling and
-// on the previous pixel of the same border.
-KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint vertical,
-                             uint total)
+// Pass 2, one work-item per pixel b just after the border of a region that pass 1 labeled
+// (`region_w` x 32 pixels: a work-group's tiles): first the vertical borders (b in column
+// region_w * k, k >= 1, for every row), then the horizontal ones (b in row TILE_H * m, m >= 1,
+// for every column). b joins its foreground neighbours across the border, unless the previous
+// pixel along the border (in the same region) is foreground and already joined to them; a
+// region's first pixel along a border makes all its unions, so each skip rests on the region's
+// labeling and on the previous pixel of the same border.
+KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
+                             uint vertical, uint total)
 {
     const uint id = GLOBAL_ID_X;
     if (id >= total)
         return;
     if (id < vertical) {
-        // b = (x, y), x = 32k: neighbours W, NW, SW in column x - 1; previous pixel: up.
-        const uint y = id % height, x = (id / height + 1) * TILE_W;
+        // b = (x, y), x = region_w * k: neighbours W, NW, SW in column x - 1; previous pixel: up.
+        const uint y = id % height, x = (id / height + 1) * region_w;
         const index_t b = PIXEL_INDEX(x, y, width);
         if (!FG(img[b]))
             return;
@@ -501,7 +549,7 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         if (!FG(img[b]))
             return;
         const int n = FG(img[b - width]);
-        const int left_in_tile = x % TILE_W != 0, right_in_tile = (x + 1) % TILE_W != 0;
+        const int left_in_tile = x % region_w != 0, right_in_tile = (x + 1) % region_w != 0;
         const int nw = x > 0 && FG(img[b - width - 1]);
         const int left = x > 0 && FG(img[b - 1]);
 #if CONNECTIVITY == 8

@@ -2,9 +2,10 @@
 //! `kernels/tuf.kernel`, which explains the design.
 //!
 //! 1. LocalMerge: each 32 x 32 tile is labeled in local memory over its runs (8 tiles per
-//!    work-group, a row per work-item), and every pixel stores its tile-local root.
-//! 2. BorderMerge: one work-item per pixel just after a tile border joins the pairs across it
-//!    in global memory.
+//!    work-group, a row per work-item, joined across the borders between them), and every
+//!    pixel stores its group-local root.
+//! 2. BorderMerge: one work-item per pixel just after the border of a work-group's tiles joins
+//!    the pairs across it in global memory.
 //! 3. Compression: every pixel whose local root was joined to another is linked to its root.
 //!
 //! Tried on the H100 and dropped: labeling each tile again from the input instead of storing
@@ -53,12 +54,13 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _connectivity: Connectivit
     Ok(Box::new(Tuf { tiles, tiles_small, border_merge, compress }))
 }
 
-/// The border merge's work: pixels just after a vertical tile border (every row of each
-/// column 32k, k >= 1), then just after a horizontal one (every column of each row 32m, m >= 1).
-/// Returns (vertical, total).
-fn border_pixels(shape: Shape) -> (usize, usize) {
-    let (tiles_x, tiles_y) = (shape.width.div_ceil(TILE_W), shape.height.div_ceil(TILE_H));
-    let vertical = (tiles_x - 1) * shape.height;
+/// The border merge's work when the tile pass labeled regions `region_w` pixels wide (a
+/// work-group's tiles side by side) and TILE_H high: pixels just after a vertical region border
+/// (every row of each column `region_w * k`, k >= 1), then just after a horizontal one (every
+/// column of each row `TILE_H * m`, m >= 1). Returns (vertical, total).
+fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
+    let (regions_x, tiles_y) = (shape.width.div_ceil(region_w), shape.height.div_ceil(TILE_H));
+    let vertical = (regions_x - 1) * shape.height;
     (vertical, vertical + (tiles_y - 1) * shape.width)
 }
 
@@ -80,13 +82,15 @@ impl Schedule for Tuf {
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         gpu.launch(kernel, &over_tiles, &image_args)?;
         recorder.end(Phase::LocalMerge)?;
-        let (vertical, total) = border_pixels(shape);
+        let region_w = TILE_W * group_tiles;
+        let (vertical, total) = border_pixels(shape, region_w);
         if total > 0 {
             let args = [
                 Arg::Buffer(job.input),
                 Arg::Buffer(job.labels),
                 Arg::U32(w),
                 Arg::U32(h),
+                Arg::U32(region_w as u32),
                 Arg::U32(vertical as u32),
                 Arg::U32(total as u32),
             ];
