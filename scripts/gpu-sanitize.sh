@@ -8,7 +8,8 @@
 # statistics pass, Otsu's histogram)
 # under memcheck and racecheck on a 513x411 page, and the fast kernel on a 516x411 one. `gpu-sanitize.sh binarize` runs only that part,
 # `gpu-sanitize.sh stats` only the statistics; `gpu-sanitize.sh tuf` only TUF (memcheck and
-# racecheck, 4- and 8-connectivity, on the 512x512 image and a 1000x700 one of partial tiles);
+# racecheck, 4- and 8-connectivity, on the 512x512 image, a 1000x700 one of partial tiles and a
+# 2100x1000 one of many work-groups);
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
 set -uo pipefail
@@ -65,19 +66,23 @@ sanitize_stats() {
   done
   rm -f "$wide" "$sparse"
 }
-# TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse.
+# TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse, and
+# one of more 8-tile work-groups than an H100 has SMs (2100x1000: 288), whose tiles are joined
+# in local memory (fewer groups take the one-tile-per-group kernel).
 sanitize_tuf() {
-  local odd
+  local odd groups
   odd=$(mktemp --suffix=.png)
+  groups=$(mktemp --suffix=.png)
   "$ccl" generate -o "$odd" --width 1000 --height 700 --density 60 --seed 700
-  for input in "$1" "$odd"; do
+  "$ccl" generate -o "$groups" --width 2100 --height 1000 --density 55 --seed 5
+  for input in "$1" "$odd" "$groups"; do
     for conn in 4 8; do
       for tool in memcheck racecheck; do
         check "$tool" "TUF ${input##*/} $conn-conn" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" -o /tmp/sanitize.npy
       done
     done
   done
-  rm -f "$odd"
+  rm -f "$odd" "$groups"
 }
 case "$what" in
   stats|tuf)
