@@ -541,10 +541,10 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
             assert_eq!(count_of(&stdout(&result)), n as u64);
         }
     }
-    // The default connectivity of a volume is 26.
+    // The default connectivity of a volume is 26, and its default algorithm UF.
     let out = dir.join("default.npy");
     let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
-    assert!(stdout(&result).contains("26-connectivity"), "{}", stdout(&result));
+    assert!(stdout(&result).contains(", UF, 26-connectivity"), "{}", stdout(&result));
     // A (H, W) .npy is an image: 8-connectivity by default, labels of shape (H, W).
     let flat = dir.join("flat.npy");
     write_npy_u8(&flat, &[17, 23], &volume.voxels()[..17 * 23]);
@@ -553,6 +553,8 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     let (h, w, _) = read_npy(&out);
     assert_eq!((h, w), (17, 23));
+    // ... and TUF, the default algorithm for images.
+    assert!(stdout(&result).contains(", TUF, 8-connectivity"), "{}", stdout(&result));
     // Connectivities and outputs that do not fit the input are clean errors.
     for (args, says) in [
         (vec![flat.to_str().unwrap(), "--connectivity", "26"], "26-connectivity is for volumes"),

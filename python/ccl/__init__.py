@@ -33,9 +33,6 @@ from . import _ccl
 
 __all__ = ["label", "label_with_stats", "host_array", "devices", "algorithms"]
 
-_DEFAULT_ALGORITHM = "UF"
-
-
 def _check_ndim(ndim: int) -> None:
     if ndim not in (2, 3):
         raise ValueError(f"image has {ndim} dimensions; an image has 2 (H, W), a volume 3 (D, H, W)")
@@ -390,7 +387,7 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
         list(shape),
         gpu.stream(),
         conn,
-        algorithm or _DEFAULT_ALGORITHM,
+        algorithm,
         device,
         allocate if stats else None,
     )
@@ -409,7 +406,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     array = _binary(image if gpu is None else gpu.host_binary())
     conn = _connectivity(array.ndim, connectivity)
     target = None if output is None else _host_output(output, array.shape)
-    labels, num, table = _ccl._label(array, conn, algorithm or _DEFAULT_ALGORITHM, device, stats, target)
+    labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target)
     if output is not None:
         labels = output
     return labels, num, _opencv_tables(num, *table, labels, np.asarray) if stats else None
@@ -428,7 +425,8 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26): pixels that share
         an edge (4, 6), also a corner (8) or, in 3D, an edge (18) or a corner (26).
     algorithm : str, optional
-        One of :func:`algorithms` (default ``"UF"``); every algorithm gives the same labels.
+        One of :func:`algorithms` (default ``"TUF"`` for images, ``"UF"`` for volumes, the fastest
+        measured); every algorithm gives the same labels.
     device : str, optional
         ``"cuda:0"``, ``"opencl:1"``, ``"cpu"`` (see :func:`devices`); by default CUDA, else an
         OpenCL GPU, else any OpenCL device, else the CPU reference. For a GPU array, by default

@@ -8,7 +8,7 @@ Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
 def _label(
     image: npt.NDArray[np.uint8],
     connectivity: int,
-    algorithm: str,
+    algorithm: Optional[str],
     device: Optional[str],
     stats: bool,
     output: Optional[npt.NDArray[np.uint32]] = ...,
@@ -19,7 +19,7 @@ def _label_cuda(
     shape: list[int],
     stream: Optional[int],
     connectivity: int,
-    algorithm: str,
+    algorithm: Optional[str],
     device: str,
     stats_alloc: Optional[Callable[[int], tuple[int, int, int]]] = ...,
 ) -> int: ...

@@ -112,8 +112,12 @@ fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
     })
 }
 
-fn parse_algorithm(algorithm: &str) -> PyResult<Algorithm> {
-    Algorithm::from_str(algorithm).map_err(|e| PyValueError::new_err(e.to_string()))
+/// The named algorithm, or without a name the default for `connectivity`.
+fn parse_algorithm(algorithm: Option<&str>, connectivity: Connectivity) -> PyResult<Algorithm> {
+    match algorithm {
+        Some(name) => Algorithm::from_str(name).map_err(|e| PyValueError::new_err(e.to_string())),
+        None => Ok(Algorithm::default_for(connectivity)),
+    }
 }
 
 /// The extent of an array of NumPy shape (H, W) or (D, H, W).
@@ -156,7 +160,7 @@ fn _label<'py>(
     py: Python<'py>,
     image: PyReadonlyArrayDyn<'py, u8>,
     connectivity: u8,
-    algorithm: &str,
+    algorithm: Option<&str>,
     device: Option<&str>,
     stats: bool,
     mut output: Option<PyReadwriteArrayDyn<'py, u32>>,
@@ -165,7 +169,7 @@ fn _label<'py>(
     let shape = shape_of(image.shape()).map_err(to_py)?;
     let pixels = image.as_slice().map_err(not_contiguous)?;
     let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
+    let algorithm = parse_algorithm(algorithm, connectivity)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
@@ -251,12 +255,12 @@ fn _label_cuda(
     shape: Vec<usize>,
     stream: Option<u64>,
     connectivity: u8,
-    algorithm: &str,
+    algorithm: Option<&str>,
     device: &str,
     stats_alloc: Option<Py<PyAny>>,
 ) -> PyResult<u32> {
     let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
+    let algorithm = parse_algorithm(algorithm, connectivity)?;
     let id = DeviceId::from_str(device).map_err(to_py)?;
     if id.backend() != BackendKind::Cuda {
         return Err(PyValueError::new_err(format!(

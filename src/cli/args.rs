@@ -5,12 +5,18 @@ use ccl::{Algorithm, Connectivity};
 
 /// `--algo` help, from the registry: every algorithm's name.
 pub fn algorithm_help() -> String {
-    format!("Algorithm (any case, - or _): {}", Algorithm::names())
+    format!("Algorithm (any case, - or _): {} [default: {}]", Algorithm::names(), default_algorithms())
+}
+
+/// The default algorithms, e.g. "TUF for images, UF for volumes".
+fn default_algorithms() -> String {
+    let name = |c: Connectivity| Algorithm::default_for(c).name();
+    format!("{} for images, {} for volumes", name(Connectivity::Eight), name(Connectivity::TwentySix))
 }
 
 /// `--algo` long help, from the registry: every algorithm with its summary and connectivities.
 pub fn algorithm_long_help() -> String {
-    let mut text = String::from("Algorithm (any case, - or _ alike):");
+    let mut text = format!("Algorithm (any case, - or _ alike; default: {}):", default_algorithms());
     for a in Algorithm::ALL {
         let c: Vec<String> = a.connectivities().iter().map(|c| c.neighbours().to_string()).collect();
         text.push_str(&format!("\n  {:<7} {} [{}-connectivity]", a.name(), a.info().summary, c.join("/")));

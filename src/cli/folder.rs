@@ -64,7 +64,10 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
 
     let read = args.read_options();
     let inputs = jobs.iter().map(|(input, output)| ((*input, output), io::read_image(input, &read).map(|d| d.image)));
-    let options = BatchOptions { consecutive: !args.raw, ..BatchOptions::new(args.algo, args.image_connectivity()) };
+    let options = BatchOptions {
+        consecutive: !args.raw,
+        ..BatchOptions::new(args.algorithm(args.image_connectivity()), args.image_connectivity())
+    };
     let bar = ProgressBar::new(images.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")

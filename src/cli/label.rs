@@ -40,8 +40,8 @@ pub struct LabelArgs {
     /// For a folder input: the output format of every file.
     #[arg(long, value_enum, default_value_t = FolderFormat::Npy)]
     pub(super) format: FolderFormat,
-    #[arg(long, default_value = "uf", help = args::algorithm_help(), long_help = args::algorithm_long_help())]
-    pub(super) algo: Algorithm,
+    #[arg(long, help = args::algorithm_help(), long_help = args::algorithm_long_help())]
+    pub(super) algo: Option<Algorithm>,
     /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub(super) backend: BackendChoice,
@@ -96,6 +96,11 @@ impl LabelArgs {
     /// `--connectivity` for an image: 8 unless given.
     pub(super) fn image_connectivity(&self) -> Connectivity {
         self.connectivity.unwrap_or(Connectivity::Eight)
+    }
+
+    /// `--algo`, or the default for `connectivity` (`Algorithm::default_for`).
+    pub(super) fn algorithm(&self, connectivity: Connectivity) -> Algorithm {
+        self.algo.unwrap_or_else(|| Algorithm::default_for(connectivity))
     }
 
     /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
@@ -264,7 +269,8 @@ fn label_volume(
     let (device, how) = open_device(args.device, args.backend)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
-    let mut labeler = device.labeler_for(args.algo, connectivity)?;
+    let algorithm = args.algorithm(connectivity);
+    let mut labeler = device.labeler_for(algorithm, connectivity)?;
     let ccl::VolumeLabeling { labels, components, timings } = if wants_stats(args) {
         let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
         let (labels, count, timings) =
@@ -280,7 +286,7 @@ fn label_volume(
         s.width,
         s.height,
         s.depth,
-        args.algo,
+        algorithm,
         connectivity,
         timings.labeling_ms(),
         timings.phase_list()
@@ -393,7 +399,8 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     clock.lap("open device");
-    let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
+    let algorithm = args.algorithm(args.image_connectivity());
+    let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
     let result = if wants_stats(&args) {
@@ -416,7 +423,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     clock.lap("write");
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
-        args.algo,
+        algorithm,
         args.image_connectivity(),
         timings.labeling_ms(),
         timings.phase_list()
@@ -460,7 +467,8 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
-    let mut labeler = device.labeler_for(args.algo, args.image_connectivity())?;
+    let algorithm = args.algorithm(args.image_connectivity());
+    let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     let start = std::time::Instant::now();
     let gray = binarizer.upload(&page)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -488,7 +496,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         "{count} components ({}x{}, {}, {}); device ms: binarize {:.3}, label {:.3}, relabel {:.3}; upload {upload_ms:.3}, download {download_ms:.3}",
         page.width(),
         page.height(),
-        args.algo,
+        algorithm,
         args.image_connectivity(),
         binarized.labeling_ms(),
         labeled.labeling_ms(),
