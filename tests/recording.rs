@@ -33,22 +33,37 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let pixels = [w as u64, h as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64];
-                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (per tile on
-                // small images), and one work-item per pixel just after a tile border (every row
-                // of each column 32k, every column of each row 32m; k, m >= 1) in a 1D range.
+                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (tuf_tiles,
+                // which joins them in local memory) or per tile on small images
+                // (tuf_tiles_small), then one work-item per pixel just after the border of a
+                // group's tiles (every row of each column 256k, or 32k after tuf_tiles_small,
+                // and every column of each row 32m; k, m >= 1) in a 1D range; the compression
+                // takes 4 pixels of a row per work-item.
+                let quads = [w.div_ceil(4) as u64, h as u64];
                 let tiles8 = [(w.div_ceil(256) * 32) as u64, (h.div_ceil(32) * 8) as u64];
                 let tiles1 = [(w.div_ceil(32) * 32) as u64, (h.div_ceil(32) * 8) as u64];
-                let border = ((w.div_ceil(32) - 1) * h + (h.div_ceil(32) - 1) * w) as u64;
+                let border = |region: usize| ((w.div_ceil(region) - 1) * h + (h.div_ceil(32) - 1) * w) as u64;
+                let mut region = 0;
                 let mut launches = 0;
                 for (kernel, range, args) in recording.launches() {
                     launches += 1;
                     let covered = [range.global[0] as u64, range.global[1] as u64];
                     // Every launch covers the pixels or the 2x2 blocks, in whole groups.
                     let covers = |e: [u64; 2]| covered[0] >= e[0] && covered[1] >= e[1];
+                    match kernel {
+                        "tuf_tiles" => region = 256,
+                        "tuf_tiles_small" => region = 32,
+                        _ => {}
+                    }
                     let tuf = algorithm == Algorithm::TUF
-                        && (covers(tiles8)
-                            || covers(tiles1)
-                            || (covered[1] == 1 && covered[0] >= border && border > 0));
+                        && ((kernel == "tuf_tiles" && covers(tiles8))
+                            || (kernel == "tuf_tiles_small" && covers(tiles1))
+                            || (kernel == "tuf_compress" && covers(quads))
+                            || (kernel == "tuf_border_merge"
+                                && region > 0
+                                && covered[1] == 1
+                                && covered[0] >= border(region)
+                                && border(region) > 0));
                     if !covers(pixels) && !covers(blocks) && !tuf {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {pixels:?} or {blocks:?}"));
                     }
@@ -59,6 +74,14 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                         .collect();
                     if scalars.len() >= 2 && scalars[..2] != pixels && scalars[..2] != blocks {
                         failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
+                    }
+                    // TUF's border merge: the region width of the tile kernel that ran, and its
+                    // vertical and total border pixels.
+                    if kernel == "tuf_border_merge" {
+                        let vertical = ((w.div_ceil(region.max(1)) - 1) * h) as u64;
+                        if scalars[2..] != [region as u64, vertical, border(region)] {
+                            failures.push(format!("{case}: {kernel} gets {scalars:?} after a {region}-wide tile pass"));
+                        }
                     }
                 }
                 if launches == 0 {
