@@ -311,6 +311,37 @@ DEVICE_FN uint touching_above(uint mask, uint c, uint above)
 #endif
 }
 
+// Which of its foreground neighbours across a border a pixel b just after the border joins
+// (JOIN_* bits), for the borders between the regions that pass 1 labeled: `mid` faces b,
+// `before` and `after` (8-connectivity) lie on either side of mid, and `prev` is the pixel
+// before b along the border, on b's side. The first pixel of a region along a border makes all
+// its unions; a later one (prev_in: prev lies in b's region, and before in mid's) skips what is
+// joined already: a foreground prev joined mid and before (or skipped them for the same
+// reason), and a foreground mid is joined in its region to before, and to after where after
+// lies in that region too (after_in).
+#define JOIN_MID 1u
+#define JOIN_BEFORE 2u
+#define JOIN_AFTER 4u
+DEVICE_FN uint border_joins(int prev, int mid, int before, int after, int prev_in, int after_in)
+{
+#if CONNECTIVITY == 8
+    const uint join_after = after && !(mid && after_in) ? JOIN_AFTER : 0u;
+    if (prev_in && prev)
+        return join_after;
+    return (mid ? JOIN_MID : 0u) | (before && !(mid && prev_in) ? JOIN_BEFORE : 0u) | join_after;
+#else
+    (void)after;
+    (void)after_in;
+    return mid && !(prev_in && prev && before) ? JOIN_MID : 0u;
+#endif
+}
+
+// The node of the run that holds bit 31 of a row `mask`, whose column 0 is node `row_node`.
+DEVICE_FN uint last_run_node(uint mask, uint row_node)
+{
+    return row_node + highest_bit(run_starts(mask));
+}
+
 // Links each run start of a row to its root: the starts' columns are the bits of `starts`, and
 // node row_node + c is column c's.
 DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
@@ -373,12 +404,13 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
     // the start of the first run above that touches its run, or is a root.
     const uint starts = sub == 0 ? run_starts(mask) : 0;
+    const uint row_node = r * GROUP_ROW + base, above_node = row_node - GROUP_ROW; // column 0's
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo), i = r * GROUP_ROW + base + c;
+        const uint c = lowest_bit(todo), i = row_node + c;
         const uint touching = touching_above(mask, c, above);
-        parents[i] = touching != 0 ? (r - 1) * GROUP_ROW + base + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
+        parents[i] = touching != 0 ? above_node + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
                                    : i + 1;
     }
     LOCAL_BARRIER();
@@ -389,7 +421,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
     for (uint round = 0; round < 3; round++) {
         for (uint todo = starts; todo != 0; todo &= todo - 1) {
-            const uint i = r * GROUP_ROW + base + lowest_bit(todo);
+            const uint i = row_node + lowest_bit(todo);
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
@@ -415,49 +447,40 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     uint bridged = sub == 0 ? (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged : 0;
     for (; bridged != 0; bridged &= bridged - 1u) {
         const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, (r - 1) * GROUP_ROW + base + before, (r - 1) * GROUP_ROW + base + s);
+        union_halving(parents, above_node + before, above_node + s);
     }
     LOCAL_BARRIER();
     // Every run start is linked to its root.
-    link_to_roots(parents, starts, r * GROUP_ROW + base);
+    link_to_roots(parents, starts, row_node);
     LOCAL_BARRIER();
     // With 8 tiles, unions across the borders between them, on the tiles' roots (finds of one
     // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
     // pixel (0, r) with its foreground neighbours in column 31 of tile t - 1, within the tiles'
     // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
-    // is joined already, as tuf_border_merge does: the run start of row r - 1's pixel 0 (up)
-    // joined its own neighbours, and column 31's neighbouring pixels are joined in their tile.
+    // is joined already as tuf_border_merge does (border_joins).
     if (group_tiles > 1 && t > 0 && (mask & 1u) != 0) {
-        LOCAL const uint *left = masks - TILE_H;
-        const uint b = r * GROUP_ROW + base, left_base = base - ROW_SLOTS;
+        LOCAL const uint *left = masks - TILE_H; // tile t - 1's
+        const uint left_node = row_node - ROW_SLOTS;
         const int up = r > 0 && (masks[r - 1] & 1u) != 0;
         const int w = left[r] >> 31, nw = r > 0 && left[r - 1] >> 31 != 0;
-#define LEFT_NODE(row) ((row) * GROUP_ROW + left_base + highest_bit(run_starts(left[row])))
-#if CONNECTIVITY == 8
-        const int sw = r + 1 < TILE_H && left[r + 1] >> 31 != 0;
-        if (sw && !w)
-            union_halving(parents, b, LEFT_NODE(r + 1));
-        if (!up) {
-            if (w)
-                union_halving(parents, b, LEFT_NODE(r));
-            else if (nw)
-                union_halving(parents, b, LEFT_NODE(r - 1));
-        }
-#else
-        if (w && !(up && nw))
-            union_halving(parents, b, LEFT_NODE(r));
-#endif
-#undef LEFT_NODE
+        const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left[r + 1] >> 31 != 0;
+        const uint joins = border_joins(up, w, nw, sw, r > 0, r + 1 < TILE_H);
+        if (joins & JOIN_MID)
+            union_halving(parents, row_node, last_run_node(left[r], left_node));
+        if (joins & JOIN_BEFORE)
+            union_halving(parents, row_node, last_run_node(left[r - 1], left_node - GROUP_ROW));
+        if (joins & JOIN_AFTER)
+            union_halving(parents, row_node, last_run_node(left[r + 1], left_node + GROUP_ROW));
     }
     LOCAL_BARRIER();
     if (group_tiles > 1)
-        link_to_roots(parents, starts, r * GROUP_ROW + base);
+        link_to_roots(parents, starts, row_node);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
     // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
     for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = r * GROUP_ROW + base + lowest_bit(todo);
+        const uint i = row_node + lowest_bit(todo);
         parents[i] = node_to_image(parents[i] - 1, group_x0, y0, width) + 1;
     }
     LOCAL_BARRIER();
@@ -519,28 +542,16 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         if (!FG(img[b]))
             return;
         const int w = FG(img[b - 1]);
-        const int up_in_tile = y % TILE_H != 0, down_in_tile = (y + 1) % TILE_H != 0;
         const int nw = y > 0 && FG(img[b - width - 1]);
         const int up = y > 0 && FG(img[b - width]);
-#if CONNECTIVITY == 8
-        const int sw = y + 1 < height && FG(img[b + width - 1]);
-        if (up_in_tile && up) {
-            // up is joined to NW and W; SW is left unless W reaches it in its tile
-            if (sw && !(w && down_in_tile))
-                union_global(L, b, b + width - 1);
-            return;
-        }
-        if (w)
+        const int sw = CONNECTIVITY == 8 && y + 1 < height && FG(img[b + width - 1]);
+        const uint joins = border_joins(up, w, nw, sw, y % TILE_H != 0, (y + 1) % TILE_H != 0);
+        if (joins & JOIN_MID)
             union_global(L, b, b - 1);
-        if (nw && !(w && up_in_tile))
+        if (joins & JOIN_BEFORE)
             union_global(L, b, b - width - 1);
-        if (sw && !(w && down_in_tile))
+        if (joins & JOIN_AFTER)
             union_global(L, b, b + width - 1);
-#else
-        (void)down_in_tile;
-        if (w && !(up_in_tile && up && nw))
-            union_global(L, b, b - 1);
-#endif
     } else {
         // b = (x, y), y = TILE_H * m: neighbours N, NW, NE in row y - 1; previous pixel: left.
         const uint j = id - vertical;
@@ -549,28 +560,16 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         if (!FG(img[b]))
             return;
         const int n = FG(img[b - width]);
-        const int left_in_tile = x % region_w != 0, right_in_tile = (x + 1) % region_w != 0;
         const int nw = x > 0 && FG(img[b - width - 1]);
         const int left = x > 0 && FG(img[b - 1]);
-#if CONNECTIVITY == 8
-        const int ne = x + 1 < width && FG(img[b - width + 1]);
-        if (left_in_tile && left) {
-            // left is joined to NW and N; NE is left unless N reaches it in its tile
-            if (ne && !(n && right_in_tile))
-                union_global(L, b, b - width + 1);
-            return;
-        }
-        if (n)
+        const int ne = CONNECTIVITY == 8 && x + 1 < width && FG(img[b - width + 1]);
+        const uint joins = border_joins(left, n, nw, ne, x % region_w != 0, (x + 1) % region_w != 0);
+        if (joins & JOIN_MID)
             union_global(L, b, b - width);
-        if (nw && !(n && left_in_tile))
+        if (joins & JOIN_BEFORE)
             union_global(L, b, b - width - 1);
-        if (ne && !(n && right_in_tile))
+        if (joins & JOIN_AFTER)
             union_global(L, b, b - width + 1);
-#else
-        (void)right_in_tile;
-        if (n && !(left_in_tile && left && nw))
-            union_global(L, b, b - width);
-#endif
     }
 }
 
