@@ -191,7 +191,7 @@ const BUF: AlgorithmInfo = direct(
 );
 const TUF: AlgorithmInfo = direct(
     "TUF",
-    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, unions across tile borders only (fewer where redundant), compression",
+    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, 8 side by side joined there, unions across their borders only (fewer where redundant), compression",
     PLANAR,
     RawLabels::FirstPixel,
     UF_PHASES,
