@@ -352,6 +352,51 @@ DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
     }
 }
 
+// Pointer jumping over the run starts of a row (bits of `starts`, column c at node row_node + c)
+// after each hung under a run of an earlier row: the links form chains up the tile (at most 31
+// long in an image's tile), which 3 rounds of "parent = grandparent" cut to at most 4 steps; the
+// finds after it walk the rest, halving it. In place, with atomic_min: a parent only moves up its
+// chain, whatever the order of the updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut
+// to one step, were 2-6 % slower; 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
+DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
+{
+    for (uint round = 0; round < 3; round++) {
+        for (uint todo = starts; todo != 0; todo &= todo - 1) {
+            const uint i = row_node + lowest_bit(todo);
+            const uint parent = parents[i], grandparent = parents[parent - 1];
+            if (grandparent != parent)
+                ATOMIC_MIN(&parents[i], grandparent);
+        }
+    }
+}
+
+// The unions between the runs of a neighbour row `above` (whose column 0 is node above_node)
+// that the runs of row `mask` touch, each of which hangs under (or is joined to) the first run
+// above it touches. The runs above that a run touches are consecutive; joining each pair of
+// consecutive runs above that one run of the row touches both of gives the same components.
+// Such a pair is bridged by the row: the gap between them (8-connectivity), or the gap and the
+// two pixels around it (4 and 6), is foreground in the row. Adding the gaps' uncovered pixels to
+// the row above's zeros carries into the start of the run after each gap that is not bridged,
+// so all of a row's unions come from a few bit operations and one loop over them, the same
+// length for every work-item of a warp.
+DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node)
+{
+    const uint above_starts = run_starts(above), zeros = ~above;
+#if CONNECTIVITY == 8
+    const uint uncovered = zeros & ~mask;
+    const uint ends_bridged = ~0u;
+#else
+    const uint uncovered = (zeros & ~mask) | (above & ~(above >> 1) & ~mask) << 1;
+    const uint ends_bridged = mask;
+#endif
+    // Starts of runs above with a run before them, whose gap the row bridges.
+    uint bridged = (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged;
+    for (; bridged != 0; bridged &= bridged - 1u) {
+        const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
+        union_halving(parents, above_node + before, above_node + s);
+    }
+}
+
 // Pass 1: the 32 x 32 tiles of a work-group are labeled in local memory, and every pixel stores
 // (global index of its group-local root) + 1, background 0. A work-group of 32 x 8 work-items
 // labels 8 / tile_warps tiles side by side, with tile_warps rows of 32 work-items each, and with
@@ -414,41 +459,10 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
                                    : i + 1;
     }
     LOCAL_BARRIER();
-    // Pointer jumping: the links form chains up the tile (at most 31 long), which 3 rounds of
-    // "parent = grandparent" cut to at most 4 steps; the finds below walk the rest, halving it.
-    // In place, with atomic_min: a parent only moves up its chain, whatever the order of the
-    // updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut to one step, were 2-6 % slower;
-    // 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
-    for (uint round = 0; round < 3; round++) {
-        for (uint todo = starts; todo != 0; todo &= todo - 1) {
-            const uint i = row_node + lowest_bit(todo);
-            const uint parent = parents[i], grandparent = parents[parent - 1];
-            if (grandparent != parent)
-                ATOMIC_MIN(&parents[i], grandparent);
-        }
-    }
-    // Unions with the other runs above each run touches. The runs above that a run touches are
-    // consecutive, and it hangs under the first; joining instead each pair of consecutive runs
-    // above that one run of row r touches both of gives the same components. Such a pair is
-    // bridged by row r: the gap between them (8-connectivity), or the gap and the two pixels
-    // around it (4), is foreground in row r. Adding the gaps' uncovered pixels to the row
-    // above's zeros carries into the start of the run after each gap that is not bridged, so
-    // all of a row's unions come from a few bit operations and one loop over them, the same
-    // length for every work-item of a warp.
-    const uint zeros = ~above;
-#if CONNECTIVITY == 8
-    const uint uncovered = zeros & ~mask;
-    const uint ends_bridged = ~0u;
-#else
-    const uint uncovered = (zeros & ~mask) | (above & ~(above >> 1) & ~mask) << 1;
-    const uint ends_bridged = mask;
-#endif
-    // Starts of runs above with a run before them, whose gap row r bridges.
-    uint bridged = sub == 0 ? (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged : 0;
-    for (; bridged != 0; bridged &= bridged - 1u) {
-        const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, above_node + before, above_node + s);
-    }
+    jump_pointers(parents, starts, row_node);
+    // Unions with the other runs above each run touches (join_bridged).
+    if (sub == 0)
+        join_bridged(parents, mask, above, above_node);
     LOCAL_BARRIER();
     // Every run start is linked to its root.
     link_to_roots(parents, starts, row_node);
@@ -522,6 +536,189 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
     label_tiles(img, L, width, height, 8, masks_all, parents);
 }
 
+// ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of
+// 32 x REGION_H x REGION_D voxels, each a work-group's, labeled in local memory as one tile of
+// 256 rows of 32 voxels. Row r of a region is its row yy = r % REGION_H of slice zz = r /
+// REGION_H, so the rows (and nodes, r * ROW_SLOTS + c) order as the voxels do in raster order.
+// A row has two earlier neighbour rows: above (yy - 1, same slice) and in front (zz - 1, same
+// yy), and 6-connectivity joins the runs a run overlaps in either (as 4-connectivity the runs
+// above). Each run start hangs under the first run above it overlaps, else the first one in
+// front; the pairs of consecutive runs above, and in front, that a run bridges are joined
+// (join_bridged), and a run hung above is joined to the first run in front it overlaps. The
+// border merge then joins the voxel pairs across the regions' faces: x = 32k, y = REGION_H m,
+// z = REGION_D n (a sixth of the voxels, against 4 % of the pixels of an image).
+#define REGION_H 16
+#define REGION_D 16
+#define REGION_ROWS (REGION_H * REGION_D)
+#define REGION_SLOTS (REGION_ROWS * ROW_SLOTS)
+
+// The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
+// column 0 is node row_node.
+DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
+{
+    return row_node + highest_bit(starts & bits_through(bit));
+}
+
+// The volume's raster index of node i of the region whose first voxel is (x0, y0, z0).
+DEVICE_FN index_t node_to_volume(uint i, uint x0, uint y0, uint z0, uint width, uint height)
+{
+    const uint r = i / ROW_SLOTS;
+    return VOXEL_INDEX(x0 + i % ROW_SLOTS, y0 + r % REGION_H, z0 + r / REGION_H, width, height);
+}
+
+// Pass 1 on volumes: a work-group of 32 x 8 work-items labels a region; work-item (lane, warp)
+// labels row warp * 32 + lane, and warp `warp` reads and writes rows warp, warp + 8, ... a
+// voxel per lane (coalesced along x). Every voxel stores (raster index of its region-local
+// root) + 1, background 0. The groups run over a 2D range, the regions along y and z one after
+// the other along its y (so that the host folds it into the grid as a tall image's); a group
+// past the regions (z0 >= depth) sees only background and writes nothing.
+KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+{
+    LOCAL_ARRAY(uint, masks, REGION_ROWS);
+    LOCAL_ARRAY(uint, parents, REGION_SLOTS);
+    const uint lane = LOCAL_ID_X, warp = LOCAL_ID_Y, warps = REGION_ROWS / TILE_W; // 8
+    const uint regions_down = (height + REGION_H - 1) / REGION_H;
+    const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y % regions_down * REGION_H;
+    const uint z0 = GROUP_ID_Y / regions_down * REGION_D;
+    const uint x = x0 + lane;
+
+    // Load, as pass 1 on images: a region wholly inside the volume, each row's 32 voxels in
+    // 16-byte words by its work-item; across the volume's edge, a byte per voxel into local
+    // memory (parents' first 8 KiB), then each row's mask from its 32 bytes.
+    const int inside = x0 + TILE_W <= width && y0 + REGION_H <= height && z0 + REGION_D <= depth;
+    LOCAL uint *fg_words = parents;
+    LOCAL uchar *fg_bytes = (LOCAL uchar *)fg_words;
+    if (!inside) {
+        for (uint row = warp; row < REGION_ROWS; row += warps) {
+            const uint y = y0 + row % REGION_H, z = z0 + row / REGION_H;
+            const int fg = x < width && y < height && z < depth && FG(img[VOXEL_INDEX(x, y, z, width, height)]);
+            fg_bytes[row * TILE_W + lane] = (uchar)fg;
+        }
+    }
+    LOCAL_BARRIER();
+    const uint r = warp * TILE_W + lane, yy = r % REGION_H, zz = r / REGION_H;
+    uint mask = 0;
+    if (inside) {
+        mask = row_mask(img, VOXEL_INDEX(x0, y0 + yy, z0 + zz, width, height), (index_t)width * height * depth);
+    } else {
+        for (uint w = 0; w < TILE_W / 4; w++)
+            mask |= ((fg_words[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
+    }
+    masks[r] = mask;
+    LOCAL_BARRIER();
+
+    // Link: each run start hangs under the first run above it overlaps, else the first in front.
+    const uint starts = run_starts(mask), row_node = r * ROW_SLOTS;
+    const uint above = yy > 0 ? masks[r - 1] : 0, front = zz > 0 ? masks[r - REGION_H] : 0;
+    const uint above_node = row_node - ROW_SLOTS, front_node = row_node - REGION_H * ROW_SLOTS;
+    const uint above_starts = run_starts(above), front_starts = run_starts(front);
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint c = lowest_bit(todo), i = row_node + c, run = run_from(mask, c);
+        const uint up = above & run, ahead = front & run;
+        parents[i] = up != 0      ? run_node(above_starts, lowest_bit(up), above_node) + 1
+                     : ahead != 0 ? run_node(front_starts, lowest_bit(ahead), front_node) + 1
+                                  : i + 1;
+    }
+    LOCAL_BARRIER();
+    jump_pointers(parents, starts, row_node);
+    // Unions: the pairs of runs above, and in front, that a run bridges, and each run hung above
+    // with the first run in front it overlaps, unless they are joined through the row above the
+    // one in front (the corner row) already: at a column where the run overlaps a run in front,
+    // the voxels above both are foreground (a square). The run is joined to the run above there
+    // (it hangs under or is bridged to every run above it overlaps), which is joined to every run
+    // in front of it (by the same rule on its own row, one row up: at yy = 0 every union is
+    // made), among them the run of the corner row there, which is joined to the run in front
+    // below it (every run above a run is). At high density most such unions are skipped.
+    join_bridged(parents, mask, above, above_node);
+    join_bridged(parents, mask, front, front_node);
+    const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint c = lowest_bit(todo), run = run_from(mask, c), ahead = front & run;
+        if ((above & run) != 0 && ahead != 0 && (ahead & squares) == 0)
+            union_halving(parents, row_node + c, run_node(front_starts, lowest_bit(ahead), front_node));
+    }
+    LOCAL_BARRIER();
+    link_to_roots(parents, starts, row_node);
+    LOCAL_BARRIER();
+#if LABEL_BITS == 32
+    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+        const uint i = row_node + lowest_bit(todo);
+        parents[i] = node_to_volume(parents[i] - 1, x0, y0, z0, width, height) + 1;
+    }
+    LOCAL_BARRIER();
+#endif
+
+    // Write: voxel `lane` of rows warp, warp + 8, ...; each takes the root of its run's start.
+    if (x >= width)
+        return;
+    for (uint row = warp; row < REGION_ROWS; row += warps) {
+        const uint y = y0 + row % REGION_H, z = z0 + row / REGION_H;
+        if (y >= height || z >= depth)
+            continue;
+        const uint m = masks[row];
+        label_t label = 0;
+        if (m >> lane & 1u) {
+            const uint entry = parents[run_node(run_starts(m), lane, row * ROW_SLOTS)];
+#if LABEL_BITS == 32
+            label = entry;
+#else
+            label = node_to_volume(entry - 1, x0, y0, z0, width, height) + 1;
+#endif
+        }
+        L[VOXEL_INDEX(x, y, z, width, height)] = label;
+    }
+}
+
+// Pass 2 on volumes: one work-item per voxel b just after a region face, first the faces x =
+// 32k (k >= 1; ids ordered by y, then z, then k), then y = REGION_H m, then z = REGION_D n (both
+// ordered by x first). b joins the voxel across the face (mid), unless the voxel before b along
+// the face, in b's region (prev), and the one across from it (before) are both foreground: then
+// b and prev, mid and before, are joined in their regions, and prev to before by prev's own
+// merge (border_joins, as 4-connectivity).
+KERNEL void tuf_border_merge_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
+                                uint across_x, uint across_y, uint total)
+{
+    const uint id = GLOBAL_ID_X;
+    if (id >= total)
+        return;
+    const index_t slice = (index_t)width * height;
+    uint x, y, z;
+    index_t to_mid, to_prev; // from b to mid, and from b to prev
+    int prev_in;
+    if (id < across_x) {
+        y = id % height;
+        z = id / height % depth;
+        x = (id / height / depth + 1) * TILE_W;
+        to_mid = 1;
+        to_prev = width;
+        prev_in = y % REGION_H != 0;
+    } else {
+        const uint j = id - across_x;
+        x = j % width;
+        if (j < across_y) {
+            const uint faces = (height - 1) / REGION_H;
+            y = (j / width % faces + 1) * REGION_H;
+            z = j / width / faces;
+            to_mid = width;
+        } else {
+            const uint k = j - across_y;
+            x = k % width;
+            y = k / width % height;
+            z = (k / width / height + 1) * REGION_D;
+            to_mid = slice;
+        }
+        to_prev = 1;
+        prev_in = x % TILE_W != 0;
+    }
+    const index_t b = VOXEL_INDEX(x, y, z, width, height);
+    if (!FG(img[b]))
+        return;
+    const int mid = FG(img[b - to_mid]);
+    const int prev = prev_in && FG(img[b - to_prev]), before = prev_in && FG(img[b - to_prev - to_mid]);
+    if (border_joins(prev, mid, before, 0, prev_in, 0) & JOIN_MID)
+        union_global(L, b, b - to_mid);
+}
+
 // Pass 2, one work-item per pixel b just after the border of a region that pass 1 labeled
 // (`region_w` x 32 pixels: a work-group's tiles): first the vertical borders (b in column
 // region_w * k, k >= 1, for every row), then the horizontal ones (b in row TILE_H * m, m >= 1,
@@ -585,9 +782,10 @@ DEVICE_FN label_t compressed(GLOBAL const label_t *L, label_t label)
     return label == 0 ? 0 : find_global(L, label - 1) + 1;
 }
 
-// A work-item takes 4 pixels of a row (x = 4 * GLOBAL_ID_X ...): where they lie on 16 bytes, as
-// one 16-byte word, with one find per run of equal labels among them, and written back only if
-// one changed (the whole of every component inside one tile is not written again).
+// A work-item takes 4 pixels of a row (x = 4 * GLOBAL_ID_X ...; a volume is an image of height
+// x depth rows): where they lie on 16 bytes, as one 16-byte word, with one find per run of equal
+// labels among them, and written back only if one changed (the whole of every component inside
+// one tile is not written again).
 KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;

@@ -37,7 +37,7 @@ check() {
 sanitize_volumes() {
   local vol=/tmp/sanitize-volume.npy
   python3 -c "import numpy as np; r = np.random.default_rng(19); np.save('$vol', (r.random((19, 29, 37)) < 0.45).astype(np.uint8))" || return 1
-  for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC; do
+  for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC TUF; do
     for conn in 6 18 26; do
       for tool in memcheck racecheck; do
         check "$tool" "$algo volume $conn-conn" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize-labels.npy

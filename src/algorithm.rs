@@ -114,8 +114,8 @@ impl Algorithm {
     }
 
     /// The default for `connectivity`, what `ccl label` and the Python package use unless told:
-    /// the fastest exact labeler measured (README, Measured): TUF for images, UF for volumes
-    /// (TUF has no 3D version yet).
+    /// the fastest exact labeler measured (README, Measured): TUF for images and 6-connected
+    /// volumes, UF for 18- and 26-connected volumes (TUF has no 18/26 version yet).
     pub fn default_for(connectivity: Connectivity) -> Algorithm {
         if Algorithm::TUF.supports(connectivity) {
             Algorithm::TUF

@@ -112,8 +112,8 @@ macro_rules! registry {
 /// The pixel algorithms: images with either connectivity, volumes with any of theirs.
 const ANY: &[Connectivity] =
     &[Connectivity::Four, Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
-/// Image-only algorithms: 4- and 8-connectivity.
-const PLANAR: &[Connectivity] = &[Connectivity::Four, Connectivity::Eight];
+/// TUF's: both image connectivities and 6 in volumes.
+const TUF_CONNECTIVITIES: &[Connectivity] = &[Connectivity::Four, Connectivity::Eight, Connectivity::Six];
 /// 2x2 blocks are 8-connected by construction, 2x2x2 blocks 26-connected (TPDS 2020 Sec. 5.3).
 const BLOCKS: &[Connectivity] = &[Connectivity::Eight, Connectivity::TwentySix];
 const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];
@@ -191,8 +191,8 @@ const BUF: AlgorithmInfo = direct(
 );
 const TUF: AlgorithmInfo = direct(
     "TUF",
-    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, 8 side by side joined there, unions across their borders only (fewer where redundant), compression",
-    PLANAR,
+    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, 8 side by side joined there, unions across their borders only (fewer where redundant), compression; 6-connected volumes in 32x16x16 regions",
+    TUF_CONNECTIVITIES,
     RawLabels::FirstPixel,
     UF_PHASES,
     kernels::TUF,
@@ -269,6 +269,6 @@ registry! { $
     BKE (bke) = BKE;
     /// BKE with inline compression.
     BKE_IC (bke_ic) = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");
-    /// Tiled run Union-Find (this project's; images, 4- and 8-connectivity).
+    /// Tiled run Union-Find (this project's; images, 4- and 8-connectivity; volumes, 6).
     TUF (tuf) = TUF;
 }

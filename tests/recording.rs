@@ -115,14 +115,17 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
     let mut failures = Vec::new();
     for &algorithm in Algorithm::ALL {
         for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
-            for (w, h, d) in TOO_LONG {
+            // (TUF's volume launches are 2D ranges, folded into the grid: it labels them; they
+            // are checked as the others below.)
+            for (w, h, d) in TOO_LONG.into_iter().filter(|_| algorithm != Algorithm::TUF) {
                 let shape = Shape { width: w, height: h, depth: d };
                 match record(algorithm, connectivity, shape, CUDA) {
                     Err(Error::Device { message, .. }) if message.contains("work-groups along y and z") => {}
                     other => failures.push(format!("{algorithm}/{shape}: {:?}", other.map(|_| "labeled"))),
                 }
             }
-            for (w, h, d) in VOLUMES {
+            let extra = if algorithm == Algorithm::TUF { &TOO_LONG[..] } else { &[] };
+            for &(w, h, d) in VOLUMES.iter().chain(extra) {
                 let shape = Shape { width: w, height: h, depth: d };
                 let case = format!("{algorithm}/{}/{shape}", connectivity.neighbours());
                 let recording = match record(algorithm, connectivity, shape, CUDA) {
@@ -134,13 +137,33 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let voxels = [w as u64, h as u64, d as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64, d.div_ceil(2) as u64];
+                // TUF: one 32 x 8 work-group per region of 32 x 16 x 16 voxels, one work-item per
+                // voxel just after a region face (x = 32k, then y = 16m, then z = 16n; k, m, n
+                // >= 1) in a 1D range, and the compression takes 4 voxels of a row per work-item.
+                let regions = [(w.div_ceil(32) * 32) as u64, (h.div_ceil(16) * d.div_ceil(16) * 8) as u64, 1];
+                let quads = [w.div_ceil(4) as u64, (h * d) as u64, 1];
+                let (across_x, across_y) = (((w - 1) / 32 * h * d) as u64, (w * ((h - 1) / 16) * d) as u64);
+                let faces = across_x + across_y + (w * h * ((d - 1) / 16)) as u64;
                 for (kernel, range, args) in recording.launches() {
                     let covered = range.global.map(|g| g as u64);
                     // Every launch covers the voxels or the 2x2x2 blocks (relabeling: one
                     // dimension over all of them), in whole groups.
                     let covers = |e: [u64; 3]| (0..3).all(|a| covered[a] >= e[a]);
                     let flat = covered[0] >= shape.len() as u64;
-                    if !covers(voxels) && !covers(blocks) && !flat {
+                    let tuf = algorithm == Algorithm::TUF
+                        && ((kernel == "tuf_tiles_3d" && covers(regions))
+                            || (kernel == "tuf_compress" && covers(quads))
+                            || (kernel == "tuf_border_merge_3d"
+                                && covered[1..] == [1, 1]
+                                && covered[0] >= faces
+                                && faces > 0
+                                && args[5..]
+                                    == [
+                                        RecordedArg::U32(across_x as u32),
+                                        RecordedArg::U32(across_y as u32),
+                                        RecordedArg::U32(faces as u32),
+                                    ]));
+                    if !covers(voxels) && !covers(blocks) && !flat && !tuf {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {voxels:?} or {blocks:?}"));
                     }
                     // Sizes passed to the kernel are the volume's (or its block grid's).
@@ -148,7 +171,11 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                         .iter()
                         .filter_map(|a| if let RecordedArg::U32(v) = a { Some(u64::from(*v)) } else { None })
                         .collect();
-                    if scalars.len() >= 3 && !flat && scalars[..3] != voxels && scalars[..3] != blocks {
+                    if scalars.len() >= 3
+                        && (!flat || kernel == "tuf_border_merge_3d")
+                        && scalars[..3] != voxels
+                        && scalars[..3] != blocks
+                    {
                         failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
                     }
                 }

@@ -259,6 +259,11 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
             out.push((format!("19x14x11 density {density} granularity {granularity}"), volume));
         }
     }
+    // Several of TUF's 32 x 16 x 16 regions along each axis, whole and cut.
+    for (w, h, d, density) in [(64, 32, 32, 50), (70, 35, 40, 30), (70, 35, 40, 60)] {
+        let volume = random_volume(w, h, d, density, 1, 91 + density).unwrap();
+        out.push((format!("{w}x{h}x{d} density {density} granularity 1"), volume));
+    }
     for (w, h, d) in [(1, 1, 1), (2, 2, 2), (9, 8, 5), (16, 16, 8)] {
         out.push((format!("{w}x{h}x{d} background"), BinaryVolume::from_fn(w, h, d, |_, _, _| false).unwrap()));
         out.push((format!("{w}x{h}x{d} foreground"), BinaryVolume::from_fn(w, h, d, |_, _, _| true).unwrap()));

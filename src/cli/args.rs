@@ -8,10 +8,16 @@ pub fn algorithm_help() -> String {
     format!("Algorithm (any case, - or _): {} [default: {}]", Algorithm::names(), default_algorithms())
 }
 
-/// The default algorithms, e.g. "TUF for images, UF for volumes".
+/// The default algorithms, e.g. "TUF for images, UF for volumes" (naming 6-connected volumes
+/// apart where their default differs).
 fn default_algorithms() -> String {
     let name = |c: Connectivity| Algorithm::default_for(c).name();
-    format!("{} for images, {} for volumes", name(Connectivity::Eight), name(Connectivity::TwentySix))
+    let (images, six, volumes) = (name(Connectivity::Eight), name(Connectivity::Six), name(Connectivity::TwentySix));
+    if six == volumes {
+        format!("{images} for images, {volumes} for volumes")
+    } else {
+        format!("{images} for images and 6-connected volumes, {volumes} for 18- and 26-connected ones")
+    }
 }
 
 /// `--algo` long help, from the registry: every algorithm with its summary and connectivities.

@@ -13,7 +13,11 @@
 //! tile labeling costs more than the traffic it saves); 16 and 64 rows per tile; 1024-item
 //! work-groups (one row per work-item).
 //!
-//! Raw labels: (raster index of the component's first pixel) + 1; background 0.
+//! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels,
+//! one per work-group (`tuf_tiles_3d`, `tuf_border_merge_3d` over the regions' faces, and the
+//! same compression).
+//!
+//! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
 use super::common::GROUP;
 use super::{kernels, Job, Schedule};
@@ -33,9 +37,15 @@ const TILE_GROUP: [usize; 3] = [TILE_W, 8, 1];
 const COMPRESS_PIXELS: usize = 4;
 /// Work-group of the border merge (one work-item per pixel after a tile border).
 const BORDER_GROUP: [usize; 3] = [256, 1, 1];
+/// Rows and slices of a volume region (REGION_H, REGION_D in the kernel): 32 x 16 x 16 voxels,
+/// 256 rows of 32, a work-group of TILE_GROUP's.
+const REGION_H: usize = 16;
+const REGION_D: usize = 16;
 
 /// The compile-time defines of `kernels/tuf.kernel`.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+    // (Volumes too are built without DIMS=3: the volume kernels take 2D ranges, folded into the
+    // grid as a tall image's.)
     vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
 }
 
@@ -47,8 +57,20 @@ pub(crate) struct Tuf {
     compress: Kernel,
 }
 
-/// Makes the TUF schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, _connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+/// The compiled TUF kernels for volumes.
+pub(crate) struct Tuf3d {
+    tiles: Kernel,
+    border_merge: Kernel,
+    compress: Kernel,
+}
+
+/// Makes the TUF schedule from its program compiled for `connectivity`.
+pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+    if connectivity.dims() == 3 {
+        let [tiles, border_merge, compress] =
+            kernels(gpu, program, ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress"])?;
+        return Ok(Box::new(Tuf3d { tiles, border_merge, compress }));
+    }
     let [tiles, tiles_small, border_merge, compress] =
         kernels(gpu, program, ["tuf_tiles", "tuf_tiles_small", "tuf_border_merge", "tuf_compress"])?;
     Ok(Box::new(Tuf { tiles, tiles_small, border_merge, compress }))
@@ -99,6 +121,51 @@ impl Schedule for Tuf {
         recorder.end(Phase::BorderMerge)?;
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         let over_quads = LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height, 1], GROUP);
+        gpu.launch(&mut self.compress, &over_quads, &label_args)?;
+        recorder.end(Phase::Compression)?;
+        Ok(None)
+    }
+}
+
+/// The border merge's work on a volume: voxels just after a region face x = 32k (k >= 1), then
+/// y = REGION_H m, then z = REGION_D n. Returns (across x, across y, total).
+fn face_voxels(shape: Shape) -> (usize, usize, usize) {
+    let (w, h, d) = (shape.width, shape.height, shape.depth);
+    let across_x = (w - 1) / TILE_W * h * d;
+    let across_y = w * ((h - 1) / REGION_H) * d;
+    (across_x, across_y, across_x + across_y + w * h * ((d - 1) / REGION_D))
+}
+
+impl Schedule for Tuf3d {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let [w, h, d] = job.extent();
+        let shape = job.shape;
+        // Regions along y and z one after the other along the range's y.
+        let regions = [shape.width.div_ceil(TILE_W), shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D)];
+        let over_regions =
+            LaunchRange { global: [regions[0] * TILE_GROUP[0], regions[1] * TILE_GROUP[1], 1], local: TILE_GROUP };
+        let volume_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        gpu.launch(&mut self.tiles, &over_regions, &volume_args)?;
+        recorder.end(Phase::LocalMerge)?;
+        let (across_x, across_y, total) = face_voxels(shape);
+        if total > 0 {
+            let args = [
+                Arg::Buffer(job.input),
+                Arg::Buffer(job.labels),
+                Arg::U32(w),
+                Arg::U32(h),
+                Arg::U32(d),
+                Arg::U32(across_x as u32),
+                Arg::U32(across_y as u32),
+                Arg::U32(total as u32),
+            ];
+            gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
+        }
+        recorder.end(Phase::BorderMerge)?;
+        // The compression sees the volume as an image of h * d rows.
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h * d)];
+        let over_quads =
+            LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height * shape.depth, 1], GROUP);
         gpu.launch(&mut self.compress, &over_quads, &label_args)?;
         recorder.end(Phase::Compression)?;
         Ok(None)
