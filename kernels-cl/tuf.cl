@@ -337,12 +337,20 @@ DEVICE_FN uint last_run_node(uint mask, uint row_node)
     return row_node + highest_bit(run_starts(mask));
 }
 
-// Links each run start of a row to its root: the starts' columns are the bits of `starts`, and
-// node row_node + c is column c's.
-DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
+// Union-find nodes of a row's run starts (the bits of `starts`), from node row_node on: the
+// start at column c is node row_node + c (a slot per pixel: an image's tiles), or with `compact`
+// row_node + k for the k-th start of the row (a slot per start: a volume's regions).
+DEVICE_FN uint start_node(uint starts, uint c, uint row_node, uint compact)
 {
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = row_node + lowest_bit(todo);
+    return row_node + (compact ? POPCOUNT(starts & ((1u << c) - 1u)) : c);
+}
+
+// Links each run start of a row to its root (nodes as start_node).
+DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node, uint compact)
+{
+    uint k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+        const uint i = row_node + (compact ? k : lowest_bit(todo));
         ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
     }
 }
@@ -353,11 +361,12 @@ DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
 // finds after it walk the rest, halving it. In place, with atomic_min: a parent only moves up its
 // chain, whatever the order of the updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut
 // to one step, were 2-6 % slower; 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
-DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
+DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, uint compact)
 {
     for (uint round = 0; round < 3; round++) {
-        for (uint todo = starts; todo != 0; todo &= todo - 1) {
-            const uint i = row_node + lowest_bit(todo);
+        uint k = 0;
+        for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+            const uint i = row_node + (compact ? k : lowest_bit(todo));
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
@@ -374,7 +383,7 @@ DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
 // the row above's zeros carries into the start of the run after each gap that is not bridged,
 // so all of a row's unions come from a few bit operations and one loop over them, the same
 // length for every work-item of a warp.
-DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node)
+DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node, uint compact)
 {
     const uint above_starts = run_starts(above), zeros = ~above;
 #if CONNECTIVITY == 8
@@ -387,8 +396,9 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
     // Starts of runs above with a run before them, whose gap the row bridges.
     uint bridged = (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged;
     for (; bridged != 0; bridged &= bridged - 1u) {
-        const uint s = lowest_bit(bridged), before = highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, above_node + before, above_node + s);
+        const uint s = lowest_bit(bridged), node = start_node(above_starts, s, above_node, compact);
+        const uint before = compact ? node - 1 : above_node + highest_bit(above_starts & ((1u << s) - 1u));
+        union_halving(parents, before, node);
     }
 }
 
@@ -454,13 +464,13 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
                                    : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node);
+    jump_pointers(parents, starts, row_node, 0);
     // Unions with the other runs above each run touches (join_bridged).
     if (sub == 0)
-        join_bridged(parents, mask, above, above_node);
+        join_bridged(parents, mask, above, above_node, 0);
     LOCAL_BARRIER();
     // Every run start is linked to its root.
-    link_to_roots(parents, starts, row_node);
+    link_to_roots(parents, starts, row_node, 0);
     LOCAL_BARRIER();
     // With 8 tiles, unions across the borders between them, on the tiles' roots (finds of one
     // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
@@ -483,7 +493,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     }
     LOCAL_BARRIER();
     if (group_tiles > 1)
-        link_to_roots(parents, starts, row_node);
+        link_to_roots(parents, starts, row_node, 0);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
@@ -534,7 +544,7 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 // ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of
 // 32 x REGION_H x REGION_D voxels, each a work-group's, labeled in local memory as one tile of
 // 256 rows of 32 voxels. Row r of a region is its row yy = r % REGION_H of slice zz = r /
-// REGION_H, so the rows (and nodes, r * ROW_SLOTS + c) order as the voxels do in raster order.
+// REGION_H, so the rows (and nodes, row by row) order as the voxels do in raster order.
 // A row has two earlier neighbour rows: above (yy - 1, same slice) and in front (zz - 1, same
 // yy), and 6-connectivity joins the runs a run overlaps in either (as 4-connectivity the runs
 // above). Each run start hangs under the first run above it overlaps, else the first one in
@@ -542,23 +552,34 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 // (join_bridged), and a run hung above is joined to the first run in front it overlaps. The
 // border merge then joins the voxel pairs across the regions' faces: x = 32k, y = REGION_H m,
 // z = REGION_D n (a sixth of the voxels, against 4 % of the pixels of an image).
+// A region's nodes are compact: row r's k-th run start is node r * START_SLOTS + k (a row of 32
+// has at most 16 runs; rows of 17 slots, so that the work-items of a warp, each on its own row,
+// reach different banks of local memory). 17 KiB of local memory per work-group instead of 34
+// with a slot per voxel: 8 groups fit a compute unit instead of 6 (H100, 256^3 at 50 %: 2.6
+// waves of groups became 1.9).
 #define REGION_H 16
 #define REGION_D 16
 #define REGION_ROWS (REGION_H * REGION_D)
-#define REGION_SLOTS (REGION_ROWS * ROW_SLOTS)
+#define START_SLOTS 17
+#define REGION_SLOTS (REGION_ROWS * START_SLOTS)
 
 // The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
-// column 0 is node row_node.
+// first is node row_node.
 DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
 {
-    return row_node + highest_bit(starts & bits_through(bit));
+    return row_node + POPCOUNT(starts & bits_through(bit)) - 1u;
 }
 
-// The volume's raster index of node i of the region whose first voxel is (x0, y0, z0).
-DEVICE_FN index_t node_to_volume(uint i, uint x0, uint y0, uint z0, uint width, uint height)
+// The volume's raster index of node i of the region whose first voxel is (x0, y0, z0), whose
+// rows' masks are `masks`: the column of the row's k-th run start.
+DEVICE_FN index_t node_to_volume(uint i, LOCAL const uint *masks, uint x0, uint y0, uint z0, uint width,
+                                 uint height)
 {
-    const uint r = i / ROW_SLOTS;
-    return VOXEL_INDEX(x0 + i % ROW_SLOTS, y0 + r % REGION_H, z0 + r / REGION_H, width, height);
+    const uint r = i / START_SLOTS;
+    uint starts = run_starts(masks[r]);
+    for (uint k = i % START_SLOTS; k > 0; k--)
+        starts &= starts - 1u;
+    return VOXEL_INDEX(x0 + lowest_bit(starts), y0 + r % REGION_H, z0 + r / REGION_H, width, height);
 }
 
 // Pass 1 on volumes: a work-group of 32 x 8 work-items labels a region; work-item (lane, warp)
@@ -603,19 +624,20 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     LOCAL_BARRIER();
 
     // Link: each run start hangs under the first run above it overlaps, else the first in front.
-    const uint starts = run_starts(mask), row_node = r * ROW_SLOTS;
+    const uint starts = run_starts(mask), row_node = r * START_SLOTS;
     const uint above = yy > 0 ? masks[r - 1] : 0, front = zz > 0 ? masks[r - REGION_H] : 0;
-    const uint above_node = row_node - ROW_SLOTS, front_node = row_node - REGION_H * ROW_SLOTS;
+    const uint above_node = row_node - START_SLOTS, front_node = row_node - REGION_H * START_SLOTS;
     const uint above_starts = run_starts(above), front_starts = run_starts(front);
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo), i = row_node + c, run = run_from(mask, c);
+    uint k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+        const uint c = lowest_bit(todo), i = row_node + k, run = run_from(mask, c);
         const uint up = above & run, ahead = front & run;
         parents[i] = up != 0      ? run_node(above_starts, lowest_bit(up), above_node) + 1
                      : ahead != 0 ? run_node(front_starts, lowest_bit(ahead), front_node) + 1
                                   : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node);
+    jump_pointers(parents, starts, row_node, 1);
     // Unions: the pairs of runs above, and in front, that a run bridges, and each run hung above
     // with the first run in front it overlaps, unless they are joined through the row above the
     // one in front (the corner row) already: at a column where the run overlaps a run in front,
@@ -624,22 +646,21 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // in front of it (by the same rule on its own row, one row up: at yy = 0 every union is
     // made), among them the run of the corner row there, which is joined to the run in front
     // below it (every run above a run is). At high density most such unions are skipped.
-    join_bridged(parents, mask, above, above_node);
-    join_bridged(parents, mask, front, front_node);
+    join_bridged(parents, mask, above, above_node, 1);
+    join_bridged(parents, mask, front, front_node, 1);
     const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
+    k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
         const uint c = lowest_bit(todo), run = run_from(mask, c), ahead = front & run;
         if ((above & run) != 0 && ahead != 0 && (ahead & squares) == 0)
-            union_halving(parents, row_node + c, run_node(front_starts, lowest_bit(ahead), front_node));
+            union_halving(parents, row_node + k, run_node(front_starts, lowest_bit(ahead), front_node));
     }
     LOCAL_BARRIER();
-    link_to_roots(parents, starts, row_node);
+    link_to_roots(parents, starts, row_node, 1);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = row_node + lowest_bit(todo);
-        parents[i] = node_to_volume(parents[i] - 1, x0, y0, z0, width, height) + 1;
-    }
+    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
+        parents[i] = node_to_volume(parents[i] - 1, masks, x0, y0, z0, width, height) + 1;
     LOCAL_BARRIER();
 #endif
 
@@ -653,11 +674,11 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
-            const uint entry = parents[run_node(run_starts(m), lane, row * ROW_SLOTS)];
+            const uint entry = parents[run_node(run_starts(m), lane, row * START_SLOTS)];
 #if LABEL_BITS == 32
             label = entry;
 #else
-            label = node_to_volume(entry - 1, x0, y0, z0, width, height) + 1;
+            label = node_to_volume(entry - 1, masks, x0, y0, z0, width, height) + 1;
 #endif
         }
         L[VOXEL_INDEX(x, y, z, width, height)] = label;
