@@ -568,6 +568,20 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 #define START_SLOTS 17
 #define REGION_SLOTS (REGION_ROWS * START_SLOTS)
 
+// The index of the region that holds voxel (x, y, z): regions along x, then y, then z (the
+// order of pass 1's work-groups).
+DEVICE_FN uint region_of(uint x, uint y, uint z, uint width, uint height)
+{
+    const uint across = (width + TILE_W - 1) / TILE_W, down = (height + REGION_H - 1) / REGION_H;
+    return (z / REGION_D * down + y / REGION_H) * across + x / TILE_W;
+}
+
+// The word of pass 1's row masks that holds row (y, z) of the region of voxel (x, y, z).
+DEVICE_FN index_t mask_word(uint x, uint y, uint z, uint width, uint height)
+{
+    return (index_t)region_of(x, y, z, width, height) * REGION_ROWS + z % REGION_D * REGION_H + y % REGION_H;
+}
+
 // The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
 // first is node row_node.
 DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
@@ -593,7 +607,8 @@ DEVICE_FN index_t node_to_volume(uint i, LOCAL const uint *masks, uint x0, uint 
 // root) + 1, background 0. The groups run over a 2D range, the regions along y and z one after
 // the other along its y (so that the host folds it into the grid as a tall image's); a group
 // past the regions (z0 >= depth) sees only background and writes nothing.
-KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
+                         GLOBAL uint *row_masks, GLOBAL uint *dirty)
 {
     LOCAL_ARRAY(uint, masks, REGION_ROWS);
     LOCAL_ARRAY(uint, parents, REGION_SLOTS);
@@ -601,6 +616,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     const uint regions_down = (height + REGION_H - 1) / REGION_H;
     const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y % regions_down * REGION_H;
     const uint z0 = GROUP_ID_Y / regions_down * REGION_D;
+    const uint region = GROUP_ID_Y * ((width + TILE_W - 1) / TILE_W) + GROUP_ID_X; // region_of(x0, y0, z0)
     const uint x = x0 + lane;
 
     // Load, as pass 1 on images: a region wholly inside the volume, each row's 32 voxels in
@@ -626,6 +642,13 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
             mask |= ((fg_words[r * (TILE_W / 4) + w] * 0x01020408u) >> 24 & 0xFu) << (4 * w);
     }
     masks[r] = mask;
+    // The rows' masks for the border merge, a region's one after the other (mask_word), and the
+    // region's word of `dirty` cleared for it (not by a group past the regions).
+    if (z0 < depth) {
+        row_masks[(index_t)region * REGION_ROWS + r] = mask;
+        if (r == 0)
+            dirty[region] = 0;
+    }
     LOCAL_BARRIER();
 
     // Link: each run start hangs under the first run above it overlaps, else the first in front.
@@ -690,54 +713,67 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     }
 }
 
-// Pass 2 on volumes: one work-item per voxel b just after a region face, first the faces x =
-// 32k (k >= 1; ids ordered by y, then z, then k), then y = REGION_H m, then z = REGION_D n (both
-// ordered by x first). b joins the voxel across the face (mid), unless the voxel before b along
-// the face, in b's region (prev), and the one across from it (before) are both foreground: then
-// b and prev, mid and before, are joined in their regions, and prev to before by prev's own
-// merge (border_joins, as 4-connectivity).
-KERNEL void tuf_border_merge_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
-                                uint across_x, uint across_y, uint total)
+// Pass 2 on volumes, over the regions' faces, from the row masks pass 1 wrote (`row_masks`, at
+// mask_word). First one work-item per voxel b just
+// after a face x = 32k (k >= 1; ordered by y, then z, then k): b joins the voxel across (mid),
+// unless the voxel before b along the face, in b's region (prev: y - 1), and the one across from
+// it (before) are both foreground: then b and prev, mid and before, are joined in their regions,
+// and prev to before by prev's own merge (border_joins, as 4-connectivity). Then one work-item
+// per row of 32 voxels just after a face y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by
+// region along x first): the same rule along the row is a union at the start of each run of
+// voxels foreground on both sides (mask & mask across). A region with a union on a face is
+// marked in `dirty` (one word per region, cleared by pass 1): only those have labels to
+// compress.
+
+KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks, GLOBAL uint *dirty, uint width,
+                                uint height, uint depth, uint across_x, uint across_y, uint total)
 {
     const uint id = GLOBAL_ID_X;
     if (id >= total)
         return;
-    const index_t slice = (index_t)width * height;
-    uint x, y, z;
-    index_t to_mid, to_prev; // from b to mid, and from b to prev
-    int prev_in;
+    const uint across = (width + TILE_W - 1) / TILE_W;
     if (id < across_x) {
-        y = id % height;
-        z = id / height % depth;
-        x = (id / height / depth + 1) * TILE_W;
-        to_mid = 1;
-        to_prev = width;
-        prev_in = y % REGION_H != 0;
-    } else {
-        const uint j = id - across_x;
-        x = j % width;
-        if (j < across_y) {
-            const uint faces = (height - 1) / REGION_H;
-            y = (j / width % faces + 1) * REGION_H;
-            z = j / width / faces;
-            to_mid = width;
-        } else {
-            const uint k = j - across_y;
-            x = k % width;
-            y = k / width % height;
-            z = (k / width / height + 1) * REGION_D;
-            to_mid = slice;
+        const uint y = id % height, z = id / height % depth, k = id / height / depth + 1;
+        // b's row; mid's is the same row of the region before (REGION_ROWS words before).
+        const index_t word = mask_word(k * TILE_W, y, z, width, height);
+        if ((row_masks[word] & 1u) == 0 || row_masks[word - REGION_ROWS] >> 31 == 0)
+            return; // b or mid is background
+        const int prev_in = y % REGION_H != 0; // prev, before: the rows above (a word before)
+        const int prev = prev_in && (row_masks[word - 1] & 1u) != 0;
+        const int before = prev_in && row_masks[word - REGION_ROWS - 1] >> 31 != 0;
+        if (border_joins(prev, 1, before, 0, prev_in, 0) & JOIN_MID) {
+            const index_t b = VOXEL_INDEX(k * TILE_W, y, z, width, height);
+            union_global(L, b, b - 1);
+            dirty[region_of(k * TILE_W, y, z, width, height)] = 1;
+            dirty[region_of(k * TILE_W - 1, y, z, width, height)] = 1;
         }
-        to_prev = 1;
-        prev_in = x % TILE_W != 0;
-    }
-    const index_t b = VOXEL_INDEX(x, y, z, width, height);
-    if (!FG(img[b]))
         return;
-    const int mid = FG(img[b - to_mid]);
-    const int prev = prev_in && FG(img[b - to_prev]), before = prev_in && FG(img[b - to_prev - to_mid]);
-    if (border_joins(prev, mid, before, 0, prev_in, 0) & JOIN_MID)
-        union_global(L, b, b - to_mid);
+    }
+    const uint j = id - across_x, region = j % across, x = region * TILE_W;
+    const int along_y = j < across_y; // a face y = REGION_H m (else z = REGION_D n)
+    uint y, z;
+    if (along_y) {
+        const uint faces = (height - 1) / REGION_H;
+        y = (j / across % faces + 1) * REGION_H;
+        z = j / across / faces;
+    } else {
+        const uint k = j - across_y;
+        y = k / across % height;
+        z = (k / across / height + 1) * REGION_D;
+    }
+    // The rows across the face: one row up, or one slice to the front.
+    const uint y_mid = along_y ? y - 1 : y, z_mid = along_y ? z : z - 1;
+    uint joins = run_starts(row_masks[mask_word(x, y, z, width, height)] &
+                            row_masks[mask_word(x, y_mid, z_mid, width, height)]);
+    if (joins == 0)
+        return;
+    const index_t b = VOXEL_INDEX(x, y, z, width, height), mid = VOXEL_INDEX(x, y_mid, z_mid, width, height);
+    for (; joins != 0; joins &= joins - 1u) {
+        const uint c = lowest_bit(joins);
+        union_global(L, b + c, mid + c);
+    }
+    dirty[region_of(x, y, z, width, height)] = 1;
+    dirty[region_of(x, y_mid, z_mid, width, height)] = 1;
 }
 
 // Pass 2, one work-item per pixel b just after the border of a region that pass 1 labeled
@@ -807,12 +843,8 @@ DEVICE_FN label_t compressed(GLOBAL const label_t *L, label_t label)
 // x depth rows): where they lie on 16 bytes, as one 16-byte word, with one find per run of equal
 // labels among them, and written back only if one changed (the whole of every component inside
 // one tile is not written again).
-KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
+DEVICE_FN void compress_quad(GLOBAL label_t *L, index_t i, uint x, uint width)
 {
-    const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
-        return;
-    const index_t i = PIXEL_INDEX(x, y, width);
 #if LABEL_BITS == 32
     if (x + 4 <= width && (size_t)(L + i) % 16u == 0) {
         GLOBAL uint4 *quad = (GLOBAL uint4 *)(L + i);
@@ -831,6 +863,35 @@ KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
         const label_t label = L[i + k], root = compressed(L, label);
         if (root != label)
             L[i + k] = root;
+    }
+}
+
+KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
+{
+    const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    compress_quad(L, PIXEL_INDEX(x, y, width), x, width);
+}
+
+// Pass 3 on volumes: tuf_compress's, one work-group of 32 x 8 work-items per region (as pass
+// 1's groups), on the regions that a union on a face reached (`dirty`) only: in the others every
+// region-local root is a root. Work-item (lane, warp) takes quad lane % 8 of row lane / 8 of each
+// 4 rows from row 4 warp on, 32 rows apart.
+KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint width, uint height, uint depth)
+{
+    const uint regions_down = (height + REGION_H - 1) / REGION_H;
+    const uint across = (width + TILE_W - 1) / TILE_W, region = GROUP_ID_Y * across + GROUP_ID_X;
+    const uint z0 = GROUP_ID_Y / regions_down * REGION_D;
+    if (z0 >= depth || dirty[region] == 0)
+        return;
+    const uint x = GROUP_ID_X * TILE_W + LOCAL_ID_X % 8 * 4, y0 = GROUP_ID_Y % regions_down * REGION_H;
+    if (x >= width)
+        return;
+    for (uint r = LOCAL_ID_Y * 4 + LOCAL_ID_X / 8; r < REGION_ROWS; r += 32) {
+        const uint y = y0 + r % REGION_H, z = z0 + r / REGION_H;
+        if (y < height && z < depth)
+            compress_quad(L, VOXEL_INDEX(x, y, z, width, height), x, width);
     }
 }
 

@@ -137,13 +137,15 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let voxels = [w as u64, h as u64, d as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64, d.div_ceil(2) as u64];
-                // TUF: one 32 x 8 work-group per region of 32 x 16 x 16 voxels, one work-item per
-                // voxel just after a region face (x = 32k, then y = 16m, then z = 16n; k, m, n
-                // >= 1) in a 1D range, and the compression takes 4 voxels of a row per work-item.
-                let regions = [(w.div_ceil(32) * 32) as u64, (h.div_ceil(16) * d.div_ceil(16) * 8) as u64, 1];
-                let quads = [w.div_ceil(4) as u64, (h * d) as u64, 1];
-                let (across_x, across_y) = (((w - 1) / 32 * h * d) as u64, (w * ((h - 1) / 16) * d) as u64);
-                let faces = across_x + across_y + (w * h * ((d - 1) / 16)) as u64;
+                // TUF: one 32 x 8 work-group per region of 32 x 16 x 16 voxels (regions along y
+                // and z one after the other along the range's y), one work-item per voxel just
+                // after a region face x = 32k, then per row of a region just after a face y = 16m
+                // or z = 16n (k, m, n >= 1) in a 1D range, and the compression over the regions
+                // again.
+                let across = w.div_ceil(32);
+                let regions = [(across * 32) as u64, (h.div_ceil(16) * d.div_ceil(16) * 8) as u64, 1];
+                let (across_x, across_y) = (((across - 1) * h * d) as u64, (across * ((h - 1) / 16) * d) as u64);
+                let faces = across_x + across_y + (across * h * ((d - 1) / 16)) as u64;
                 for (kernel, range, args) in recording.launches() {
                     let covered = range.global.map(|g| g as u64);
                     // Every launch covers the voxels or the 2x2x2 blocks (relabeling: one
@@ -152,12 +154,12 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                     let flat = covered[0] >= shape.len() as u64;
                     let tuf = algorithm == Algorithm::TUF
                         && ((kernel == "tuf_tiles_3d" && covers(regions))
-                            || (kernel == "tuf_compress" && covers(quads))
+                            || (kernel == "tuf_compress_3d" && covers(regions))
                             || (kernel == "tuf_border_merge_3d"
                                 && covered[1..] == [1, 1]
                                 && covered[0] >= faces
                                 && faces > 0
-                                && args[5..]
+                                && args[6..]
                                     == [
                                         RecordedArg::U32(across_x as u32),
                                         RecordedArg::U32(across_y as u32),

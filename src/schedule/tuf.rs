@@ -13,13 +13,15 @@
 //! tile labeling costs more than the traffic it saves); 16 and 64 rows per tile; 1024-item
 //! work-groups (one row per work-item).
 //!
-//! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels,
-//! one per work-group (`tuf_tiles_3d`, `tuf_border_merge_3d` over the regions' faces, and the
-//! same compression).
+//! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
+//! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
+//! regions' faces from those masks, marking the regions it joins, and `tuf_compress_3d`, a
+//! work-group per region again, on those regions only.
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
 use super::common::GROUP;
+use super::scratch::Scratch;
 use super::{kernels, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape};
@@ -62,14 +64,20 @@ pub(crate) struct Tuf3d {
     tiles: Kernel,
     border_merge: Kernel,
     compress: Kernel,
+    /// The row masks and the regions' dirty words (slots ROW_MASKS, DIRTY), kept between calls.
+    scratch: Scratch,
 }
+
+/// Slots of [`Tuf3d`]'s scratch.
+const ROW_MASKS: usize = 0;
+const DIRTY: usize = 1;
 
 /// Makes the TUF schedule from its program compiled for `connectivity`.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     if connectivity.dims() == 3 {
         let [tiles, border_merge, compress] =
-            kernels(gpu, program, ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress"])?;
-        return Ok(Box::new(Tuf3d { tiles, border_merge, compress }));
+            kernels(gpu, program, ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress_3d"])?;
+        return Ok(Box::new(Tuf3d { tiles, border_merge, compress, scratch: Scratch::default() }));
     }
     let [tiles, tiles_small, border_merge, compress] =
         kernels(gpu, program, ["tuf_tiles", "tuf_tiles_small", "tuf_border_merge", "tuf_compress"])?;
@@ -128,30 +136,39 @@ impl Schedule for Tuf {
 }
 
 /// The border merge's work on a volume: voxels just after a region face x = 32k (k >= 1), then
-/// y = REGION_H m, then z = REGION_D n. Returns (across x, across y, total).
-fn face_voxels(shape: Shape) -> (usize, usize, usize) {
+/// rows of 32 voxels just after a face y = REGION_H m, then z = REGION_D n. Returns (across x,
+/// across y, total).
+fn face_work(shape: Shape) -> (usize, usize, usize) {
     let (w, h, d) = (shape.width, shape.height, shape.depth);
-    let across_x = (w - 1) / TILE_W * h * d;
-    let across_y = w * ((h - 1) / REGION_H) * d;
-    (across_x, across_y, across_x + across_y + w * h * ((d - 1) / REGION_D))
+    let across = w.div_ceil(TILE_W);
+    let across_x = (across - 1) * h * d;
+    let across_y = across * ((h - 1) / REGION_H) * d;
+    (across_x, across_y, across_x + across_y + across * h * ((d - 1) / REGION_D))
 }
 
 impl Schedule for Tuf3d {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
         let shape = job.shape;
+        // The row masks pass 1 writes for the border merge (a word per row of a region), and a
+        // word per region that the border merge sets where it joined a face.
+        let across = shape.width.div_ceil(TILE_W);
+        let down = shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
+        let row_masks = self.scratch.take(gpu, ROW_MASKS, across * down * REGION_H * REGION_D * 4)?;
+        let dirty = self.scratch.take(gpu, DIRTY, across * down * 4)?;
+        recorder.end(Phase::Allocation)?;
         // Regions along y and z one after the other along the range's y.
-        let regions = [shape.width.div_ceil(TILE_W), shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D)];
-        let over_regions =
-            LaunchRange { global: [regions[0] * TILE_GROUP[0], regions[1] * TILE_GROUP[1], 1], local: TILE_GROUP };
-        let volume_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
-        gpu.launch(&mut self.tiles, &over_regions, &volume_args)?;
+        let over_regions = LaunchRange { global: [across * TILE_GROUP[0], down * TILE_GROUP[1], 1], local: TILE_GROUP };
+        let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&row_masks));
+        let args = [input, labels, Arg::U32(w), Arg::U32(h), Arg::U32(d), masks, Arg::Buffer(&dirty)];
+        gpu.launch(&mut self.tiles, &over_regions, &args)?;
         recorder.end(Phase::LocalMerge)?;
-        let (across_x, across_y, total) = face_voxels(shape);
+        let (across_x, across_y, total) = face_work(shape);
         if total > 0 {
             let args = [
-                Arg::Buffer(job.input),
-                Arg::Buffer(job.labels),
+                labels,
+                masks,
+                Arg::Buffer(&dirty),
                 Arg::U32(w),
                 Arg::U32(h),
                 Arg::U32(d),
@@ -162,12 +179,11 @@ impl Schedule for Tuf3d {
             gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
         recorder.end(Phase::BorderMerge)?;
-        // The compression sees the volume as an image of h * d rows.
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h * d)];
-        let over_quads =
-            LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height * shape.depth, 1], GROUP);
-        gpu.launch(&mut self.compress, &over_quads, &label_args)?;
+        let args = [labels, Arg::Buffer(&dirty), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        gpu.launch(&mut self.compress, &over_regions, &args)?;
         recorder.end(Phase::Compression)?;
+        self.scratch.put(ROW_MASKS, row_masks);
+        self.scratch.put(DIRTY, dirty);
         Ok(None)
     }
 }
