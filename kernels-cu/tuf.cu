@@ -186,7 +186,10 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 // raster index), across them by the image's raster index. Raw labels: (raster index of the
 // component's first pixel) + 1, background 0, as UF.
 //
-// Build-time defines: CONNECTIVITY (4 or 8). In pass 1 a work-group of 32 x 8 work-items labels
+// Volumes (CONNECTIVITY 6): the same three passes on regions of 32 x 16 x 16 voxels (tuf_tiles_3d,
+// tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below).
+//
+// Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes). In pass 1 a work-group of 32 x 8 work-items labels
 // 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
 // tile's warp reads and writes column `lane` of the tile, and (in its first warp) labels row
 // `lane` of it.
