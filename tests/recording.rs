@@ -1,6 +1,7 @@
 //! Every schedule checked without a GPU, on the recording device: each launch names a kernel of
 //! its file with arguments matching the kernel's parameter list, covers every pixel or every 2x2
-//! block (TUF: every 32 x 32 tile, or every pixel after a tile border), fits a CUDA device's grid once folded (tall images included), and the labeling
+//! block (TUF: every 32 x 32 tile or 32 x 16 x 16 region, or every pixel after a tile border or
+//! region face), fits a CUDA device's grid once folded (tall images included), and the labeling
 //! reports the phases the registry declares. Every kernel of a file is launched by some
 //! connectivity of some algorithm.
 
