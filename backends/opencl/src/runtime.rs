@@ -18,7 +18,7 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::{cl_mem, cl_ulong, CL_BLOCKING};
 
 use crate::discovery::{describe, DeviceDesc};
-use crate::pool::{BufferPool, PooledBuffer};
+use crate::pool::{BufferPool, KeptBudget, PooledBuffer};
 use crate::{call_error, driver_lock};
 
 /// A host-mapped buffer (see `alloc_host`), unmapped and released when dropped.
@@ -90,6 +90,9 @@ struct Shared {
     limits: Limits,
     /// The cache key's parts that name this device, its platform and driver.
     device_key: CacheKey,
+    /// What the pools of this device's queues keep between them: at most a quarter of its
+    /// memory.
+    kept_budget: Arc<KeptBudget>,
 }
 
 /// One OpenCL device (its context) and an in-order profiling command queue of this handle's own.
@@ -136,7 +139,10 @@ impl Runtime {
         // seen on 88 concurrent test threads); its kernels run one at a time instead.
         let serial = desc.platform_name.contains("Portable Computing Language");
         let nv_options = dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
-        let shared = Arc::new(Shared { serial, nv_options, desc, name, device: dev, context, limits, device_key });
+        let memory = dev.global_mem_size().unwrap_or(0);
+        let kept_budget = KeptBudget::new(usize::try_from(memory / 4).unwrap_or(usize::MAX));
+        let shared =
+            Arc::new(Shared { serial, nv_options, desc, name, device: dev, context, limits, device_key, kept_budget });
         Self::with_queue(shared, KernelCache::from_env())
     }
 
@@ -174,9 +180,8 @@ impl Runtime {
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
         let queue = CommandQueue::create_default(&shared.context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error(&shared.name, "clCreateCommandQueue", e))?;
-        // Kept buffers hold device memory: at most a quarter of it.
-        let memory = shared.device.global_mem_size().unwrap_or(0);
-        let pool = BufferPool::new(usize::try_from(memory / 4).unwrap_or(usize::MAX));
+        // Kept buffers hold device memory: the device's queues keep at most a quarter of it.
+        let pool = BufferPool::new(shared.kept_budget.clone());
         Ok(Self { shared, queue, events: Mutex::new(Vec::new()), cache, pool })
     }
 
