@@ -555,6 +555,7 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 // (join_bridged), and a run hung above is joined to the first run in front it overlaps. The
 // border merge then joins the voxel pairs across the regions' faces: x = 32k, y = REGION_H m,
 // z = REGION_D n (a sixth of the voxels, against 4 % of the pixels of an image).
+//
 // A region's nodes are compact: row r's k-th run start is node r * START_SLOTS + k (a row of 32
 // has at most 16 runs; rows of 17 slots, so that the work-items of a warp, each on its own row,
 // reach different banks of local memory). 17 KiB of local memory per work-group instead of 34
@@ -712,17 +713,15 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
 }
 
 // Pass 2 on volumes, over the regions' faces, from the row masks pass 1 wrote (`row_masks`, at
-// mask_word). First one work-item per voxel b just
-// after a face x = 32k (k >= 1; ordered by y, then z, then k): b joins the voxel across (mid),
-// unless the voxel before b along the face, in b's region (prev: y - 1), and the one across from
-// it (before) are both foreground: then b and prev, mid and before, are joined in their regions,
-// and prev to before by prev's own merge (border_joins, as 4-connectivity). Then one work-item
-// per row of 32 voxels just after a face y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by
-// region along x first): the same rule along the row is a union at the start of each run of
-// voxels foreground on both sides (mask & mask across). A region with a union on a face is
-// marked in `dirty` (one word per region, cleared by pass 1): only those have labels to
-// compress.
-
+// mask_word). First one work-item per voxel b just after a face x = 32k (k >= 1; ordered by y,
+// then z, then k): b joins the voxel across (mid), unless the voxel before b along the face, in
+// b's region (prev: y - 1), and the one across from it (before) are both foreground: then b and
+// prev, mid and before, are joined in their regions, and prev to before by prev's own merge
+// (border_joins, as 4-connectivity). Then one work-item per row of 32 voxels just after a face
+// y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by region along x first): the same rule
+// along the row is a union at the start of each run of voxels foreground on both sides (mask &
+// mask across). A region with a union on a face is marked in `dirty` (one word per region,
+// cleared by pass 1): only those have labels to compress.
 KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks, GLOBAL uint *dirty, uint width,
                                 uint height, uint depth, uint across_x, uint across_y, uint total)
 {
