@@ -581,6 +581,25 @@ DEVICE_FN index_t mask_word(uint x, uint y, uint z, uint width, uint height)
     return (index_t)region_of(x, y, z, width, height) * REGION_ROWS + z % REGION_D * REGION_H + y % REGION_H;
 }
 
+// The region of a work-group of pass 1 or 3 on volumes: its first voxel and its index
+// (region_of). The groups run over a 2D range, the regions along y and z one after the other
+// along its y (so that the host folds it into the grid as a tall image's); a group past the
+// regions has z0 >= depth.
+typedef struct {
+    uint x0, y0, z0, index;
+} volume_region;
+
+DEVICE_FN volume_region group_region(uint width, uint height)
+{
+    const uint down = (height + REGION_H - 1) / REGION_H;
+    volume_region g;
+    g.x0 = GROUP_ID_X * TILE_W;
+    g.y0 = GROUP_ID_Y % down * REGION_H;
+    g.z0 = GROUP_ID_Y / down * REGION_D;
+    g.index = region_of(g.x0, g.y0, g.z0, width, height);
+    return g;
+}
+
 // The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
 // first is node row_node.
 DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
@@ -603,19 +622,16 @@ DEVICE_FN index_t node_to_volume(uint i, LOCAL const uint *masks, uint x0, uint 
 // Pass 1 on volumes: a work-group of 32 x 8 work-items labels a region; work-item (lane, warp)
 // labels row warp * 32 + lane, and warp `warp` reads and writes rows warp, warp + 8, ... a
 // voxel per lane (coalesced along x). Every voxel stores (raster index of its region-local
-// root) + 1, background 0. The groups run over a 2D range, the regions along y and z one after
-// the other along its y (so that the host folds it into the grid as a tall image's); a group
-// past the regions (z0 >= depth) sees only background and writes nothing.
+// root) + 1, background 0. A group past the regions (group_region) sees only background and
+// writes nothing.
 KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
                          GLOBAL uint *row_masks, GLOBAL uint *dirty)
 {
     LOCAL_ARRAY(uint, masks, REGION_ROWS);
     LOCAL_ARRAY(uint, parents, REGION_SLOTS);
     const uint lane = LOCAL_ID_X, warp = LOCAL_ID_Y, warps = REGION_ROWS / TILE_W; // 8
-    const uint regions_down = (height + REGION_H - 1) / REGION_H;
-    const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y % regions_down * REGION_H;
-    const uint z0 = GROUP_ID_Y / regions_down * REGION_D;
-    const uint region = GROUP_ID_Y * ((width + TILE_W - 1) / TILE_W) + GROUP_ID_X; // region_of(x0, y0, z0)
+    const volume_region g = group_region(width, height);
+    const uint x0 = g.x0, y0 = g.y0, z0 = g.z0, region = g.index;
     const uint x = x0 + lane;
 
     // Load, as pass 1 on images: a region wholly inside the volume, each row's 32 voxels in
@@ -877,16 +893,14 @@ KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
 // 4 rows from row 4 warp on, 32 rows apart.
 KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint width, uint height, uint depth)
 {
-    const uint regions_down = (height + REGION_H - 1) / REGION_H;
-    const uint across = (width + TILE_W - 1) / TILE_W, region = GROUP_ID_Y * across + GROUP_ID_X;
-    const uint z0 = GROUP_ID_Y / regions_down * REGION_D;
-    if (z0 >= depth || dirty[region] == 0)
+    const volume_region g = group_region(width, height);
+    if (g.z0 >= depth || dirty[g.index] == 0)
         return;
-    const uint x = GROUP_ID_X * TILE_W + LOCAL_ID_X % 8 * 4, y0 = GROUP_ID_Y % regions_down * REGION_H;
+    const uint x = g.x0 + LOCAL_ID_X % 8 * 4;
     if (x >= width)
         return;
     for (uint r = LOCAL_ID_Y * 4 + LOCAL_ID_X / 8; r < REGION_ROWS; r += 32) {
-        const uint y = y0 + r % REGION_H, z = z0 + r / REGION_H;
+        const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
         if (y < height && z < depth)
             compress_quad(L, VOXEL_INDEX(x, y, z, width, height), x, width);
     }

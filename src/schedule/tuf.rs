@@ -153,12 +153,14 @@ impl Schedule for Tuf3d {
         // The row masks pass 1 writes for the border merge (a word per row of a region), and a
         // word per region that the border merge sets where it joined a face.
         let across = shape.width.div_ceil(TILE_W);
-        let down = shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
-        let row_masks = self.scratch.take(gpu, ROW_MASKS, across * down * REGION_H * REGION_D * 4)?;
-        let dirty = self.scratch.take(gpu, DIRTY, across * down * 4)?;
+        // Regions along y and z, one after the other along the range's y.
+        let stacked = shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
+        let regions = across * stacked;
+        let row_masks = self.scratch.take(gpu, ROW_MASKS, regions * REGION_H * REGION_D * 4)?;
+        let dirty = self.scratch.take(gpu, DIRTY, regions * 4)?;
         recorder.end(Phase::Allocation)?;
-        // Regions along y and z one after the other along the range's y.
-        let over_regions = LaunchRange { global: [across * TILE_GROUP[0], down * TILE_GROUP[1], 1], local: TILE_GROUP };
+        let over_regions =
+            LaunchRange { global: [across * TILE_GROUP[0], stacked * TILE_GROUP[1], 1], local: TILE_GROUP };
         let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&row_masks));
         let args = [input, labels, Arg::U32(w), Arg::U32(h), Arg::U32(d), masks, Arg::Buffer(&dirty)];
         gpu.launch(&mut self.tiles, &over_regions, &args)?;
