@@ -15,7 +15,7 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
-use opencl3::types::{cl_mem, cl_ulong, CL_BLOCKING};
+use opencl3::types::{cl_event, cl_int, cl_mem, cl_ulong, CL_BLOCKING};
 
 use crate::discovery::{describe, DeviceDesc};
 use crate::pool::{BufferPool, KeptBudget, PooledBuffer};
@@ -103,9 +103,8 @@ struct Shared {
 pub struct Runtime {
     shared: Arc<Shared>,
     queue: CommandQueue,
-    /// Events of the kernels and fills enqueued since [`Gpu::reset_marks`], for timing. Copies
-    /// record none, so uploads and downloads outside a timed labeling retain nothing.
-    events: Mutex<Vec<Event>>,
+    /// What timing needs of the kernels and fills enqueued since [`Gpu::reset_marks`].
+    timeline: Mutex<Timeline>,
     /// Where compiled programs are kept (handles made by [`Gpu::new_queue`] share it).
     cache: KernelCache,
     /// Buffers released by this handle's owners, for its next allocations (not shared).
@@ -182,7 +181,7 @@ impl Runtime {
             .map_err(|e| call_error(&shared.name, "clCreateCommandQueue", e))?;
         // Kept buffers hold device memory: the device's queues keep at most a quarter of it.
         let pool = BufferPool::new(shared.kept_budget.clone());
-        Ok(Self { shared, queue, events: Mutex::new(Vec::new()), cache, pool })
+        Ok(Self { shared, queue, timeline: Mutex::new(Timeline::default()), cache, pool })
     }
 
     /// The device this runtime drives.
@@ -194,8 +193,109 @@ impl Runtime {
         move |e| call_error(&self.shared.name, call, e)
     }
 
-    fn record(&self, ev: Event) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(ev);
+    fn timeline(&self) -> std::sync::MutexGuard<'_, Timeline> {
+        self.timeline.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Enqueues a command through `enqueue`, which passes its argument as the command's event
+    /// pointer, with an event when `timed` (returned), else without one.
+    fn enqueue(
+        &self,
+        call: &'static str,
+        timed: bool,
+        enqueue: impl FnOnce(*mut cl_event) -> Option<cl_int>,
+    ) -> Result<Option<Event>> {
+        let mut event: cl_event = ptr::null_mut();
+        let status = enqueue(if timed { &mut event } else { ptr::null_mut() })
+            .unwrap_or(opencl3::error_codes::CL_INVALID_OPERATION);
+        if status != opencl3::error_codes::CL_SUCCESS {
+            return Err(call_error(&self.shared.name, call, opencl3::error_codes::ClError(status)));
+        }
+        Ok(timed.then(|| Event::new(event)))
+    }
+
+    /// Ends the timed commands with a marker when the last of them has no event (see
+    /// [`Timeline`]): before a mark, and before a blocking copy, so that the span ends where the
+    /// commands do rather than after the copy and the host's return from it.
+    fn seal(&self, timeline: &mut Timeline) -> Result<()> {
+        if timeline.needs_marker() {
+            // SAFETY: a marker without a wait list: it completes when every earlier command has.
+            let marker = unsafe { self.queue.enqueue_marker_with_wait_list(&[]) }
+                .map_err(self.err("clEnqueueMarkerWithWaitList"))?;
+            timeline.push(Some(marker));
+        }
+        Ok(())
+    }
+
+    /// Enqueues a timed command (see [`Timeline`]): with an event where timing needs one.
+    fn enqueue_timed(&self, call: &'static str, enqueue: impl FnOnce(*mut cl_event) -> Option<cl_int>) -> Result<()> {
+        let mut timeline = self.timeline();
+        let timed = timeline.needs_event();
+        let event = self.enqueue(call, timed, enqueue)?;
+        timeline.push(event);
+        Ok(())
+    }
+}
+
+/// The OpenCL entry points (the library opencl3 loaded), or the error of loading it.
+fn library() -> Result<&'static cl3::OpenClRuntime> {
+    cl3::load_library()
+        .as_ref()
+        .map_err(|e| Error::Unavailable { backend: "opencl", reason: format!("the OpenCL library: {e}") })
+}
+
+/// What timing needs of a queue's kernels and fills: the first command after each mark gets an
+/// event (its start begins the span), and the span's end is the end of the last command before
+/// the next mark, whose event is a marker that [`Gpu::mark`] (or a blocking copy before it)
+/// enqueues when that command has none. Other commands are enqueued without an event: NVIDIA's OpenCL takes about 9 us of host
+/// time more per command to make one on a profiling queue (H100, driver 580: 14 against 5.5 us a
+/// kernel), which left the device idle between kernels shorter than that.
+struct Timeline<E = Event> {
+    /// The events, in queue order; a mark is an index into it.
+    events: Vec<E>,
+    /// `events.len()` at the latest mark.
+    marked: usize,
+    /// A command without an event was enqueued after the last event.
+    untimed_tail: bool,
+}
+
+impl<E> Default for Timeline<E> {
+    fn default() -> Self {
+        Self { events: Vec::new(), marked: 0, untimed_tail: false }
+    }
+}
+
+impl<E> Timeline<E> {
+    /// Whether the next command needs an event: the first since the latest mark.
+    fn needs_event(&self) -> bool {
+        self.events.len() == self.marked
+    }
+
+    /// Records a command, with its event or without one.
+    fn push(&mut self, event: Option<E>) {
+        match event {
+            Some(event) => {
+                self.events.push(event);
+                self.untimed_tail = false;
+            }
+            None => self.untimed_tail = true,
+        }
+    }
+
+    /// Whether a mark now needs a marker first: the last command has no event.
+    fn needs_marker(&self) -> bool {
+        self.untimed_tail
+    }
+
+    /// Marks the current point (after the marker [`Timeline::needs_marker`] asked for).
+    fn mark(&mut self) -> usize {
+        self.marked = self.events.len();
+        self.marked
+    }
+
+    /// The events of the first and the last command between two marks, if any.
+    fn span(&self, from: usize, to: usize) -> Option<(&E, &E)> {
+        (from < to && to <= self.events.len()).then(|| (&self.events[from], &self.events[to - 1]))
     }
 }
 
@@ -360,10 +460,24 @@ impl Gpu for Runtime {
         if data.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut();
-        // SAFETY: blocking write of `data.len()` bytes, within the buffer (checked above).
-        unsafe { self.queue.enqueue_write_buffer(inner, CL_BLOCKING, 0, data, &[]) }
-            .map_err(self.err("clEnqueueWriteBuffer"))?;
+        let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
+        // The raw entry point (cl3 declares it safe): a blocking write of `data.len()` bytes,
+        // within the buffer (checked above), without an event (a blocking copy needs none, and
+        // making one costs host time, see Timeline).
+        self.seal(&mut self.timeline())?;
+        self.enqueue("clEnqueueWriteBuffer", false, |event| {
+            library.clEnqueueWriteBuffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                0,
+                data.len(),
+                data.as_ptr().cast(),
+                0,
+                ptr::null(),
+                event,
+            )
+        })?;
         Ok(())
     }
 
@@ -372,21 +486,45 @@ impl Gpu for Runtime {
         if out.is_empty() {
             return Ok(());
         }
-        let inner = buffer.native::<PooledBuffer>(&self.shared.name)?.buffer();
-        // SAFETY: blocking read of `out.len()` bytes, within the buffer (checked above).
-        unsafe { self.queue.enqueue_read_buffer(inner, CL_BLOCKING, 0, out, &[]) }
-            .map_err(self.err("clEnqueueReadBuffer"))?;
+        let (library, mem) = (library()?, buffer.native::<PooledBuffer>(&self.shared.name)?.buffer().get());
+        // The raw entry point: a blocking read of `out.len()` bytes, within the buffer (checked
+        // above), without an event, as writes.
+        self.seal(&mut self.timeline())?;
+        self.enqueue("clEnqueueReadBuffer", false, |event| {
+            library.clEnqueueReadBuffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                0,
+                out.len(),
+                out.as_mut_ptr().cast(),
+                0,
+                ptr::null(),
+                event,
+            )
+        })?;
         Ok(())
     }
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
         let len = buffer.len().max(1);
-        let inner = buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut();
-        // SAFETY: the fill covers exactly the buffer.
-        let ev = unsafe { self.queue.enqueue_fill_buffer(inner, &[0u8], 0, len, &[]) }
-            .map_err(self.err("clEnqueueFillBuffer"))?;
-        self.record(ev);
-        Ok(())
+        let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
+        let zero = 0u8;
+        // The raw entry point: the fill covers exactly the buffer, with the one-byte pattern
+        // `zero`, which outlives the call (the driver copies a pattern when it enqueues).
+        self.enqueue_timed("clEnqueueFillBuffer", |event| {
+            library.clEnqueueFillBuffer(
+                self.queue.get(),
+                mem,
+                (&raw const zero).cast(),
+                1,
+                0,
+                len,
+                0,
+                ptr::null(),
+                event,
+            )
+        })
     }
 
     /// A kernel's first launch runs under the driver lock and is waited for (see
@@ -417,41 +555,49 @@ impl Gpu for Runtime {
             r.map_err(self.err("clSetKernelArg"))?;
         }
         let work_dim = if range.is_2d() { 2 } else { 3 };
-        let handle = k.get();
-        // SAFETY: all arguments were set above; the sizes point to three values each, of which
-        // the driver reads `work_dim`.
-        let ev = unsafe {
-            self.queue.enqueue_nd_range_kernel(
+        let (library, handle, queue) = (library()?, k.get(), self.queue.get());
+        let mut timeline = self.timeline();
+        // The first launch is waited for: it needs an event whatever the timeline says.
+        let timed = first || timeline.needs_event();
+        // The raw entry point: all arguments were set above; the sizes point to three values
+        // each, of which the driver reads `work_dim`.
+        let event = self.enqueue("clEnqueueNDRangeKernel", timed, |event| {
+            library.clEnqueueNDRangeKernel(
+                queue,
                 handle,
                 work_dim,
                 ptr::null(),
                 range.global.as_ptr(),
                 range.local.as_ptr(),
-                &[],
+                0,
+                ptr::null(),
+                event,
             )
-        }
-        .map_err(self.err("clEnqueueNDRangeKernel"))?;
+        })?;
         if first {
-            ev.wait().map_err(self.err("clWaitForEvents"))?;
+            event.as_ref().expect("timed").wait().map_err(self.err("clWaitForEvents"))?;
             serial.launched = true;
         }
-        self.record(ev);
+        timeline.push(event);
         Ok(())
     }
 
+    /// Ends the span of the commands before it with a marker when the last of them has no
+    /// event (see [`Timeline`]).
     fn mark(&self) -> Result<Mark> {
-        Ok(Mark::new(self.events.lock().unwrap_or_else(|p| p.into_inner()).len()))
+        let mut timeline = self.timeline();
+        self.seal(&mut timeline)?;
+        Ok(Mark::new(timeline.mark()))
     }
 
-    /// From the first command's start to the last command's end between the marks; 0 when no
-    /// command was enqueued between them.
+    /// From the first command's start to the last command's end between the marks (a marker's,
+    /// see [`Timeline`]); 0 when no command was enqueued between them.
     fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f64> {
         let (from, to) = (*from.native::<usize>(self.name())?, *to.native::<usize>(self.name())?);
-        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        if to <= from || to > events.len() {
+        let timeline = self.timeline();
+        let Some((first, last)) = timeline.span(from, to) else {
             return Ok(0.0);
-        }
-        let (first, last) = (&events[from], &events[to - 1]);
+        };
         last.wait().map_err(self.err("clWaitForEvents"))?;
         let start = first.profiling_command_start().map_err(self.err("clGetEventProfilingInfo"))?;
         let end = last.profiling_command_end().map_err(self.err("clGetEventProfilingInfo"))?;
@@ -463,6 +609,37 @@ impl Gpu for Runtime {
     }
 
     fn reset_marks(&self) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.timeline() = Timeline::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timeline;
+
+    #[test]
+    fn a_span_starts_at_its_first_command_and_ends_at_its_last() {
+        let mut t = Timeline::<u32>::default();
+        // Three commands: only the first takes an event; the mark then asks for a marker.
+        assert!(t.needs_event());
+        t.push(Some(1));
+        for _ in 0..2 {
+            assert!(!t.needs_event());
+            t.push(None);
+        }
+        assert!(t.needs_marker());
+        t.push(Some(2)); // the marker
+        let first = t.mark();
+        assert_eq!(t.span(0, first), Some((&1, &2)));
+        // One command alone: its event is the span's start and end, no marker.
+        assert!(t.needs_event());
+        t.push(Some(3));
+        assert!(!t.needs_marker());
+        let second = t.mark();
+        assert_eq!(t.span(first, second), Some((&3, &3)));
+        // No command between two marks: no span.
+        let third = t.mark();
+        assert_eq!(t.span(second, third), None);
+        assert!(t.needs_event());
     }
 }
