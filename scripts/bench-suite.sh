@@ -84,7 +84,7 @@ statistics() {
   # What component statistics add to device-resident labeling (issue 13): UF, KE_IC and BKE_IC
   # alone and followed by relabeling + statistics on the device (rows NAME+stats), at both
   # sizes and on the real pages, on the GPUs.
-  local algos=uf,ke_ic,bke_ic
+  local algos=tuf,uf,ke_ic,bke_ic
   for s in "$small" "$big"; do
     "$ccl" bench density --size "$s" --densities 10,50,90 --granularities 1 --images 1 --algos "$algos" --devices "$gpus" --runs "$runs" --warmup "$warmup" --stats --out "$out/stats/stats${s%%x*}"
   done
