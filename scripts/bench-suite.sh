@@ -81,7 +81,7 @@ volumes() {
   done
 }
 statistics() {
-  # What component statistics add to device-resident labeling (issue 13): UF, KE_IC and BKE_IC
+  # What component statistics add to device-resident labeling (issue 13): TUF, UF, KE_IC and BKE_IC
   # alone and followed by relabeling + statistics on the device (rows NAME+stats), at both
   # sizes and on the real pages, on the GPUs.
   local algos=tuf,uf,ke_ic,bke_ic
