@@ -696,6 +696,10 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // below it (every run above a run is). At high density most such unions are skipped.
     join_bridged(parents, mask, above, above_node, 1);
     join_bridged(parents, mask, front, front_node, 1);
+    // The region's bridged pairs are all joined before any run is joined to the run in front:
+    // those unions then walk the trees the first ones (and their finds' halving) left. Not needed
+    // for the result, only for speed (H100, 256^3: 8-10 % faster at 50-90 %, 5 % at 30 %).
+    LOCAL_BARRIER();
     const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
     k = 0;
     for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
