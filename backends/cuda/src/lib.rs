@@ -520,11 +520,16 @@ pub fn pointer_device(address: u64) -> Result<usize> {
 }
 
 /// A memory pool of ccl's own on one device, for the stream-ordered allocations of labelings
-/// (output and scratch buffers, made and freed by every labeling). Freed memory is kept (the
-/// release threshold is unlimited) and reused only by the stream that freed it, so a labeler's
-/// next allocation on its own stream is immediate instead of searching blocks freed on other
-/// streams; when the device runs out, the kept memory is released and the allocation retried.
-/// The device's default pool, which other libraries in the process may use, is left alone.
+/// (output and scratch buffers, made and freed by every labeling). Freed memory is kept, up to
+/// a quarter of the device's memory (the release threshold: the driver gives back what is kept
+/// beyond it at the next synchronisation), and reused only by the stream that freed it, so a
+/// labeler's next allocation on its own stream is immediate instead of searching blocks freed
+/// on other streams; when the device runs out, the kept memory is released and the allocation
+/// retried. The bound leaves the rest to other users of the device, which cannot ask ccl to
+/// trim: with it unlimited, one process that labeled 1024^3 volumes with seven CUDA labelers
+/// (a stream each) kept so much that NVIDIA's OpenCL on the same GPU then failed to allocate
+/// (`ccl bench size --dims 3`, H100). The device's default pool, which other libraries in the
+/// process may use, is left alone.
 struct Pool(cudarc::driver::sys::CUmemoryPool);
 
 // SAFETY: a CUmemoryPool handle may be used from any thread.
@@ -549,7 +554,7 @@ impl Pool {
         // SAFETY: `props` describes this device; the driver writes the new pool's handle.
         unsafe { cuMemPoolCreate(&mut pool, &props).result()? };
         let pool = Pool(pool);
-        let mut threshold = u64::MAX;
+        let mut threshold = ctx.total_mem().map_or(u64::MAX, |bytes| bytes as u64 / 4);
         // SAFETY: each attribute takes a pointer to a value of the documented type (u64 for the
         // release threshold, int for the reuse flags).
         unsafe {
