@@ -247,9 +247,10 @@ fn library() -> Result<&'static cl3::OpenClRuntime> {
 /// What timing needs of a queue's kernels and fills: the first command after each mark gets an
 /// event (its start begins the span), and the span's end is the end of the last command before
 /// the next mark, whose event is a marker that [`Gpu::mark`] (or a blocking copy before it)
-/// enqueues when that command has none. Other commands are enqueued without an event: NVIDIA's OpenCL takes about 9 us of host
-/// time more per command to make one on a profiling queue (H100, driver 580: 14 against 5.5 us a
-/// kernel), which left the device idle between kernels shorter than that.
+/// enqueues when that command has none. Other commands are enqueued without an event: NVIDIA's
+/// OpenCL takes about 9 us of host time more per command to make one on a profiling queue
+/// (H100, driver 580: 14 against 5.5 us a kernel), which left the device idle between kernels
+/// shorter than that.
 struct Timeline<E = Event> {
     /// The events, in queue order; a mark is an index into it.
     events: Vec<E>,
