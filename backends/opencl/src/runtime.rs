@@ -209,7 +209,7 @@ impl Runtime {
         let status = enqueue(if timed { &mut event } else { ptr::null_mut() })
             .unwrap_or(opencl3::error_codes::CL_INVALID_OPERATION);
         if status != opencl3::error_codes::CL_SUCCESS {
-            return Err(call_error(&self.shared.name, call, opencl3::error_codes::ClError(status)));
+            return Err(self.err(call)(opencl3::error_codes::ClError(status)));
         }
         Ok(timed.then(|| Event::new(event)))
     }
