@@ -148,6 +148,16 @@ pub fn conformance_cases() -> Vec<Case> {
         "131x101-tile-corner-antidiagonals",
         from_fn(131, 101, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
     ));
+    // The same across the corners where four of TUF's 256 x 32 regions meet (an image of enough
+    // of them that even a device of 132 compute units labels 8 tiles per work-group).
+    cases.push(case(
+        "2048x544-tile-corner-diagonals",
+        from_fn(2048, 544, |x, y| corner(x) && corner(y) && (x % 8 == 7) == (y % 8 == 7)),
+    ));
+    cases.push(case(
+        "2048x544-tile-corner-antidiagonals",
+        from_fn(2048, 544, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
+    ));
     let base = random(123, 77, 55, 2, 9);
     for value in [2u8, 128, 255] {
         cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
