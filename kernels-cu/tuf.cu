@@ -196,17 +196,20 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 
 #define TILE_W 32
 #define TILE_H 32
-// Pass 1's union-find node for pixel (c, r) of tile t of a work-group's 8 tiles side by side is
-// r * GROUP_ROW + t * ROW_SLOTS + c: the group's rows one after the other, each tile's part of a
-// row padded to 33 entries and the row to 265, so that the work-items of a warp, each on its own
-// row, reach different banks of local memory when they work on the same column (the runs of
-// neighbouring rows start at similar columns; without padding 65 % of the tile pass's
-// local-memory reads were bank conflicts, H100, 8192^2 at 50 %). The nodes order as the pixels
-// do in raster order.
+// Pass 1's union-find nodes are the run starts: the k-th run start of row r of tile t of a
+// work-group's 8 tiles side by side is node r * GROUP_ROW + t * START_SLOTS + k (a row of 32
+// has at most 16 runs), with one tile r * START_SLOTS + k: the group's rows one after the other,
+// each tile's part of a row padded to 17 entries and the row to 137, so that the work-items of a
+// warp, each on its own row, reach different banks of local memory when they work on their k-th
+// run (without padding, a node per pixel, 65 % of the tile pass's local-memory reads were bank
+// conflicts, H100, 8192^2 at 50 %). The nodes order as the run starts do in raster order. A
+// group of 8 tiles takes 17 KiB of local memory (34 with a node per pixel), so that with a
+// budget of 32 registers 8 groups fit an H100 compute unit instead of 6.
 #define TILE_PIXELS (TILE_W * TILE_H)
-#define ROW_SLOTS (TILE_W + 1)
-#define GROUP_ROW (8 * ROW_SLOTS + 1)
+#define START_SLOTS 17
+#define GROUP_ROW (8 * START_SLOTS + 1)
 #define GROUP_SLOTS (TILE_H * GROUP_ROW)
+#define SMALL_SLOTS (TILE_H * START_SLOTS) // one tile per work-group (tuf_tiles_small)
 
 // Bits 0..b of a word (b in 0..31).
 DEVICE_FN uint bits_through(uint b)
@@ -289,17 +292,22 @@ DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
 // union_halving: union_find.h's union, with find_halving.
 CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 
-// The image's raster index of node i of the work-group whose first tile is at (x0, y0).
-DEVICE_FN index_t node_to_image(uint i, uint x0, uint y0, uint width)
-{
-    const uint in_row = i % GROUP_ROW;
-    return PIXEL_INDEX(x0 + in_row / ROW_SLOTS * TILE_W + in_row % ROW_SLOTS, y0 + i / GROUP_ROW, width);
-}
-
 // Index of the lowest set bit of a nonzero word.
 DEVICE_FN uint lowest_bit(uint w)
 {
     return highest_bit(w & (0u - w));
+}
+
+// The image's raster index of node i of the work-group whose first tile is at (x0, y0), whose
+// rows of nodes are row_stride entries apart, and whose tiles' row masks are masks_all (TILE_H
+// per tile): the column of the row's k-th run start.
+DEVICE_FN index_t node_to_image(uint i, LOCAL const uint *masks_all, uint x0, uint y0, uint width, uint row_stride)
+{
+    const uint r = i / row_stride, in_row = i % row_stride, t = in_row / START_SLOTS;
+    uint starts = run_starts(masks_all[t * TILE_H + r]);
+    for (uint k = in_row % START_SLOTS; k > 0; k--)
+        starts &= starts - 1u;
+    return PIXEL_INDEX(x0 + t * TILE_W + lowest_bit(starts), y0 + r, width);
 }
 
 // The runs of the row above that touch the run of `mask` starting at bit c: their bits in
@@ -339,42 +347,38 @@ DEVICE_FN uint border_joins(int prev, int mid, int before, int after, int prev_i
 #endif
 }
 
-// The node of the run that holds bit 31 of a row `mask`, whose column 0 is node `row_node`.
+// The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
+// first is node row_node.
+DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
+{
+    return row_node + POPCOUNT(starts & bits_through(bit)) - 1u;
+}
+
+// The node of the last run of a row `mask` (not 0), whose first run start is node `row_node`.
 DEVICE_FN uint last_run_node(uint mask, uint row_node)
 {
-    return row_node + highest_bit(run_starts(mask));
+    return row_node + POPCOUNT(run_starts(mask)) - 1u;
 }
 
-// Union-find nodes of a row's run starts (the bits of `starts`), from node row_node on: the
-// start at column c is node row_node + c (a slot per pixel: an image's tiles), or with `compact`
-// row_node + k for the k-th start of the row (a slot per start: a volume's regions).
-DEVICE_FN uint start_node(uint starts, uint c, uint row_node, uint compact)
+// Links each run start of a row (the bits of `starts`; the k-th is node row_node + k) to its
+// root.
+DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
 {
-    return row_node + (compact ? POPCOUNT(starts & ((1u << c) - 1u)) : c);
-}
-
-// Links each run start of a row to its root (nodes as start_node).
-DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node, uint compact)
-{
-    uint k = 0;
-    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
-        const uint i = row_node + (compact ? k : lowest_bit(todo));
+    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
         ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
-    }
 }
 
-// Pointer jumping over the run starts of a row (bits of `starts`, column c at node row_node + c)
+// Pointer jumping over the run starts of a row (bits of `starts`, the k-th at node row_node + k)
 // after each hung under a run of an earlier row: the links form chains up the tile (at most 31
 // long in an image's tile), which 3 rounds of "parent = grandparent" cut to at most 4 steps; the
 // finds after it walk the rest, halving it. In place, with atomic_min: a parent only moves up its
 // chain, whatever the order of the updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut
 // to one step, were 2-6 % slower; 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
-DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, uint compact)
+DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
 {
+    const uint end = row_node + POPCOUNT(starts);
     for (uint round = 0; round < 3; round++) {
-        uint k = 0;
-        for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
-            const uint i = row_node + (compact ? k : lowest_bit(todo));
+        for (uint i = row_node; i < end; i++) {
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
@@ -382,7 +386,7 @@ DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, ui
     }
 }
 
-// The unions between the runs of a neighbour row `above` (whose column 0 is node above_node)
+// The unions between the runs of a neighbour row `above` (whose first run start is node above_node)
 // that the runs of row `mask` touch, each of which hangs under (or is joined to) the first run
 // above it touches. The runs above that a run touches are consecutive; joining each pair of
 // consecutive runs above that one run of the row touches both of gives the same components.
@@ -391,7 +395,7 @@ DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, ui
 // the row above's zeros carries into the start of the run after each gap that is not bridged,
 // so all of a row's unions come from a few bit operations and one loop over them, the same
 // length for every work-item of a warp.
-DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node, uint compact)
+DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node)
 {
     const uint above_starts = run_starts(above), zeros = ~above;
 #if CONNECTIVITY == 8
@@ -404,9 +408,8 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
     // Starts of runs above with a run before them, whose gap the row bridges.
     uint bridged = (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged;
     for (; bridged != 0; bridged &= bridged - 1u) {
-        const uint s = lowest_bit(bridged), node = start_node(above_starts, s, above_node, compact);
-        const uint before = compact ? node - 1 : above_node + highest_bit(above_starts & ((1u << s) - 1u));
-        union_halving(parents, before, node);
+        const uint node = run_node(above_starts, lowest_bit(bridged), above_node);
+        union_halving(parents, node - 1, node);
     }
 }
 
@@ -430,7 +433,10 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     const uint group_x0 = GROUP_ID_X * group_tiles * TILE_W, x0 = group_x0 + t * TILE_W, y0 = GROUP_ID_Y * TILE_H;
     const uint x = x0 + lane;
     LOCAL uint *masks = masks_all + t * TILE_H;
-    const uint base = t * ROW_SLOTS; // node of the tile's pixel (c, r): r * GROUP_ROW + base + c
+    // Node of the k-th run start of the tile's row r: r * row_stride + base + k (GROUP_ROW, or
+    // START_SLOTS with one tile).
+    const uint row_stride = group_tiles > 1 ? GROUP_ROW : START_SLOTS;
+    const uint base = t * START_SLOTS;
 
     // Load. A tile wholly inside the image: work-item `lane` of its first warp reads row `lane`
     // in 16-byte words and makes the row's mask in registers. A tile across the image's edge:
@@ -462,23 +468,23 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
     // the start of the first run above that touches its run, or is a root.
     const uint starts = sub == 0 ? run_starts(mask) : 0;
-    const uint row_node = r * GROUP_ROW + base, above_node = row_node - GROUP_ROW; // column 0's
+    const uint row_node = r * row_stride + base, above_node = row_node - row_stride; // first run's
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint c = lowest_bit(todo), i = row_node + c;
+    uint k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+        const uint c = lowest_bit(todo), i = row_node + k;
         const uint touching = touching_above(mask, c, above);
-        parents[i] = touching != 0 ? above_node + highest_bit(above_starts & bits_through(lowest_bit(touching))) + 1
-                                   : i + 1;
+        parents[i] = touching != 0 ? run_node(above_starts, lowest_bit(touching), above_node) + 1 : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node, 0);
+    jump_pointers(parents, starts, row_node);
     // Unions with the other runs above each run touches (join_bridged).
     if (sub == 0)
-        join_bridged(parents, mask, above, above_node, 0);
+        join_bridged(parents, mask, above, above_node);
     LOCAL_BARRIER();
     // Every run start is linked to its root.
-    link_to_roots(parents, starts, row_node, 0);
+    link_to_roots(parents, starts, row_node);
     LOCAL_BARRIER();
     // With 8 tiles, unions across the borders between them, on the tiles' roots (finds of one
     // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
@@ -487,7 +493,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // is joined already as tuf_border_merge does (border_joins).
     if (group_tiles > 1 && t > 0 && (mask & 1u) != 0) {
         LOCAL const uint *left = masks - TILE_H; // tile t - 1's
-        const uint left_node = row_node - ROW_SLOTS;
+        const uint left_node = row_node - START_SLOTS;
         const int up = r > 0 && (masks[r - 1] & 1u) != 0;
         const int w = left[r] >> 31, nw = r > 0 && left[r - 1] >> 31 != 0;
         const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left[r + 1] >> 31 != 0;
@@ -495,21 +501,19 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         if (joins & JOIN_MID)
             union_halving(parents, row_node, last_run_node(left[r], left_node));
         if (joins & JOIN_BEFORE)
-            union_halving(parents, row_node, last_run_node(left[r - 1], left_node - GROUP_ROW));
+            union_halving(parents, row_node, last_run_node(left[r - 1], left_node - row_stride));
         if (joins & JOIN_AFTER)
-            union_halving(parents, row_node, last_run_node(left[r + 1], left_node + GROUP_ROW));
+            union_halving(parents, row_node, last_run_node(left[r + 1], left_node + row_stride));
     }
     LOCAL_BARRIER();
     if (group_tiles > 1)
-        link_to_roots(parents, starts, row_node, 0);
+        link_to_roots(parents, starts, row_node);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
     // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
-    for (uint todo = starts; todo != 0; todo &= todo - 1) {
-        const uint i = row_node + lowest_bit(todo);
-        parents[i] = node_to_image(parents[i] - 1, group_x0, y0, width) + 1;
-    }
+    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
+        parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
     LOCAL_BARRIER();
 #endif
 
@@ -520,11 +524,11 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
-            const uint entry = parents[row * GROUP_ROW + base + highest_bit(run_starts(m) & bits_through(lane))];
+            const uint entry = parents[run_node(run_starts(m), lane, row * row_stride + base)];
 #if LABEL_BITS == 32
             label = entry;
 #else
-            label = node_to_image(entry - 1, group_x0, y0, width) + 1;
+            label = node_to_image(entry - 1, masks_all, group_x0, y0, width, row_stride) + 1;
 #endif
         }
         L[PIXEL_INDEX(x, y0 + row, width)] = label;
@@ -533,7 +537,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 
 // Pass 1 on 8 tiles per work-group (32 x 8 work-items, a warp per tile), for images of many
 // tiles.
-KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
@@ -542,10 +546,10 @@ KERNEL void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
 // share the tile's reads and writes (its rows are still labeled by one), more latency hidden.
-KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
-    LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
+    LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
     label_tiles(img, L, width, height, 8, masks_all, parents);
 }
 
@@ -569,7 +573,6 @@ KERNEL void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 #define REGION_H 16
 #define REGION_D 16
 #define REGION_ROWS (REGION_H * REGION_D)
-#define START_SLOTS 17
 #define REGION_SLOTS (REGION_ROWS * START_SLOTS)
 
 // The index of the region that holds voxel (x, y, z): regions along x, then y, then z (the
@@ -603,13 +606,6 @@ DEVICE_FN volume_region group_region(uint width, uint height)
     g.z0 = GROUP_ID_Y / down * REGION_D;
     g.index = region_of(g.x0, g.y0, g.z0, width, height);
     return g;
-}
-
-// The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
-// first is node row_node.
-DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
-{
-    return row_node + POPCOUNT(starts & bits_through(bit)) - 1u;
 }
 
 // The volume's raster index of node i of the region whose first voxel is (x0, y0, z0), whose
@@ -685,7 +681,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
                                   : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node, 1);
+    jump_pointers(parents, starts, row_node);
     // Unions: the pairs of runs above, and in front, that a run bridges, and each run hung above
     // with the first run in front it overlaps, unless they are joined through the row above the
     // one in front (the corner row) already: at a column where the run overlaps a run in front,
@@ -698,9 +694,9 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // them: each walks the trees that the ones before (and their finds' halving) left. Not needed
     // for the result, only for speed (H100, 256^3: with both barriers the tile pass takes 21-27 %
     // less time at 50-90 %, the labeling 9-14 %; a barrier before the bridged pairs gains nothing).
-    join_bridged(parents, mask, above, above_node, 1);
+    join_bridged(parents, mask, above, above_node);
     LOCAL_BARRIER();
-    join_bridged(parents, mask, front, front_node, 1);
+    join_bridged(parents, mask, front, front_node);
     LOCAL_BARRIER();
     const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
     k = 0;
@@ -710,7 +706,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
             union_halving(parents, row_node + k, run_node(front_starts, lowest_bit(ahead), front_node));
     }
     LOCAL_BARRIER();
-    link_to_roots(parents, starts, row_node, 1);
+    link_to_roots(parents, starts, row_node);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)

@@ -8,10 +8,23 @@
 //!    the pairs across it in global memory.
 //! 3. Compression: every pixel whose local root was joined to another is linked to its root.
 //!
+//! The tile kernels keep a union-find node per run start, not per pixel (as the volume kernel
+//! does), and ask for 32 registers: a work-group of 8 tiles takes 18 KiB of local memory instead
+//! of 35, so 8 groups fit an H100 compute unit instead of 6, and one of `tuf_tiles_small` 2 KiB
+//! instead of 35 (A/B on one H100, `ccl bench density`, 8-connectivity, CUDA: 1024^2 at
+//! 10/50/90 % 0.029/0.057/0.044 -> 0.025/0.044/0.036 ms, a wave of groups fewer; 8192^2 tile
+//! pass 0.366 -> 0.340 ms at 50 %, 0.262 -> 0.233 at 90 %, labeling 2-6 % faster; 2048^2, one
+//! wave either way, within -6..+6 % over the density grid; pages unchanged).
+//!
 //! Tried on the H100 and dropped: labeling each tile again from the input instead of storing
 //! and compressing the local roots (input read twice, labels written once: 1.5-2x slower, the
 //! tile labeling costs more than the traffic it saves); 16 and 64 rows per tile; 1024-item
-//! work-groups (one row per work-item).
+//! work-groups (one row per work-item); the border merge inside the tile kernel, done for each
+//! border by whichever of its two work-groups finishes second (an atomic word per border, a
+//! fence and volatile finds; no group waits): exact, but up to 1.4x slower at 2048^2, 1.1x at
+//! 8192^2, 2-12 % on volumes (tile pass 0.035 + border merge 0.014 ms became 0.075 at 2048^2, 50 %):
+//! its latency-bound finds then hold a tile group's local memory, where the separate kernel
+//! runs them with 64 warps per compute unit.
 //!
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
@@ -23,7 +36,7 @@
 use super::common::GROUP;
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule};
-use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program, REGISTER_BUDGET};
 use crate::{Connectivity, Phase, Result, Shape};
 
 /// Tile width: the bits of a row mask.
@@ -47,8 +60,9 @@ const REGION_D: usize = 16;
 /// The compile-time defines of `kernels/tuf.kernel`.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     // (Volumes too are built without DIMS=3: the volume kernels take 2D ranges, folded into the
-    // grid as a tall image's.)
-    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())]
+    // grid as a tall image's.) The tile kernels ask for 8 work-groups of 256 per compute unit
+    // (CUDA's launch bounds): 32 registers, which NVIDIA's OpenCL takes from REGISTER_BUDGET.
+    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into()), Define::int(REGISTER_BUDGET, 32)]
 }
 
 /// The compiled TUF kernels.
