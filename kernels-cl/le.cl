@@ -56,6 +56,9 @@
 #define DDIV(a, b) ((a) / (b))
 #define DSQRT(a) sqrt(a)
 #define DRINT(a) rint(a)
+// Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
+// within an ulp of each operation, as the callers' error bounds assume).
+#define FMAD(a, b, c) mad((a), (b), (c))
 // Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
 // specifications).
 #define FRSQRT(x) rsqrt(x)

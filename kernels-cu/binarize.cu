@@ -54,6 +54,9 @@ typedef unsigned long long ulong;
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
+// Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
+// within an ulp of each operation, as the callers' error bounds assume).
+#define FMAD(a, b, c) fmaf((a), (b), (c))
 // Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
 // specifications): here the hardware's approximation (2^-22.9 relative), without the scaling
 // that rsqrtf adds for subnormal inputs.
@@ -176,36 +179,38 @@ DEVICE_FN float root_float(float x)
 
 // The threshold in single precision, from the window sums and `inverse` = 1 / NP, and in
 // *magnitude a bound on the size of its terms: its rounding error is far below 1e-5 of that (a
-// few ulp per operation, whatever the device's float division and reciprocal square root).
+// few ulp per operation, whatever the device's float division and reciprocal square root, and
+// whether FMAD fuses or not; NVIDIA's OpenCL contracts nothing by itself, as the prelude turns
+// FP_CONTRACT off for the doubles).
 DEVICE_FN float threshold_float(uint s1, sum_t s2, uint np, float inverse, float k, float r,
                                 GLOBAL const double *stats, float *magnitude)
 {
     const float m = (float)s1 * inverse;
 #if METHOD == METHOD_NICK
 #if FORMULA == FORMULA_PAPER
-    const float radicand = ((float)s2 - m * m) * inverse;
+    const float radicand = FMAD(-m, m, (float)s2) * inverse;
 #elif FORMULA == FORMULA_DOXA
     const float radicand = (float)s2 * inverse;
 #else
-    const float radicand = 2.0f * ((float)s2 * inverse) - m * m;
+    const float radicand = FMAD(2.0f * (float)s2, inverse, -m * m);
 #endif
     // m <= 255 and the square root <= 361 (the radicand is at most 2 * 255^2): a bound that does
     // not depend on the pixel (computed once per kernel, not per pixel).
     *magnitude = 255.0f + 362.0f * fabs(k);
-    return m + k * root_float(radicand);
+    return FMAD(k, root_float(radicand), m);
 #else
     const float deviation = root_float((float)((ulong)np * s2 - (ulong)s1 * s1) * inverse * inverse);
 #if METHOD == METHOD_NIBLACK
     *magnitude = m + fabs(k * deviation);
-    return m + k * deviation;
+    return FMAD(k, deviation, m);
 #elif METHOD == METHOD_SAUVOLA
     *magnitude = m * (1.0f + fabs(k) * (deviation / r + 1.0f));
-    return m * (1.0f + k * (deviation / r - 1.0f));
+    return m * FMAD(k, deviation / r - 1.0f, 1.0f);
 #else
     const float lowest = (float)stats[0], widest = (float)stats[1];
     const float ratio = widest > 0.0f ? deviation / widest : 0.0f;
     *magnitude = m + fabs(k) * (1.0f + ratio) * (m + lowest);
-    return m - k * (1.0f - ratio) * (m - lowest);
+    return FMAD(-k * (1.0f - ratio), m - lowest, m);
 #endif
 #endif
 }

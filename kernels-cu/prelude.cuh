@@ -50,6 +50,9 @@ typedef unsigned long long ulong;
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
+// Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
+// within an ulp of each operation, as the callers' error bounds assume).
+#define FMAD(a, b, c) fmaf((a), (b), (c))
 // Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
 // specifications): here the hardware's approximation (2^-22.9 relative), without the scaling
 // that rsqrtf adds for subnormal inputs.

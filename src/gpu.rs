@@ -4,7 +4,9 @@
 
 use std::time::Instant;
 
-pub(crate) use ccl_backend::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program, REGISTER_BUDGET};
+pub(crate) use ccl_backend::{
+    Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program, FLUSH_DENORMALS, REGISTER_BUDGET,
+};
 
 use crate::{Phase, PhaseTime, Result};
 

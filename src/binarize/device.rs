@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::params::{Border, KernelKind, Method, NickFormula, Params};
 use super::{DeviceGray, GrayImage};
 use crate::array::{DeviceArray, Storage};
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, REGISTER_BUDGET};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET};
 use crate::labeler::{GpuLabeler, Opened};
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
 
@@ -82,6 +82,9 @@ impl Config {
             Define::int("FAST_GROUPS_PER_UNIT", self.fast_groups_per_unit() as i64),
             Define::int(REGISTER_BUDGET, self.register_budget() as i64),
             Define::flag("FLOAT64", true),
+            // The single-precision decision keeps its operands normal (root_float), and the
+            // exact one meets no denormal double (see kernels/binarize.kernel).
+            Define::flag(FLUSH_DENORMALS, true),
         ]
     }
 

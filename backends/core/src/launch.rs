@@ -51,6 +51,13 @@ pub enum DefineValue {
 /// bounds (`REQUIRED_GROUP_SIZE`) instead; other compilers ignore it.
 pub const REGISTER_BUDGET: &str = "REGISTER_BUDGET";
 
+/// The name of a flag define saying that no float of the program's kernels needs to be
+/// denormal (no single- or double-precision value they compute depends on one), so that a
+/// compiler may flush denormals to zero: OpenCL builds with `-cl-denorms-are-zero` (NVIDIA's
+/// compiler then drops the denormal scaling around its reciprocal square root and division).
+/// CUDA kernels choose flush-to-zero per operation instead (the preludes' intrinsics).
+pub const FLUSH_DENORMALS: &str = "FLUSH_DENORMALS";
+
 /// A build-time define, `-D NAME=VALUE`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Define {

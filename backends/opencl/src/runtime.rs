@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use ccl_backend::{
     Arg, Buffer, CacheKey, Define, DefineValue, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange,
-    Limits, Mark, Program, Result, REGISTER_BUDGET,
+    Limits, Mark, Program, Result, FLUSH_DENORMALS, REGISTER_BUDGET,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -145,15 +145,9 @@ impl Runtime {
         Self::with_queue(shared, KernelCache::from_env())
     }
 
-    /// The `clBuildProgram` options of `defines`: `-D NAME=VALUE` each, and on devices with
-    /// NVIDIA's compiler options the register cap a [`REGISTER_BUDGET`] define asks for.
+    /// The `clBuildProgram` options of `defines` on this device ([`build_options`]).
     fn build_options(&self, defines: &[Define]) -> String {
-        let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::OpenCl)).collect();
-        let budget = defines.iter().find(|d| d.name == REGISTER_BUDGET).map(|d| d.value);
-        if let (true, Some(DefineValue::Int(registers))) = (self.shared.nv_options, budget) {
-            options.push(format!("-cl-nv-maxrregcount={registers}"));
-        }
-        options.join(" ")
+        build_options(defines, self.shared.nv_options)
     }
 
     /// This runtime, keeping compiled programs in `cache` instead of the one
@@ -298,6 +292,21 @@ impl<E> Timeline<E> {
     fn span(&self, from: usize, to: usize) -> Option<(&E, &E)> {
         (from < to && to <= self.events.len()).then(|| (&self.events[from], &self.events[to - 1]))
     }
+}
+
+/// The `clBuildProgram` options of `defines`: `-D NAME=VALUE` each, `-cl-denorms-are-zero` where
+/// [`FLUSH_DENORMALS`] is set, and with NVIDIA's compiler options (`nv_options`) the register
+/// cap a [`REGISTER_BUDGET`] define asks for.
+fn build_options(defines: &[Define], nv_options: bool) -> String {
+    let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::OpenCl)).collect();
+    let value = |name: &str| defines.iter().find(|d| d.name == name).map(|d| d.value);
+    if value(FLUSH_DENORMALS).is_some_and(|v| v != DefineValue::Int(0)) {
+        options.push("-cl-denorms-are-zero".into());
+    }
+    if let (true, Some(DefineValue::Int(registers))) = (nv_options, value(REGISTER_BUDGET)) {
+        options.push(format!("-cl-nv-maxrregcount={registers}"));
+    }
+    options.join(" ")
 }
 
 /// Builds: from source, from a cached binary, and the binary of a built program. Callers hold
@@ -616,7 +625,19 @@ impl Gpu for Runtime {
 
 #[cfg(test)]
 mod tests {
-    use super::Timeline;
+    use super::{build_options, Timeline};
+    use ccl_backend::{Define, FLUSH_DENORMALS, REGISTER_BUDGET};
+
+    #[test]
+    fn build_options_follow_the_defines_and_the_compiler() {
+        let defines = [Define::int("N", 3), Define::flag(FLUSH_DENORMALS, true), Define::int(REGISTER_BUDGET, 32)];
+        let nvidia = build_options(&defines, true);
+        assert!(nvidia.contains("-cl-denorms-are-zero") && nvidia.contains("-cl-nv-maxrregcount=32"), "{nvidia}");
+        let other = build_options(&defines, false);
+        assert!(other.contains("-cl-denorms-are-zero") && !other.contains("maxrregcount"), "{other}");
+        let plain = build_options(&[Define::int("N", 3), Define::flag(FLUSH_DENORMALS, false)], true);
+        assert!(!plain.contains("denorms") && plain.contains("N=3"), "{plain}");
+    }
 
     #[test]
     fn a_span_starts_at_its_first_command_and_ends_at_its_last() {
