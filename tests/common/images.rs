@@ -138,26 +138,20 @@ pub fn conformance_cases() -> Vec<Case> {
     }
     // Pieces that meet only at tile corners (every tile size in use is a multiple of 8): 2x2
     // blocks across each corner, and pixel pairs touching diagonally or anti-diagonally there.
+    // 2048x544 also has corners where four of TUF's 256 x 32 regions meet (enough of them that
+    // even a device of 132 compute units labels 8 tiles per work-group).
     let corner = |c: usize| c % 8 == 7 || (c.is_multiple_of(8) && c > 0);
-    cases.push(case("131x101-tile-corner-blocks", from_fn(131, 101, |x, y| corner(x) && corner(y))));
-    cases.push(case(
-        "131x101-tile-corner-diagonals",
-        from_fn(131, 101, |x, y| corner(x) && corner(y) && (x % 8 == 7) == (y % 8 == 7)),
-    ));
-    cases.push(case(
-        "131x101-tile-corner-antidiagonals",
-        from_fn(131, 101, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
-    ));
-    // The same across the corners where four of TUF's 256 x 32 regions meet (an image of enough
-    // of them that even a device of 132 compute units labels 8 tiles per work-group).
-    cases.push(case(
-        "2048x544-tile-corner-diagonals",
-        from_fn(2048, 544, |x, y| corner(x) && corner(y) && (x % 8 == 7) == (y % 8 == 7)),
-    ));
-    cases.push(case(
-        "2048x544-tile-corner-antidiagonals",
-        from_fn(2048, 544, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
-    ));
+    for (w, h) in [(131, 101), (2048, 544)] {
+        cases.push(case(format!("{w}x{h}-tile-corner-blocks"), from_fn(w, h, |x, y| corner(x) && corner(y))));
+        cases.push(case(
+            format!("{w}x{h}-tile-corner-diagonals"),
+            from_fn(w, h, |x, y| corner(x) && corner(y) && (x % 8 == 7) == (y % 8 == 7)),
+        ));
+        cases.push(case(
+            format!("{w}x{h}-tile-corner-antidiagonals"),
+            from_fn(w, h, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
+        ));
+    }
     let base = random(123, 77, 55, 2, 9);
     for value in [2u8, 128, 255] {
         cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
