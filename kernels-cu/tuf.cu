@@ -206,8 +206,8 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 // warp, each on its own row, reach different banks of local memory when they work on their k-th
 // run (without padding, a node per pixel, 65 % of the tile pass's local-memory reads were bank
 // conflicts, H100, 8192^2 at 50 %). The nodes order as the run starts do in raster order. A
-// group of 8 tiles takes 17 KiB of local memory (34 with a node per pixel), so that with a
-// budget of 32 registers 8 groups fit an H100 compute unit instead of 6.
+// group of 8 tiles takes 18 KiB of local memory with its masks (34 with a node per pixel), so
+// that with a budget of 32 registers 8 groups fit an H100 compute unit instead of 6.
 #define TILE_PIXELS (TILE_W * TILE_H)
 #define START_SLOTS 17
 #define GROUP_ROW (8 * START_SLOTS + 1)

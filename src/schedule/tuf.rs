@@ -10,8 +10,8 @@
 //!
 //! The tile kernels keep a union-find node per run start, not per pixel (as the volume kernel
 //! does), and ask for 32 registers: a work-group of 8 tiles takes 18 KiB of local memory instead
-//! of 35, so 8 groups fit an H100 compute unit instead of 6, and one of `tuf_tiles_small` 2 KiB
-//! instead of 35 (A/B on one H100, `ccl bench density`, 8-connectivity, CUDA: 1024^2 at
+//! of 34, so 8 groups fit an H100 compute unit instead of 6, and one of `tuf_tiles_small` 2 KiB
+//! instead of 34 (A/B on one H100, `ccl bench density`, 8-connectivity, CUDA: 1024^2 at
 //! 10/50/90 % 0.029/0.057/0.044 -> 0.025/0.044/0.036 ms, a wave of groups fewer; 8192^2 tile
 //! pass 0.366 -> 0.340 ms at 50 %, 0.262 -> 0.233 at 90 %, labeling 2-6 % faster; 2048^2, one
 //! wave either way, within -6..+6 % over the density grid; pages unchanged).
