@@ -141,13 +141,24 @@ impl RecordingGpu {
     }
 }
 
+/// The text after `KERNEL [REQUIRED_GROUP_SIZE(...)] void ` of each kernel declaration of a
+/// source: the kernel's name, then its parameters.
+pub fn kernel_declarations(source: &str) -> impl Iterator<Item = &str> + '_ {
+    source.match_indices("KERNEL ").filter_map(|(start, _)| {
+        let mut rest = &source[start + "KERNEL ".len()..];
+        if let Some(attribute) = rest.strip_prefix("REQUIRED_GROUP_SIZE(") {
+            rest = attribute[attribute.find(')')? + 1..].trim_start();
+        }
+        rest.strip_prefix("void ")
+    })
+}
+
 /// The kernels of an OpenCL-dialect source and their parameter kinds (`label_t` and `index_t`
 /// are 64-bit when the defines say `LABEL_BITS=64`).
 fn kernel_signatures(source: &str, defines: &[Define]) -> HashMap<String, Vec<ParamKind>> {
     let wide = defines.iter().any(|d| d.name == "LABEL_BITS" && d.value == DefineValue::Int(64));
     let mut out = HashMap::new();
-    for (start, _) in source.match_indices("KERNEL void ") {
-        let rest = &source[start + "KERNEL void ".len()..];
+    for rest in kernel_declarations(source) {
         let Some(open) = rest.find('(') else { continue };
         let Some(close) = rest.find(')') else { continue };
         let name = rest[..open].trim().to_string();

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use ccl::recording::{record, Call, RecordedArg};
+use ccl::recording::{kernel_declarations, record, Call, RecordedArg};
 use ccl::{Algorithm, Connectivity, Error, Shape};
 use ccl_backend::Limits;
 
@@ -203,8 +203,7 @@ fn kernels_declared_for_images_and_volumes_take_the_same_parameters() {
     for &algorithm in Algorithm::ALL {
         let mut seen: std::collections::BTreeMap<String, String> = Default::default();
         let source: String = algorithm.info().kernel().parts().iter().map(|(_, text)| *text).collect();
-        for (start, _) in source.match_indices("KERNEL void ") {
-            let rest = &source[start + "KERNEL void ".len()..];
+        for rest in kernel_declarations(&source) {
             let name = rest[..rest.find('(').unwrap()].trim().to_string();
             let params: String = rest[rest.find('(').unwrap()..=rest.find(')').unwrap()].split_whitespace().collect();
             if let Some(before) = seen.insert(name.clone(), params.clone()) {
@@ -244,8 +243,7 @@ fn every_kernel_is_launched() {
     for &algorithm in Algorithm::ALL {
         let file = algorithm.info().kernel();
         for (_, text) in file.parts() {
-            for (start, _) in text.match_indices("KERNEL void ") {
-                let rest = &text[start + "KERNEL void ".len()..];
+            for rest in kernel_declarations(text) {
                 declared.insert(rest[..rest.find('(').unwrap()].trim().to_string());
             }
         }
