@@ -141,15 +141,17 @@ impl RecordingGpu {
     }
 }
 
-/// The text after `KERNEL [REQUIRED_GROUP_SIZE(...)] void ` of each kernel declaration of a
-/// source: the kernel's name, then its parameters.
-pub fn kernel_declarations(source: &str) -> impl Iterator<Item = &str> + '_ {
+/// The kernels declared in a source (`KERNEL [REQUIRED_GROUP_SIZE(...)] void NAME(PARAMS)`), as
+/// (NAME, PARAMS) pairs, PARAMS the text between the parentheses.
+pub fn kernel_declarations(source: &str) -> impl Iterator<Item = (&str, &str)> + '_ {
     source.match_indices("KERNEL ").filter_map(|(start, _)| {
         let mut rest = &source[start + "KERNEL ".len()..];
         if let Some(attribute) = rest.strip_prefix("REQUIRED_GROUP_SIZE(") {
             rest = attribute[attribute.find(')')? + 1..].trim_start();
         }
-        rest.strip_prefix("void ")
+        let rest = rest.strip_prefix("void ")?;
+        let (open, close) = (rest.find('(')?, rest.find(')')?);
+        Some((rest[..open].trim(), &rest[open + 1..close]))
     })
 }
 
@@ -158,11 +160,8 @@ pub fn kernel_declarations(source: &str) -> impl Iterator<Item = &str> + '_ {
 fn kernel_signatures(source: &str, defines: &[Define]) -> HashMap<String, Vec<ParamKind>> {
     let wide = defines.iter().any(|d| d.name == "LABEL_BITS" && d.value == DefineValue::Int(64));
     let mut out = HashMap::new();
-    for rest in kernel_declarations(source) {
-        let Some(open) = rest.find('(') else { continue };
-        let Some(close) = rest.find(')') else { continue };
-        let name = rest[..open].trim().to_string();
-        let params = rest[open + 1..close]
+    for (name, params) in kernel_declarations(source) {
+        let params = params
             .split(',')
             .map(|p| {
                 let p = p.trim();
@@ -180,7 +179,7 @@ fn kernel_signatures(source: &str, defines: &[Define]) -> HashMap<String, Vec<Pa
                 }
             })
             .collect();
-        out.insert(name, params);
+        out.insert(name.to_string(), params);
     }
     out
 }

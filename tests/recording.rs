@@ -203,10 +203,9 @@ fn kernels_declared_for_images_and_volumes_take_the_same_parameters() {
     for &algorithm in Algorithm::ALL {
         let mut seen: std::collections::BTreeMap<String, String> = Default::default();
         let source: String = algorithm.info().kernel().parts().iter().map(|(_, text)| *text).collect();
-        for rest in kernel_declarations(&source) {
-            let name = rest[..rest.find('(').unwrap()].trim().to_string();
-            let params: String = rest[rest.find('(').unwrap()..=rest.find(')').unwrap()].split_whitespace().collect();
-            if let Some(before) = seen.insert(name.clone(), params.clone()) {
+        for (name, params) in kernel_declarations(&source) {
+            let params: String = params.split_whitespace().collect();
+            if let Some(before) = seen.insert(name.to_string(), params.clone()) {
                 if before != params {
                     failures.push(format!("{algorithm}: {name} takes {before} and {params}"));
                 }
@@ -243,9 +242,7 @@ fn every_kernel_is_launched() {
     for &algorithm in Algorithm::ALL {
         let file = algorithm.info().kernel();
         for (_, text) in file.parts() {
-            for rest in kernel_declarations(text) {
-                declared.insert(rest[..rest.find('(').unwrap()].trim().to_string());
-            }
+            declared.extend(kernel_declarations(text).map(|(name, _)| name.to_string()));
         }
         for &connectivity in algorithm.connectivities() {
             // More than one 32 x 32 tile; enough tiles for TUF's 8-tile work-groups.

@@ -22,9 +22,9 @@
 //! work-groups (one row per work-item); the border merge inside the tile kernel, done for each
 //! border by whichever of its two work-groups finishes second (an atomic word per border, a
 //! fence and volatile finds; no group waits): exact, but up to 1.4x slower at 2048^2, 1.1x at
-//! 8192^2, 2-12 % on volumes (tile pass 0.035 + border merge 0.014 ms became 0.075 at 2048^2, 50 %):
-//! its latency-bound finds then hold a tile group's local memory, where the separate kernel
-//! runs them with 64 warps per compute unit. Also (H100, CUDA, 2048^2 grid and 8192^2):
+//! 8192^2, 2-12 % on volumes (tile pass 0.035 + border merge 0.014 ms became 0.075 at 2048^2
+//! and 50 %): its latency-bound finds then hold a tile group's local memory, where the separate
+//! kernel runs them with 64 warps per compute unit. Also (H100, CUDA, 2048^2 grid and 8192^2):
 //! joining the 8 tiles right after the bridged unions, before a single relinking (5-8 % faster
 //! at 10 %, 3-7 % slower from 40 %); 2 rounds of pointer jumping instead of 3 (within 2 %).
 //! On volumes, skipping a face pair whose pair in front (or, on faces y and z, any pair of its
