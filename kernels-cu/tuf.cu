@@ -295,10 +295,65 @@ DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
 // union_halving: union_find.h's union, with find_halving.
 CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 
+// find_halving on nodes *a and *b at once, both walks a step at a time together: their reads
+// overlap, and a warp's loop runs as long as its longest pair of walks, not as its longest walk
+// plus its longest other walk. A walk at its root steps onto itself.
+DEVICE_FN void find_halving_both(LOCAL uint *parents, uint *a, uint *b)
+{
+    uint parent_a = parents[*a] - 1, parent_b = parents[*b] - 1;
+    while (parent_a != *a || parent_b != *b) {
+        const uint grandparent_a = parents[parent_a] - 1, grandparent_b = parents[parent_b] - 1;
+        if (grandparent_a != parent_a)
+            ATOMIC_MIN(&parents[*a], grandparent_a + 1);
+        if (grandparent_b != parent_b)
+            ATOMIC_MIN(&parents[*b], grandparent_b + 1);
+        *a = grandparent_a;
+        *b = grandparent_b;
+        parent_a = parents[*a] - 1;
+        parent_b = parents[*b] - 1;
+    }
+}
+
+// union_find.h's union, with find_halving_both.
+DEVICE_FN void union_halving_both(LOCAL uint *parents, uint a, uint b)
+{
+    for (;;) {
+        find_halving_both(parents, &a, &b);
+        if (a == b)
+            return;
+        if (a > b) {
+            const uint t = a;
+            a = b;
+            b = t;
+        }
+        const uint old = ATOMIC_MIN(&parents[b], a + 1);
+        if (old == b + 1)
+            return;
+        b = old - 1;
+    }
+}
+
+// The unions of pass 1: on volumes both finds walk together (H100, 256^3: the tile pass 7-12 %
+// faster at 50-90 %), on images one after the other (together: 8192^2 5 % slower at 10 %,
+// 2.5 % faster at 50 %; 4-connectivity 2-5 % slower).
+#if CONNECTIVITY == 6
+#define union_tile union_halving_both
+#else
+#define union_tile union_halving
+#endif
+
 // Index of the lowest set bit of a nonzero word.
 DEVICE_FN uint lowest_bit(uint w)
 {
     return highest_bit(w & (0u - w));
+}
+
+// A word without its `n` lowest set bits.
+DEVICE_FN uint without_lowest(uint w, uint n)
+{
+    for (; n > 0 && w != 0; n--)
+        w &= w - 1u;
+    return w;
 }
 
 // The image's raster index of node i of the work-group whose first tile is at (x0, y0), whose
@@ -363,11 +418,11 @@ DEVICE_FN uint last_run_node(uint mask, uint row_node)
     return row_node + POPCOUNT(run_starts(mask)) - 1u;
 }
 
-// Links each run start of a row (the bits of `starts`; the k-th is node row_node + k) to its
-// root.
-DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
+// Links run starts of a row (the bits of `starts`; the k-th is node row_node + k) to their root:
+// the k-th for k = first, first + step, ... (a row's runs shared by `step` work-items).
+DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step)
 {
-    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
+    for (uint i = row_node + first; i < row_node + POPCOUNT(starts); i += step)
         ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
 }
 
@@ -377,11 +432,12 @@ DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node)
 // finds after it walk the rest, halving it. In place, with atomic_min: a parent only moves up its
 // chain, whatever the order of the updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut
 // to one step, were 2-6 % slower; 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
-DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
+// (The k-th for k = first, first + step, ..., as link_to_roots.)
+DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step)
 {
     const uint end = row_node + POPCOUNT(starts);
     for (uint round = 0; round < 3; round++) {
-        for (uint i = row_node; i < end; i++) {
+        for (uint i = row_node + first; i < end; i += step) {
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
                 ATOMIC_MIN(&parents[i], grandparent);
@@ -397,8 +453,9 @@ DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node)
 // two pixels around it (4 and 6), is foreground in the row. Adding the gaps' uncovered pixels to
 // the row above's zeros carries into the start of the run after each gap that is not bridged,
 // so all of a row's unions come from a few bit operations and one loop over them, the same
-// length for every work-item of a warp.
-DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node)
+// length for every work-item of a warp. The k-th union for k = first, first + step, ... (as
+// link_to_roots).
+DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint above_node, uint first, uint step)
 {
     const uint above_starts = run_starts(above), zeros = ~above;
 #if CONNECTIVITY == 8
@@ -410,9 +467,9 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
 #endif
     // Starts of runs above with a run before them, whose gap the row bridges.
     uint bridged = (above_starts & (above_starts - 1u)) & ~((zeros + uncovered) & above) & ends_bridged;
-    for (; bridged != 0; bridged &= bridged - 1u) {
+    for (bridged = without_lowest(bridged, first); bridged != 0; bridged = without_lowest(bridged, step)) {
         const uint node = run_node(above_starts, lowest_bit(bridged), above_node);
-        union_halving(parents, node - 1, node);
+        union_tile(parents, node - 1, node);
     }
 }
 
@@ -467,27 +524,32 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         masks[r] = mask;
     }
     LOCAL_BARRIER();
+    // From here on, work-item (lane r, warp sub) of a tile works on the k-th run start (or
+    // union) of row r for k = sub, sub + tile_warps, ...: with one tile per work-group, a row's
+    // runs are shared by 8 work-items, whose loops are 8 times shorter (the labeling of a few
+    // tiles is latency bound).
+    if (sub != 0)
+        mask = masks[r];
 
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
     // the start of the first run above that touches its run, or is a root.
-    const uint starts = sub == 0 ? run_starts(mask) : 0;
+    const uint starts = run_starts(mask);
     const uint row_node = r * row_stride + base, above_node = row_node - row_stride; // first run's
     const uint above = r > 0 ? masks[r - 1] : 0;
     const uint above_starts = run_starts(above);
-    uint k = 0;
-    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+    uint k = sub;
+    for (uint todo = without_lowest(starts, sub); todo != 0; todo = without_lowest(todo, tile_warps), k += tile_warps) {
         const uint c = lowest_bit(todo), i = row_node + k;
         const uint touching = touching_above(mask, c, above);
         parents[i] = touching != 0 ? run_node(above_starts, lowest_bit(touching), above_node) + 1 : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node);
+    jump_pointers(parents, starts, row_node, sub, tile_warps);
     // Unions with the other runs above each run touches (join_bridged).
-    if (sub == 0)
-        join_bridged(parents, mask, above, above_node);
+    join_bridged(parents, mask, above, above_node, sub, tile_warps);
     LOCAL_BARRIER();
     // Every run start is linked to its root.
-    link_to_roots(parents, starts, row_node);
+    link_to_roots(parents, starts, row_node, sub, tile_warps);
     LOCAL_BARRIER();
     // With 8 tiles, unions across the borders between them, on the tiles' roots (finds of one
     // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
@@ -502,20 +564,20 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left[r + 1] >> 31 != 0;
         const uint joins = border_joins(up, w, nw, sw, r > 0, r + 1 < TILE_H);
         if (joins & JOIN_MID)
-            union_halving(parents, row_node, last_run_node(left[r], left_node));
+            union_tile(parents, row_node, last_run_node(left[r], left_node));
         if (joins & JOIN_BEFORE)
-            union_halving(parents, row_node, last_run_node(left[r - 1], left_node - row_stride));
+            union_tile(parents, row_node, last_run_node(left[r - 1], left_node - row_stride));
         if (joins & JOIN_AFTER)
-            union_halving(parents, row_node, last_run_node(left[r + 1], left_node + row_stride));
+            union_tile(parents, row_node, last_run_node(left[r + 1], left_node + row_stride));
     }
     LOCAL_BARRIER();
     if (group_tiles > 1)
-        link_to_roots(parents, starts, row_node);
+        link_to_roots(parents, starts, row_node, sub, tile_warps);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
     // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
-    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
+    for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
         parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
     LOCAL_BARRIER();
 #endif
@@ -684,7 +746,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
                                   : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node);
+    jump_pointers(parents, starts, row_node, 0, 1);
     // Unions: the pairs of runs above, and in front, that a run bridges, and each run hung above
     // with the first run in front it overlaps, unless they are joined through the row above the
     // one in front (the corner row) already: at a column where the run overlaps a run in front,
@@ -697,19 +759,19 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // them: each walks the trees that the ones before (and their finds' halving) left. Not needed
     // for the result, only for speed (H100, 256^3: with both barriers the tile pass takes 21-27 %
     // less time at 50-90 %, the labeling 9-14 %; a barrier before the bridged pairs gains nothing).
-    join_bridged(parents, mask, above, above_node);
+    join_bridged(parents, mask, above, above_node, 0, 1);
     LOCAL_BARRIER();
-    join_bridged(parents, mask, front, front_node);
+    join_bridged(parents, mask, front, front_node, 0, 1);
     LOCAL_BARRIER();
     const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
     k = 0;
     for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
         const uint c = lowest_bit(todo), run = run_from(mask, c), ahead = front & run;
         if ((above & run) != 0 && ahead != 0 && (ahead & squares) == 0)
-            union_halving(parents, row_node + k, run_node(front_starts, lowest_bit(ahead), front_node));
+            union_tile(parents, row_node + k, run_node(front_starts, lowest_bit(ahead), front_node));
     }
     LOCAL_BARRIER();
-    link_to_roots(parents, starts, row_node);
+    link_to_roots(parents, starts, row_node, 0, 1);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
@@ -735,6 +797,39 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
 #endif
         }
         L[VOXEL_INDEX(x, y, z, width, height)] = label;
+    }
+}
+
+// The roots of nodes *a and *b (union_find.h's convention: L[i] = parent + 1), both walks a step
+// at a time together, so that their reads overlap: the border merge waits on them, not on
+// bandwidth, where images are small. (A walk that has reached its root steps onto itself.)
+DEVICE_FN void find_both(GLOBAL const label_t *L, label_t *a, label_t *b)
+{
+    label_t parent_a = L[*a] - 1, parent_b = L[*b] - 1;
+    while (parent_a != *a || parent_b != *b) {
+        *a = parent_a;
+        *b = parent_b;
+        parent_a = L[parent_a] - 1;
+        parent_b = L[parent_b] - 1;
+    }
+}
+
+// union_find.h's union with find_both.
+DEVICE_FN void union_both(GLOBAL label_t *L, label_t a, label_t b)
+{
+    for (;;) {
+        find_both(L, &a, &b);
+        if (a == b)
+            return;
+        if (a > b) {
+            const label_t t = a;
+            a = b;
+            b = t;
+        }
+        const label_t old = ATOMIC_MIN(&L[b], a + 1);
+        if (old == b + 1)
+            return;
+        b = old - 1;
     }
 }
 
@@ -766,7 +861,7 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
         const int before = prev_in && row_masks[word - REGION_ROWS - 1] >> 31 != 0;
         if (border_joins(prev, 1, before, 0, prev_in, 0) & JOIN_MID) {
             const index_t b = VOXEL_INDEX(k * TILE_W, y, z, width, height);
-            union_global(L, b, b - 1);
+            union_both(L, b, b - 1);
             dirty[region_of(k * TILE_W, y, z, width, height)] = 1;
             dirty[region_of(k * TILE_W - 1, y, z, width, height)] = 1;
         }
@@ -793,7 +888,7 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
     const index_t b = VOXEL_INDEX(x, y, z, width, height), mid = VOXEL_INDEX(x, y_mid, z_mid, width, height);
     for (; joins != 0; joins &= joins - 1u) {
         const uint c = lowest_bit(joins);
-        union_global(L, b + c, mid + c);
+        union_both(L, b + c, mid + c);
     }
     dirty[region_of(x, y, z, width, height)] = 1;
     dirty[region_of(x, y_mid, z_mid, width, height)] = 1;
@@ -816,37 +911,38 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         // b = (x, y), x = region_w * k: neighbours W, NW, SW in column x - 1; previous pixel: up.
         const uint y = id % height, x = (id / height + 1) * region_w;
         const index_t b = PIXEL_INDEX(x, y, width);
-        if (!FG(img[b]))
+        // (Every read at once, before b is tested: one wait instead of two.)
+        const uint centre = img[b], west = img[b - 1];
+        const uint north_west = y > 0 ? img[b - width - 1] : 0, north = y > 0 ? img[b - width] : 0;
+        const uint south_west = CONNECTIVITY == 8 && y + 1 < height ? img[b + width - 1] : 0;
+        if (!FG(centre))
             return;
-        const int w = FG(img[b - 1]);
-        const int nw = y > 0 && FG(img[b - width - 1]);
-        const int up = y > 0 && FG(img[b - width]);
-        const int sw = CONNECTIVITY == 8 && y + 1 < height && FG(img[b + width - 1]);
+        const int w = FG(west), nw = FG(north_west), up = FG(north), sw = FG(south_west);
         const uint joins = border_joins(up, w, nw, sw, y % TILE_H != 0, (y + 1) % TILE_H != 0);
         if (joins & JOIN_MID)
-            union_global(L, b, b - 1);
+            union_both(L, b, b - 1);
         if (joins & JOIN_BEFORE)
-            union_global(L, b, b - width - 1);
+            union_both(L, b, b - width - 1);
         if (joins & JOIN_AFTER)
-            union_global(L, b, b + width - 1);
+            union_both(L, b, b + width - 1);
     } else {
         // b = (x, y), y = TILE_H * m: neighbours N, NW, NE in row y - 1; previous pixel: left.
         const uint j = id - vertical;
         const uint x = j % width, y = (j / width + 1) * TILE_H;
         const index_t b = PIXEL_INDEX(x, y, width);
-        if (!FG(img[b]))
+        const uint centre = img[b], north = img[b - width];
+        const uint north_west = x > 0 ? img[b - width - 1] : 0, west = x > 0 ? img[b - 1] : 0;
+        const uint north_east = CONNECTIVITY == 8 && x + 1 < width ? img[b - width + 1] : 0;
+        if (!FG(centre))
             return;
-        const int n = FG(img[b - width]);
-        const int nw = x > 0 && FG(img[b - width - 1]);
-        const int left = x > 0 && FG(img[b - 1]);
-        const int ne = CONNECTIVITY == 8 && x + 1 < width && FG(img[b - width + 1]);
+        const int n = FG(north), nw = FG(north_west), left = FG(west), ne = FG(north_east);
         const uint joins = border_joins(left, n, nw, ne, x % region_w != 0, (x + 1) % region_w != 0);
         if (joins & JOIN_MID)
-            union_global(L, b, b - width);
+            union_both(L, b, b - width);
         if (joins & JOIN_BEFORE)
-            union_global(L, b, b - width - 1);
+            union_both(L, b, b - width - 1);
         if (joins & JOIN_AFTER)
-            union_global(L, b, b - width + 1);
+            union_both(L, b, b - width + 1);
     }
 }
 

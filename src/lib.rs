@@ -53,6 +53,17 @@ pub use stats::{ComponentStat, ComponentStats};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};
 
+/// Hooks for the project's own tests, not part of the stable API.
+#[doc(hidden)]
+pub mod testing {
+    /// Forces TUF's tile kernel for every later labeling of an image in this process:
+    /// `Some(true)` one 32 x 32 tile per work-group, `Some(false)` eight, `None` chosen by the
+    /// image's size (the default). Both are exact; the choice is only about speed.
+    pub fn force_tuf_small_tiles(small: Option<bool>) {
+        crate::schedule::tuf::force_small_tiles(small)
+    }
+}
+
 /// The README's examples compile and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

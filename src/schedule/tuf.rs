@@ -16,6 +16,23 @@
 //! pass 0.366 -> 0.340 ms at 50 %, 0.262 -> 0.233 at 90 %, labeling 2-6 % faster; 2048^2, one
 //! wave either way, within -6..+6 % over the density grid; pages unchanged).
 //!
+//! Where latency rules (few tiles, or the finds of a merge), work is spread or overlapped (A/B
+//! on one H100, `ccl bench density` / `average`, minima / means of medians of 10 runs, CUDA):
+//! - `tuf_tiles_small` shares each row's runs among its 8 warps (the k-th run start and union
+//!   for k = warp, warp + 8, ...) instead of leaving them to the first: 1024^2 at 10/50/90 %
+//!   0.026-0.028/0.046-0.050/0.039-0.040 -> 0.023/0.037/0.032 ms, the DIBCO pages' tile pass
+//!   0.012 -> 0.010 ms; `tuf_tiles` (a warp per tile) is unchanged.
+//! - The border merges find both roots of a pair together, a step of each walk at a time
+//!   (`union_both`), and read a border pixel's neighbours with it: border merge at 50 % 0.0150
+//!   -> 0.0135 ms at 2048^2, 0.106 -> 0.091-0.101 at 8192^2 (0.084 -> 0.072 at 90 %), 0.072
+//!   -> 0.057 on 256^3 volumes; on the pages 0.0081 -> 0.0075.
+//! - On volumes, the tile pass's unions do the same in local memory (`union_halving_both`):
+//!   tile pass 0.130 -> 0.117 ms at 50 %, labeling 0.244-0.248 -> 0.223-0.225 with the above.
+//!   On images it was mixed (8192^2 5 % slower at 10 %, 2.5 % faster at 50 %; 4-connectivity
+//!   2-5 % slower), so images keep one walk after the other. The compression's four finds per
+//!   quad walked together too: 7 % faster at 10 %, 10-28 % slower at 50-90 % (2048^2 0.0119 ->
+//!   0.0152 ms), dropped.
+//!
 //! Tried on the H100 and dropped: labeling each tile again from the input instead of storing
 //! and compressing the local roots (input read twice, labels written once: 1.5-2x slower, the
 //! tile labeling costs more than the traffic it saves); 16 and 64 rows per tile; 1024-item
@@ -38,6 +55,8 @@
 //! work-group per region again, on those regions only.
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
+
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::common::GROUP;
 use super::scratch::Scratch;
@@ -69,6 +88,25 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     // grid as a tall image's.) The tile kernels ask for 8 work-groups of 256 per compute unit
     // (CUDA's launch bounds): 32 registers, which NVIDIA's OpenCL takes from REGISTER_BUDGET.
     vec![Define::int("CONNECTIVITY", connectivity.neighbours().into()), Define::int(REGISTER_BUDGET, 32)]
+}
+
+/// Which tile kernel images get: by size (BY_SIZE, the default), or forced by
+/// [`force_small_tiles`] (tests run both kernels on every image that way).
+static TILE_KERNEL: AtomicU8 = AtomicU8::new(BY_SIZE);
+const BY_SIZE: u8 = 0;
+const FORCE_SMALL: u8 = 1;
+const FORCE_GROUPS: u8 = 2;
+
+/// Forces the tile kernel of every later TUF labeling of an image in this process: `Some(true)`
+/// `tuf_tiles_small` (one tile per work-group), `Some(false)` `tuf_tiles` (8 tiles), `None` by
+/// size (the default).
+pub(crate) fn force_small_tiles(small: Option<bool>) {
+    let kernel = match small {
+        None => BY_SIZE,
+        Some(true) => FORCE_SMALL,
+        Some(false) => FORCE_GROUPS,
+    };
+    TILE_KERNEL.store(kernel, Ordering::Relaxed);
 }
 
 /// The compiled TUF kernels.
@@ -124,7 +162,11 @@ impl Schedule for Tuf {
         // tiles on 132 units, it would be 1.5x slower.)
         let tile_rows = shape.height.div_ceil(TILE_H);
         let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * tile_rows;
-        let small = groups < gpu.limits().compute_units.max(1);
+        let small = match TILE_KERNEL.load(Ordering::Relaxed) {
+            FORCE_SMALL => true,
+            FORCE_GROUPS => false,
+            _ => groups < gpu.limits().compute_units.max(1),
+        };
         let (kernel, group_tiles) =
             if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
         let groups_x = shape.width.div_ceil(TILE_W * group_tiles);

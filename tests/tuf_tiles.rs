@@ -1,0 +1,56 @@
+//! TUF labels an image with one of two tile kernels, chosen by the image's size and the device's
+//! compute units: `tuf_tiles_small` (one 32 x 32 tile per work-group, its 8 warps sharing each
+//! row's runs) where the image has few tiles, else `tuf_tiles` (8 tiles per work-group). The
+//! conformance matrix reaches the small kernel on a device of few compute units (as POCL in CI)
+//! only for images of one work-group; here each kernel is forced on every conformance image, at
+//! 4- and 8-connectivity, on every GPU backend present, and the raw labels must equal the
+//! reference's under TUF's convention. One test: the kernel choice is process-wide.
+
+mod common;
+
+use ccl::reference::{self, partition_difference};
+use ccl::{Algorithm, Connectivity, Labeler};
+use common::images::conformance_cases;
+
+#[test]
+fn both_tile_kernels_label_every_conformance_image_exactly() {
+    let cases = conformance_cases();
+    let devices: Vec<_> = common::shared_devices().iter().filter(|d| d.token != "cpu").collect();
+    for token in ["opencl-cpu", "opencl-gpu", "cuda"] {
+        let present = devices.iter().any(|d| d.token == token);
+        assert!(present || !common::is_required(token), "CCL_REQUIRE_BACKENDS requires {token}, which is not present");
+    }
+    let mut failures = Vec::new();
+    let mut labelings = 0;
+    for small in [true, false] {
+        ccl::testing::force_tuf_small_tiles(Some(small));
+        let kernel = if small { "tuf_tiles_small" } else { "tuf_tiles" };
+        for dev in &devices {
+            let mut labeler = dev.device.labeler(Algorithm::TUF).expect("labeler");
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                for case in &cases {
+                    let name = format!("{kernel}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
+                    let expected = reference::label_as(&case.image, connectivity, Algorithm::TUF.raw_labels());
+                    let actual = labeler
+                        .upload(&case.image)
+                        .and_then(|image| labeler.label_on_device(&image, connectivity))
+                        .and_then(|(labels, _)| labeler.download(&labels));
+                    labelings += 1;
+                    match actual {
+                        Err(e) => failures.push(format!("{name}: {e}")),
+                        Ok(actual) => {
+                            if let Some(diff) = partition_difference(&expected, &actual) {
+                                failures.push(format!("{name}: wrong partition: {diff}"));
+                            } else if expected.labels() != actual.labels() {
+                                failures.push(format!("{name}: raw labels differ from TUF's convention"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ccl::testing::force_tuf_small_tiles(None);
+    assert!(failures.is_empty(), "{} of {labelings} labelings failed:\n{}", failures.len(), failures.join("\n"));
+    eprintln!("{labelings} labelings exact with both tile kernels");
+}
