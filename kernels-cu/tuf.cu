@@ -833,15 +833,19 @@ DEVICE_FN void union_both(GLOBAL label_t *L, label_t a, label_t b)
     }
 }
 
+// The bits of a row's voxels 0, FACE_ROW_LANES, 2 FACE_ROW_LANES, ... (FACE_ROW_LANES: 1, 2, 4,
+// 8, 16 or 32, a define).
+#define FACE_LANE_BITS (0xFFFFFFFFu / ((1u << (FACE_ROW_LANES - 1)) * 2u - 1u))
 // Pass 2 on volumes, over the regions' faces, from the row masks pass 1 wrote (`row_masks`, at
 // mask_word). First one work-item per voxel b just after a face x = 32k (k >= 1; ordered by y,
 // then z, then k): b joins the voxel across (mid), unless the voxel before b along the face, in
 // b's region (prev: y - 1), and the one across from it (before) are both foreground: then b and
 // prev, mid and before, are joined in their regions, and prev to before by prev's own merge
-// (border_joins, as 4-connectivity). Then one work-item per row of 32 voxels just after a face
-// y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by region along x first): the same rule
-// along the row is a union at the start of each run of voxels foreground on both sides (mask &
-// mask across). A region with a union on a face is marked in `dirty` (one word per region,
+// (border_joins, as 4-connectivity). Then FACE_ROW_LANES work-items per row of 32 voxels just
+// after a face y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by region along x first):
+// the same rule along the row is a union at the start of each run of voxels foreground on both
+// sides (mask & mask across), a row's unions shared by its work-items (see the host's
+// FACE_ROW_LANES for the measurements). A region with a union on a face is marked in `dirty` (one word per region,
 // cleared by pass 1): only those have labels to compress.
 KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks, GLOBAL uint *dirty, uint width,
                                 uint height, uint depth, uint across_x, uint across_y, uint total)
@@ -867,7 +871,14 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
         }
         return;
     }
-    const uint j = id - across_x, region = j % across, x = region * TILE_W;
+    // FACE_ROW_LANES work-items per row of 32 voxels across a y or z face (from the first
+    // multiple of 32 after the x faces' work-items), lane `lane` on voxels lane, lane +
+    // FACE_ROW_LANES, ...
+    const uint rows_from = (across_x + 31u) / 32u * 32u;
+    if (id < rows_from)
+        return;
+    const uint j = (id - rows_from) / FACE_ROW_LANES, lane = (id - rows_from) % FACE_ROW_LANES;
+    const uint region = j % across, x = region * TILE_W;
     const int along_y = j < across_y; // a face y = REGION_H m (else z = REGION_D n)
     uint y, z;
     if (along_y) {
@@ -881,17 +892,18 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
     }
     // The rows across the face: one row up, or one slice to the front.
     const uint y_mid = along_y ? y - 1 : y, z_mid = along_y ? z : z - 1;
-    uint joins = run_starts(row_masks[mask_word(x, y, z, width, height)] &
-                            row_masks[mask_word(x, y_mid, z_mid, width, height)]);
+    const uint joins = run_starts(row_masks[mask_word(x, y, z, width, height)] &
+                                  row_masks[mask_word(x, y_mid, z_mid, width, height)]);
     if (joins == 0)
         return;
-    const index_t b = VOXEL_INDEX(x, y, z, width, height), mid = VOXEL_INDEX(x, y_mid, z_mid, width, height);
-    for (; joins != 0; joins &= joins - 1u) {
-        const uint c = lowest_bit(joins);
-        union_both(L, b + c, mid + c);
+    for (uint mine = joins & (FACE_LANE_BITS << lane); mine != 0; mine &= mine - 1u) {
+        const uint c = lowest_bit(mine);
+        union_both(L, VOXEL_INDEX(x + c, y, z, width, height), VOXEL_INDEX(x + c, y_mid, z_mid, width, height));
     }
-    dirty[region_of(x, y, z, width, height)] = 1;
-    dirty[region_of(x, y_mid, z_mid, width, height)] = 1;
+    if (lane == 0) {
+        dirty[region_of(x, y, z, width, height)] = 1;
+        dirty[region_of(x, y_mid, z_mid, width, height)] = 1;
+    }
 }
 
 // Pass 2, one work-item per pixel b just after the border of a region that pass 1 labeled

@@ -81,13 +81,23 @@ const BORDER_GROUP: [usize; 3] = [256, 1, 1];
 /// 256 rows of 32, a work-group of TILE_GROUP's.
 const REGION_H: usize = 16;
 const REGION_D: usize = 16;
+/// Work-items of the volume border merge per row of 32 voxels across a y or z face, each on every
+/// 8th voxel's union (H100, 256^3, granularity 1, against one work-item per row: border merge
+/// 0.058 -> 0.036 ms at 50 %, labeling 0.220-0.223 -> 0.202 ms at 50 %, 0.203-0.204 -> 0.186 at
+/// 70 %, 0.164-0.167 -> 0.155 at 90 %, 0.105 -> 0.112 at 100 %; 32 per row, a union each, was
+/// slower at 10 % and 100 % (0.017 -> 0.035 ms), 4 per row between them).
+const FACE_ROW_LANES: usize = 8;
 
 /// The compile-time defines of `kernels/tuf.kernel`.
 pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     // (Volumes too are built without DIMS=3: the volume kernels take 2D ranges, folded into the
     // grid as a tall image's.) The tile kernels ask for 8 work-groups of 256 per compute unit
     // (CUDA's launch bounds): 32 registers, which NVIDIA's OpenCL takes from REGISTER_BUDGET.
-    vec![Define::int("CONNECTIVITY", connectivity.neighbours().into()), Define::int(REGISTER_BUDGET, 32)]
+    vec![
+        Define::int("CONNECTIVITY", connectivity.neighbours().into()),
+        Define::int(REGISTER_BUDGET, 32),
+        Define::int("FACE_ROW_LANES", FACE_ROW_LANES as i64),
+    ]
 }
 
 /// Which tile kernel images get: by size (BY_SIZE, the default), or forced by
@@ -156,16 +166,18 @@ impl Schedule for Tuf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, _] = job.extent();
         let shape = job.shape;
-        // One work-group per GROUP_TILES tiles side by side; with fewer such groups than compute
-        // units, one per tile (`tuf_tiles_small`, 8x the groups), so that no unit idles. (H100:
-        // DIBCO pages of about 0.7 Mpx 0.030 ms with it, 0.032 without; at 2048^2, 512 groups of 8
-        // tiles on 132 units, it would be 1.5x slower.)
+        // One work-group per GROUP_TILES tiles side by side; with fewer such groups than twice
+        // the compute units, one per tile (`tuf_tiles_small`, 8x the groups, its 8 warps sharing
+        // each row's runs), so that no unit idles and a tile's latency is short. (H100, CUDA:
+        // DIBCO pages of 0.96-1.6 Mpx, 120-200 groups of 8 tiles, 0.025-0.030 ms with it against
+        // 0.026-0.032 without; from 2.2 Mpx up to 1.07x slower; at 2048^2, 512 groups of 8 tiles,
+        // 1.08-1.10x slower.)
         let tile_rows = shape.height.div_ceil(TILE_H);
         let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * tile_rows;
         let small = match TILE_KERNEL.load(Ordering::Relaxed) {
             FORCE_SMALL => true,
             FORCE_GROUPS => false,
-            _ => groups < gpu.limits().compute_units.max(1),
+            _ => groups < 2 * gpu.limits().compute_units.max(1),
         };
         let (kernel, group_tiles) =
             if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
@@ -198,14 +210,15 @@ impl Schedule for Tuf {
 }
 
 /// The border merge's work on a volume: voxels just after a region face x = 32k (k >= 1), then
-/// rows of 32 voxels just after a face y = REGION_H m, then z = REGION_D n. Returns (across x,
-/// across y, total).
+/// (from the next multiple of 32) rows of 32 voxels just after a face y = REGION_H m, then z =
+/// REGION_D n, FACE_ROW_LANES work-items a row. Returns (voxels across x, rows across y, work-items).
 fn face_work(shape: Shape) -> (usize, usize, usize) {
     let (w, h, d) = (shape.width, shape.height, shape.depth);
     let across = w.div_ceil(TILE_W);
     let across_x = (across - 1) * h * d;
-    let across_y = across * ((h - 1) / REGION_H) * d;
-    (across_x, across_y, across_x + across_y + across * h * ((d - 1) / REGION_D))
+    let rows_y = across * ((h - 1) / REGION_H) * d;
+    let rows_z = across * h * ((d - 1) / REGION_D);
+    (across_x, rows_y, across_x.next_multiple_of(TILE_W) + FACE_ROW_LANES * (rows_y + rows_z))
 }
 
 impl Schedule for Tuf3d {
