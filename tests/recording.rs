@@ -140,13 +140,13 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64, d.div_ceil(2) as u64];
                 // TUF: one 32 x 8 work-group per region of 32 x 16 x 16 voxels (regions along y
                 // and z one after the other along the range's y), one work-item per voxel just
-                // after a region face x = 32k, then per row of a region just after a face y = 16m
-                // or z = 16n (k, m, n >= 1) in a 1D range, and the compression over the regions
-                // again.
+                // after a region face x = 32k, then (from the next multiple of 32) 8 per row of a
+                // region just after a face y = 16m or z = 16n (k, m, n >= 1) in a 1D range, and
+                // the compression over the regions again.
                 let across = w.div_ceil(32);
                 let regions = [(across * 32) as u64, (h.div_ceil(16) * d.div_ceil(16) * 8) as u64, 1];
                 let (across_x, across_y) = (((across - 1) * h * d) as u64, (across * ((h - 1) / 16) * d) as u64);
-                let faces = across_x + across_y + (across * h * ((d - 1) / 16)) as u64;
+                let faces = across_x.next_multiple_of(32) + 8 * (across_y + (across * h * ((d - 1) / 16)) as u64);
                 for (kernel, range, args) in recording.launches() {
                     let covered = range.global.map(|g| g as u64);
                     // Every launch covers the voxels or the 2x2x2 blocks (relabeling: one
