@@ -115,27 +115,37 @@ typedef uint index_t;
     }                                                                                            \
     CCL_DEFINE_UNION(SPACE, SUFFIX, T, find_##SUFFIX)
 
+/* Union: joins the trees of a and b, whose roots the statement FIND_ROOTS puts in a and b.   */
+/* atomic_min can lose to a concurrent union: then the old parent it returns is followed and   */
+/* both roots are found again (IPAS 2018 Alg. 1).                                               */
+#define CCL_UNION_LOOP(T, FIND_ROOTS)                                                            \
+    for (;;) {                                                                                   \
+        FIND_ROOTS;                                                                              \
+        if (a == b)                                                                              \
+            return;                                                                              \
+        if (a > b) {                                                                             \
+            T t = a;                                                                             \
+            a = b;                                                                               \
+            b = t;                                                                               \
+        }                                                                                        \
+        T old = ATOMIC_MIN(&L[b], a + 1);                                                        \
+        if (old == b + 1)                                                                        \
+            return;                                                                              \
+        b = old - 1;                                                                             \
+    }
+
 /* Union with a given find (a kernel file may bring its own, e.g. one that compresses). */
 #define CCL_DEFINE_UNION(SPACE, SUFFIX, T, FIND)                                                 \
-    /* Union: joins the trees of a and b. atomic_min can lose to a concurrent union: then the */ \
-    /* old parent it returns is followed and both roots are found again (IPAS 2018 Alg. 1). */   \
     DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
     {                                                                                            \
-        for (;;) {                                                                               \
-            a = FIND(L, a);                                                                      \
-            b = FIND(L, b);                                                                      \
-            if (a == b)                                                                          \
-                return;                                                                          \
-            if (a > b) {                                                                         \
-                T t = a;                                                                         \
-                a = b;                                                                           \
-                b = t;                                                                           \
-            }                                                                                    \
-            T old = ATOMIC_MIN(&L[b], a + 1);                                                    \
-            if (old == b + 1)                                                                    \
-                return;                                                                          \
-            b = old - 1;                                                                         \
-        }                                                                                        \
+        CCL_UNION_LOOP(T, (a = FIND(L, a), b = FIND(L, b)))                                      \
+    }
+
+/* Union with a find of both nodes at once: FIND_BOTH(L, &a, &b) puts their roots in a, b. */
+#define CCL_DEFINE_UNION_BOTH(SPACE, SUFFIX, T, FIND_BOTH)                                       \
+    DEVICE_FN void union_##SUFFIX(SPACE T *L, T a, T b)                                          \
+    {                                                                                            \
+        CCL_UNION_LOOP(T, FIND_BOTH(L, &a, &b))                                                  \
     }
 
 CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
