@@ -14,7 +14,15 @@ use common::images::conformance_cases;
 
 #[test]
 fn both_tile_kernels_label_every_conformance_image_exactly() {
-    let cases = conformance_cases();
+    // The reference's labels, once per image and connectivity.
+    let cases: Vec<_> = [Connectivity::Four, Connectivity::Eight]
+        .into_iter()
+        .flat_map(|c| conformance_cases().into_iter().map(move |case| (c, case)))
+        .map(|(c, case)| {
+            let expected = reference::label_as(&case.image, c, Algorithm::TUF.raw_labels());
+            (c, case, expected)
+        })
+        .collect();
     let devices: Vec<_> = common::shared_devices().iter().filter(|d| d.token != "cpu").collect();
     for token in ["opencl-cpu", "opencl-gpu", "cuda"] {
         let present = devices.iter().any(|d| d.token == token);
@@ -27,23 +35,20 @@ fn both_tile_kernels_label_every_conformance_image_exactly() {
         let kernel = if small { "tuf_tiles_small" } else { "tuf_tiles" };
         for dev in &devices {
             let mut labeler = dev.device.labeler(Algorithm::TUF).expect("labeler");
-            for connectivity in [Connectivity::Four, Connectivity::Eight] {
-                for case in &cases {
-                    let name = format!("{kernel}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
-                    let expected = reference::label_as(&case.image, connectivity, Algorithm::TUF.raw_labels());
-                    let actual = labeler
-                        .upload(&case.image)
-                        .and_then(|image| labeler.label_on_device(&image, connectivity))
-                        .and_then(|(labels, _)| labeler.download(&labels));
-                    labelings += 1;
-                    match actual {
-                        Err(e) => failures.push(format!("{name}: {e}")),
-                        Ok(actual) => {
-                            if let Some(diff) = partition_difference(&expected, &actual) {
-                                failures.push(format!("{name}: wrong partition: {diff}"));
-                            } else if expected.labels() != actual.labels() {
-                                failures.push(format!("{name}: raw labels differ from TUF's convention"));
-                            }
+            for (connectivity, case, expected) in &cases {
+                let name = format!("{kernel}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
+                let actual = labeler
+                    .upload(&case.image)
+                    .and_then(|image| labeler.label_on_device(&image, *connectivity))
+                    .and_then(|(labels, _)| labeler.download(&labels));
+                labelings += 1;
+                match actual {
+                    Err(e) => failures.push(format!("{name}: {e}")),
+                    Ok(actual) => {
+                        if let Some(diff) = partition_difference(expected, &actual) {
+                            failures.push(format!("{name}: wrong partition: {diff}"));
+                        } else if expected.labels() != actual.labels() {
+                            failures.push(format!("{name}: raw labels differ from TUF's convention"));
                         }
                     }
                 }
