@@ -51,6 +51,17 @@
 //! run's row in front or above) is foreground on both sides, which covers it by induction over
 //! the face: the border merge's unions fell (0.066 -> 0.058 ms at 50 %) but the labeling
 //! moved by at most 5 % either way over densities and granularities.
+//! On volumes, writing labels once (H100, 256^3, granularity 1, CUDA, `ccl bench steps`):
+//! pass 1 writing only each run's local root (a word per run, 16 per row of 32) and the local
+//! roots' own voxels, and the compression every voxel from its row's mask and its run's root.
+//! Knocked out, the writes it saves bound the gain: pass 1 without its writes 0.113 -> 0.099
+//! ms at 50 %, a compression that only writes 0.049 -> 0.022. Measured: 50 % 0.199 -> 0.198
+//! (pass 1 0.106, compression 0.058: each voxel's label waits on mask, run root and find, three
+//! dependent reads instead of two), 100 % 0.110 -> 0.092, but 10 % 0.103 -> 0.203 (a million
+//! scattered root writes: pass 1 0.053 -> 0.112). Writing the roots' whole 32-byte sectors,
+//! padding the runs' roots to whole sectors, and keeping the old writes in regions where most
+//! foreground sectors hold a root: 0.104-0.117 / 0.172-0.177 / 0.200-0.208 / 0.188-0.191 /
+//! 0.110 ms -> 0.116 / 0.230 / 0.226 / 0.198 / 0.104 at 10 / 30 / 50 / 70 / 100 %. Dropped.
 //!
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
