@@ -60,8 +60,9 @@
 //! dependent reads instead of two), 100 % 0.110 -> 0.092, but 10 % 0.103 -> 0.203 (a million
 //! scattered root writes: pass 1 0.053 -> 0.112). Writing the roots' whole 32-byte sectors,
 //! padding the runs' roots to whole sectors, and keeping the old writes in regions where most
-//! foreground sectors hold a root: 0.104-0.117 / 0.172-0.177 / 0.200-0.208 / 0.188-0.191 /
-//! 0.110 ms -> 0.116 / 0.230 / 0.226 / 0.198 / 0.104 at 10 / 30 / 50 / 70 / 100 %. Dropped.
+//! foreground sectors hold a root: 0.103-0.105 / 0.171-0.173 / 0.199-0.201 / 0.187-0.188 /
+//! 0.110 ms -> 0.116-0.117 / 0.230 / 0.226-0.227 / 0.197-0.198 / 0.104-0.105 at 10 / 30 / 50 /
+//! 70 / 100 % (two rounds on one machine). Dropped.
 //!
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
