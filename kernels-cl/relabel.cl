@@ -106,13 +106,15 @@ typedef uint index_t;
 // / 2 entries). Every pixel of a component lies at or after its root, and its first pixel within
 // two lines (rows of an image, slices of a volume) of it: only pixels there take part, which
 // keeps the atomics off the rest of a large component. Then:
-//   1. relabel_rank: the pixels are cut into spans of RANK_SPAN; in its span each first pixel
-//      gets its rank among the span's first pixels (M[i]), and the span's count goes to
-//      counts[span]. The first pixels are marked in a bitmask in local memory; a rank is the
-//      count of marks before it (prefix sums of the words' population counts).
+//   1. relabel_rank: the pixels are cut into spans of RANK_SPAN; the first pixels of a span are
+//      marked in a bitmask in local memory, and the span's count goes to counts[span]. Each word
+//      of 32 pixels keeps its marks and the count of marks before it in its span (R, a pair per
+//      word, written whole: 8 bytes per 32 pixels, instead of a rank written at each first
+//      pixel, which scattered a 4-byte write per component over a table of n entries).
 //   2. scan_spans / scan_add: an exclusive prefix sum of the counts (over as many levels as the
 //      number of spans needs), whose last level's total is N.
-//   3. relabel_final: every pixel takes offsets[span of its first pixel] + M[first pixel] + 1.
+//   3. relabel_final: every pixel takes offsets[span of its first pixel] + its first pixel's
+//      rank in its span + 1, the rank from the first pixel's word in R (rank_in_span).
 //
 // One-dimensional launches: work-group g handles elements [g * SPAN, (g + 1) * SPAN), its work-items
 // striding by GROUP_SIZE so that neighbouring items touch neighbouring elements.
@@ -199,10 +201,12 @@ DEVICE_FN index_t first_entry(label_t l)
 #error "relabel_rank looks up F in whole batches"
 #endif
 
-// Step 1: ranks of the first pixels within each span of RANK_SPAN pixels (M), and the count of
-// each span. Item lid reads pixels base + k * GROUP_SIZE + lid (k < RANK_ITEMS), whose marks are
-// bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the words are in pixel order.
-KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL label_t *M, GLOBAL uint *counts,
+// Step 1: the marks of the first pixels of each span of RANK_SPAN pixels with, per word of 32,
+// the count of marks before it in the span (R[word] = (count, marks), the words of the image in
+// pixel order), and the count of each span. Item lid reads pixels base + k * GROUP_SIZE + lid
+// (k < RANK_ITEMS), whose marks are bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the
+// words are in pixel order.
+KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
                          index_t n, uint blocks, uint line)
 {
     LOCAL_ARRAY(uint, marks, RANK_WORDS);
@@ -273,13 +277,22 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
         counts[GROUP_ID_X] = sum;
     }
     LOCAL_BARRIER();
-    for (uint k = 0; k < RANK_ITEMS; k++) {
-        if (mine >> k & 1u) {
-            const uint w = k * (GROUP_SIZE / 32) + lid / 32;
-            const uint below = marks[w] & ((1u << (lid % 32)) - 1u);
-            M[base + k * GROUP_SIZE + lid] = partial[w / 32] + before[w] + POPCOUNT(below);
+    const index_t words = (n + 31) / 32;
+    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE) {
+        const index_t word = base / 32 + w;
+        if (word < words) {
+            uint2 entry;
+            entry.x = partial[w / 32] + before[w];
+            entry.y = marks[w];
+            R[word] = entry;
         }
     }
+}
+
+// The rank of first pixel f among the first pixels of its span, from its word's entry in R.
+DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
+{
+    return entry.x + POPCOUNT(entry.y & ((1u << (uint)(f % 32)) - 1u));
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to
@@ -313,7 +326,7 @@ KERNEL void scan_add(GLOBAL uint *data, GLOBAL const uint *offsets, uint n)
 
 // Step 3: the consecutive label of every pixel, from its first pixel's span offset and rank;
 // PASS_ITEMS pixels per item, each step's loads issued together.
-KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL const label_t *M,
+KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL const uint2 *R,
                           GLOBAL const uint *offsets, index_t n, uint blocks)
 {
     const index_t base = (index_t)GROUP_ID_X * PASS_SPAN + LOCAL_ID_X;
@@ -338,7 +351,7 @@ KERNEL void relabel_final(GLOBAL label_t *L, GLOBAL const label_t *F, GLOBAL con
     }
 #pragma unroll
     for (uint k = 0; k < PASS_ITEMS; k++) {
-        const label_t value = offsets[first[k] / RANK_SPAN] + M[first[k]] + 1;
+        const label_t value = offsets[first[k] / RANK_SPAN] + rank_in_span(R[first[k] / 32], first[k]) + 1;
         l[k] = l[k] != 0 ? value : 0;
     }
 #pragma unroll

@@ -5,11 +5,13 @@
 //!
 //! 1. Block conventions (BE, BUF, BKE) only: each component's first pixel, by an atomic
 //!    reduction over the pixels within two lines of its root, into a table indexed by root / 2.
-//! 2. Rank: pixels in spans of RANK_SPAN; each first pixel gets its rank in its span (from a
-//!    bitmask of the span's first pixels in local memory), each span its count.
+//! 2. Rank: pixels in spans of RANK_SPAN; the span's first pixels are marked in a bitmask in
+//!    local memory, each span gets its count, and each word of 32 pixels its marks and the count
+//!    of marks before it in the span (8 bytes per 32 pixels, written whole).
 //! 3. Exclusive prefix sum of the counts, level by level (SPAN per level), then back down; the
 //!    top level's total is N.
-//! 4. Final: every pixel takes its first pixel's span offset + rank + 1.
+//! 4. Final: every pixel takes its first pixel's span offset + rank in the span (from its word's
+//!    entry) + 1.
 //!
 //! Two full passes over the labels (three for block conventions) and one write.
 
@@ -50,11 +52,11 @@ pub(crate) struct Relabel {
     scan: Kernel,
     add: Kernel,
     finish: Kernel,
-    /// Ranks, first pixels, the total and the count levels, kept between calls.
+    /// Rank words, first pixels, the total and the count levels, kept between calls.
     scratch: Scratch,
 }
 
-/// Slots of [`Relabel`]'s scratch: ranks, first pixels, the total, then the count levels.
+/// Slots of [`Relabel`]'s scratch: rank words, first pixels, the total, then the count levels.
 const RANKS: usize = 0;
 const FIRSTS: usize = 1;
 const TOTAL: usize = 2;
@@ -95,10 +97,11 @@ impl Relabel {
     ) -> Result<u32> {
         let count = n as u32;
         let blocks = convention == RawLabels::FirstBlock;
-        // Ranks at first pixels; with block labels, first pixels at roots / 2 (a byte stands in
-        // for the table the kernels then never read). Both have an entry 0 even for no pixels:
-        // the kernels' lookups for background read it (and drop it) rather than branch.
-        let ranks = self.scratch.take(gpu, RANKS, n.max(1) * LABEL_BYTES)?;
+        // A rank word (two u32) per 32 pixels; with block labels, first pixels at roots / 2 (a
+        // byte stands in for the table the kernels then never read). Both have an entry 0 even
+        // for no pixels: the kernels' lookups for background read it (and drop it) rather than
+        // branch.
+        let ranks = self.scratch.take(gpu, RANKS, n.div_ceil(32).max(1) * 8)?;
         let table = if blocks { n.div_ceil(2).max(1) * LABEL_BYTES } else { 1 };
         let mut firsts = self.scratch.take(gpu, FIRSTS, table)?;
         // Count levels: each holds one value per span of the level below, down to one span, whose
