@@ -120,7 +120,7 @@ typedef uint index_t;
 // global entries directly.
 // Build-time defines: SEGMENT (voxels per work-item), GROUP_W x GROUP_H (the accumulating
 // work-group), TABLE (slots, a power of two), PROBES (slots tried per hand-over), INT64_ATOMICS
-// (the preludes' 64-bit add).
+// (the preludes' 64-bit add), FLOAT64 (with it, the kernels of OpenCV's format too).
 
 #define GROUP_ITEMS (GROUP_W * GROUP_H)
 // Whether the group stages its labels in local memory, and each staged segment's words (padded).
@@ -306,6 +306,160 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
                      sx, y0 + table->min_dy[item], y0 + table->max_dy[item], sy, r0 / height, volume);
     }
 }
+
+#if FLOAT64
+// ---- OpenCV's format (connectedComponentsWithStats), built on the device from the table: row 0
+// the background, row k label k; `axes` (2 or 3, the array's dimensions) columns per row of the
+// coordinates. The table of an image (or of a volume of one slice) has no z entries (`volume`
+// 0): z is 0 there. The background's row takes the array's totals less the components' (sums
+// of the table, stats_totals) and its box from the faces of the labels (stats_background_faces,
+// then stats_background_box where a face has no background).
+
+// totals[0] += the areas, totals[1 + a] += the coordinate sums along axis a (totals zeroed by the
+// host). One work-item per component, each work-group's sums added up in local memory first.
+KERNEL void stats_totals(GLOBAL const uint *area, GLOBAL const ulong *sums, uint n, uint volume,
+                         GLOBAL ulong *totals)
+{
+    LOCAL_ARRAY(ulong, partial, 4 * GROUP_ITEMS);
+    const uint lid = LOCAL_ID_X, k = GLOBAL_ID_X;
+    for (uint t = 0; t < 4; t++) {
+        ulong value = 0;
+        if (k < n)
+            value = t == 0 ? (ulong)area[k] : (t < 3 || volume ? sums[(t - 1) * n + k] : 0);
+        partial[t * GROUP_ITEMS + lid] = value;
+    }
+    LOCAL_BARRIER();
+    for (uint step = GROUP_ITEMS / 2; step > 0; step /= 2) {
+        if (lid < step)
+            for (uint t = 0; t < 4; t++)
+                partial[t * GROUP_ITEMS + lid] += partial[t * GROUP_ITEMS + lid + step];
+        LOCAL_BARRIER();
+    }
+    if (lid < 4 && partial[lid * GROUP_ITEMS] != 0)
+        ATOMIC_ADD64(&totals[lid], partial[lid * GROUP_ITEMS]);
+}
+
+// The extent of the array along axis a (x, y, z).
+DEVICE_FN uint extent_along(uint a, uint width, uint height, uint depth)
+{
+    return a == 0 ? width : (a == 1 ? height : depth);
+}
+
+// faces[f] = 1 if face f of the array holds background (face 2a: coordinate 0 along axis a;
+// 2a + 1: the last), else 0. One work-group per face, which reads the face's pixels.
+KERNEL void stats_background_faces(GLOBAL const label_t *L, uint width, uint height, uint depth,
+                                   GLOBAL uint *faces)
+{
+    LOCAL_ARRAY(uint, found, 1);
+    const uint f = GROUP_ID_X, a = f / 2, lid = LOCAL_ID_X;
+    const uint c = f % 2 == 0 ? 0 : extent_along(a, width, height, depth) - 1;
+    // The face's pixels: (across, down) over the other two axes, in order.
+    const uint across = a == 0 ? height : width, down = a == 2 ? height : depth;
+    if (lid == 0)
+        found[0] = 0;
+    LOCAL_BARRIER();
+    for (ulong j = lid; j < (ulong)across * down; j += GROUP_ITEMS) {
+        const uint u = (uint)(j % across), v = (uint)(j / across);
+        const uint x = a == 0 ? c : u, y = a == 0 ? u : (a == 1 ? c : v), z = a == 2 ? c : v;
+        if (L[VOXEL_INDEX(x, y, z, width, height)] == 0) {
+            ATOMIC_OR(&found[0], 1u);
+            break;
+        }
+    }
+    LOCAL_BARRIER();
+    if (lid == 0)
+        faces[f] = found[0];
+}
+
+// Along the axes that have a face without background (faces), the smallest and largest
+// coordinate of a background pixel: box[2a] (min) and box[2a + 1] (max), which the host set to
+// 0xFFFFFFFF and 0. One work-item per SEGMENT pixels, which exits at once where every face
+// holds background (most arrays: the box is then the whole array).
+KERNEL void stats_background_box(GLOBAL const label_t *L, uint width, uint height, uint depth, uint axes,
+                                 GLOBAL const uint *faces, GLOBAL uint *box)
+{
+    uint open = 0; // bit a: axis a needs its box
+    for (uint a = 0; a < axes; a++)
+        open |= (faces[2 * a] != 0 && faces[2 * a + 1] != 0 ? 0u : 1u) << a;
+    const index_t n = (index_t)width * height * depth, first = (index_t)GLOBAL_ID_X * SEGMENT;
+    if (open == 0 || first >= n)
+        return;
+    uint low[3] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, high[3] = {0, 0, 0};
+    int any = 0;
+    for (index_t i = first; i < first + SEGMENT && i < n; i++) {
+        if (L[i] != 0)
+            continue;
+        const uint c[3] = {(uint)(i % width), (uint)(i / width % height), (uint)(i / width / height)};
+        for (uint a = 0; a < 3; a++) {
+            low[a] = c[a] < low[a] ? c[a] : low[a];
+            high[a] = c[a] > high[a] ? c[a] : high[a];
+        }
+        any = 1;
+    }
+    if (!any)
+        return;
+    // (Read first: once the box is found, most work-items leave it alone.)
+    for (uint a = 0; a < axes; a++) {
+        if ((open >> a & 1u) == 0)
+            continue;
+        if (low[a] < box[2 * a])
+            ATOMIC_MIN(&box[2 * a], low[a]);
+        if (high[a] > box[2 * a + 1])
+            ATOMIC_MAX(&box[2 * a + 1], high[a]);
+    }
+}
+
+// Row k (0 ..= n) of OpenCV's tables: stats (long; images: left, top, width, height, area;
+// `axes` 3: left, top, front, width, height, depth, area) and centroids (double: x, y (, z)),
+// the mean coordinates, as the host divides them (the exact sums rounded to double, divided;
+// NaN for a background of no pixels, whose stats row is zeros). One work-item per row.
+KERNEL void stats_opencv(GLOBAL const uint *area, GLOBAL const uint *box, GLOBAL const ulong *sums, uint n,
+                         uint volume, uint width, uint height, uint depth, uint axes, GLOBAL const ulong *totals,
+                         GLOBAL const uint *faces, GLOBAL const uint *bg_box, GLOBAL long *stats,
+                         GLOBAL double *centroids)
+{
+    const uint k = GLOBAL_ID_X;
+    if (k > n)
+        return;
+    const uint columns = 2 * axes + 1;
+    long low[3] = {0, 0, 0}, size[3] = {0, 0, 0}, count = 0;
+    ulong sum[3] = {0, 0, 0};
+    if (k == 0) {
+        const ulong pixels = (ulong)width * height * depth;
+        count = (long)(pixels - totals[0]);
+        for (uint a = 0; a < axes && count != 0; a++) {
+            const uint extent = extent_along(a, width, height, depth);
+            low[a] = faces[2 * a] != 0 ? 0 : bg_box[2 * a];
+            size[a] = (faces[2 * a + 1] != 0 ? extent - 1 : bg_box[2 * a + 1]) - low[a] + 1;
+            // All pixels' coordinates along a sum to pixels (extent - 1) / 2.
+            sum[a] = pixels * (extent - 1) / 2 - totals[1 + a];
+        }
+    } else {
+        const uint j = k - 1;
+        count = area[j];
+        low[0] = box[j];
+        low[1] = box[n + j];
+        size[0] = (long)box[2 * n + j] - low[0] + 1;
+        size[1] = (long)box[3 * n + j] - low[1] + 1;
+        sum[0] = sums[j];
+        sum[1] = sums[n + j];
+        if (volume) {
+            low[2] = box[4 * n + j];
+            size[2] = (long)box[5 * n + j] - low[2] + 1;
+            sum[2] = sums[2 * n + j];
+        } else {
+            size[2] = 1;
+        }
+    }
+    GLOBAL long *row = stats + (index_t)k * columns;
+    for (uint a = 0; a < axes; a++) {
+        row[a] = low[a];
+        row[axes + a] = size[a];
+        centroids[(index_t)k * axes + a] = DDIV((double)sum[a], (double)count);
+    }
+    row[2 * axes] = count;
+}
+#endif
 
 // Keeping some components (by size, or the largest): label l becomes map[l - 1] (0 removes the
 // component, the others are renumbered 1..M in label order); background stays 0. One work-item

@@ -49,7 +49,7 @@ pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 pub use labeler::{label_host, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
 pub use shape::{Element, ElementType, HostArray, Shape};
-pub use stats::{ComponentStat, ComponentStats};
+pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};
 

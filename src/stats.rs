@@ -6,7 +6,7 @@
 use crate::Shape;
 
 /// The statistics of one component. Images have `front` 0 and `depth` 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ComponentStat {
     /// Smallest x of its pixels.
     pub left: u32,
@@ -134,6 +134,62 @@ impl ComponentStats {
             }
         }
         Self::from_arrays(n, &area, &boxes, &sums)
+    }
+}
+
+/// OpenCV's `connectedComponentsWithStats` tables, built on the device
+/// ([`crate::GpuLabeler::opencv_stats`]): row 0 the background, row k the component labeled k.
+#[derive(Clone, Debug, Default)]
+pub struct OpenCvStats {
+    /// Rows: N + 1.
+    pub rows: usize,
+    /// Dimensions of the array (3 for a volume, even of one slice): `stats` has 2 dims + 1
+    /// columns, `centroids` dims.
+    pub dims: usize,
+    /// Row-major, per row: left, top, width, height, area (volumes: left, top, front, width,
+    /// height, depth, area). The background's row covers its pixels (zeros when it has none).
+    pub stats: Vec<i64>,
+    /// Row-major, per row: the mean x, y (, z), each exact coordinate sum rounded to f64 and
+    /// divided by the area (NaN for a background of no pixels).
+    pub centroids: Vec<f64>,
+}
+
+impl OpenCvStats {
+    /// The tables of consecutive `labels` (1..`n`, background 0) of `shape` with `dims`
+    /// dimensions, computed on the host (the reference the device's are checked against).
+    pub fn of_labels(labels: &[u32], shape: Shape, dims: usize, n: u32) -> Self {
+        let components = ComponentStats::of_labels(labels, shape, n);
+        let (w, h) = (shape.width, shape.height);
+        let mut background = ComponentStat { left: u32::MAX, top: u32::MAX, front: u32::MAX, ..Default::default() };
+        let (mut high, mut pixels) = ([0u32; 3], 0u64);
+        for (i, _) in labels.iter().enumerate().filter(|(_, &l)| l == 0) {
+            let c = [(i % w) as u32, (i / w % h) as u32, (i / (w * h)) as u32];
+            let low = [&mut background.left, &mut background.top, &mut background.front];
+            for (a, low) in low.into_iter().enumerate() {
+                *low = (*low).min(c[a]);
+                high[a] = high[a].max(c[a]);
+                background.sums[a] += u64::from(c[a]);
+            }
+            pixels += 1;
+        }
+        background.area = pixels;
+        if pixels == 0 {
+            background = ComponentStat::default();
+        } else {
+            background.width = high[0] - background.left + 1;
+            background.height = high[1] - background.top + 1;
+            background.depth = high[2] - background.front + 1;
+        }
+        let rows = components.components.len() + 1;
+        let mut stats = Vec::with_capacity(rows * (2 * dims + 1));
+        let mut centroids = Vec::with_capacity(rows * dims);
+        for c in std::iter::once(&background).chain(&components.components) {
+            let (low, size) = ([c.left, c.top, c.front], [c.width, c.height, c.depth]);
+            stats.extend(low[..dims].iter().chain(&size[..dims]).map(|&v| i64::from(v)));
+            stats.push(c.area as i64);
+            centroids.extend(c.sums[..dims].iter().map(|&s| s as f64 / c.area as f64));
+        }
+        Self { rows, dims, stats, centroids }
     }
 }
 

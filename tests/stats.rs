@@ -194,3 +194,77 @@ fn small_components_are_removed_and_the_largest_kept_on_every_device() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The two tables' rows as the reference gives them, bit for bit (centroids by their bits: the
+/// background of an array without one has NaN there).
+fn same_opencv(got: &ccl::OpenCvStats, want: &ccl::OpenCvStats) -> bool {
+    let bits = |t: &ccl::OpenCvStats| t.centroids.iter().map(|c| c.to_bits()).collect::<Vec<_>>();
+    got.rows == want.rows && got.dims == want.dims && got.stats == want.stats && bits(got) == bits(want)
+}
+
+/// OpenCV's tables (row 0 the background, its box from the faces or, where a face is all
+/// foreground, from every pixel) built on each device equal the host's, for images (every
+/// conformance image, frames of foreground around background, no background at all) and
+/// volumes, from raw labels of both conventions.
+#[test]
+fn opencv_tables_equal_the_reference_on_every_device() {
+    let mut inputs = images();
+    // Foreground frames of widths 1 and 3 (every face foreground), and one open at the right.
+    for (frame, open_right) in [(1, false), (3, false), (2, true)] {
+        let image = BinaryImage::from_fn(40, 30, |x, y| {
+            let edge = x < frame || y < frame || y >= 30 - frame || (!open_right && x >= 40 - frame);
+            edge || (x * 7 + y * 3) % 11 == 0
+        })
+        .unwrap();
+        inputs.push((format!("frame {frame} open {open_right}"), image));
+    }
+    let mut volumes: Vec<(String, BinaryVolume)> = Vec::new();
+    for (w, h, d, density) in [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (9, 8, 7, 100)] {
+        let volume = random_volume(w, h, d, density, 1, w as u32 + density).unwrap();
+        volumes.push((format!("{w}x{h}x{d} d{density}"), volume));
+    }
+    // A shell of foreground voxels around background.
+    let shell = BinaryVolume::from_fn(12, 10, 8, |x, y, z| {
+        x == 0 || y == 0 || z == 0 || x == 11 || y == 9 || z == 7 || (x + y + z) % 5 == 0
+    })
+    .unwrap();
+    volumes.push(("shell 12x10x8".to_string(), shell));
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        for algorithm in [Algorithm::UF, Algorithm::BKE] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            let mut check = |labeler: &mut ccl::AnyLabeler, name: &str, labels: &mut ccl::DeviceLabels, want| {
+                let (got, _) = labeler.opencv_stats(labels).expect("OpenCV tables");
+                if !same_opencv(&got, &want) {
+                    failures.push(format!("{} {algorithm} {name}: tables differ", d.token));
+                }
+            };
+            for connectivity in algorithm.connectivities().iter().copied() {
+                if connectivity.dims() == 2 {
+                    for (name, image) in &inputs {
+                        let on_device = labeler.upload(image).expect("upload");
+                        let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                        let (want, n) = reference::label(image, connectivity).into_consecutive();
+                        let shape = Shape::image(image.width(), image.height());
+                        let want = ccl::OpenCvStats::of_labels(want.labels(), shape, 2, n);
+                        check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
+                        runs += 1;
+                    }
+                } else {
+                    for (name, volume) in &volumes {
+                        let on_device = labeler.upload_volume(volume).expect("upload");
+                        let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                        let (want, n) = reference::label_volume(volume, connectivity).unwrap().to_consecutive();
+                        let dims = usize::from(volume.shape().dims());
+                        let want = ccl::OpenCvStats::of_labels(want.labels(), volume.shape(), dims, n);
+                        check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
+                        runs += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs > 0);
+    assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
+}

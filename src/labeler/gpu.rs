@@ -8,12 +8,12 @@ use super::{check_destination, Labeler};
 use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::schedule::relabel::{self, Relabel};
-use crate::schedule::stats::{self, Stats};
+use crate::schedule::stats::{self, OpenCv, Stats};
 use crate::schedule::{Schedule, LABEL_BYTES};
 use crate::shape::Element;
 use crate::{
     Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, Result, Shape, Timings,
+    LabelImage, OpenCvStats, Phase, Result, Shape, Timings,
 };
 
 /// An opened device with its description and owner id, shared by its labelers.
@@ -55,6 +55,8 @@ pub struct GpuLabeler {
     relabel: Option<Box<Relabel>>,
     /// The component statistics stage, built at its first use.
     stats: Option<Box<Stats>>,
+    /// The kernels of OpenCV's statistics format, built at their first use.
+    opencv: Option<Box<OpenCv>>,
     builds: BuildReport,
 }
 
@@ -83,6 +85,7 @@ impl GpuLabeler {
             schedules: Vec::new(),
             relabel: None,
             stats: None,
+            opencv: None,
             builds: BuildReport::default(),
         };
         for &connectivity in connectivities {
@@ -162,10 +165,106 @@ impl GpuLabeler {
     /// launched once per call, and their first launch is part of the first call).
     fn ensure_stats(&mut self) -> Result<()> {
         if self.stats.is_none() {
-            let program = Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(), &mut self.builds)?;
+            let program =
+                Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(false), &mut self.builds)?;
             self.stats = Some(Box::new(Stats::build(self.gpu.as_ref(), &program)?));
         }
         Ok(())
+    }
+
+    /// Builds the kernels of OpenCV's format at their first use (a build with double precision).
+    fn ensure_opencv(&mut self) -> Result<()> {
+        self.ensure_stats()?;
+        if self.opencv.is_none() {
+            let program =
+                Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(true), &mut self.builds)?;
+            self.opencv = Some(Box::new(OpenCv::build(self.gpu.as_ref(), &program)?));
+        }
+        Ok(())
+    }
+
+    /// OpenCV's `connectedComponentsWithStats` tables of `labels` (row 0 the background, row k
+    /// label k), built on the device and read back: raw labels are renumbered first, as
+    /// [`Labeler::component_stats`] does. The timings: relabeling, [`Phase::ComponentStats`]
+    /// (every kernel) and [`Phase::Download`] (the tables' read-back).
+    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels) -> Result<(OpenCvStats, Timings)> {
+        let (n, mut timings) = self.relabel(labels)?;
+        self.ensure_opencv()?;
+        let (rows, dims) = (n as usize + 1, usize::from(labels.shape().dims()));
+        let columns = stats::opencv_columns(dims as u8);
+        let buffer = self.buffer(labels)?;
+        let stages = (self.stats.as_deref_mut(), self.opencv.as_deref_mut());
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let out = [gpu.alloc(rows * columns * 8)?, gpu.alloc(rows * dims * 8)?];
+        recorder.end(Phase::Allocation)?;
+        opencv_into(gpu, stages, (buffer, labels.shape(), dims, n), [&out[0], &out[1]])?;
+        recorder.end(Phase::ComponentStats)?;
+        let mut table = OpenCvStats { rows, dims, stats: vec![0; rows * columns], centroids: vec![0.0; rows * dims] };
+        gpu.read(&out[0], bytemuck::cast_slice_mut(&mut table.stats))?;
+        gpu.read(&out[1], bytemuck::cast_slice_mut(&mut table.centroids))?;
+        recorder.end(Phase::Download)?;
+        timings.phases.extend(recorder.finish()?);
+        Ok((table, timings))
+    }
+
+    /// Writes OpenCV's tables of consecutive `labels` ([`GpuLabeler::opencv_stats`]'s, built on
+    /// the device) into device memory the caller keeps, where they stay: `stats` ((N + 1) rows
+    /// of 5 `i64`, 7 for `dims` 3) and `centroids` ((N + 1) rows of `dims` `f64`), `dims` being
+    /// the array's dimensions (3 for a volume, also one of a single slice). When it returns,
+    /// they are written. Labels that are not consecutive ([`Labeler::relabel`] first), or `dims`
+    /// other than 2 or 3 (or 2 for a volume of several slices), are an
+    /// [`Error::InvalidParameter`]; memory as [`GpuLabeler::borrow_labels`] says.
+    ///
+    /// # Safety
+    /// Each address must hold that many bytes of this device's memory, 8-aligned, that stay
+    /// allocated and that nothing else uses until this call returns.
+    pub unsafe fn opencv_stats_borrowed(
+        &mut self,
+        labels: &DeviceLabels,
+        dims: u8,
+        stats: u64,
+        centroids: u64,
+    ) -> Result<Timings> {
+        if !(labels.shape().dims()..=3).contains(&dims) {
+            return Err(Error::InvalidParameter {
+                name: "dims".into(),
+                reason: format!("{dims} dimensions for an array of shape {}", labels.shape()),
+            });
+        }
+        let Some(Numbering::Consecutive(n)) = labels.numbering else {
+            return Err(Error::InvalidParameter {
+                name: "labels".into(),
+                reason: "statistics into borrowed memory take consecutive labels (relabel first)".into(),
+            });
+        };
+        for address in [stats, centroids] {
+            if !address.is_multiple_of(8) {
+                return Err(Error::InvalidMemory {
+                    device: self.device.info.name.clone(),
+                    reason: format!("statistics at 0x{address:x} are not 8-byte aligned"),
+                });
+            }
+        }
+        self.ensure_opencv()?;
+        let (rows, dims) = (n as usize + 1, usize::from(dims));
+        // SAFETY: the caller's contract (sizes as documented, alignment checked above).
+        let out = unsafe {
+            [
+                self.gpu.borrow(stats, rows * stats::opencv_columns(dims as u8) * 8, None)?,
+                self.gpu.borrow(centroids, rows * dims * 8, None)?,
+            ]
+        };
+        let buffer = self.buffer(labels)?;
+        let stages = (self.stats.as_deref_mut(), self.opencv.as_deref_mut());
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        opencv_into(gpu, stages, (buffer, labels.shape(), dims, n), [&out[0], &out[1]])?;
+        recorder.end(Phase::ComponentStats)?;
+        // Waits for the kernels: the caller may use the tables on any stream once this returns.
+        let phases = recorder.finish()?;
+        drop(out);
+        Ok(Timings { phases, iterations: None })
     }
 
     /// Wraps an image the caller keeps in device memory, e.g. a CuPy array or a PyTorch tensor,
@@ -286,6 +385,19 @@ impl GpuLabeler {
             _ => Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
         }
     }
+}
+
+/// Launches what writes OpenCV's tables (stats, centroids: see [`OpenCvStats`]) into `out`,
+/// for consecutive labels in `buffer` of `shape`, an array of `dims` dimensions, with `n`
+/// components, on the stages `GpuLabeler::ensure_opencv` built.
+fn opencv_into(
+    gpu: &dyn Gpu,
+    stages: (Option<&mut Stats>, Option<&mut OpenCv>),
+    (buffer, shape, dims, n): (&Buffer, Shape, usize, u32),
+    out: [&Buffer; 2],
+) -> Result<()> {
+    let (Some(stage), Some(opencv)) = stages else { unreachable!("ensure_opencv builds both stages") };
+    stage.with_table(gpu, buffer, shape, n, |table| opencv.compute(gpu, buffer, shape, dims as u8, n, table, out))
 }
 
 impl Labeler for GpuLabeler {

@@ -16,7 +16,7 @@ pub use gpu::{BuildReport, GpuLabeler};
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
-    DeviceLabels, Error, LabelImage, LabelVolume, Phase, PhaseTime, Result, Shape, Timings,
+    DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The result of labeling a host image.
@@ -392,6 +392,41 @@ impl AnyLabeler {
         match self {
             // SAFETY: the caller's contract.
             AnyLabeler::Gpu(gpu) => unsafe { gpu.component_stats_borrowed(labels, area, boxes, sums) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
+    /// OpenCV's `connectedComponentsWithStats` tables of `labels` ([`GpuLabeler::opencv_stats`],
+    /// built on the device; the CPU reference computes them on the host). Raw labels are
+    /// renumbered first.
+    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels) -> Result<(OpenCvStats, Timings)> {
+        match self {
+            AnyLabeler::Gpu(gpu) => gpu.opencv_stats(labels),
+            AnyLabeler::Cpu(cpu) => {
+                let (n, timings) = cpu.relabel(labels)?;
+                let shape = labels.shape();
+                let mut host = vec![0u32; shape.len()];
+                cpu.download_into(labels, &mut host)?;
+                Ok((OpenCvStats::of_labels(&host, shape, usize::from(shape.dims()), n), timings))
+            }
+        }
+    }
+
+    /// [`GpuLabeler::opencv_stats_borrowed`]: OpenCV's statistics tables written into device
+    /// memory the caller keeps. The CPU reference has no device memory ([`Error::Unsupported`]).
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::opencv_stats_borrowed`].
+    pub unsafe fn opencv_stats_borrowed(
+        &mut self,
+        labels: &DeviceLabels,
+        dims: u8,
+        stats: u64,
+        centroids: u64,
+    ) -> Result<Timings> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.opencv_stats_borrowed(labels, dims, stats, centroids) },
             AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
         }
     }

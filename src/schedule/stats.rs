@@ -8,6 +8,10 @@
 //!    global ones with atomics once per group. Volumes are walked as images of `height * depth`
 //!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
 //!    grid when tall) covers any shape.
+//! 3. OpenCV's format (`connectedComponentsWithStats`: row 0 the background, then a row per
+//!    component of i64 stats and f64 centroids), on request ([`OpenCv`], a build with double
+//!    precision): the table's totals, the background's box from the array's faces (from every
+//!    pixel only where a face is all foreground), then one work-item per row.
 //!
 //! Tried on the H100 and dropped: the relabeling's final pass inside `stats_accumulate` (raw
 //! labels made consecutive as they are staged, and written back: one read of the labels
@@ -30,9 +34,11 @@ const TABLE: usize = 64;
 /// Slots a hand-over tries before it goes to the global entries.
 const PROBES: usize = 8;
 
-/// The compile-time defines of `kernels/stats.kernel`.
-pub(crate) fn defines() -> Vec<Define> {
+/// The compile-time defines of `kernels/stats.kernel`; with `float64`, its kernels of OpenCV's
+/// format too (double precision: a separate build, so that devices without it keep the rest).
+pub(crate) fn defines(float64: bool) -> Vec<Define> {
     vec![
+        Define::flag("FLOAT64", float64),
         Define::int("SEGMENT", SEGMENT as i64),
         Define::int("GROUP_W", GROUP[0] as i64),
         Define::int("GROUP_H", GROUP[1] as i64),
@@ -48,6 +54,92 @@ pub(crate) fn defines() -> Vec<Define> {
 pub(crate) fn table_bytes(shape: Shape, n: u32) -> [usize; 3] {
     let (n, axes) = (n as usize, if shape.depth > 1 { 3 } else { 2 });
     [4 * n, 4 * 2 * axes * n, 8 * axes * n]
+}
+
+/// Columns of OpenCV's `stats` for an array of `dims` dimensions (left, top, width, height,
+/// area; left, top, front, width, height, depth, area).
+pub(crate) fn opencv_columns(dims: u8) -> usize {
+    2 * usize::from(dims) + 1
+}
+
+/// The kernels that build OpenCV's tables on the device (`kernels/stats.kernel`, FLOAT64).
+pub(crate) struct OpenCv {
+    totals: Kernel,
+    faces: Kernel,
+    background: Kernel,
+    format: Kernel,
+    /// The totals, face flags and background box (slots 0, 1, 2), kept between calls.
+    scratch: Scratch,
+}
+
+impl OpenCv {
+    pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
+        let [totals, faces, background, format] = super::kernels(
+            gpu,
+            program,
+            ["stats_totals", "stats_background_faces", "stats_background_box", "stats_opencv"],
+        )?;
+        Ok(Self { totals, faces, background, format, scratch: Scratch::default() })
+    }
+
+    /// OpenCV's tables for consecutive `labels` of `shape` (`dims` dimensions: 3 for a volume,
+    /// even of one slice) and the table of their `n` components (`area`, `boxes`, `sums`, as
+    /// [`Stats::compute`] writes it): `stats` ((n + 1) x [`opencv_columns`] i64) and
+    /// `centroids` ((n + 1) x dims f64), row 0 the background.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn compute(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        shape: Shape,
+        dims: u8,
+        n: u32,
+        [area, boxes, sums]: [&Buffer; 3],
+        [stats, centroids]: [&Buffer; 2],
+    ) -> Result<()> {
+        let mut totals = self.scratch.take(gpu, 0, 4 * 8)?;
+        let faces = self.scratch.take(gpu, 1, 6 * 4)?;
+        let mut bg_box = self.scratch.take(gpu, 2, 6 * 4)?;
+        gpu.zero(&mut totals)?;
+        let empty: Vec<u8> = [u32::MAX, 0].repeat(3).iter().flat_map(|v| v.to_ne_bytes()).collect();
+        gpu.write(&mut bg_box, &empty)?;
+        let volume = Arg::U32(u32::from(shape.depth > 1));
+        let sizes = [shape.width, shape.height, shape.depth].map(|s| Arg::U32(s as u32));
+        let (l, axes) = (Arg::Buffer(labels), Arg::U32(u32::from(dims)));
+        if n > 0 {
+            let range = LaunchRange::over([n as usize, 1, 1], [GROUP[0] * GROUP[1], 1, 1]);
+            let args = [Arg::Buffer(area), Arg::Buffer(sums), Arg::U32(n), volume, Arg::Buffer(&totals)];
+            gpu.launch(&mut self.totals, &range, &args)?;
+        }
+        let one_per_face = LaunchRange::over([2 * usize::from(dims) * GROUP[0] * GROUP[1], 1, 1], [256, 1, 1]);
+        let args = [l, sizes[0], sizes[1], sizes[2], Arg::Buffer(&faces)];
+        gpu.launch(&mut self.faces, &one_per_face, &args)?;
+        let segments = LaunchRange::over([shape.len().div_ceil(SEGMENT), 1, 1], [256, 1, 1]);
+        let args = [l, sizes[0], sizes[1], sizes[2], axes, Arg::Buffer(&faces), Arg::Buffer(&bg_box)];
+        gpu.launch(&mut self.background, &segments, &args)?;
+        let rows = LaunchRange::over([n as usize + 1, 1, 1], [256, 1, 1]);
+        let args = [
+            Arg::Buffer(area),
+            Arg::Buffer(boxes),
+            Arg::Buffer(sums),
+            Arg::U32(n),
+            volume,
+            sizes[0],
+            sizes[1],
+            sizes[2],
+            axes,
+            Arg::Buffer(&totals),
+            Arg::Buffer(&faces),
+            Arg::Buffer(&bg_box),
+            Arg::Buffer(stats),
+            Arg::Buffer(centroids),
+        ];
+        gpu.launch(&mut self.format, &rows, &args)?;
+        self.scratch.put(0, totals);
+        self.scratch.put(1, faces);
+        self.scratch.put(2, bg_box);
+        Ok(())
+    }
 }
 
 /// The compiled statistics kernels.
@@ -100,6 +192,30 @@ impl Stats {
             self.scratch.put(slot, buffer);
         }
         Ok(ComponentStats::from_arrays(count, &area_host, &box_host, &sums_host))
+    }
+
+    /// The table of the `n` components of consecutive `labels` of `shape` in this stage's
+    /// scratch buffers (area, boxes, sums), handed to `then` (which launches what reads it).
+    pub(crate) fn with_table<R>(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        shape: Shape,
+        n: u32,
+        then: impl FnOnce([&Buffer; 3]) -> Result<R>,
+    ) -> Result<R> {
+        let [area_bytes, box_bytes, sums_bytes] = table_bytes(shape, n);
+        let tables = [
+            self.scratch.take(gpu, 0, area_bytes)?,
+            self.scratch.take(gpu, 1, box_bytes)?,
+            self.scratch.take(gpu, 2, sums_bytes)?,
+        ];
+        let table = [&tables[0], &tables[1], &tables[2]];
+        let result = self.compute(gpu, labels, shape, n, table).and_then(|()| then(table));
+        for (slot, buffer) in tables.into_iter().enumerate() {
+            self.scratch.put(slot, buffer);
+        }
+        result
     }
 
     /// Launches the statistics kernels: the table of the `n` components of consecutive `labels`
