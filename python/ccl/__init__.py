@@ -25,7 +25,6 @@ Functions: :func:`label`, :func:`label_with_stats`, :func:`host_array`, :func:`d
 from __future__ import annotations
 
 import contextlib
-import types
 
 import numpy as np
 
@@ -83,31 +82,10 @@ def _c_strides(shape, itemsize: int) -> tuple:
     return tuple(reversed(strides))
 
 
-class _ArrayOps(types.SimpleNamespace):
-    """What the statistics tables need of an array library: casts to int64 and float64,
-    stacking columns (and 0-d arrays), concatenating rows, a host array on the device, and sums
-    of several arrays copied to the host at once."""
-
-
-def _cupy_table(cupy, n: int, axes: int):
-    """The device's statistics table of n components as CuPy arrays (areas, boxes, sums)."""
-    return (
-        cupy.empty(n, dtype=cupy.uint32),
-        cupy.empty(2 * axes * n, dtype=cupy.uint32),
-        cupy.empty(axes * n, dtype=cupy.uint64),
-    )
-
-
-def _cupy_ops(cupy) -> _ArrayOps:
-    return _ArrayOps(
-        i64=lambda a: a.astype(cupy.int64),
-        f64=lambda a: a.astype(cupy.float64),
-        stack=lambda columns: cupy.stack(columns, axis=1),
-        concat=cupy.concatenate,
-        put=cupy.asarray,
-        totals=lambda arrays: cupy.stack([a.sum(dtype=cupy.uint64) for a in arrays]).get(),
-        stack0=cupy.stack,
-    )
+def _cupy_opencv(cupy, n: int, ndim: int):
+    """OpenCV's ``stats`` and ``centroids`` for n components of an array of ``ndim`` dimensions,
+    as empty CuPy arrays (the device fills them)."""
+    return cupy.empty((n + 1, 2 * ndim + 1), dtype=cupy.int64), cupy.empty((n + 1, ndim), dtype=cupy.float64)
 
 
 class _CupyArray:
@@ -132,18 +110,12 @@ class _CupyArray:
     def empty_labels(self, shape):
         return self.cupy.empty(shape, dtype=self.cupy.uint32)
 
-    def empty_table(self, n: int, axes: int):
-        return _cupy_table(self.cupy, n, axes)
-
-    def ops(self):
-        return _cupy_ops(self.cupy)
+    def empty_opencv(self, n: int, ndim: int):
+        return _cupy_opencv(self.cupy, n, ndim)
 
     def stream(self):
         return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
 
-    @staticmethod
-    def to_host(array) -> np.ndarray:
-        return array.get()
 
     def host_binary(self) -> np.ndarray:
         with self.device():
@@ -179,34 +151,16 @@ class _TorchArray:
     def empty_labels(self, shape):
         return self.torch.empty(tuple(shape), dtype=self.torch.int32, device=self.array.device)
 
-    def empty_table(self, n: int, axes: int):
-        # PyTorch has no uint32 and uint64 arithmetic: the same bits in int32 and int64 (areas,
-        # bounds and sums stay below 2^31 and 2^63).
+    def empty_opencv(self, n: int, ndim: int):
         torch, device = self.torch, self.array.device
         return (
-            torch.empty(n, dtype=torch.int32, device=device),
-            torch.empty(2 * axes * n, dtype=torch.int32, device=device),
-            torch.empty(axes * n, dtype=torch.int64, device=device),
-        )
-
-    def ops(self):
-        torch, device = self.torch, self.array.device
-        return _ArrayOps(
-            i64=lambda a: a.to(torch.int64),
-            f64=lambda a: a.to(torch.float64),
-            stack=lambda columns: torch.stack(columns, dim=1),
-            concat=torch.cat,
-            put=lambda host: torch.as_tensor(host, device=device),
-            totals=lambda arrays: torch.stack([a.to(torch.int64).sum() for a in arrays]).cpu().numpy(),
-            stack0=torch.stack,
+            torch.empty((n + 1, 2 * ndim + 1), dtype=torch.int64, device=device),
+            torch.empty((n + 1, ndim), dtype=torch.float64, device=device),
         )
 
     def stream(self):
         return self.torch.cuda.current_stream(self.array.device).cuda_stream or 1
 
-    @staticmethod
-    def to_host(array) -> np.ndarray:
-        return array.cpu().numpy()
 
     def host_binary(self) -> np.ndarray:
         with self.device():
@@ -260,18 +214,12 @@ class _InterfaceArray:
         cupy.cuda.get_current_stream().synchronize()
         return labels
 
-    def empty_table(self, n: int, axes: int):
-        return _cupy_table(self._cupy(), n, axes)
-
-    def ops(self):
-        return _cupy_ops(self._cupy())
+    def empty_opencv(self, n: int, ndim: int):
+        return _cupy_opencv(self._cupy(), n, ndim)
 
     def stream(self):
         return self.interface.get("stream")  # None: nothing to wait for (interface v3)
 
-    @staticmethod
-    def to_host(array) -> np.ndarray:
-        return array.get()  # a reduction of the labels, a CuPy array
 
     def host_binary(self) -> np.ndarray:
         raise ValueError(
@@ -361,7 +309,8 @@ def _gpu_output(output, shape, ordinal: int):
 
 def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
     """Labels an array in CUDA memory on its device, into ``output`` when given; returns
-    (labels, N, statistics table). Runs with the array's device current."""
+    (labels, N, and with ``stats`` OpenCV's stats and centroids, built on the device). Runs with
+    the array's device current."""
     binary = gpu.binary()
     image_at, shape = _interface_of(binary)
     if 0 in shape:
@@ -377,9 +326,9 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
     tables = []
 
     def allocate(n: int):
-        """The statistics table of n components, made by the array's library on its device."""
-        tables.append(gpu.empty_table(n, len(shape)))
-        return tuple(_interface_of(column)[0] for column in tables[-1])
+        """OpenCV's tables for n components, made by the array's library on its device."""
+        tables.append(gpu.empty_opencv(n, len(shape)))
+        return tuple(_interface_of(table)[0] for table in tables[-1])
 
     num = _ccl._label_cuda(
         image_at,
@@ -401,7 +350,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     if gpu is not None and not _on_host(device):
         with gpu.device():
             labels, num, table = _label_gpu(gpu, connectivity, algorithm, device, stats, output)
-            tables = _gpu_opencv_tables(num, table, labels, gpu) if stats else None
+            tables = table if stats else None
         return labels, num, tables
     array = _binary(image if gpu is None else gpu.host_binary())
     conn = _connectivity(array.ndim, connectivity)
@@ -409,7 +358,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target)
     if output is not None:
         labels = output
-    return labels, num, _opencv_tables(num, *table, labels, np.asarray) if stats else None
+    return labels, num, _opencv_tables(num, *table, labels) if stats else None
 
 
 def label(image, connectivity=None, algorithm=None, device=None, return_num=False, output=None):
@@ -475,12 +424,11 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
     return (labels, num) if return_num else labels
 
 
-def _background_box(labels, to_host, ndim: int, stack=np.stack):
-    """For each axis x, y (, z): the first and last coordinate of a background pixel of
-    ``labels`` (NumPy, CuPy or PyTorch, reduced where it is; only reductions reach the host).
-    Most arrays have background on their faces: the faces are tested first (one copy to the
-    host for all of them, ``stack`` being the array library's), and only an axis whose first or
-    last slice is all foreground takes a projection of the whole array."""
+def _background_box(labels, ndim: int):
+    """For each axis x, y (, z): the first and last coordinate of a background pixel of the
+    NumPy ``labels`` (the device computes the same for GPU arrays: kernels/stats.kernel). Most
+    arrays have background on their faces: the faces are tested first, and only an axis whose
+    first or last slice is all foreground takes a projection of the whole array."""
 
     def face(keep: int, i: int):
         index = [slice(None)] * ndim
@@ -488,7 +436,7 @@ def _background_box(labels, to_host, ndim: int, stack=np.stack):
         return (labels[tuple(index)] == 0).any()
 
     keeps = [ndim - 1 - axis for axis in range(ndim)]  # the array axis of x, y (, z)
-    faces = to_host(stack([face(keep, i) for keep in keeps for i in (0, labels.shape[keep] - 1)]))
+    faces = np.stack([face(keep, i) for keep in keeps for i in (0, labels.shape[keep] - 1)])
     background = None
     box = []
     for axis, keep in enumerate(keeps):
@@ -502,13 +450,13 @@ def _background_box(labels, to_host, ndim: int, stack=np.stack):
             for other in reversed(range(ndim)):
                 if other != keep:
                     projection = projection.any(other)
-            present = np.flatnonzero(to_host(projection))
+            present = np.flatnonzero(projection)
             first, last = int(present[0]), int(present[-1])
         box.append((first, last))
     return box
 
 
-def _background_row(shape, area_total: int, sum_totals, labels, to_host, stack=np.stack):
+def _background_row(shape, area_total: int, sum_totals, labels):
     """OpenCV's row 0 for the background: (left, top, front, width, height, depth, area) and the
     coordinate sums x, y, z, from the array's totals less the components' (``area_total``,
     ``sum_totals`` per axis x, y, z) and, for its box, the labels."""
@@ -519,7 +467,7 @@ def _background_row(shape, area_total: int, sum_totals, labels, to_host, stack=n
     sums = np.zeros(3, dtype=np.float64)
     area = total - area_total
     if area > 0:
-        for axis, (first, last) in enumerate(_background_box(labels, to_host, ndim, stack)):
+        for axis, (first, last) in enumerate(_background_box(labels, ndim)):
             size = shape_xyz[axis]
             row[axis] = first
             row[3 + axis] = last - first + 1
@@ -529,7 +477,7 @@ def _background_row(shape, area_total: int, sum_totals, labels, to_host, stack=n
     return row, sums
 
 
-def _opencv_tables(num: int, ints, sums, labels, to_host):
+def _opencv_tables(num: int, ints, sums, labels):
     """``stats`` and ``centroids`` in OpenCV's format (row 0 the background) from the device's
     table of ``num`` components (``ints``: left, top, front, width, height, depth, area;
     ``sums``: x, y, z coordinate sums) and the labels (for the background's bounding box)."""
@@ -537,7 +485,7 @@ def _opencv_tables(num: int, ints, sums, labels, to_host):
     sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
     shape = tuple(labels.shape)
     totals = [int(sums[:, axis].sum()) for axis in range(3)]
-    bg_stats, bg_sums = _background_row(shape, int(ints[:, 6].sum()), totals, labels, to_host)
+    bg_stats, bg_sums = _background_row(shape, int(ints[:, 6].sum()), totals, labels)
     table = np.vstack([bg_stats, ints])
     area = table[:, 6].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -546,36 +494,6 @@ def _opencv_tables(num: int, ints, sums, labels, to_host):
     if len(shape) == 3:
         return table, centroids
     return table[:, [0, 1, 3, 4, 6]], centroids[:, :2]
-
-
-def _gpu_opencv_tables(num: int, table, labels, gpu):
-    """``stats`` and ``centroids`` in OpenCV's format, built on the GPU by the array's library
-    from the device's raw table (``kernels/stats.kernel``: areas; boxes min x, min y, max x,
-    max y (, min z, max z); sums x, y (, z)), as arrays of that library on that device. Only
-    totals and the background's face tests and projections reach the host."""
-    ops = gpu.ops()
-    area, boxes, sums = table
-    ndim = len(labels.shape)
-    axes = 3 if ndim == 3 else 2
-    boxes = ops.i64(boxes).reshape(2 * axes, num)
-    sums = sums.reshape(axes, num)
-    low = [boxes[0], boxes[1]] + ([boxes[4]] if axes == 3 else [])
-    high = [boxes[2], boxes[3]] + ([boxes[5]] if axes == 3 else [])
-    extent = [hi - lo + 1 for lo, hi in zip(low, high)]
-    area64 = ops.i64(area)
-    columns = low + extent + [area64]
-    # The components' totals in one copy to the host: area, then the coordinate sums.
-    totals = [int(t) for t in ops.totals([area64] + [sums[axis] for axis in range(axes)])] if num else [0] * 4
-    totals += [0] * (1 + 3 - len(totals))
-    bg_stats, bg_sums = _background_row(tuple(labels.shape), totals[0], totals[1:], labels, gpu.to_host, ops.stack0)
-    keep = [0, 1, 2, 3, 4, 5, 6] if axes == 3 else [0, 1, 3, 4, 6]
-    stats = ops.concat([ops.put(bg_stats[keep][None, :]), ops.stack(columns)])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        bg_centroid = bg_sums[:axes] / bg_stats[6] if bg_stats[6] else np.full(axes, np.nan)
-    centroids = ops.concat(
-        [ops.put(bg_centroid[None, :]), ops.stack([ops.f64(sums[a]) / ops.f64(area64) for a in range(axes)])]
-    )
-    return stats, centroids
 
 
 def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None):
@@ -599,8 +517,8 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
         Images: ``left, top, width, height, area`` (OpenCV's ``CC_STAT_*`` order). Volumes:
         ``left, top, front, width, height, depth, area``. Row 0 describes the background
         pixels (all zero when there are none). For a GPU array labeled on its device: an
-        int64 array of its library on that GPU, computed there (only totals and the
-        background's face tests and projections reach the host, never the labels).
+        int64 array of its library on that GPU, built there by ccl's kernels (nothing goes
+        through the host).
     centroids : ndarray of float64, shape (N + 1, 2) for an image, (N + 1, 3) for a volume
         Mean ``x, y`` (and ``z``) of each component's pixels; exact sums divided in float64.
         On the GPU for a GPU array, as ``stats``.

@@ -240,10 +240,9 @@ fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResul
 /// 4-byte elements of the same shape, which receives the labels 1..N in raster order of first
 /// appearance. `stream` is the caller's stream (a `CUstream` value; 1 the legacy default
 /// stream, 2 the per-thread one), whose work so far is waited for before either array is used.
-/// With `stats_alloc`, a callable that takes N and returns the device addresses of three
-/// arrays it made for the statistics table (N uint32 areas; 4 N or, for volumes, 6 N uint32
-/// box bounds; 2 N or 3 N uint64 coordinate sums; kernels/stats.kernel's layout), the table is
-/// written there, on the device. Returns N; when it returns, everything is written and ccl no
+/// With `stats_alloc`, a callable that takes N and returns the device addresses of two C-contiguous
+/// arrays it made, OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x
+/// ndim float64), those tables are built there, on the device (row 0 the background). Returns N; when it returns, everything is written and ccl no
 /// longer uses any of the arrays. Nothing is copied through the host and nothing freed.
 #[pyfunction]
 #[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None))]
@@ -267,6 +266,7 @@ fn _label_cuda(
             "device '{device}' is not a CUDA device: arrays in CUDA memory are labeled in place on cuda:N only"
         )));
     }
+    let ndim = shape.len() as u8;
     let shape = shape_of(&shape).map_err(to_py)?;
     // A failure of the callable (a Python exception) is kept apart from the library's errors.
     let mut alloc_error: Option<PyErr> = None;
@@ -284,13 +284,14 @@ fn _label_cuda(
             drop(image);
             let (n, _) = labeler.relabel(&mut labels)?;
             if let Some(alloc) = &stats_alloc {
-                let table = Python::attach(|py| alloc.call1(py, (n,))?.extract::<(u64, u64, u64)>(py));
-                match table {
-                    // SAFETY: the callable returns the addresses of three arrays it made on
-                    // this device, of the table's sizes for N components, which the Python
-                    // layer keeps alive and leaves alone until this call returns.
-                    Ok((area, boxes, sums)) => unsafe {
-                        labeler.component_stats_borrowed(&labels, area, boxes, sums)?;
+                let tables = Python::attach(|py| alloc.call1(py, (n,))?.extract::<(u64, u64)>(py));
+                match tables {
+                    // SAFETY: the callable returns the addresses of two arrays it made on this
+                    // device, OpenCV's stats ((N + 1) x (2 ndim + 1) int64) and centroids
+                    // ((N + 1) x ndim float64), which the Python layer keeps alive and leaves
+                    // alone until this call returns.
+                    Ok((stats, centroids)) => unsafe {
+                        labeler.opencv_stats_borrowed(&labels, ndim, stats, centroids)?;
                     },
                     Err(e) => alloc_error = Some(e),
                 }

@@ -110,25 +110,14 @@ def test_numpy_arrays_are_not_gpu_arrays():
     assert ccl._gpu_array(np.zeros((3, 3))) is None
 
 
-def test_the_background_box_tests_faces_then_reduces_one_axis_at_a_time():
+def test_the_background_box_tests_faces_then_projects_where_a_face_is_all_foreground():
     labels = np.ones((4, 5, 6), dtype=np.uint32)
     labels[1, 2, 3] = 0
     labels[3, 0, 4] = 0
-    copied = []
-
-    def to_host(array):
-        copied.append(array.shape)
-        return np.asarray(array)
-
-    assert ccl._background_box(labels, to_host, 3) == [(3, 4), (0, 2), (1, 3)]
-    # Only the six face tests (in one copy) and, where a face is all foreground, 1D projections
-    # leave the labels' device.
-    assert copied == [(6,), (6,), (5,), (4,)]
-    # Background on every face: no projection at all.
-    copied.clear()
+    assert ccl._background_box(labels, 3) == [(3, 4), (0, 2), (1, 3)]
+    # Background on every face: the whole array.
     labels[0, 0, 0] = labels[-1, -1, -1] = 0
-    assert ccl._background_box(labels, to_host, 3) == [(0, 5), (0, 4), (0, 3)]
-    assert copied == [(6,)]
+    assert ccl._background_box(labels, 3) == [(0, 5), (0, 4), (0, 3)]
 
 
 # --- The CUDA path end to end, with a fake CuPy over host memory (no GPU needed) ---------------
@@ -191,19 +180,11 @@ def fake_cuda(monkeypatch):
         labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None)
         out[...] = labels
         if stats_alloc is not None:
-            # The raw device layout (kernels/stats.kernel) from the host table.
-            axes = len(shape)
-            area_at, boxes_at, sums_at = stats_alloc(num)
-            ints = np.asarray(table[0]).reshape(num, 7)  # left, top, front, width, height, depth, area
-            sums = np.asarray(table[1]).reshape(num, 3)
-            if num:
-                host(area_at, ctypes.c_uint32, num)[:] = ints[:, 6]
-                low, extent = ints[:, 0:3], ints[:, 3:6]
-                rows = [low[:, 0], low[:, 1], low[:, 0] + extent[:, 0] - 1, low[:, 1] + extent[:, 1] - 1]
-                if axes == 3:
-                    rows += [low[:, 2], low[:, 2] + extent[:, 2] - 1]
-                host(boxes_at, ctypes.c_uint32, 2 * axes * num)[:] = np.concatenate(rows)
-                host(sums_at, ctypes.c_uint64, axes * num)[:] = sums[:, :axes].T.ravel()
+            # OpenCV's tables, as the device builds them, from the host table.
+            stats, centroids = ccl._opencv_tables(num, *table, labels)
+            stats_at, centroids_at = stats_alloc(num)
+            host(stats_at, ctypes.c_int64, stats.size)[:] = stats.ravel()
+            host(centroids_at, ctypes.c_double, centroids.size)[:] = centroids.ravel()
         calls.append({"stream": stream, "device": device, "shape": tuple(shape)})
         return num
 
