@@ -358,7 +358,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target)
     if output is not None:
         labels = output
-    return labels, num, _opencv_tables(num, *table, labels) if stats else None
+    return labels, num, table if stats else None
 
 
 def label(image, connectivity=None, algorithm=None, device=None, return_num=False, output=None):
@@ -422,78 +422,6 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
     """
     labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output)
     return (labels, num) if return_num else labels
-
-
-def _background_box(labels, ndim: int):
-    """For each axis x, y (, z): the first and last coordinate of a background pixel of the
-    NumPy ``labels`` (the device computes the same for GPU arrays: kernels/stats.kernel). Most
-    arrays have background on their faces: the faces are tested first, and only an axis whose
-    first or last slice is all foreground takes a projection of the whole array."""
-
-    def face(keep: int, i: int):
-        index = [slice(None)] * ndim
-        index[keep] = i
-        return (labels[tuple(index)] == 0).any()
-
-    keeps = [ndim - 1 - axis for axis in range(ndim)]  # the array axis of x, y (, z)
-    faces = np.stack([face(keep, i) for keep in keeps for i in (0, labels.shape[keep] - 1)])
-    background = None
-    box = []
-    for axis, keep in enumerate(keeps):
-        size = labels.shape[keep]
-        first = 0 if faces[2 * axis] else None
-        last = size - 1 if faces[2 * axis + 1] else None
-        if first is None or last is None:
-            if background is None:
-                background = labels == 0
-            projection = background
-            for other in reversed(range(ndim)):
-                if other != keep:
-                    projection = projection.any(other)
-            present = np.flatnonzero(projection)
-            first, last = int(present[0]), int(present[-1])
-        box.append((first, last))
-    return box
-
-
-def _background_row(shape, area_total: int, sum_totals, labels):
-    """OpenCV's row 0 for the background: (left, top, front, width, height, depth, area) and the
-    coordinate sums x, y, z, from the array's totals less the components' (``area_total``,
-    ``sum_totals`` per axis x, y, z) and, for its box, the labels."""
-    ndim = len(shape)
-    shape_xyz = tuple(shape[::-1])
-    total = int(np.prod(shape_xyz))
-    row = np.zeros(7, dtype=np.int64)
-    sums = np.zeros(3, dtype=np.float64)
-    area = total - area_total
-    if area > 0:
-        for axis, (first, last) in enumerate(_background_box(labels, ndim)):
-            size = shape_xyz[axis]
-            row[axis] = first
-            row[3 + axis] = last - first + 1
-            per_line = total // size  # pixels with one value of this coordinate
-            sums[axis] = float(per_line * (size * (size - 1) // 2) - sum_totals[axis])
-        row[6] = area
-    return row, sums
-
-
-def _opencv_tables(num: int, ints, sums, labels):
-    """``stats`` and ``centroids`` in OpenCV's format (row 0 the background) from the device's
-    table of ``num`` components (``ints``: left, top, front, width, height, depth, area;
-    ``sums``: x, y, z coordinate sums) and the labels (for the background's bounding box)."""
-    ints = np.asarray(ints, dtype=np.int64).reshape(num, 7)
-    sums = np.asarray(sums, dtype=np.uint64).reshape(num, 3)
-    shape = tuple(labels.shape)
-    totals = [int(sums[:, axis].sum()) for axis in range(3)]
-    bg_stats, bg_sums = _background_row(shape, int(ints[:, 6].sum()), totals, labels)
-    table = np.vstack([bg_stats, ints])
-    area = table[:, 6].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centroids = np.vstack([bg_sums, sums.astype(np.float64)]) / area[:, None]
-    centroids[area == 0] = np.nan
-    if len(shape) == 3:
-        return table, centroids
-    return table[:, [0, 1, 3, 4, 6]], centroids[:, :2]
 
 
 def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None):

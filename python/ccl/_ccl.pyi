@@ -3,7 +3,7 @@ from typing import Callable, Optional
 import numpy as np
 import numpy.typing as npt
 
-Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]  # OpenCV's stats and centroids
 
 def _label(
     image: npt.NDArray[np.uint8],

@@ -11,11 +11,12 @@ use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
 use ccl::{
-    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler, Shape,
+    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler,
+    OpenCvStats, Shape,
 };
 use numpy::ndarray::ArrayView1;
 use numpy::{
-    IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -91,19 +92,33 @@ fn with_labeler<T>(
     work(cache.labelers.get_mut(&key).expect("inserted above"))
 }
 
-/// Per component, the integer statistics `left, top, front, width, height, depth, area` (7 per
-/// row) and the coordinate sums `x, y, z` (3 per row).
-type Table = (Vec<i64>, Vec<u64>);
+/// OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x ndim float64) as
+/// NumPy arrays.
+type PyTable<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<f64>>);
 
-/// A [`Table`] as NumPy arrays (a list of Python integers per value would cost far more than
-/// the device's work with many components).
-type PyTable<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>);
-
-/// What `_label` returns: labels, their count, and the statistics table when asked.
+/// What `_label` returns: labels, their count, and OpenCV's statistics tables when asked.
 type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<PyTable<'py>>);
 
-fn to_numpy(py: Python<'_>, table: Option<Table>) -> Option<PyTable<'_>> {
-    table.map(|(ints, sums)| (ints.into_pyarray(py), sums.into_pyarray(py)))
+fn to_numpy(py: Python<'_>, table: Option<OpenCvStats>) -> PyResult<Option<PyTable<'_>>> {
+    table
+        .map(|t| {
+            let columns = 2 * t.dims + 1;
+            Ok((t.stats.into_pyarray(py).reshape([t.rows, columns])?, t.centroids.into_pyarray(py).reshape([t.rows, t.dims])?))
+        })
+        .transpose()
+}
+
+/// OpenCV's tables of an image as those of a volume of one slice (ndim 3): front 0 and depth 1
+/// (0 for a background of no pixels), centroid z 0 (NaN there).
+fn as_one_slice(t: OpenCvStats) -> OpenCvStats {
+    let mut stats = Vec::with_capacity(t.rows * 7);
+    let mut centroids = Vec::with_capacity(t.rows * 3);
+    for (row, centre) in t.stats.chunks(5).zip(t.centroids.chunks(2)) {
+        let present = row[4] > 0;
+        stats.extend_from_slice(&[row[0], row[1], 0, row[2], row[3], i64::from(present), row[4]]);
+        centroids.extend_from_slice(&[centre[0], centre[1], if present { 0.0 } else { f64::NAN }]);
+    }
+    OpenCvStats { rows: t.rows, dims: 3, stats, centroids }
 }
 
 fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
@@ -134,24 +149,28 @@ fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
 
 /// Numbers labeled `labels` 1..N in raster order of first appearance, in place on their device,
 /// and returns N; with `stats`, also each component's statistics, computed there.
-fn finish(labeler: &mut AnyLabeler, labels: &mut DeviceLabels, stats: bool) -> ccl::Result<(u32, Option<Table>)> {
+/// Relabels consecutively, and with `stats` builds OpenCV's tables (on the device) for an array
+/// of `ndim` dimensions; returns N and the tables.
+fn finish(
+    labeler: &mut AnyLabeler,
+    labels: &mut DeviceLabels,
+    stats: bool,
+    ndim: usize,
+) -> ccl::Result<(u32, Option<OpenCvStats>)> {
     if !stats {
         return labeler.relabel(labels).map(|(n, _)| (n, None));
     }
-    let (stats, _) = labeler.component_stats(labels)?;
-    let mut ints = Vec::with_capacity(7 * stats.len());
-    let mut sums = Vec::with_capacity(3 * stats.len());
-    for c in &stats.components {
-        ints.extend_from_slice(&[c.left, c.top, c.front, c.width, c.height, c.depth].map(i64::from));
-        ints.push(c.area as i64);
-        sums.extend_from_slice(&c.sums);
+    let (mut table, _) = labeler.opencv_stats(labels)?;
+    if ndim == 3 && table.dims == 2 {
+        table = as_one_slice(table);
     }
-    Ok((stats.len() as u32, Some((ints, sums))))
+    Ok(((table.rows - 1) as u32, Some(table)))
 }
 
 /// Labels `image` (C-contiguous uint8, shape (H, W) or (D, H, W), nonzero is foreground)
-/// consecutively 1..N in raster order of first appearance; with `stats`, also each component's
-/// statistics, computed on the device. The pixels are copied to the device straight from the
+/// consecutively 1..N in raster order of first appearance; with `stats`, also OpenCV's `stats`
+/// and `centroids` (row 0 the background), built on the device (the CPU reference's on the
+/// host). The pixels are copied to the device straight from the
 /// array, and the labels straight into `output` (a C-contiguous uint32 array of the same shape)
 /// when given, which is then what is returned; page-locked arrays from `_pinned` go by DMA.
 #[pyfunction]
@@ -183,12 +202,13 @@ fn _label<'py>(
         Some(o) => Some(o.as_slice_mut().map_err(not_contiguous)?),
         None => None,
     };
+    let ndim = image.shape().len();
     let (labels, n, table) = py
-        .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<Table>)> {
+        .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<OpenCvStats>)> {
             with_labeler(id, algorithm, connectivity, |labeler| {
                 let upload = |l: &mut AnyLabeler| l.upload_array(shape, pixels);
                 let on_device = |l: &mut AnyLabeler, labels: &mut DeviceLabels| {
-                    finish(l, labels, stats).map(|counted| (counted, ccl::Timings::default()))
+                    finish(l, labels, stats, ndim).map(|counted| (counted, ccl::Timings::default()))
                 };
                 let download = |l: &mut AnyLabeler, labels: &DeviceLabels| match target.as_deref_mut() {
                     Some(out) => l.download_into(labels, out).map(|()| None),
@@ -207,7 +227,7 @@ fn _label<'py>(
         (None, Some(output)) => output,
         (None, None) => unreachable!("labels are downloaded into a new vector without an output"),
     };
-    Ok((array, n, to_numpy(py, table)))
+    Ok((array, n, to_numpy(py, table)?))
 }
 
 /// Page-locked host memory of a device, owned by the NumPy arrays made on it.

@@ -110,16 +110,6 @@ def test_numpy_arrays_are_not_gpu_arrays():
     assert ccl._gpu_array(np.zeros((3, 3))) is None
 
 
-def test_the_background_box_tests_faces_then_projects_where_a_face_is_all_foreground():
-    labels = np.ones((4, 5, 6), dtype=np.uint32)
-    labels[1, 2, 3] = 0
-    labels[3, 0, 4] = 0
-    assert ccl._background_box(labels, 3) == [(3, 4), (0, 2), (1, 3)]
-    # Background on every face: the whole array.
-    labels[0, 0, 0] = labels[-1, -1, -1] = 0
-    assert ccl._background_box(labels, 3) == [(0, 5), (0, 4), (0, 3)]
-
-
 # --- The CUDA path end to end, with a fake CuPy over host memory (no GPU needed) ---------------
 
 
@@ -180,8 +170,8 @@ def fake_cuda(monkeypatch):
         labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None)
         out[...] = labels
         if stats_alloc is not None:
-            # OpenCV's tables, as the device builds them, from the host table.
-            stats, centroids = ccl._opencv_tables(num, *table, labels)
+            # OpenCV's tables, as the host path returns them.
+            stats, centroids = table
             stats_at, centroids_at = stats_alloc(num)
             host(stats_at, ctypes.c_int64, stats.size)[:] = stats.ravel()
             host(centroids_at, ctypes.c_double, centroids.size)[:] = centroids.ravel()
