@@ -96,6 +96,22 @@ def test_stats_of_a_volume():
     np.testing.assert_array_equal(stats[2], [5, 4, 3, 1, 1, 1, 1])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("density", [0.5, 1.0])
+def test_a_volume_of_one_slice_has_its_images_statistics_and_z_columns(device, density):
+    image = random_image((23, 31), density, 8).astype(np.uint8)
+    num, labels, stats, centroids = ccl.label_with_stats(image, device=device)
+    num3, labels3, stats3, centroids3 = ccl.label_with_stats(image[None], connectivity=26, device=device)
+    assert num3 == num and stats3.shape == (num, 7) and centroids3.shape == (num, 3)
+    np.testing.assert_array_equal(labels3[0], labels)
+    np.testing.assert_array_equal(stats3[:, [0, 1, 3, 4, 6]], stats)
+    present = stats[:, 4] > 0  # the background's row is empty without background
+    np.testing.assert_array_equal(stats3[:, 2], 0)
+    np.testing.assert_array_equal(stats3[:, 5], present.astype(np.int64))
+    np.testing.assert_array_equal(centroids3[:, :2], centroids)
+    np.testing.assert_array_equal(centroids3[:, 2], np.where(present, 0.0, np.nan))
+
+
 def test_errors_are_python_exceptions_with_the_librarys_message():
     with pytest.raises(ValueError, match="dimensions"):
         ccl.label(np.ones(5))

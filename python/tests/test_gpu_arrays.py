@@ -224,7 +224,7 @@ def test_the_cupy_path_binarizes_any_dtype_and_layout(fake_cuda):
     assert ccl._CupyArray(x).binary().ctypes.data == x.ctypes.data
 
 
-@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23)])
+@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23), (1, 17, 23)])
 @pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
 def test_the_cupy_path_stats_equal_the_numpy_path(fake_cuda, shape, density):
     image = random_image(shape, density, len(shape)).astype(np.uint8)
@@ -357,7 +357,7 @@ def test_cupy_strided_and_transposed_views(cp):
     np.testing.assert_array_equal(cp.asnumpy(base), random_image((90, 120), 0.5, 11).astype(np.uint8))
 
 
-@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23)])
+@pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23), (1, 17, 23)])
 @pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
 def test_cupy_stats_equal_the_numpy_path(cp, shape, density):
     image = random_image(shape, density, len(shape)).astype(np.uint8)
