@@ -1,7 +1,7 @@
 //! Binarization of gray pages on the device, ready for labeling there: Nick (the ICPADS 2015
 //! paper's three GPU kernels and a fast one), Niblack, Sauvola, Wolf and Otsu, from one kernel
 //! source for OpenCL and CUDA (`kernels/binarize.kernel`), checked bit for bit against the CPU
-//! reference ([`reference`]).
+//! reference ([`mod@reference`]).
 //!
 //! ```no_run
 //! use ccl::binarize::{GrayImage, Method, Params};
