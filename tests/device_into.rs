@@ -307,3 +307,96 @@ fn borrowed_statistics_equal_component_stats(
         }
     }
 }
+
+/// OpenCV's tables written into borrowed device memory (`opencv_stats_borrowed`): on CUDA they
+/// equal `opencv_stats`' for an image, the same image as a volume of one slice (`dims` 3: front
+/// 0, depth 1, z 0) and a volume; raw labels and `dims` that do not fit the array are refused,
+/// and so is every device without borrowed memory.
+#[test]
+fn opencv_tables_into_borrowed_memory() {
+    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+        let image = random(150, 70, 45, 1, 17);
+        let on_device = labeler.upload(&image).expect("upload");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+        // SAFETY: refused before any memory is used (raw labels).
+        let raw = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
+        labeler.relabel(&mut labels).expect("relabel");
+        if d.token != "cuda" {
+            assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+            // SAFETY: refused before any memory is used (no device memory to borrow).
+            let err = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
+            assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+            continue;
+        }
+        assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
+        for dims in [1, 4] {
+            // SAFETY: refused before any memory is used (dimensions).
+            let err = unsafe { labeler.opencv_stats_borrowed(&labels, dims, 0, 0) };
+            assert!(matches!(err, Err(Error::InvalidParameter { .. })), "dims {dims}: {err:?}");
+        }
+        #[cfg(feature = "cuda")]
+        {
+            borrowed_opencv_tables_equal_opencv_stats(&d.device, &mut labeler, &mut labels);
+            runs += 1;
+        }
+    }
+    assert!(runs > 0 || !common::required().iter().any(|b| b == "cuda"), "no CUDA device ran");
+}
+
+/// On a CUDA device: OpenCV's tables written into borrowed memory for `labels` (an image, with
+/// dims 2 and 3) and a random volume equal `opencv_stats`' (widened with z columns for dims 3).
+#[cfg(feature = "cuda")]
+fn borrowed_opencv_tables_equal_opencv_stats(
+    device: &ccl::Device,
+    labeler: &mut ccl::AnyLabeler,
+    labels: &mut ccl::DeviceLabels,
+) {
+    let ccl::DeviceId::Cuda(ordinal) = device.info().id else { unreachable!("a cuda device") };
+    let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
+    let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
+    let mut volume_labels = {
+        let on_device = labeler.upload_volume(&volume).expect("upload");
+        labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label").0
+    };
+    labeler.relabel(&mut volume_labels).expect("relabel");
+    compare_borrowed_opencv(&owner, labeler, labels, 2, "image");
+    compare_borrowed_opencv(&owner, labeler, labels, 3, "one slice");
+    compare_borrowed_opencv(&owner, labeler, &mut volume_labels, 3, "volume");
+}
+
+/// `opencv_stats_borrowed` into `owner`'s memory with `dims` against `opencv_stats` (widened
+/// with z columns where `dims` is 3 for an image).
+#[cfg(feature = "cuda")]
+fn compare_borrowed_opencv(
+    owner: &ccl_cuda::Runtime,
+    labeler: &mut ccl::AnyLabeler,
+    labels: &mut ccl::DeviceLabels,
+    dims: usize,
+    what: &str,
+) {
+    use ccl_backend::Gpu;
+    let (want, _) = labeler.opencv_stats(labels).expect("tables");
+    let rows = want.rows;
+    let (stats, centroids) = (owner.alloc(8 * rows * (2 * dims + 1)).unwrap(), owner.alloc(8 * rows * dims).unwrap());
+    let at = |b| owner.device_address(b).unwrap();
+    // SAFETY: two device buffers of this device of the tables' sizes, alive until read.
+    unsafe { labeler.opencv_stats_borrowed(labels, dims as u8, at(&stats), at(&centroids)) }.expect("tables");
+    let (mut s, mut c) = (vec![0i64; rows * (2 * dims + 1)], vec![0f64; rows * dims]);
+    owner.read(&stats, bytemuck::cast_slice_mut(&mut s)).unwrap();
+    owner.read(&centroids, bytemuck::cast_slice_mut(&mut c)).unwrap();
+    let (want_s, want_c): (Vec<i64>, Vec<f64>) = if dims == want.dims {
+        (want.stats.clone(), want.centroids.clone())
+    } else {
+        // The image's rows with z columns: front 0, depth 1 (0 without pixels), z 0 (NaN).
+        let s = want.stats.chunks(5).flat_map(|r| [r[0], r[1], 0, r[2], r[3], i64::from(r[4] > 0), r[4]]).collect();
+        let z = |r: &[i64]| if r[4] > 0 { 0.0 } else { f64::NAN };
+        let c = want.centroids.chunks(2).zip(want.stats.chunks(5)).flat_map(|(c, r)| [c[0], c[1], z(r)]).collect();
+        (s, c)
+    };
+    assert_eq!(s, want_s, "{what}");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&c), bits(&want_c), "{what}");
+}
