@@ -266,6 +266,21 @@ fn statistics_into_borrowed_memory() {
     assert!(runs > 0 || !common::required().iter().any(|b| b == "cuda"), "no CUDA device ran");
 }
 
+/// A runtime of CUDA device `device` that owns the memory lent to the labeler, and the raw
+/// labels of a random volume (26-connectivity).
+#[cfg(feature = "cuda")]
+fn cuda_runtime_and_volume(
+    device: &ccl::Device,
+    labeler: &mut ccl::AnyLabeler,
+) -> (ccl_cuda::Runtime, ccl::DeviceLabels) {
+    let ccl::DeviceId::Cuda(ordinal) = device.info().id else { unreachable!("a cuda device") };
+    let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
+    let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
+    let on_device = labeler.upload_volume(&volume).expect("upload");
+    let (labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label");
+    (owner, labels)
+}
+
 /// On a CUDA device: the raw table written into borrowed memory for `labels` (an image) and a
 /// random volume equals `component_stats`' statistics.
 #[cfg(feature = "cuda")]
@@ -275,13 +290,7 @@ fn borrowed_statistics_equal_component_stats(
     labels: &mut ccl::DeviceLabels,
 ) {
     use ccl_backend::Gpu;
-    let ccl::DeviceId::Cuda(ordinal) = device.info().id else { unreachable!("a cuda device") };
-    let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
-    let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
-    let mut volume_labels = {
-        let on_device = labeler.upload_volume(&volume).expect("upload");
-        labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label").0
-    };
+    let (owner, mut volume_labels) = cuda_runtime_and_volume(device, labeler);
     for (what, labels) in [("image", labels), ("volume", &mut volume_labels)] {
         let (n, _) = labeler.relabel(labels).expect("relabel");
         let (want, _) = labeler.component_stats(labels).expect("stats");
@@ -354,13 +363,7 @@ fn borrowed_opencv_tables_equal_opencv_stats(
     labeler: &mut ccl::AnyLabeler,
     labels: &mut ccl::DeviceLabels,
 ) {
-    let ccl::DeviceId::Cuda(ordinal) = device.info().id else { unreachable!("a cuda device") };
-    let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
-    let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
-    let mut volume_labels = {
-        let on_device = labeler.upload_volume(&volume).expect("upload");
-        labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label").0
-    };
+    let (owner, mut volume_labels) = cuda_runtime_and_volume(device, labeler);
     labeler.relabel(&mut volume_labels).expect("relabel");
     compare_borrowed_opencv(&owner, labeler, labels, 2, "image");
     compare_borrowed_opencv(&owner, labeler, labels, 3, "one slice");
