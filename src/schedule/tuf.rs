@@ -51,6 +51,11 @@
 //! run's row in front or above) is foreground on both sides, which covers it by induction over
 //! the face: the border merge's unions fell (0.066 -> 0.058 ms at 50 %) but the labeling
 //! moved by at most 5 % either way over densities and granularities.
+//! Tile kernels of 4 and 2 tiles per work-group (2 and 4 warps a tile) between the two, each
+//! image's choice the most tiles that still give twice the compute units' groups (A/B on one
+//! H100, two rounds, CUDA): the DIBCO pages unchanged (0.024-0.026 ms; border merge 0.007 ms
+//! with half or a quarter of the border pixels: it waits on its launch and finds, not on its
+//! work), 1024^2 slower (0.022-0.026 / 0.035-0.036 -> 0.025-0.033 / 0.037-0.042 ms at 10 / 50 %).
 //! On volumes, writing labels once (H100, 256^3, granularity 1, CUDA, `ccl bench steps`):
 //! pass 1 writing only each run's local root (a word per run, 16 per row of 32) and the local
 //! roots' own voxels, and the compression every voxel from its row's mask and its run's root.
