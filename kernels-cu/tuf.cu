@@ -823,8 +823,8 @@ CCL_DEFINE_UNION_BOTH(GLOBAL, both, label_t, find_both)
 // after a face y = REGION_H m or z = REGION_D n (m, n >= 1; ordered by region along x first):
 // the same rule along the row is a union at the start of each run of voxels foreground on both
 // sides (mask & mask across), a row's unions shared by its work-items (see the host's
-// FACE_ROW_LANES for the measurements). A region with a union on a face is marked in `dirty` (one word per region,
-// cleared by pass 1): only those have labels to compress.
+// FACE_ROW_LANES for the measurements). A region with a union on a face is marked in `dirty`
+// (one word per region, cleared by pass 1): only those have labels to compress.
 KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks, GLOBAL uint *dirty, uint width,
                                 uint height, uint depth, uint across_x, uint across_y, uint total)
 {

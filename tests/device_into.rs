@@ -318,9 +318,8 @@ fn borrowed_statistics_equal_component_stats(
 }
 
 /// OpenCV's tables written into borrowed device memory (`opencv_stats_borrowed`): on CUDA they
-/// equal `opencv_stats`' for an image, the same image as a volume of one slice (`dims` 3: front
-/// 0, depth 1, z 0) and a volume; raw labels and `dims` that do not fit the array are refused,
-/// and so is every device without borrowed memory.
+/// equal `opencv_stats`' for an image (`dims` 2 and 3) and a volume; raw labels and `dims` that
+/// do not fit the array are refused, and so is every device without borrowed memory.
 #[test]
 fn opencv_tables_into_borrowed_memory() {
     #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
@@ -356,7 +355,7 @@ fn opencv_tables_into_borrowed_memory() {
 }
 
 /// On a CUDA device: OpenCV's tables written into borrowed memory for `labels` (an image, with
-/// dims 2 and 3) and a random volume equal `opencv_stats`' (widened with z columns for dims 3).
+/// dims 2 and 3) and a random volume equal `opencv_stats`'.
 #[cfg(feature = "cuda")]
 fn borrowed_opencv_tables_equal_opencv_stats(
     device: &ccl::Device,
@@ -370,8 +369,7 @@ fn borrowed_opencv_tables_equal_opencv_stats(
     compare_borrowed_opencv(&owner, labeler, &mut volume_labels, 3, "volume");
 }
 
-/// `opencv_stats_borrowed` into `owner`'s memory with `dims` against `opencv_stats` (widened
-/// with z columns where `dims` is 3 for an image).
+/// `opencv_stats_borrowed` into `owner`'s memory with `dims` against `opencv_stats`.
 #[cfg(feature = "cuda")]
 fn compare_borrowed_opencv(
     owner: &ccl_cuda::Runtime,
@@ -381,7 +379,7 @@ fn compare_borrowed_opencv(
     what: &str,
 ) {
     use ccl_backend::Gpu;
-    let (want, _) = labeler.opencv_stats(labels).expect("tables");
+    let (want, _) = labeler.opencv_stats(labels, dims as u8).expect("tables");
     let rows = want.rows;
     let (stats, centroids) = (owner.alloc(8 * rows * (2 * dims + 1)).unwrap(), owner.alloc(8 * rows * dims).unwrap());
     let at = |b| owner.device_address(b).unwrap();
@@ -390,16 +388,7 @@ fn compare_borrowed_opencv(
     let (mut s, mut c) = (vec![0i64; rows * (2 * dims + 1)], vec![0f64; rows * dims]);
     owner.read(&stats, bytemuck::cast_slice_mut(&mut s)).unwrap();
     owner.read(&centroids, bytemuck::cast_slice_mut(&mut c)).unwrap();
-    let (want_s, want_c): (Vec<i64>, Vec<f64>) = if dims == want.dims {
-        (want.stats.clone(), want.centroids.clone())
-    } else {
-        // The image's rows with z columns: front 0, depth 1 (0 without pixels), z 0 (NaN).
-        let s = want.stats.chunks(5).flat_map(|r| [r[0], r[1], 0, r[2], r[3], i64::from(r[4] > 0), r[4]]).collect();
-        let z = |r: &[i64]| if r[4] > 0 { 0.0 } else { f64::NAN };
-        let c = want.centroids.chunks(2).zip(want.stats.chunks(5)).flat_map(|(c, r)| [c[0], c[1], z(r)]).collect();
-        (s, c)
-    };
-    assert_eq!(s, want_s, "{what}");
+    assert_eq!(s, want.stats, "{what}");
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&c), bits(&want_c), "{what}");
+    assert_eq!(bits(&c), bits(&want.centroids), "{what}");
 }

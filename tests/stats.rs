@@ -234,21 +234,23 @@ fn opencv_tables_equal_the_reference_on_every_device() {
     for d in common::shared_devices() {
         for algorithm in [Algorithm::UF, Algorithm::BKE] {
             let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            let mut check = |labeler: &mut ccl::AnyLabeler, name: &str, labels: &mut ccl::DeviceLabels, want| {
-                let (got, _) = labeler.opencv_stats(labels).expect("OpenCV tables");
-                if !same_opencv(&got, &want) {
-                    failures.push(format!("{} {algorithm} {name}: tables differ", d.token));
-                }
-            };
+            let mut check =
+                |labeler: &mut ccl::AnyLabeler, name: &str, labels: &mut ccl::DeviceLabels, want: ccl::OpenCvStats| {
+                    let (got, _) = labeler.opencv_stats(labels, want.dims as u8).expect("OpenCV tables");
+                    if !same_opencv(&got, &want) {
+                        failures.push(format!("{} {algorithm} {name}: tables differ", d.token));
+                    }
+                };
             for connectivity in algorithm.connectivities().iter().copied() {
                 if connectivity.dims() == 2 {
-                    for (name, image) in &inputs {
+                    // Images as 2D arrays, and as volumes of one slice (z columns: 0, 1, 0).
+                    for ((name, image), dims) in inputs.iter().flat_map(|i| [(i, 2), (i, 3)]) {
                         let on_device = labeler.upload(image).expect("upload");
                         let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
                         let (want, n) = reference::label(image, connectivity).into_consecutive();
                         let shape = Shape::image(image.width(), image.height());
-                        let want = ccl::OpenCvStats::of_labels(want.labels(), shape, 2, n);
-                        check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
+                        let want = ccl::OpenCvStats::of_labels(want.labels(), shape, dims, n);
+                        check(&mut labeler, &format!("{connectivity} {name} dims {dims}"), &mut labels, want);
                         runs += 1;
                     }
                 } else {

@@ -16,7 +16,8 @@ use ccl::{
 };
 use numpy::ndarray::ArrayView1;
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -103,22 +104,12 @@ fn to_numpy(py: Python<'_>, table: Option<OpenCvStats>) -> PyResult<Option<PyTab
     table
         .map(|t| {
             let columns = 2 * t.dims + 1;
-            Ok((t.stats.into_pyarray(py).reshape([t.rows, columns])?, t.centroids.into_pyarray(py).reshape([t.rows, t.dims])?))
+            Ok((
+                t.stats.into_pyarray(py).reshape([t.rows, columns])?,
+                t.centroids.into_pyarray(py).reshape([t.rows, t.dims])?,
+            ))
         })
         .transpose()
-}
-
-/// OpenCV's tables of an image as those of a volume of one slice (ndim 3): front 0 and depth 1
-/// (0 for a background of no pixels), centroid z 0 (NaN there).
-fn as_one_slice(t: OpenCvStats) -> OpenCvStats {
-    let mut stats = Vec::with_capacity(t.rows * 7);
-    let mut centroids = Vec::with_capacity(t.rows * 3);
-    for (row, centre) in t.stats.chunks(5).zip(t.centroids.chunks(2)) {
-        let present = row[4] > 0;
-        stats.extend_from_slice(&[row[0], row[1], 0, row[2], row[3], i64::from(present), row[4]]);
-        centroids.extend_from_slice(&[centre[0], centre[1], if present { 0.0 } else { f64::NAN }]);
-    }
-    OpenCvStats { rows: t.rows, dims: 3, stats, centroids }
 }
 
 fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
@@ -148,9 +139,8 @@ fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
 }
 
 /// Numbers labeled `labels` 1..N in raster order of first appearance, in place on their device,
-/// and returns N; with `stats`, also each component's statistics, computed there.
-/// Relabels consecutively, and with `stats` builds OpenCV's tables (on the device) for an array
-/// of `ndim` dimensions; returns N and the tables.
+/// and returns N; with `stats`, also OpenCV's tables for an array of `ndim` dimensions, built
+/// there.
 fn finish(
     labeler: &mut AnyLabeler,
     labels: &mut DeviceLabels,
@@ -160,10 +150,7 @@ fn finish(
     if !stats {
         return labeler.relabel(labels).map(|(n, _)| (n, None));
     }
-    let (mut table, _) = labeler.opencv_stats(labels)?;
-    if ndim == 3 && table.dims == 2 {
-        table = as_one_slice(table);
-    }
+    let (table, _) = labeler.opencv_stats(labels, ndim as u8)?;
     Ok(((table.rows - 1) as u32, Some(table)))
 }
 

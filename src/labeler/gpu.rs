@@ -184,13 +184,16 @@ impl GpuLabeler {
     }
 
     /// OpenCV's `connectedComponentsWithStats` tables of `labels` (row 0 the background, row k
-    /// label k), built on the device and read back: raw labels are renumbered first, as
-    /// [`Labeler::component_stats`] does. The timings: relabeling, [`Phase::ComponentStats`]
-    /// (every kernel) and [`Phase::Download`] (the tables' read-back).
-    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels) -> Result<(OpenCvStats, Timings)> {
+    /// label k) for an array of `dims` dimensions (2, or 3 for a volume, also one of a single
+    /// slice, whose tables then have z columns), built on the device and read back: raw labels
+    /// are renumbered first, as [`Labeler::component_stats`] does. `dims` that do not fit the
+    /// array are an [`Error::InvalidParameter`]. The timings: relabeling,
+    /// [`Phase::ComponentStats`] (every kernel) and [`Phase::Download`] (the tables' read-back).
+    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
+        check_opencv_dims(labels, dims)?;
         let (n, mut timings) = self.relabel(labels)?;
         self.ensure_opencv()?;
-        let (rows, dims) = (n as usize + 1, usize::from(labels.shape().dims()));
+        let (rows, dims) = (n as usize + 1, usize::from(dims));
         let columns = stats::opencv_columns(dims as u8);
         let buffer = self.buffer(labels)?;
         let stages = (self.stats.as_deref_mut(), self.opencv.as_deref_mut());
@@ -210,10 +213,9 @@ impl GpuLabeler {
 
     /// Writes OpenCV's tables of consecutive `labels` ([`GpuLabeler::opencv_stats`]'s, built on
     /// the device) into device memory the caller keeps, where they stay: `stats` ((N + 1) rows
-    /// of 5 `i64`, 7 for `dims` 3) and `centroids` ((N + 1) rows of `dims` `f64`), `dims` being
-    /// the array's dimensions (3 for a volume, also one of a single slice). When it returns,
-    /// they are written. Labels that are not consecutive ([`Labeler::relabel`] first), or `dims`
-    /// other than 2 or 3 (or 2 for a volume of several slices), are an
+    /// of 5 `i64`, 7 for `dims` 3) and `centroids` ((N + 1) rows of `dims` `f64`), `dims` as
+    /// [`GpuLabeler::opencv_stats`] takes it. When it returns, they are written. Labels that are
+    /// not consecutive ([`Labeler::relabel`] first), or `dims` that do not fit the array, are an
     /// [`Error::InvalidParameter`]; memory as [`GpuLabeler::borrow_labels`] says.
     ///
     /// # Safety
@@ -226,12 +228,7 @@ impl GpuLabeler {
         stats: u64,
         centroids: u64,
     ) -> Result<Timings> {
-        if !(labels.shape().dims()..=3).contains(&dims) {
-            return Err(Error::InvalidParameter {
-                name: "dims".into(),
-                reason: format!("{dims} dimensions for an array of shape {}", labels.shape()),
-            });
-        }
+        check_opencv_dims(labels, dims)?;
         let Some(Numbering::Consecutive(n)) = labels.numbering else {
             return Err(Error::InvalidParameter {
                 name: "labels".into(),
@@ -385,6 +382,18 @@ impl GpuLabeler {
             _ => Err(Error::DeviceMismatch { device: self.device.info.name.clone() }),
         }
     }
+}
+
+/// OpenCV's tables take an array's dimensions: 2 for an image, 3 for a volume (a single slice
+/// may be either).
+pub(super) fn check_opencv_dims(labels: &DeviceLabels, dims: u8) -> Result<()> {
+    if (labels.shape().dims()..=3).contains(&dims) {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        name: "dims".into(),
+        reason: format!("{dims} dimensions for an array of shape {}", labels.shape()),
+    })
 }
 
 /// Launches what writes OpenCV's tables (stats, centroids: see [`OpenCvStats`]) into `out`,

@@ -396,18 +396,19 @@ impl AnyLabeler {
         }
     }
 
-    /// OpenCV's `connectedComponentsWithStats` tables of `labels` ([`GpuLabeler::opencv_stats`],
-    /// built on the device; the CPU reference computes them on the host). Raw labels are
-    /// renumbered first.
-    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels) -> Result<(OpenCvStats, Timings)> {
+    /// OpenCV's `connectedComponentsWithStats` tables of `labels` for an array of `dims`
+    /// dimensions ([`GpuLabeler::opencv_stats`], built on the device; the CPU reference computes
+    /// them on the host). Raw labels are renumbered first.
+    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
         match self {
-            AnyLabeler::Gpu(gpu) => gpu.opencv_stats(labels),
+            AnyLabeler::Gpu(gpu) => gpu.opencv_stats(labels, dims),
             AnyLabeler::Cpu(cpu) => {
+                gpu::check_opencv_dims(labels, dims)?;
                 let (n, timings) = cpu.relabel(labels)?;
                 let shape = labels.shape();
                 let mut host = vec![0u32; shape.len()];
                 cpu.download_into(labels, &mut host)?;
-                Ok((OpenCvStats::of_labels(&host, shape, usize::from(shape.dims()), n), timings))
+                Ok((OpenCvStats::of_labels(&host, shape, usize::from(dims), n), timings))
             }
         }
     }
