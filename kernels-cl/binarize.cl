@@ -437,6 +437,16 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 //
 // Built with FAST_STATS=1 the same pass writes, instead of pixels, each group's minimum gray and
 // largest window variance to `partial` (Wolf's image statistics; wolf_statistics finishes them).
+//
+// Measured on the H100 and dropped (10 Mpx page, `ccl bench binarize --kernels fast`, medians of
+// 20 runs, A/B on one machine, two rounds; CUDA W = 9 / 45 / 101 / 201: 51-54 / 58.5-62 / 62-65 /
+// 75-79 us before): column_blocks reading a word of 4 columns a row (63-65 / 77 us at W = 101 /
+// 201: no faster); tiles started from the window's rows alone, without column_blocks (one
+// launch: 65-70 / 90-94 us); step 4 skipping every column past the tile, not only the last
+// (60 / 65 / 71 / 85-87 us: the branches cost more than the decisions they save); step 4 with
+// no skip at all (55 / 61 / 66 / 83 us); the decisions as two bit masks (ink, unsure) instead of
+// two bits per pixel, and root_float as x * rsqrt(x + 1e-30) without its compare (52 / 59 / 63
+// / 77 us: within noise). NVIDIA OpenCL moved the same way or not at all.
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
