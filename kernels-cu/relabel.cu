@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, relabel.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, ranks.h, relabel.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -95,6 +95,17 @@ typedef uint index_t;
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).
 #define FG(v) ((v) != 0)
+
+// ---- ranks.h
+// Consecutive labels from relabel.kernel's rank tables: R holds, per word of 32 pixels, the count
+// of first pixels before it in its span and the word's marks of first pixels (relabel_rank);
+// offsets, per span, the count of first pixels before the span (scan_spans, scan_add).
+
+// The rank of first pixel f among the first pixels of its span, from its word's entry in R.
+DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
+{
+    return entry.x + POPCOUNT(entry.y & ((1u << (uint)(f % 32)) - 1u));
+}
 
 // ---- relabel.kernel
 // Consecutive relabeling on the device: raw labels of any convention become 1..N in raster order
@@ -292,12 +303,6 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
             R[word] = entry;
         }
     }
-}
-
-// The rank of first pixel f among the first pixels of its span, from its word's entry in R.
-DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
-{
-    return entry.x + POPCOUNT(entry.y & ((1u << (uint)(f % 32)) - 1u));
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to

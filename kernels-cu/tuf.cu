@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, tuf.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, union_find.h, ranks.h, tuf.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -174,6 +174,17 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 #endif
 }
 
+// ---- ranks.h
+// Consecutive labels from relabel.kernel's rank tables: R holds, per word of 32 pixels, the count
+// of first pixels before it in its span and the word's marks of first pixels (relabel_rank);
+// offsets, per span, the count of first pixels before the span (scan_spans, scan_add).
+
+// The rank of first pixel f among the first pixels of its span, from its word's entry in R.
+DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
+{
+    return entry.x + POPCOUNT(entry.y & ((1u << (uint)(f % 32)) - 1u));
+}
+
 // ---- tuf.kernel
 // TUF: tiled run union-find, this project's algorithm (beyond the papers; issue 12). The image is
 // cut into tiles of 32 x 32 pixels. Three passes:
@@ -192,7 +203,8 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 //    pair when the pixel before it along the border, on the same side, already joins the same
 //    pieces.
 // 3. tuf_compress (Compression): every pixel whose local root was joined to another is linked to
-//    its root.
+//    its root. For consecutive labels, tuf_compress_ranked instead writes each pixel's root's
+//    rank (ranks.h) into the output, from the forest passes 1 and 2 left in scratch memory.
 //
 // Nodes are numbered so that union-find's "smaller index wins" picks the first pixel in raster
 // order: inside a work-group's tiles by node (GROUP_ROW below, which orders like the image's
@@ -981,6 +993,44 @@ KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
     if (x >= width || y >= height)
         return;
     compress_quad(L, PIXEL_INDEX(x, y, width), x, width);
+}
+
+// Pass 3 fused with consecutive relabeling (src/schedule/relabel.rs): passes 1 and 2 left their
+// forest in F (a scratch buffer, not the output), relabel_rank and the scans ranked its roots
+// (R, offsets: ranks.h; a span is 2^rank_shift pixels), and every pixel of a quad now takes its
+// root's consecutive label (background 0) in L. F is only read, so every walk sees the whole
+// forest. A work-item takes 4 pixels of a row, as tuf_compress does, one find and one rank per
+// run of equal labels among them, and writes them all (L starts unwritten).
+DEVICE_FN label_t ranked(GLOBAL const label_t *F, GLOBAL const uint2 *R, GLOBAL const uint *offsets, uint rank_shift,
+                         label_t label)
+{
+    if (label == 0)
+        return 0;
+    const index_t root = find_global(F, label - 1);
+    return offsets[root >> rank_shift] + rank_in_span(R[root / 32], root) + 1;
+}
+
+KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
+                                GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
+{
+    const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    const index_t i = PIXEL_INDEX(x, y, width);
+#if LABEL_BITS == 32
+    if (x + 4 <= width && (size_t)(F + i) % 16u == 0 && (size_t)(L + i) % 16u == 0) {
+        const uint4 old = *(GLOBAL const uint4 *)(F + i);
+        uint4 now;
+        now.x = ranked(F, R, offsets, rank_shift, old.x);
+        now.y = old.y == old.x ? now.x : ranked(F, R, offsets, rank_shift, old.y);
+        now.z = old.z == old.y ? now.y : ranked(F, R, offsets, rank_shift, old.z);
+        now.w = old.w == old.z ? now.z : ranked(F, R, offsets, rank_shift, old.w);
+        *(GLOBAL uint4 *)(L + i) = now;
+        return;
+    }
+#endif
+    for (uint k = 0; k < 4 && x + k < width; k++)
+        L[i + k] = ranked(F, R, offsets, rank_shift, F[i + k]);
 }
 
 // Pass 3 on volumes: tuf_compress's, one work-group of 32 x 8 work-items per region (as pass

@@ -48,6 +48,7 @@ const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union
 const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/compress.kernel"));
 const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
 const NEIGHBOURS: (&str, &str) = ("neighbours.h", include_str!("../kernels/neighbours.h"));
+const RANKS: (&str, &str) = ("ranks.h", include_str!("../kernels/ranks.h"));
 
 /// UF and UF_IC: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
@@ -110,7 +111,7 @@ pub const BKE: KernelFile = KernelFile {
 /// TUF: tile-local labeling over runs, border merge, final labeling from the input.
 pub const TUF: KernelFile = KernelFile {
     name: "tuf",
-    parts: &[COMMON, UNION_FIND, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
+    parts: &[COMMON, UNION_FIND, RANKS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
     opencl: include_str!("../kernels-cl/tuf.cl"),
     cuda: include_str!("../kernels-cu/tuf.cu"),
 };
@@ -118,7 +119,7 @@ pub const TUF: KernelFile = KernelFile {
 /// Consecutive relabeling and the label count on the device (a stage after any algorithm).
 pub const RELABEL: KernelFile = KernelFile {
     name: "relabel",
-    parts: &[COMMON, ("relabel.kernel", include_str!("../kernels/relabel.kernel"))],
+    parts: &[COMMON, RANKS, ("relabel.kernel", include_str!("../kernels/relabel.kernel"))],
     opencl: include_str!("../kernels-cl/relabel.cl"),
     cuda: include_str!("../kernels-cu/relabel.cu"),
 };

@@ -336,3 +336,32 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     let (_, timings) = crate::schedule::label(&gpu, schedule.as_mut(), &input, shape)?;
     Ok(Recording { calls: gpu.calls().split_off(first), timings })
 }
+
+/// [`record`] of a labeling straight into consecutive labels
+/// ([`crate::Labeler::label_on_device_consecutive`]: the schedule's own renumbering where it has
+/// one, else its labeling and the relabeling stage).
+pub fn record_consecutive(
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    shape: Shape,
+    limits: Limits,
+) -> Result<Recording> {
+    algorithm.check(connectivity)?;
+    let gpu = RecordingGpu::new(limits);
+    let info = algorithm.info();
+    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity))?;
+    let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
+    let relabel_program =
+        gpu.build(crate::kernels::RELABEL.source(Dialect::OpenCl), &crate::schedule::relabel::defines())?;
+    let mut relabel = crate::schedule::relabel::Relabel::build(&gpu, &relabel_program)?;
+    let first = gpu.calls().len();
+    let mut input = gpu.alloc(shape.len())?;
+    gpu.write(&mut input, &[])?;
+    let labels = gpu.alloc(shape.len() * crate::schedule::LABEL_BYTES)?;
+    let mut recorder = crate::gpu::PhaseRecorder::start(&gpu)?;
+    let job = crate::schedule::Job { input: &input, labels: &labels, shape };
+    let convention = algorithm.raw_labels();
+    let (iterations, _) = schedule.run_consecutive(&gpu, &job, &mut relabel, convention, &mut recorder)?;
+    let timings = Timings { phases: recorder.finish()?, iterations };
+    Ok(Recording { calls: gpu.calls().split_off(first), timings })
+}

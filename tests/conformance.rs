@@ -3,7 +3,8 @@
 //! and real DIBCO pages when present) and checks the raw labels exactly against the CPU
 //! reference under the algorithm's convention ([`ccl::RawLabels`]), which implies the same
 //! partition with background 0; then renumbers them on the device and requires the host's
-//! consecutive labels byte for byte, with the same count. `cargo test --test conformance
+//! consecutive labels byte for byte, with the same count, and the same again from
+//! `label_on_device_consecutive` (TUF's fused renumbering). `cargo test --test conformance
 //! bke_ic::cuda` runs one cell.
 //!
 //! Backends: `cpu`, `opencl_cpu`, `opencl_gpu`, `cuda`. A cell of an absent backend passes with
@@ -85,6 +86,30 @@ fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity) {
                 } else if let Some(i) = host.labels().iter().zip(device.labels()).position(|(a, b)| a != b) {
                     failures.push(format!(
                         "{}: consecutive label at index {i} is {}, the host's is {}",
+                        name(&case.name),
+                        device.labels()[i],
+                        host.labels()[i]
+                    ));
+                }
+            }
+        }
+        // Labeled straight into consecutive labels (TUF renumbers in its last pass on images):
+        // the same labels and count.
+        let consecutive = labeler.upload(&case.image).and_then(|image| {
+            let (labels, count, _) = labeler.label_on_device_consecutive(&image, connectivity)?;
+            Ok((count, labeler.download(&labels)?))
+        });
+        match consecutive {
+            Err(e) => failures.push(format!("{}: label_on_device_consecutive: {e}", name(&case.name))),
+            Ok((count, device)) => {
+                if count != host_count {
+                    failures.push(format!(
+                        "{}: consecutive labeling counts {count}, the host {host_count}",
+                        name(&case.name)
+                    ));
+                } else if let Some(i) = host.labels().iter().zip(device.labels()).position(|(a, b)| a != b) {
+                    failures.push(format!(
+                        "{}: consecutive labeling: label at index {i} is {}, the host's is {}",
                         name(&case.name),
                         device.labels()[i],
                         host.labels()[i]

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use ccl::recording::{kernel_declarations, record, Call, RecordedArg};
-use ccl::{Algorithm, Connectivity, Error, Shape};
+use ccl::recording::{kernel_declarations, record, record_consecutive, Call, RecordedArg};
+use ccl::{Algorithm, Connectivity, Error, Phase, Shape};
 use ccl_backend::Limits;
 
 /// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
@@ -247,15 +247,69 @@ fn every_kernel_is_launched() {
         for &connectivity in algorithm.connectivities() {
             // More than one 32 x 32 tile; enough tiles for TUF's 8-tile work-groups.
             for shape in [Shape::image(37, 37), Shape::image(20_000, 20_000)] {
-                let recording = record(algorithm, connectivity, shape, CUDA).unwrap();
-                for (kernel, _, _) in recording.launches() {
-                    launched.insert(kernel.to_string());
+                for recording in [
+                    record(algorithm, connectivity, shape, CUDA),
+                    record_consecutive(algorithm, connectivity, shape, CUDA),
+                ] {
+                    for (kernel, _, _) in recording.unwrap().launches() {
+                        launched.insert(kernel.to_string());
+                    }
                 }
             }
         }
     }
     let dead: Vec<_> = declared.difference(&launched).collect();
     assert!(dead.is_empty(), "kernels never launched: {dead:?}");
+}
+
+/// Labelings straight into consecutive labels launch only what the recording device accepts
+/// (arguments matching each kernel's parameters, whole groups) and end with the relabeling. TUF
+/// on images renumbers in its last pass: passes 1 and 2 label a scratch forest, the relabeling
+/// ranks it (no relabel_final), and tuf_compress_ranked reads the forest and writes 4 pixels of
+/// a row of the output per work-item.
+#[test]
+fn consecutive_labelings_launch_valid_ranges_and_arguments() {
+    let mut failures = Vec::new();
+    for &algorithm in Algorithm::ALL {
+        for &connectivity in algorithm.connectivities() {
+            for shape in [
+                Shape::image(3, 5),
+                Shape::image(67, 37),
+                Shape::image(2100, 600),
+                Shape { width: 37, height: 19, depth: 33 },
+            ] {
+                if (shape.depth > 1) != (connectivity.dims() == 3) {
+                    continue;
+                }
+                let case = format!("{algorithm}/{}/{shape}", connectivity.neighbours());
+                let recording = match record_consecutive(algorithm, connectivity, shape, CUDA) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        failures.push(format!("{case}: {e}"));
+                        continue;
+                    }
+                };
+                if recording.timings.phases.last().map(|p| p.phase) != Some(Phase::Relabel) {
+                    failures
+                        .push(format!("{case}: phases {:?} do not end with the relabeling", recording.timings.phases));
+                }
+                let kernels: Vec<&str> = recording.launches().map(|(k, _, _)| k).collect();
+                let fused = algorithm == Algorithm::TUF && shape.depth == 1;
+                if kernels.contains(&"relabel_final") == fused || kernels.contains(&"tuf_compress_ranked") != fused {
+                    failures.push(format!("{case}: launches {kernels:?}"));
+                }
+                for (kernel, range, args) in recording.launches().filter(|(k, _, _)| *k == "tuf_compress_ranked") {
+                    let quads = [shape.width.div_ceil(4), shape.height];
+                    let forest = matches!(args[0], RecordedArg::Buffer { bytes, .. } if bytes == shape.len() * 4);
+                    let distinct = matches!((&args[0], &args[1]), (RecordedArg::Buffer { id: a, .. }, RecordedArg::Buffer { id: b, .. }) if a != b);
+                    if range.global[0] < quads[0] || range.global[1] < quads[1] || !forest || !distinct {
+                        failures.push(format!("{case}: {kernel} over {:?} with {args:?}", range.global));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// The recording device refuses what a real one would: arguments that do not match the kernel's

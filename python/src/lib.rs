@@ -204,7 +204,8 @@ fn _label<'py>(
                         l.download_into(labels, &mut out).map(|()| Some(out))
                     }
                 };
-                let (out, (n, table), _) = ccl::label_host(labeler, connectivity, upload, on_device, download)?;
+                let (out, (n, table), _, _) =
+                    ccl::label_host_consecutive(labeler, connectivity, upload, on_device, download)?;
                 Ok((out, n, table))
             })
         })

@@ -31,9 +31,9 @@ pub struct BenchOptions {
     pub warmup: u32,
     /// Show a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
-    /// Also time each algorithm followed by the component statistics on the device
-    /// ([`Labeler::component_stats`], relabeling included), recorded as algorithm `NAME+stats`
-    /// (device-resident modes only).
+    /// Also time each algorithm into consecutive labels followed by the component statistics on
+    /// the device ([`Labeler::label_on_device_consecutive`], [`Labeler::component_stats`]),
+    /// recorded as algorithm `NAME+stats` (device-resident modes only).
     pub stats: bool,
 }
 
@@ -183,11 +183,12 @@ fn device_runs<T>(
     Ok((timings, last))
 }
 
-/// The warm-up and timed runs of labeling `input` followed by its component statistics on the
-/// device: the timings of both, one entry per timed run.
+/// The warm-up and timed runs of labeling `input` into consecutive labels followed by their
+/// component statistics on the device (as the command line and Python do): the timings of both,
+/// one entry per timed run.
 fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
     let once = || {
-        let (mut labels, mut timings) = labeler.label_on_device(input, options.connectivity)?;
+        let (mut labels, _, mut timings) = labeler.label_on_device_consecutive(input, options.connectivity)?;
         let (_, stats) = labeler.component_stats(&mut labels)?;
         timings.phases.extend(stats.phases);
         Ok(((), timings))

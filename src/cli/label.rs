@@ -297,7 +297,7 @@ fn label_volume(
 
 /// Labels on the device and computes the components' statistics there (which renumbers the
 /// labels 1..N), keeps the components `--min-size` and `--keep-largest` select, then downloads
-/// the labels ([`ccl::label_host`]). Writes the kept components' statistics to `--stats` when
+/// the labels ([`ccl::label_host_consecutive`]). Writes the kept components' statistics to `--stats` when
 /// given (`volume`: with z columns). Returns the labels, their count and the timings.
 fn label_filtered<T>(
     args: &LabelArgs,
@@ -312,7 +312,7 @@ fn label_filtered<T>(
         filter_components(args, l, labels, &mut stats, &mut timings)?;
         Ok((stats, timings))
     };
-    let (host, stats, timings) = ccl::label_host(labeler, connectivity, upload, statistics, download)?;
+    let (host, stats, _, timings) = ccl::label_host_consecutive(labeler, connectivity, upload, statistics, download)?;
     if let Some(path) = &args.stats {
         io::write_stats_csv(path, &stats, volume)?;
     }

@@ -456,6 +456,31 @@ impl Labeler for GpuLabeler {
         Ok(timings)
     }
 
+    fn label_on_device_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+    ) -> Result<(DeviceLabels, u32, Timings)> {
+        let shape = image.shape();
+        self.prepare_labeling(shape, connectivity)?;
+        self.ensure_relabel()?;
+        let input = self.buffer(image)?;
+        let gpu = self.gpu.as_ref();
+        let schedule =
+            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
+        let relabel = self.relabel.as_mut().expect("built above");
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let labels = gpu.alloc(shape.len() * crate::schedule::LABEL_BYTES)?;
+        recorder.end(Phase::Allocation)?;
+        let job = crate::schedule::Job { input, labels: &labels, shape };
+        let convention = self.algorithm.raw_labels();
+        let (iterations, count) = schedule.run_consecutive(gpu, &job, relabel, convention, &mut recorder)?;
+        let phases = recorder.finish()?;
+        let numbering = Numbering::Consecutive(count);
+        let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
+        Ok((labels, count, Timings { phases, iterations }))
+    }
+
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {
         let convention = match super::numbering_of(labels)? {
             Numbering::Consecutive(n) => return Ok((n, Timings::default())),

@@ -103,6 +103,21 @@ pub trait Labeler {
     /// last image, one and a half with block labels) for its next call, until it is dropped.
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
 
+    /// Labels an image (or volume) already on the device into consecutive labels 1..N, as
+    /// [`Labeler::label_on_device`] then [`Labeler::relabel`] do, and returns them with N. Where
+    /// the algorithm renumbers in its own last pass (TUF on images) that is one pass over the
+    /// labels fewer, and the phases are the labeling's with [`Phase::Relabel`] last.
+    fn label_on_device_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+    ) -> Result<(DeviceLabels, u32, Timings)> {
+        let (mut labels, mut timings) = self.label_on_device(image, connectivity)?;
+        let (count, relabel) = self.relabel(&mut labels)?;
+        timings.phases.extend(relabel.phases);
+        Ok((labels, count, timings))
+    }
+
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
     /// order), computed where the labels are; only the statistics leave the device. Raw labels
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
@@ -145,13 +160,15 @@ pub trait Labeler {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
-        let (labels, components, timings) = label_host(
+        let (labels, (), count, timings) = label_host_with(
             self,
             connectivity,
+            consecutive,
             |l| l.upload_volume(volume),
-            relabel_if(consecutive),
+            |_, _| Ok(((), Timings::default())),
             |l, d| l.download_volume(d),
         )?;
+        let components = consecutive.then_some(count);
         Ok(VolumeLabeling { labels, components, timings })
     }
 
@@ -188,9 +205,7 @@ pub trait Labeler {
     /// Labels an image already on the device and counts its components; nothing but the count
     /// leaves the device.
     fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
-        let (mut labels, mut timings) = self.label_on_device(image, connectivity)?;
-        let (count, relabel) = self.relabel(&mut labels)?;
-        timings.phases.extend(relabel.phases);
+        let (_, count, timings) = self.label_on_device_consecutive(image, connectivity)?;
         Ok((count, timings))
     }
 }
@@ -214,8 +229,8 @@ pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
 /// `on_device` on the device labels (e.g. [`Labeler::relabel`] or
 /// [`Labeler::component_stats`]; its timings are appended), then `download` the labels. Upload
 /// and download are timed by the host clock and come first and last in the timings. Behind
-/// [`Labeler::label`], [`Labeler::label_consecutive`], [`Labeler::label_consecutive_into`] and
-/// [`Labeler::label_volume`], and the command line's and Python's statistics.
+/// [`Labeler::label`] and the command line's and Python's statistics;
+/// [`label_host_consecutive`] hands `on_device` consecutive labels instead of raw ones.
 pub fn label_host<L: Labeler + ?Sized, T, R>(
     labeler: &mut L,
     connectivity: Connectivity,
@@ -223,12 +238,45 @@ pub fn label_host<L: Labeler + ?Sized, T, R>(
     on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, R, Timings)> {
+    let (labels, result, _, timings) = label_host_with(labeler, connectivity, false, upload, on_device, download)?;
+    Ok((labels, result, timings))
+}
+
+/// [`label_host`] with consecutive labels 1..N on the device
+/// ([`Labeler::label_on_device_consecutive`]) before `on_device`; also returns N. Behind
+/// [`Labeler::label_consecutive`], [`Labeler::label_consecutive_into`], consecutive
+/// [`Labeler::label_volume`], and the command line's and Python's statistics.
+pub fn label_host_consecutive<L: Labeler + ?Sized, T, R>(
+    labeler: &mut L,
+    connectivity: Connectivity,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, R, u32, Timings)> {
+    label_host_with(labeler, connectivity, true, upload, on_device, download)
+}
+
+/// [`label_host`] (raw labels; the count returned is 0) or, with `consecutive`,
+/// [`label_host_consecutive`].
+fn label_host_with<L: Labeler + ?Sized, T, R>(
+    labeler: &mut L,
+    connectivity: Connectivity,
+    consecutive: bool,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, R, u32, Timings)> {
     // Before the upload: an unsupported connectivity fails without copying anything.
     labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
     let input = upload(labeler)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (mut device_labels, mut timings) = labeler.label_on_device(&input, connectivity)?;
+    let (mut device_labels, count, mut timings) = if consecutive {
+        labeler.label_on_device_consecutive(&input, connectivity)?
+    } else {
+        let (labels, timings) = labeler.label_on_device(&input, connectivity)?;
+        (labels, 0, timings)
+    };
     drop(input);
     let (result, more) = on_device(labeler, &mut device_labels)?;
     timings.phases.extend(more.phases);
@@ -237,20 +285,7 @@ pub fn label_host<L: Labeler + ?Sized, T, R>(
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok((labels, result, timings))
-}
-
-/// The `on_device` step of [`label_host`] for consecutive labels (relabeled, counted) or raw ones.
-fn relabel_if<L: Labeler + ?Sized>(
-    consecutive: bool,
-) -> impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(Option<u32>, Timings)> {
-    move |labeler, labels| {
-        if consecutive {
-            labeler.relabel(labels).map(|(n, t)| (Some(n), t))
-        } else {
-            Ok((None, Timings::default()))
-        }
-    }
+    Ok((labels, result, count, timings))
 }
 
 /// [`label_host`] of an image, which takes 4- or 8-connectivity only.
@@ -262,7 +297,10 @@ fn label_image<L: Labeler + ?Sized, T>(
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, Option<u32>, Timings)> {
     check_image_connectivity(connectivity)?;
-    label_host(labeler, connectivity, |l| l.upload(image), relabel_if(consecutive), download)
+    let no_more = |_: &mut L, _: &mut DeviceLabels| Ok(((), Timings::default()));
+    let (labels, (), count, timings) =
+        label_host_with(labeler, connectivity, consecutive, |l| l.upload(image), no_more, download)?;
+    Ok((labels, consecutive.then_some(count), timings))
 }
 
 /// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).

@@ -1,8 +1,9 @@
 //! What the schedules share: the job they run, their trait, launch ranges over pixels and over
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
+use super::relabel::Relabel;
 use crate::gpu::{Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result, Shape, Timings};
+use crate::{Connectivity, Phase, RawLabels, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
 /// accepts, and a full warp per row for coalesced accesses.
@@ -40,6 +41,26 @@ pub(crate) trait Schedule: Send {
     /// iteration count of iterative algorithms. Scratch buffers are allocated and freed here,
     /// recorded as [`crate::Phase::Allocation`] and [`crate::Phase::Deallocation`].
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>>;
+
+    /// Labels `job.input` into consecutive labels 1..N in `job.labels` and returns N: by
+    /// default [`Schedule::run`], then `relabel` on its raw labels (of `convention`); a schedule
+    /// that can renumbers in its own last pass instead, from `relabel`'s rank tables. Ends
+    /// [`crate::Phase::Relabel`] last.
+    fn run_consecutive(
+        &mut self,
+        gpu: &dyn Gpu,
+        job: &Job,
+        relabel: &mut Relabel,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<(Option<u32>, u32)> {
+        let iterations = self.run(gpu, job, recorder)?;
+        let shape = job.shape;
+        // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
+        let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
+        let count = relabel.run(gpu, job.labels, (line, shape.len()), convention, recorder)?;
+        Ok((iterations, count))
+    }
 }
 
 /// One labeling of `input` (of `shape`) by `schedule` into a new label buffer, timed from that

@@ -103,15 +103,29 @@ impl Relabel {
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
-        let count = n as u32;
-        let blocks = convention == RawLabels::FirstBlock;
+        let mut tables = self.allocate(gpu, n, convention)?;
+        recorder.end(Phase::Allocation)?;
+        self.build_ranks(gpu, &mut tables, labels, line, convention)?;
+        let blocks = Arg::U32(u32::from(convention == RawLabels::FirstBlock));
+        let (l, f, m) = (Arg::Buffer(labels), Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks));
+        let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32), blocks];
+        gpu.launch(&mut self.finish, &over_spans(n, PASS_SPAN), &args)?;
+        let count = self.count(gpu, tables)?;
+        recorder.end(Phase::Relabel)?;
+        Ok(count)
+    }
+
+    /// The rank tables of an array of `n` pixels of `convention`, from this stage's scratch:
+    /// [`Relabel::build_ranks`] fills them, [`Relabel::count`] reads N and returns them.
+    pub(crate) fn allocate(&mut self, gpu: &dyn Gpu, n: usize, convention: RawLabels) -> Result<RankTables> {
         // A rank word (two u32) per 32 pixels; with block labels, first pixels at roots / 2 (a
         // byte stands in for the table the kernels then never read). Both have an entry 0 even
         // for no pixels: the kernels' lookups for background read it (and drop it) rather than
         // branch.
         let ranks = self.scratch.take(gpu, RANKS, n.div_ceil(32).max(1) * 8)?;
+        let blocks = convention == RawLabels::FirstBlock;
         let table = if blocks { n.div_ceil(2).max(1) * LABEL_BYTES } else { 1 };
-        let mut firsts = self.scratch.take(gpu, FIRSTS, table)?;
+        let firsts = self.scratch.take(gpu, FIRSTS, table)?;
         // Count levels: each holds one value per span of the level below, down to one span, whose
         // scan gives N.
         let mut lengths = vec![n.div_ceil(RANK_SPAN).max(1)];
@@ -124,21 +138,35 @@ impl Relabel {
             .map(|(k, &len)| self.scratch.take(gpu, LEVELS + k, len * 4))
             .collect::<Result<Vec<_>>>()?;
         let total = self.scratch.take(gpu, TOTAL, 4)?;
-        recorder.end(Phase::Allocation)?;
+        Ok(RankTables { n, ranks, firsts, lengths, levels, total })
+    }
 
+    /// Steps 1-3 on `labels` (first pixels for block conventions, rank, scans): afterwards
+    /// `tables` give each component's consecutive label from its first pixel (ranks.h).
+    pub(crate) fn build_ranks(
+        &mut self,
+        gpu: &dyn Gpu,
+        tables: &mut RankTables,
+        labels: &Buffer,
+        line: usize,
+        convention: RawLabels,
+    ) -> Result<()> {
+        let (n, count) = (tables.n, tables.n as u32);
+        let blocks = convention == RawLabels::FirstBlock;
         let (l, line) = (Arg::Buffer(labels), Arg::U32(line.max(1) as u32));
         if blocks {
-            gpu.zero(&mut firsts)?;
-            let args = [l, Arg::Buffer(&firsts), Arg::U32(count), line];
+            gpu.zero(&mut tables.firsts)?;
+            let args = [l, Arg::Buffer(&tables.firsts), Arg::U32(count), line];
             gpu.launch(&mut self.first_pixels, &over_spans(n, PASS_SPAN), &args)?;
         }
-        let (f, m, blocks) = (Arg::Buffer(&firsts), Arg::Buffer(&ranks), Arg::U32(u32::from(blocks)));
-        let args = [l, f, m, Arg::Buffer(&levels[0]), Arg::U32(count), blocks, line];
+        let (f, m, blocks) = (Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks), Arg::U32(u32::from(blocks)));
+        let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(count), blocks, line];
         gpu.launch(&mut self.rank, &over_spans(n, RANK_SPAN), &args)?;
         // Scan every level in place; the level above receives its span totals, and the top one
         // (a single span) its total, which is N.
+        let (lengths, levels) = (&tables.lengths, &tables.levels);
         for k in 0..levels.len() {
-            let sums = levels.get(k + 1).unwrap_or(&total);
+            let sums = levels.get(k + 1).unwrap_or(&tables.total);
             let range = over_spans(lengths[k], SPAN);
             gpu.launch(
                 &mut self.scan,
@@ -150,17 +178,47 @@ impl Relabel {
             let args = [Arg::Buffer(&levels[k]), Arg::Buffer(&levels[k + 1]), Arg::U32(lengths[k] as u32)];
             gpu.launch(&mut self.add, &over(lengths[k]), &args)?;
         }
-        let args = [l, f, m, Arg::Buffer(&levels[0]), Arg::U32(count), blocks];
-        gpu.launch(&mut self.finish, &over_spans(n, PASS_SPAN), &args)?;
+        Ok(())
+    }
+
+    /// Reads N (once the device is done with `tables`) and keeps their buffers for the next call.
+    pub(crate) fn count(&mut self, gpu: &dyn Gpu, tables: RankTables) -> Result<u32> {
         let mut word = [0u8; 4];
-        gpu.read(&total, &mut word)?;
-        recorder.end(Phase::Relabel)?;
-        self.scratch.put(RANKS, ranks);
-        self.scratch.put(FIRSTS, firsts);
-        self.scratch.put(TOTAL, total);
-        for (k, level) in levels.into_iter().enumerate() {
+        gpu.read(&tables.total, &mut word)?;
+        self.scratch.put(RANKS, tables.ranks);
+        self.scratch.put(FIRSTS, tables.firsts);
+        self.scratch.put(TOTAL, tables.total);
+        for (k, level) in tables.levels.into_iter().enumerate() {
             self.scratch.put(LEVELS + k, level);
         }
         Ok(u32::from_ne_bytes(word))
     }
 }
+
+/// The rank tables of one relabeling ([`Relabel::allocate`]): per word of 32 pixels its rank
+/// entry (`ranks`), block conventions' first pixels (`firsts`), the count levels (`levels[0]`
+/// holds each span's offset once scanned) and N (`total`).
+pub(crate) struct RankTables {
+    n: usize,
+    ranks: Buffer,
+    firsts: Buffer,
+    lengths: Vec<usize>,
+    levels: Vec<Buffer>,
+    total: Buffer,
+}
+
+impl RankTables {
+    /// Each word's rank entry (R in the kernels).
+    pub(crate) fn ranks(&self) -> &Buffer {
+        &self.ranks
+    }
+
+    /// Each span's count of first pixels before it, once ranked.
+    pub(crate) fn offsets(&self) -> &Buffer {
+        &self.levels[0]
+    }
+}
+
+/// log2 of the pixels per span of the rank tables (a span's offset is `offsets[first >> shift]`).
+pub(crate) const RANK_SHIFT: u32 = RANK_SPAN.trailing_zeros();
+const _: () = assert!(RANK_SPAN.is_power_of_two());
