@@ -1,6 +1,7 @@
 //! Labeling into existing labels ([`Labeler::label_on_device_into`]) on every device: one label
 //! array reused over several images and volumes gives, once relabeled, the labels of
-//! `label_consecutive` and `label_volume`; labels of another shape are refused. Borrowed device
+//! `label_consecutive` and `label_volume`, and labeled straight into consecutive labels, the
+//! reference's; labels of another shape are refused. Borrowed device
 //! memory (`borrow_image`, `borrow_labels`): refused by the CPU reference and OpenCL, labeled in
 //! place on CUDA, and checked there (another device's or host memory, too short, misaligned).
 
@@ -49,6 +50,42 @@ fn labels_reused_over_many_images_equal_label_consecutive_on_every_device() {
                     assert_eq!(Some(n), want.components, "{what}: count");
                     assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
                     runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+}
+
+/// Consecutive labels into one reused array (`label_on_device_into_consecutive`: TUF renumbers
+/// in its last pass, UF labels and relabels) equal the CPU reference's renumbering, count
+/// included.
+#[test]
+fn consecutive_labels_into_reused_labels_equal_the_reference_on_every_device() {
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        for algorithm in [Algorithm::TUF, Algorithm::UF] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                // Small (one tile per TUF work-group) and wide (8 tiles per work-group).
+                for (width, height) in [(131, 77), (2100, 70)] {
+                    let cases = images(width, height);
+                    let first = labeler.upload(&cases[0].1).expect("upload");
+                    let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+                    for (name, image) in &cases {
+                        let what = format!("{} {algorithm} {connectivity} {width}x{height} {name}", d.token);
+                        let on_device = labeler.upload(image).expect("upload");
+                        let (n, timings) = labeler
+                            .label_on_device_into_consecutive(&on_device, connectivity, &mut labels)
+                            .expect("label into, consecutive");
+                        let (want, want_n) =
+                            ccl::reference::label_as(image, connectivity, algorithm.raw_labels()).into_consecutive();
+                        assert_eq!(n, want_n, "{what}: count");
+                        assert_eq!(labels.numbering(), Some(Numbering::Consecutive(n)), "{what}");
+                        assert_eq!(labeler.download(&labels).expect("download"), want, "{what}");
+                        assert_eq!(timings.phases.last().map(|p| p.phase), Some(Phase::Relabel), "{what}: {timings:?}");
+                        runs += 1;
+                    }
                 }
             }
         }

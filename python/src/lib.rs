@@ -288,9 +288,8 @@ fn _label_cuda(
             let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
             // SAFETY: as above.
             let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
-            labeler.label_on_device_into(&image, connectivity, &mut labels)?;
+            let (n, _) = labeler.label_on_device_into_consecutive(&image, connectivity, &mut labels)?;
             drop(image);
-            let (n, _) = labeler.relabel(&mut labels)?;
             if let Some(alloc) = &stats_alloc {
                 let tables = Python::attach(|py| alloc.call1(py, (n,))?.extract::<(u64, u64)>(py));
                 match tables {

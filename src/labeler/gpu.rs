@@ -118,6 +118,42 @@ impl GpuLabeler {
         Ok(())
     }
 
+    /// Labels `image` (prepared for `connectivity`) into consecutive labels, in `into` or else in
+    /// a new buffer (returned), through its schedule's `run_consecutive` (its own renumbering,
+    /// or labeling then relabeling); returns N and the timings.
+    fn run_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        into: Option<&Buffer>,
+    ) -> Result<(Option<Buffer>, u32, Timings)> {
+        self.ensure_relabel()?;
+        let (input, shape) = (self.buffer(image)?, image.shape());
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let fresh = match into {
+            Some(_) => None,
+            None => {
+                let labels = gpu.alloc(shape.len() * crate::schedule::LABEL_BYTES)?;
+                recorder.end(Phase::Allocation)?;
+                Some(labels)
+            }
+        };
+        let labels = into.or(fresh.as_ref()).expect("one of them");
+        let schedule = self
+            .schedules
+            .iter_mut()
+            .find(|(c, _)| *c == connectivity)
+            .map(|(_, s)| s)
+            .expect("prepared by the caller");
+        let relabel = self.relabel.as_mut().expect("built above");
+        let job = crate::schedule::Job { input, labels, shape };
+        let convention = self.algorithm.raw_labels();
+        let (iterations, count) = schedule.run_consecutive(gpu, &job, relabel, convention, &mut recorder)?;
+        let phases = recorder.finish()?;
+        Ok((fresh, count, Timings { phases, iterations }))
+    }
+
     /// How this labeler's kernels were obtained so far.
     pub fn build_report(&self) -> BuildReport {
         self.builds
@@ -463,22 +499,24 @@ impl Labeler for GpuLabeler {
     ) -> Result<(DeviceLabels, u32, Timings)> {
         let shape = image.shape();
         self.prepare_labeling(shape, connectivity)?;
-        self.ensure_relabel()?;
-        let input = self.buffer(image)?;
-        let gpu = self.gpu.as_ref();
-        let schedule =
-            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
-        let relabel = self.relabel.as_mut().expect("built above");
-        let mut recorder = PhaseRecorder::start(gpu)?;
-        let labels = gpu.alloc(shape.len() * crate::schedule::LABEL_BYTES)?;
-        recorder.end(Phase::Allocation)?;
-        let job = crate::schedule::Job { input, labels: &labels, shape };
-        let convention = self.algorithm.raw_labels();
-        let (iterations, count) = schedule.run_consecutive(gpu, &job, relabel, convention, &mut recorder)?;
-        let phases = recorder.finish()?;
-        let numbering = Numbering::Consecutive(count);
+        let (labels, count, timings) = self.run_consecutive(image, connectivity, None)?;
+        let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
         let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
-        Ok((labels, count, Timings { phases, iterations }))
+        Ok((labels, count, timings))
+    }
+
+    fn label_on_device_into_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<(u32, Timings)> {
+        super::check_same_shape(image, labels)?;
+        self.prepare_labeling(image.shape(), connectivity)?;
+        let output = self.buffer(labels)?;
+        let (_, count, timings) = self.run_consecutive(image, connectivity, Some(output))?;
+        labels.numbering = Some(Numbering::Consecutive(count));
+        Ok((count, timings))
     }
 
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)> {

@@ -118,6 +118,21 @@ pub trait Labeler {
         Ok((labels, count, timings))
     }
 
+    /// [`Labeler::label_on_device_consecutive`] into existing labels of the image's shape, as
+    /// [`Labeler::label_on_device_into`] takes them (then [`crate::Numbering::Consecutive`]);
+    /// returns N.
+    fn label_on_device_into_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<(u32, Timings)> {
+        let mut timings = self.label_on_device_into(image, connectivity, labels)?;
+        let (count, relabel) = self.relabel(labels)?;
+        timings.phases.extend(relabel.phases);
+        Ok((count, timings))
+    }
+
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
     /// order), computed where the labels are; only the statistics leave the device. Raw labels
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
