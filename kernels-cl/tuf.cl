@@ -1005,13 +1005,11 @@ DEVICE_FN label_t ranked(GLOBAL const label_t *F, GLOBAL const uint2 *R, GLOBAL 
     return offsets[root >> rank_shift] + rank_in_span(R[root / 32], root) + 1;
 }
 
-KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
-                                GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
+// The 4 pixels (or voxels) of a row from index i (at column x of a row of `width`): each takes
+// its root's consecutive label in L, from the forest F.
+DEVICE_FN void ranked_quad(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
+                           GLOBAL const uint *offsets, uint rank_shift, index_t i, uint x, uint width)
 {
-    const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
-    if (x >= width || y >= height)
-        return;
-    const index_t i = PIXEL_INDEX(x, y, width);
 #if LABEL_BITS == 32
     if (x + 4 <= width && (size_t)(F + i) % 16u == 0 && (size_t)(L + i) % 16u == 0) {
         const uint4 old = *(GLOBAL const uint4 *)(F + i);
@@ -1026,6 +1024,15 @@ KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOB
 #endif
     for (uint k = 0; k < 4 && x + k < width; k++)
         L[i + k] = ranked(F, R, offsets, rank_shift, F[i + k]);
+}
+
+KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
+                                GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
+{
+    const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
+    if (x >= width || y >= height)
+        return;
+    ranked_quad(F, L, R, offsets, rank_shift, PIXEL_INDEX(x, y, width), x, width);
 }
 
 // Pass 3 on volumes: tuf_compress's, one work-group of 32 x 8 work-items per region (as pass
@@ -1044,6 +1051,24 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
         const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
         if (y < height && z < depth)
             compress_quad(L, VOXEL_INDEX(x, y, z, width, height), x, width);
+    }
+}
+
+// tuf_compress_ranked on volumes: every region (not only those a face union reached: every voxel
+// is written), its quads taken as tuf_compress_3d takes them.
+KERNEL void tuf_compress_ranked_3d(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
+                                   GLOBAL const uint *offsets, uint width, uint height, uint depth, uint rank_shift)
+{
+    const volume_region g = group_region(width, height);
+    if (g.z0 >= depth)
+        return;
+    const uint x = g.x0 + LOCAL_ID_X % 8 * 4;
+    if (x >= width)
+        return;
+    for (uint r = LOCAL_ID_Y * 4 + LOCAL_ID_X / 8; r < REGION_ROWS; r += 32) {
+        const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
+        if (y < height && z < depth)
+            ranked_quad(F, L, R, offsets, rank_shift, VOXEL_INDEX(x, y, z, width, height), x, width);
     }
 }
 

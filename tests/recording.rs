@@ -264,9 +264,9 @@ fn every_kernel_is_launched() {
 
 /// Labelings straight into consecutive labels launch only what the recording device accepts
 /// (arguments matching each kernel's parameters, whole groups) and end with the relabeling. TUF
-/// on images renumbers in its last pass: passes 1 and 2 label a scratch forest, the relabeling
-/// ranks it (no relabel_final), and tuf_compress_ranked reads the forest and writes 4 pixels of
-/// a row of the output per work-item.
+/// renumbers in its last pass: passes 1 and 2 label a scratch forest, the relabeling ranks it
+/// (no relabel_final), and tuf_compress_ranked reads the forest and writes 4 pixels of a row of
+/// the output per work-item (tuf_compress_ranked_3d: a work-group per region).
 #[test]
 fn consecutive_labelings_launch_valid_ranges_and_arguments() {
     let mut failures = Vec::new();
@@ -294,8 +294,9 @@ fn consecutive_labelings_launch_valid_ranges_and_arguments() {
                         .push(format!("{case}: phases {:?} do not end with the relabeling", recording.timings.phases));
                 }
                 let kernels: Vec<&str> = recording.launches().map(|(k, _, _)| k).collect();
-                let fused = algorithm == Algorithm::TUF && shape.depth == 1;
-                if kernels.contains(&"relabel_final") == fused || kernels.contains(&"tuf_compress_ranked") != fused {
+                let fused = algorithm == Algorithm::TUF;
+                let ranked = if shape.depth > 1 { "tuf_compress_ranked_3d" } else { "tuf_compress_ranked" };
+                if kernels.contains(&"relabel_final") == fused || kernels.contains(&ranked) != fused {
                     failures.push(format!("{case}: launches {kernels:?}"));
                 }
                 for (kernel, range, args) in recording.launches().filter(|(k, _, _)| *k == "tuf_compress_ranked") {

@@ -99,14 +99,17 @@ pub trait Labeler {
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
     /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
     /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
-    /// they are. A GPU labeler keeps the relabeling's scratch buffers (one word per pixel of the
-    /// last image, one and a half with block labels) for its next call, until it is dropped.
+    /// they are. A GPU labeler keeps the relabeling's scratch buffers (a quarter of a byte per
+    /// pixel of the last image, two and a quarter bytes with block labels) for its next call,
+    /// until it is dropped.
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
 
     /// Labels an image (or volume) already on the device into consecutive labels 1..N, as
     /// [`Labeler::label_on_device`] then [`Labeler::relabel`] do, and returns them with N. Where
-    /// the algorithm renumbers in its own last pass (TUF on images) that is one pass over the
-    /// labels fewer, and the phases are the labeling's with [`Phase::Relabel`] last.
+    /// the algorithm renumbers in its own last pass (TUF) that is one pass over the labels
+    /// fewer, and the phases are the labeling's with [`Phase::Relabel`] last; a GPU labeler then
+    /// keeps that pass's input, a label per pixel, for its next call (where the device has no
+    /// room for it, TUF labels and relabels).
     fn label_on_device_consecutive(
         &mut self,
         image: &DeviceImage,

@@ -54,13 +54,26 @@ pub(crate) trait Schedule: Send {
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<(Option<u32>, u32)> {
-        let iterations = self.run(gpu, job, recorder)?;
-        let shape = job.shape;
-        // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
-        let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
-        let count = relabel.run(gpu, job.labels, (line, shape.len()), convention, recorder)?;
-        Ok((iterations, count))
+        run_then_relabel(self, gpu, job, relabel, convention, recorder)
     }
+}
+
+/// [`Schedule::run_consecutive`]'s default: the schedule's labeling, then `relabel` on its raw
+/// labels (of `convention`).
+pub(crate) fn run_then_relabel<S: Schedule + ?Sized>(
+    schedule: &mut S,
+    gpu: &dyn Gpu,
+    job: &Job,
+    relabel: &mut Relabel,
+    convention: RawLabels,
+    recorder: &mut PhaseRecorder,
+) -> Result<(Option<u32>, u32)> {
+    let iterations = schedule.run(gpu, job, recorder)?;
+    let shape = job.shape;
+    // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
+    let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
+    let count = relabel.run(gpu, job.labels, (line, shape.len()), convention, recorder)?;
+    Ok((iterations, count))
 }
 
 /// One labeling of `input` (of `shape`) by `schedule` into a new label buffer, timed from that

@@ -83,17 +83,18 @@
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
 //! regions' faces from those masks, marking the regions it joins, and `tuf_compress_3d`, a
-//! work-group per region again, on those regions only.
+//! work-group per region again, on those regions only (for consecutive labels
+//! `tuf_compress_ranked_3d`, on every region).
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::common::GROUP;
+use super::common::{run_then_relabel, GROUP};
 use super::relabel::{Relabel, RANK_SHIFT};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};
-use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program, REGISTER_BUDGET};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program, REGISTER_BUDGET};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape};
 
 /// Tile width: the bits of a row mask.
@@ -170,20 +171,26 @@ pub(crate) struct Tuf3d {
     tiles: Kernel,
     border_merge: Kernel,
     compress: Kernel,
-    /// The row masks and the regions' dirty words (slots ROW_MASKS, DIRTY), kept between calls.
+    compress_ranked: Kernel,
+    /// The row masks, the regions' dirty words and the forest of consecutive labelings (slots
+    /// ROW_MASKS, DIRTY, FOREST), kept between calls.
     scratch: Scratch,
 }
 
-/// Slots of [`Tuf3d`]'s scratch.
-const ROW_MASKS: usize = 0;
-const DIRTY: usize = 1;
+/// Slots of [`Tuf3d`]'s scratch (FOREST as [`Tuf`]'s).
+const ROW_MASKS: usize = 1;
+const DIRTY: usize = 2;
 
 /// Makes the TUF schedule from its program compiled for `connectivity`.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     if connectivity.dims() == 3 {
-        let [tiles, border_merge, compress] =
-            kernels(gpu, program, ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress_3d"])?;
-        return Ok(Box::new(Tuf3d { tiles, border_merge, compress, scratch: Scratch::default() }));
+        let [tiles, border_merge, compress, compress_ranked] = kernels(
+            gpu,
+            program,
+            ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress_3d", "tuf_compress_ranked_3d"],
+        )?;
+        let scratch = Scratch::default();
+        return Ok(Box::new(Tuf3d { tiles, border_merge, compress, compress_ranked, scratch }));
     }
     let [tiles, tiles_small, border_merge, compress, compress_ranked] = kernels(
         gpu,
@@ -277,7 +284,10 @@ impl Schedule for Tuf {
         recorder: &mut PhaseRecorder,
     ) -> Result<(Option<u32>, u32)> {
         let shape = job.shape;
-        let forest = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES)?;
+        // Without room for the forest, the labels are compressed and then relabeled.
+        let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
+            return run_then_relabel(self, gpu, job, relabel, convention, recorder);
+        };
         let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
         recorder.end(Phase::Allocation)?;
         self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
@@ -312,24 +322,29 @@ fn face_work(shape: Shape) -> (usize, usize, usize) {
     (across_x, rows_y, across_x.next_multiple_of(TILE_W) + FACE_ROW_LANES * (rows_y + rows_z))
 }
 
-impl Schedule for Tuf3d {
-    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+/// One work-group per region of a volume of `shape`: regions along y and z one after the other
+/// along the range's y.
+fn over_regions(shape: Shape) -> LaunchRange {
+    let across = shape.width.div_ceil(TILE_W);
+    let stacked = shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
+    LaunchRange { global: [across * TILE_GROUP[0], stacked * TILE_GROUP[1], 1], local: TILE_GROUP }
+}
+
+impl Tuf3d {
+    /// Passes 1 and 2 into `job.labels`, with the row masks and the regions' dirty words (taken
+    /// here; returned for pass 3 and for the caller to put back).
+    fn merge(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<(Buffer, Buffer)> {
         let [w, h, d] = job.extent();
         let shape = job.shape;
         // The row masks pass 1 writes for the border merge (a word per row of a region), and a
         // word per region that the border merge sets where it joined a face.
-        let across = shape.width.div_ceil(TILE_W);
-        // Regions along y and z, one after the other along the range's y.
-        let stacked = shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
-        let regions = across * stacked;
+        let regions = shape.width.div_ceil(TILE_W) * shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
         let row_masks = self.scratch.take(gpu, ROW_MASKS, regions * REGION_H * REGION_D * 4)?;
         let dirty = self.scratch.take(gpu, DIRTY, regions * 4)?;
         recorder.end(Phase::Allocation)?;
-        let over_regions =
-            LaunchRange { global: [across * TILE_GROUP[0], stacked * TILE_GROUP[1], 1], local: TILE_GROUP };
         let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&row_masks));
         let args = [input, labels, Arg::U32(w), Arg::U32(h), Arg::U32(d), masks, Arg::Buffer(&dirty)];
-        gpu.launch(&mut self.tiles, &over_regions, &args)?;
+        gpu.launch(&mut self.tiles, &over_regions(shape), &args)?;
         recorder.end(Phase::LocalMerge)?;
         let (across_x, across_y, total) = face_work(shape);
         if total > 0 {
@@ -347,11 +362,61 @@ impl Schedule for Tuf3d {
             gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
         recorder.end(Phase::BorderMerge)?;
-        let args = [labels, Arg::Buffer(&dirty), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
-        gpu.launch(&mut self.compress, &over_regions, &args)?;
-        recorder.end(Phase::Compression)?;
+        Ok((row_masks, dirty))
+    }
+
+    /// Puts the buffers [`Tuf3d::merge`] took back.
+    fn put_back(&mut self, (row_masks, dirty): (Buffer, Buffer)) {
         self.scratch.put(ROW_MASKS, row_masks);
         self.scratch.put(DIRTY, dirty);
+    }
+}
+
+impl Schedule for Tuf3d {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let merged = self.merge(gpu, job, recorder)?;
+        let [w, h, d] = job.extent();
+        let args = [Arg::Buffer(job.labels), Arg::Buffer(&merged.1), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        gpu.launch(&mut self.compress, &over_regions(job.shape), &args)?;
+        recorder.end(Phase::Compression)?;
+        self.put_back(merged);
         Ok(None)
+    }
+
+    /// As [`Tuf`]'s: passes 1 and 2 into a scratch forest, then every region's voxels take
+    /// their roots' consecutive labels (`tuf_compress_ranked_3d`).
+    fn run_consecutive(
+        &mut self,
+        gpu: &dyn Gpu,
+        job: &Job,
+        relabel: &mut Relabel,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<(Option<u32>, u32)> {
+        let shape = job.shape;
+        // Without room for the forest, the labels are compressed and then relabeled.
+        let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
+            return run_then_relabel(self, gpu, job, relabel, convention, recorder);
+        };
+        let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
+        let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
+        relabel.build_ranks(gpu, &mut tables, &forest, shape.width * shape.height, convention)?;
+        let [w, h, d] = job.extent();
+        let args = [
+            Arg::Buffer(&forest),
+            Arg::Buffer(job.labels),
+            Arg::Buffer(tables.ranks()),
+            Arg::Buffer(tables.offsets()),
+            Arg::U32(w),
+            Arg::U32(h),
+            Arg::U32(d),
+            Arg::U32(RANK_SHIFT),
+        ];
+        gpu.launch(&mut self.compress_ranked, &over_regions(shape), &args)?;
+        let count = relabel.count(gpu, tables)?;
+        recorder.end(Phase::Relabel)?;
+        self.put_back(merged);
+        self.scratch.put(FOREST, forest);
+        Ok((None, count))
     }
 }
