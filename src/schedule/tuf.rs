@@ -17,7 +17,13 @@
 //! statistics), A/B on one machine, two rounds, CUDA: 8192^2 1.28 / 1.16 / 0.98 -> 1.20-1.22 /
 //! 0.99-1.00 / 0.80 ms at 10 / 50 / 90 %; 2048^2 0.139-0.149 / 0.131-0.141 / 0.112-0.119 ->
 //! 0.128-0.137 / 0.122-0.131 / 0.106-0.112; 20 DIBCO pages 0.076-0.077 -> 0.070-0.071 (NVIDIA
-//! OpenCL 0.071-0.073 -> 0.063-0.071); raw TUF unchanged.
+//! OpenCL 0.071-0.073 -> 0.063-0.071); raw TUF unchanged. Measured and dropped: ranking from
+//! root marks instead of the forest (pass 1 writing a word of root bits per tile row, pass 2
+//! clearing the bit of each root it links, the rank pass reading n / 8 bytes instead of 4n):
+//! same A/B, 8192^2 TUF+stats 1.22 / 1.01 / 0.82 -> 1.18 / 0.98-0.99 / 0.78-0.79 ms (NVIDIA
+//! OpenCL alike), but 2048^2 at 50 / 90 % 0.135-0.138 / 0.113 -> 0.135-0.142 / 0.116-0.117
+//! (NVIDIA OpenCL 3 % slower): 2-4 % at the largest size for three more kernel parameters, a
+//! union with a hook and another rank kernel.
 //!
 //! The tile kernels keep a union-find node per run start, not per pixel (as the volume kernel
 //! does), and ask for 32 registers: a work-group of 8 tiles takes 18 KiB of local memory instead
