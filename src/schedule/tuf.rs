@@ -17,7 +17,9 @@
 //! statistics), A/B on one machine, two rounds, CUDA: 8192^2 1.28 / 1.16 / 0.98 -> 1.20-1.22 /
 //! 0.99-1.00 / 0.80 ms at 10 / 50 / 90 %; 2048^2 0.139-0.149 / 0.131-0.141 / 0.112-0.119 ->
 //! 0.128-0.137 / 0.122-0.131 / 0.106-0.112; 20 DIBCO pages 0.076-0.077 -> 0.070-0.071 (NVIDIA
-//! OpenCL 0.071-0.073 -> 0.063-0.071); raw TUF unchanged. Measured and dropped: ranking from
+//! OpenCL 0.071-0.073 -> 0.063-0.071); raw TUF unchanged. Volumes (256^3, 6-connectivity,
+//! TUF+stats, same A/B, CUDA): 0.52 / 0.45 / 0.37-0.40 -> 0.48 / 0.40-0.41 / 0.34 ms at 10 / 50 /
+//! 90 % (NVIDIA OpenCL 0.48 / 0.43-0.44 / 0.36 -> 0.44-0.45 / 0.39 / 0.32). Measured and dropped: ranking from
 //! root marks instead of the forest (pass 1 writing a word of root bits per tile row, pass 2
 //! clearing the bit of each root it links, the rank pass reading n / 8 bytes instead of 4n):
 //! same A/B, 8192^2 TUF+stats 1.22 / 1.01 / 0.82 -> 1.18 / 0.98-0.99 / 0.78-0.79 ms (NVIDIA
