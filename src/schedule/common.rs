@@ -44,7 +44,7 @@ pub(crate) trait Schedule: Send {
 
     /// Labels `job.input` into consecutive labels 1..N in `job.labels` and returns N: by
     /// default [`Schedule::run`], then `relabel` on its raw labels (of `convention`); a schedule
-    /// that can renumbers in its own last pass instead, from `relabel`'s rank tables. Ends
+    /// that can renumber in its own last pass does so instead, from `relabel`'s rank tables. Ends
     /// [`crate::Phase::Relabel`] last.
     fn run_consecutive(
         &mut self,
