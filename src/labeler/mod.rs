@@ -139,7 +139,8 @@ pub trait Labeler {
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
     /// order), computed where the labels are; only the statistics leave the device. Raw labels
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
-    /// the consecutive labeling. The timings cover the relabeling, the statistics kernels
+    /// the consecutive labeling (labels from [`Labeler::label_on_device_consecutive`] are
+    /// consecutive already, and cost TUF a pass less). The timings cover the relabeling, the statistics kernels
     /// ([`Phase::ComponentStats`]) and the table's read-back ([`Phase::Download`], a transfer
     /// like the labels' download). A GPU labeler keeps the table's device buffers for its next
     /// call, as it keeps the relabeling's.
