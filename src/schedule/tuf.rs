@@ -26,6 +26,12 @@
 //! OpenCL alike), but 2048^2 at 50 / 90 % 0.135-0.138 / 0.113 -> 0.135-0.142 / 0.116-0.117
 //! (NVIDIA OpenCL 3 % slower): 2-4 % at the largest size for three more kernel parameters, a
 //! union with a hook and another rank kernel.
+//! Also dropped, for raw labels: pass 3 skipping the regions none of whose roots pass 2 linked
+//! (a dirty word per region, cleared by pass 1, set by pass 2's links, as volumes do). A/B on one
+//! H100, two rounds, CUDA: the 40 DIBCO pages 0.0324-0.0337 -> 0.0337-0.0338 ms, 8192^2
+//! 0.324-0.325 / 0.629-0.630 / 0.490-0.493 -> 0.354-0.355 / 0.661-0.670 / 0.516-0.522 at 10 / 50 /
+//! 90 % (the dirty words alone, without the skip: 0.328-0.335 / 0.645 / 0.496); NVIDIA OpenCL
+//! alike. On images a region's roots are nearly always linked somewhere, and the marks cost.
 //!
 //! The tile kernels keep a union-find node per run start, not per pixel (as the volume kernel
 //! does), and ask for 32 registers: a work-group of 8 tiles takes 18 KiB of local memory instead
