@@ -189,7 +189,8 @@ impl GpuLabeler {
             let mut stage = Relabel::build(self.gpu.as_ref(), &program)?;
             let warm = self.gpu.alloc(67 * 4)?;
             let mut recorder = PhaseRecorder::start(self.gpu.as_ref())?;
-            stage.run(self.gpu.as_ref(), &warm, (1, 0), crate::RawLabels::FirstBlock, &mut recorder)?;
+            let empty = Shape::image(0, 1);
+            stage.run(self.gpu.as_ref(), &warm, empty, crate::RawLabels::FirstBlock, &mut recorder)?;
             recorder.finish()?;
             self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
             self.relabel = Some(Box::new(stage));
@@ -526,13 +527,11 @@ impl Labeler for GpuLabeler {
         };
         let buffer = self.buffer(labels)?;
         let shape = labels.shape();
-        // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
-        let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
         self.ensure_relabel()?;
         let stage = self.relabel.as_mut().expect("built above");
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
-        let count = stage.run(gpu, buffer, (line, shape.len()), convention, &mut recorder)?;
+        let count = stage.run(gpu, buffer, shape, convention, &mut recorder)?;
         let phases = recorder.finish()?;
         labels.numbering = Some(Numbering::Consecutive(count));
         Ok((count, Timings { phases, iterations: None }))

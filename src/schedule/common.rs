@@ -69,10 +69,7 @@ pub(crate) fn run_then_relabel<S: Schedule + ?Sized>(
     recorder: &mut PhaseRecorder,
 ) -> Result<(Option<u32>, u32)> {
     let iterations = schedule.run(gpu, job, recorder)?;
-    let shape = job.shape;
-    // A block's pixels lie in two consecutive rows of an image, two slices of a volume.
-    let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
-    let count = relabel.run(gpu, job.labels, (line, shape.len()), convention, recorder)?;
+    let count = relabel.run(gpu, job.labels, job.shape, convention, recorder)?;
     Ok((iterations, count))
 }
 

@@ -26,7 +26,7 @@
 use super::scratch::Scratch;
 use super::LABEL_BYTES;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
-use crate::{Phase, RawLabels, Result};
+use crate::{Phase, RawLabels, Result, Shape};
 
 /// Work-items per group (a power of two).
 const GROUP_SIZE: usize = 256;
@@ -90,22 +90,22 @@ impl Relabel {
         Ok(Self { first_pixels, rank, scan, add, finish, scratch: Scratch::default() })
     }
 
-    /// Renumbers the raw labels of an array of `n` pixels in `labels` (of `convention`)
-    /// consecutively, in place, and returns their count. `line` is the pixels per row of an
-    /// image, per slice of a volume: a block's pixels lie in two consecutive lines. Ends
+    /// Renumbers the raw labels of an array of `shape` in `labels` (of `convention`)
+    /// consecutively, in place, and returns their count. Ends
     /// [`Phase::Allocation`] and [`Phase::Relabel`] on `recorder` (the count's read-back
     /// included); the scratch buffers stay for the next call.
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
         labels: &Buffer,
-        (line, n): (usize, usize),
+        shape: Shape,
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
+        let n = shape.len();
         let mut tables = self.allocate(gpu, n, convention)?;
         recorder.end(Phase::Allocation)?;
-        self.build_ranks(gpu, &mut tables, labels, line, convention)?;
+        self.build_ranks(gpu, &mut tables, labels, shape, convention)?;
         let blocks = Arg::U32(u32::from(convention == RawLabels::FirstBlock));
         let (l, f, m) = (Arg::Buffer(labels), Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32), blocks];
@@ -141,18 +141,21 @@ impl Relabel {
         Ok(RankTables { n, ranks, firsts, lengths, levels, total })
     }
 
-    /// Steps 1-3 on `labels` (first pixels for block conventions, rank, scans): afterwards
-    /// `tables` give each component's consecutive label from its first pixel (ranks.h).
+    /// Steps 1-3 on `labels`, an array of `shape` (first pixels for block conventions, rank,
+    /// scans): afterwards `tables` give each component's consecutive label from its first pixel
+    /// (ranks.h).
     pub(crate) fn build_ranks(
         &mut self,
         gpu: &dyn Gpu,
         tables: &mut RankTables,
         labels: &Buffer,
-        line: usize,
+        shape: Shape,
         convention: RawLabels,
     ) -> Result<()> {
         let (n, count) = (tables.n, tables.n as u32);
         let blocks = convention == RawLabels::FirstBlock;
+        // A block's pixels lie in two consecutive lines: rows of an image, slices of a volume.
+        let line = if shape.depth > 1 { shape.width * shape.height } else { shape.width };
         let (l, line) = (Arg::Buffer(labels), Arg::U32(line.max(1) as u32));
         if blocks {
             gpu.zero(&mut tables.firsts)?;

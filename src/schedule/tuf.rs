@@ -105,7 +105,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::common::{run_then_relabel, GROUP};
-use super::relabel::{Relabel, RANK_SHIFT};
+use super::relabel::{RankTables, Relabel, RANK_SHIFT};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program, REGISTER_BUDGET};
@@ -270,6 +270,32 @@ impl Tuf {
     }
 }
 
+/// The end of TUF's consecutive labelings (images and volumes): the relabeling ranks the roots
+/// of `forest` (passes 1 and 2's labels of `job`) into `tables`, and pass 3's ranked kernel,
+/// launched over its range with the array's extent (`ranked`), writes every pixel's
+/// consecutive label into `job.labels`; then N is read. Ends [`Phase::Relabel`].
+#[allow(clippy::too_many_arguments)]
+fn rank_into_output(
+    gpu: &dyn Gpu,
+    job: &Job,
+    forest: &Buffer,
+    relabel: &mut Relabel,
+    mut tables: RankTables,
+    convention: RawLabels,
+    (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
+    recorder: &mut PhaseRecorder,
+) -> Result<u32> {
+    relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention)?;
+    let mut args =
+        vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
+    args.extend(extent.iter().map(|&e| Arg::U32(e)));
+    args.push(Arg::U32(RANK_SHIFT));
+    gpu.launch(kernel, &range, &args)?;
+    let count = relabel.count(gpu, tables)?;
+    recorder.end(Phase::Relabel)?;
+    Ok(count)
+}
+
 /// Pass 3's work-items: one per 4 pixels of a row.
 fn over_quads(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height, 1], GROUP)
@@ -302,23 +328,12 @@ impl Schedule for Tuf {
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
             return run_then_relabel(self, gpu, job, relabel, convention, recorder);
         };
-        let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
+        let tables = relabel.allocate(gpu, shape.len(), convention)?;
         recorder.end(Phase::Allocation)?;
         self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
-        relabel.build_ranks(gpu, &mut tables, &forest, shape.width, convention)?;
         let [w, h, _] = job.extent();
-        let args = [
-            Arg::Buffer(&forest),
-            Arg::Buffer(job.labels),
-            Arg::Buffer(tables.ranks()),
-            Arg::Buffer(tables.offsets()),
-            Arg::U32(w),
-            Arg::U32(h),
-            Arg::U32(RANK_SHIFT),
-        ];
-        gpu.launch(&mut self.compress_ranked, &over_quads(shape), &args)?;
-        let count = relabel.count(gpu, tables)?;
-        recorder.end(Phase::Relabel)?;
+        let ranked = (&mut self.compress_ranked, over_quads(shape), &[w, h][..]);
+        let count = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked, recorder)?;
         self.scratch.put(FOREST, forest);
         Ok((None, count))
     }
@@ -412,23 +427,10 @@ impl Schedule for Tuf3d {
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
             return run_then_relabel(self, gpu, job, relabel, convention, recorder);
         };
-        let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
+        let tables = relabel.allocate(gpu, shape.len(), convention)?;
         let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
-        relabel.build_ranks(gpu, &mut tables, &forest, shape.width * shape.height, convention)?;
-        let [w, h, d] = job.extent();
-        let args = [
-            Arg::Buffer(&forest),
-            Arg::Buffer(job.labels),
-            Arg::Buffer(tables.ranks()),
-            Arg::Buffer(tables.offsets()),
-            Arg::U32(w),
-            Arg::U32(h),
-            Arg::U32(d),
-            Arg::U32(RANK_SHIFT),
-        ];
-        gpu.launch(&mut self.compress_ranked, &over_regions(shape), &args)?;
-        let count = relabel.count(gpu, tables)?;
-        recorder.end(Phase::Relabel)?;
+        let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
+        let count = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked, recorder)?;
         self.put_back(merged);
         self.scratch.put(FOREST, forest);
         Ok((None, count))
