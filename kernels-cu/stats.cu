@@ -112,10 +112,10 @@ typedef uint index_t;
 // The group first copies its rows' labels into local memory, neighbouring work-items reading
 // neighbouring labels (with 32-bit labels; 64-bit ones would not fit, and are walked in global
 // memory), each segment padded by a word so that the items walking their segments side by side
-// read different banks. A work-item walks its segment and keeps one component's partial
-// statistics while the labels it meets are that component's or background; it hands them on
-// when another component starts and at the end: a run of one component costs one hand-over, not
-// one per voxel. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
+// read different banks. A work-item reads its segment into two bit masks (foreground, and the
+// first voxel of each run of one component, background inside the run included) and hands each
+// run's statistics on at once, its count, ends and coordinate sum taken from the masks: a run of
+// one component costs one hand-over, not one per voxel, and no voxel costs a branch. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
 // open addressing on the label), whose entries are added to the global ones once per group at
 // the end. A component
 // spanning many groups (the large one of a dense image) then costs one set of global atomics
@@ -131,6 +131,9 @@ typedef uint index_t;
 // Whether the group stages its labels in local memory, and each staged segment's words (padded).
 #define STAGED (LABEL_BITS == 32)
 #define STAGE_STRIDE (SEGMENT + 1)
+#if SEGMENT > 32
+#error "a segment's voxels are the bits of a word"
+#endif
 #if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS || PROBES > TABLE
 #error "TABLE must be a power of two no larger than the work-group, PROBES at most TABLE"
 #endif
@@ -217,6 +220,26 @@ DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count
     return 0;
 }
 
+// Bits 0..k-1 of a word (k in 0..31).
+DEVICE_FN uint bits_below(uint k)
+{
+    return (1u << k) - 1u;
+}
+
+// Index of the lowest set bit of a nonzero word.
+DEVICE_FN uint lowest_set(uint w)
+{
+    return 31u - LEADING_ZEROS(w & (0u - w));
+}
+
+// The sum of the indices of the set bits of w: bit j of an index contributes 2^j for each set
+// bit whose index has it.
+DEVICE_FN uint bit_position_sum(uint w)
+{
+    return POPCOUNT(w & 0xAAAAAAAAu) + (POPCOUNT(w & 0xCCCCCCCCu) << 1) + (POPCOUNT(w & 0xF0F0F0F0u) << 2) +
+           (POPCOUNT(w & 0xFF00FF00u) << 3) + (POPCOUNT(w & 0xFFFF0000u) << 4);
+}
+
 // Rows are numbered through the slices: row r is y = r % height of slice z = r / height, so
 // one 2D launch over `rows` = height x depth rows covers a volume. Every work-item reaches the
 // barriers (those past the image have nothing to walk).
@@ -268,38 +291,39 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     }
     LOCAL_BARRIER();
     LOCAL const uint *segment = mine + LOCAL_ID_X * STAGE_STRIDE;
-#define LABEL_AT(x) segment[(x) - x0]
+#define SEGMENT_LABEL(k) segment[k]
 #else
-#define LABEL_AT(x) row[x]
+#define SEGMENT_LABEL(k) (x0 + (k) < end ? row[x0 + (k)] : 0)
 #endif
-    label_t current = 0;
-    uint count = 0, first = 0, last = 0;
-    ulong sum_x = 0;
-    for (uint x = x0; x <= end; x++) {
-        const label_t label = x < end ? LABEL_AT(x) : 0;
-        if (x < end && (label == 0 || label == current)) {
-            if (label != 0) {
-                count++;
-                last = x;
-                sum_x += x;
-            }
+    // The segment as bit masks: its foreground, and the first pixel of each of its runs (a run
+    // being a component's pixels up to the next pixel of another component, background between
+    // them included); then one hand-over per run, its count, ends and coordinate sum from the
+    // masks. Pixels past the segment's end read as background.
+    uint fg = 0, starts = 0;
+    label_t previous = 0;
+#pragma unroll
+    for (uint k = 0; k < SEGMENT; k++) {
+        const label_t label = SEGMENT_LABEL(k);
+        fg |= (uint)(label != 0) << k;
+        starts |= (uint)(label != 0 && label != previous) << k;
+        previous = label != 0 ? label : previous;
+    }
+    const uint dy = r - r0;
+    while (starts != 0) {
+        const uint k0 = lowest_set(starts);
+        starts &= starts - 1u;
+        const uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_set(starts)) : 0xFFFFFFFFu);
+        const label_t label = SEGMENT_LABEL(k0);
+        // A label above n, which consecutive labels never have, is skipped rather than written
+        // past the table.
+        if (label > n)
             continue;
-        }
-        // Another component starts, or the segment ends: hand the current one over (a label
-        // above n, which consecutive labels never have, is skipped rather than written past
-        // the table).
-        if (current != 0 && current <= n) {
-            const uint dy = r - r0;
-            const uint sum_dx = (uint)(sum_x - (ulong)count * gx0);
-            if (!shared || !stats_local(table, current, count, first - gx0, last - gx0, sum_dx, dy))
-                stats_global(area, box, sums, n, current, count, first, last, sum_x, y, y, (ulong)y * count, z,
-                             volume);
-        }
-        current = label;
-        count = 1;
-        first = x;
-        last = x;
-        sum_x = x;
+        const uint count = POPCOUNT(run), first = x0 + k0, last = x0 + 31u - LEADING_ZEROS(run);
+        const uint sum_k = bit_position_sum(run);
+        const ulong sum_x = (ulong)count * x0 + sum_k;
+        const uint sum_dx = count * (x0 - gx0) + sum_k;
+        if (!shared || !stats_local(table, label, count, first - gx0, last - gx0, sum_dx, dy))
+            stats_global(area, box, sums, n, label, count, first, last, sum_x, y, y, (ulong)y * count, z, volume);
     }
     LOCAL_BARRIER();
 

@@ -4,7 +4,7 @@
 //!
 //! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
 //! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row hands each run of one
-//!    component to its work-group's table in local memory, whose entries are added to the
+//!    component (read from bit masks of its segment) to its work-group's table in local memory, whose entries are added to the
 //!    global ones with atomics once per group. Volumes are walked as images of `height * depth`
 //!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
 //!    grid when tall) covers any shape.
@@ -12,6 +12,14 @@
 //!    component of i64 stats and f64 centroids), on request ([`OpenCv`], a build with double
 //!    precision): the table's totals, the background's box from the array's faces (from every
 //!    pixel only where a face is all foreground), then one work-item per row.
+//!
+//! The walk over a segment is branch-free: two bit masks (foreground, run starts), then one
+//! hand-over per run from them. H100, `ccl bench density/average --stats`, TUF, A/B on one
+//! machine, two rounds, against a walk that branched at every pixel: the statistics phase at
+//! 8192^2 0.577 / 0.194 / 0.173-0.175 -> 0.505-0.507 / 0.174-0.180 / 0.160-0.164 ms at 10 / 50 /
+//! 90 % on CUDA (NVIDIA OpenCL 0.580 / 0.203-0.207 / 0.180 -> 0.508 / 0.177 / 0.160), 2048^2
+//! 0.046-0.048 / 0.026-0.027 / 0.022 -> 0.041 / 0.022-0.025 / 0.019-0.021, the 20 DIBCO pages
+//! 0.0167-0.0172 -> 0.0132-0.0133 (TUF+stats 0.066-0.067 -> 0.059-0.062 ms).
 //!
 //! Tried on the H100 and dropped: the relabeling's final pass inside `stats_accumulate` (raw
 //! labels made consecutive as they are staged, and written back: one read of the labels
