@@ -21,7 +21,18 @@
 //! 0.046-0.048 / 0.026-0.027 / 0.022 -> 0.041 / 0.022-0.025 / 0.019-0.021, the 20 DIBCO pages
 //! 0.0167-0.0172 -> 0.0132-0.0133 (TUF+stats 0.066-0.067 -> 0.059-0.062 ms).
 //!
-//! Tried on the H100 and dropped: the relabeling's final pass inside `stats_accumulate` (raw
+//! Tried on the H100 and dropped: TUF's last pass (`tuf_compress_ranked`) and the statistics
+//! as one kernel, behind a `label_on_device_with_stats` call: each work-item ranked 8 quads of
+//! the scratch forest (one find per run of equal labels in a quad), wrote them out and staged
+//! them for the segment walk. `ccl bench density/average --stats`, A/B on one H100, two rounds,
+//! CUDA: 8192^2 1.128-1.130 / 0.964-0.991 / 0.786-0.801 -> 1.046-1.055 / 0.987-0.988 /
+//! 0.765-0.781 ms at 10 / 50 / 90 %, but 2048^2 0.113-0.125 / 0.111-0.125 / 0.095-0.101 ->
+//! 0.124-0.128 / 0.121 / 0.102-0.103, 256^3 volumes (6-connectivity) 0.427-0.445 /
+//! 0.372-0.384 / 0.303-0.310 -> 0.440-0.447 / 0.396-0.403 / 0.315-0.316, the DIBCO pages
+//! unchanged; NVIDIA OpenCL alike. The fused kernel took as long as the two it replaced (8192^2
+//! at 50 %: 0.41 ms): every work-item waits at the staging barrier for its group's slowest
+//! finds, and the walk cannot start before them.
+//! Also dropped: the relabeling's final pass inside `stats_accumulate` (raw
 //! labels made consecutive as they are staged, and written back: one read of the labels
 //! fewer). `ccl bench density --stats`, 8192^2, CUDA, A/B on one machine, two rounds: TUF+stats
 //! 1.27 / 1.15-1.16 / 0.97 -> 1.24-1.25 / 1.13-1.15 / 0.92 ms at 10 / 50 / 90 %, BKE_IC+stats
