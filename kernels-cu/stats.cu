@@ -138,10 +138,23 @@ typedef uint index_t;
 #error "TABLE must be a power of two no larger than the work-group, PROBES at most TABLE"
 #endif
 
-// An image (`volume` 0) keeps no z entries.
-KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint n, uint volume)
+// The table's entries (per column, its stride): `n`, or with `from_count` the count at *count
+// (the labels' N, which the relabeling left on the device) where the n entries allocated hold
+// it, else 0: nothing is written, and the host, which reads N afterwards, runs the kernels again
+// on a table of N entries.
+DEVICE_FN uint table_entries(uint n, GLOBAL const uint *count, uint from_count)
 {
-    const uint k = GLOBAL_ID_X;
+    if (!from_count)
+        return n;
+    const uint entries = *count;
+    return entries <= n ? entries : 0u;
+}
+
+// An image (`volume` 0) keeps no z entries.
+KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint capacity, uint volume,
+                       GLOBAL const uint *count, uint from_count)
+{
+    const uint k = GLOBAL_ID_X, n = table_entries(capacity, count, from_count);
     if (k >= n)
         return;
     area[k] = 0;
@@ -244,8 +257,10 @@ DEVICE_FN uint bit_position_sum(uint w)
 // one 2D launch over `rows` = height x depth rows covers a volume. Every work-item reaches the
 // barriers (those past the image have nothing to walk).
 KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums,
-                             uint width, uint height, uint rows, uint n)
+                             uint width, uint height, uint rows, uint capacity, GLOBAL const uint *count,
+                             uint from_count)
 {
+    const uint n = table_entries(capacity, count, from_count);
     LOCAL_ARRAY(struct stats_table, table, 1);
     const uint item = LOCAL_ID_Y * GROUP_W + LOCAL_ID_X;
     // The group's first column and row; 32-bit offsets from them cannot overflow: a group spans

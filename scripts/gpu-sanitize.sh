@@ -46,9 +46,9 @@ sanitize_volumes() {
   done
 }
 if [ "$what" = volumes ]; then sanitize_volumes; exit $rc; fi
-# Component statistics (kernels/stats.kernel) after a labeling, which renumbers the raw labels
-# as it reads them (kernels/relabel.kernel ranks them first): UF (first-pixel labels) and BKE_IC
-# (block labels) on a 512x512 image, and on images wider than a work-group's 1024 columns,
+# Component statistics (kernels/stats.kernel) after a labeling into consecutive labels, on a
+# table sized before N is read back: UF (first-pixel labels, relabeled), BKE_IC (block labels,
+# relabeled) and TUF (renumbered in its last pass) on a 512x512 image, and on images wider than a work-group's 1024 columns,
 # dense (a large component across groups) and sparse (groups meeting more components than their
 # table holds).
 sanitize_stats() {
@@ -58,7 +58,7 @@ sanitize_stats() {
   "$ccl" generate -o "$wide" --width 2100 --height 300 --density 45 --seed 3
   "$ccl" generate -o "$sparse" --width 2100 --height 300 --density 10 --seed 4
   for input in "$1" "$wide" "$sparse"; do
-    for algo in UF BKE_IC; do
+    for algo in UF BKE_IC TUF; do
       for tool in memcheck racecheck; do
         check "$tool" "stats ${input##*/} $algo" label "$input" --device cuda:0 --algo "$algo" --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy
       done

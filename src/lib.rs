@@ -48,8 +48,8 @@ pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
 pub use labeler::{
-    label_host, label_host_consecutive, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling,
-    VolumeLabeling,
+    label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
+    Labeler, Labeling, VolumeLabeling,
 };
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};

@@ -113,6 +113,86 @@ fn device_statistics_equal_the_reference_on_every_device() {
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Labels with statistics in one call (`label_on_device_with_stats`: the statistics kernels run
+/// before N is read back, on a table sized by the labeler's last calls): TUF (renumbering in its
+/// last pass) and UF (labeling, then relabeling), images and volumes, every connectivity, one
+/// labeler per algorithm across all shapes, so that tables both too small and far too large
+/// for the next N are met; the reference's consecutive labels and statistics every time.
+#[test]
+fn labeling_with_statistics_equals_the_reference_on_every_device() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for d in common::shared_devices() {
+        for algorithm in [Algorithm::TUF, Algorithm::UF] {
+            let mut labeler = d.device.labeler(algorithm).expect("labeler");
+            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
+                for (name, image) in images() {
+                    let on_device = labeler.upload(&image).expect("upload");
+                    let (labels, stats, timings) =
+                        labeler.label_on_device_with_stats(&on_device, connectivity).expect("label with stats");
+                    let (want, n) = reference::label(&image, connectivity).into_consecutive();
+                    if stats != ComponentStats::of_labels(want.labels(), on_device.shape(), n) {
+                        failures.push(format!("{} {algorithm} {connectivity} {name}: statistics differ", d.token));
+                    }
+                    if labels.numbering() != Some(ccl::Numbering::Consecutive(n))
+                        || labeler.download(&labels).expect("download").labels() != want.labels()
+                    {
+                        failures.push(format!("{} {algorithm} {connectivity} {name}: labels differ", d.token));
+                    }
+                    assert!(timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats));
+                    runs += 1;
+                }
+            }
+            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 3) {
+                for (w, h, dd, density) in
+                    [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (65, 17, 9, 0)]
+                {
+                    let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
+                    let on_device = labeler.upload_volume(&volume).expect("upload");
+                    let (labels, stats, _) =
+                        labeler.label_on_device_with_stats(&on_device, connectivity).expect("label with stats");
+                    let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
+                    if stats != ComponentStats::of_labels(want.labels(), volume.shape(), n) {
+                        failures
+                            .push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: statistics differ", d.token));
+                    }
+                    if labeler.download_volume(&labels).expect("download").labels() != want.labels() {
+                        failures.push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: labels differ", d.token));
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// A labeler's statistics table outgrown (N above the capacity its last calls left: the kernels
+/// run again on a larger table) and far too large (it shrinks back): every result exact.
+#[test]
+fn statistics_tables_grow_and_shrink_with_the_component_count() {
+    // Components: a few, then thousands (past the first capacity of 1024 entries and past the
+    // capacity the second image leaves), a few again, then many more at once.
+    let sequence = [
+        random(16, 9, 30, 1, 1),
+        random(300, 200, 10, 1, 2),
+        random(700, 500, 10, 1, 3),
+        random(40, 30, 10, 1, 4),
+        random(1500, 900, 10, 1, 5),
+    ];
+    for d in common::shared_devices() {
+        let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
+        for (k, image) in sequence.iter().enumerate() {
+            let on_device = labeler.upload(image).expect("upload");
+            let (labels, stats, _) =
+                labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("label with stats");
+            let (want, n) = reference::label(image, Connectivity::Eight).into_consecutive();
+            assert_eq!(stats, ComponentStats::of_labels(want.labels(), on_device.shape(), n), "{} image {k}", d.token);
+            assert_eq!(labeler.download(&labels).expect("download").labels(), want.labels(), "{} image {k}", d.token);
+        }
+    }
+}
+
 /// An image of more pixels than one level of the relabeling's scan covers (1024 rank spans of
 /// 8192 pixels), so the span counts are scanned over two levels: the consecutive labels and the
 /// statistics still equal the host's, for both raw-label conventions.

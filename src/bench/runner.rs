@@ -183,14 +183,12 @@ fn device_runs<T>(
     Ok((timings, last))
 }
 
-/// The warm-up and timed runs of labeling `input` into consecutive labels followed by their
-/// component statistics on the device (as the command line and Python do): the timings of both,
-/// one entry per timed run.
+/// The warm-up and timed runs of labeling `input` into consecutive labels with their component
+/// statistics on the device ([`Labeler::label_on_device_with_stats`], as the command line does):
+/// the timings of both, one entry per timed run.
 fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
     let once = || {
-        let (mut labels, _, mut timings) = labeler.label_on_device_consecutive(input, options.connectivity)?;
-        let (_, stats) = labeler.component_stats(&mut labels)?;
-        timings.phases.extend(stats.phases);
+        let (_, _, timings) = labeler.label_on_device_with_stats(input, options.connectivity)?;
         Ok(((), timings))
     };
     device_runs(options, once).map(|(timings, _)| timings)

@@ -295,9 +295,9 @@ fn label_volume(
     Ok(())
 }
 
-/// Labels on the device and computes the components' statistics there (which renumbers the
-/// labels 1..N), keeps the components `--min-size` and `--keep-largest` select, then downloads
-/// the labels ([`ccl::label_host_consecutive`]). Writes the kept components' statistics to `--stats` when
+/// Labels on the device into consecutive labels 1..N with the components' statistics
+/// ([`ccl::label_host_with_stats`]), keeps the components `--min-size` and `--keep-largest`
+/// select, then downloads the labels. Writes the kept components' statistics to `--stats` when
 /// given (`volume`: with z columns). Returns the labels, their count and the timings.
 fn label_filtered<T>(
     args: &LabelArgs,
@@ -307,12 +307,12 @@ fn label_filtered<T>(
     upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
     download: impl FnOnce(&mut ccl::AnyLabeler, &ccl::DeviceLabels) -> Result<T>,
 ) -> Result<(T, u32, ccl::Timings)> {
-    let statistics = |l: &mut ccl::AnyLabeler, labels: &mut ccl::DeviceLabels| {
-        let (mut stats, mut timings) = l.component_stats(labels)?;
+    let filter = |l: &mut ccl::AnyLabeler, labels: &mut ccl::DeviceLabels, mut stats: ccl::ComponentStats| {
+        let mut timings = ccl::Timings::default();
         filter_components(args, l, labels, &mut stats, &mut timings)?;
         Ok((stats, timings))
     };
-    let (host, stats, _, timings) = ccl::label_host_consecutive(labeler, connectivity, upload, statistics, download)?;
+    let (host, stats, timings) = ccl::label_host_with_stats(labeler, connectivity, upload, filter, download)?;
     if let Some(path) = &args.stats {
         io::write_stats_csv(path, &stats, volume)?;
     }
@@ -473,19 +473,20 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let gray = binarizer.upload(&page)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
-    let (mut labels, labeled) = labeler.label_on_device(&ink, args.image_connectivity())?;
-    let (count, relabeled) = if wants_stats(args) {
-        let (mut stats, mut t) = labeler.component_stats(&mut labels)?;
+    let connectivity = args.image_connectivity();
+    let (labels, count, labeled) = if wants_stats(args) {
+        let (mut labels, mut stats, mut t) = labeler.label_on_device_with_stats(&ink, connectivity)?;
         filter_components(args, &mut labeler, &mut labels, &mut stats, &mut t)?;
         if let Some(path) = &args.stats {
             io::write_stats_csv(path, &stats, false)?;
         }
-        (Some(stats.len() as u32), t)
+        (labels, Some(stats.len() as u32), t)
     } else if args.raw {
-        (None, ccl::Timings::default())
+        let (labels, t) = labeler.label_on_device(&ink, connectivity)?;
+        (labels, None, t)
     } else {
-        let (n, t) = labeler.relabel(&mut labels)?;
-        (Some(n), t)
+        let (labels, n, t) = labeler.label_on_device_consecutive(&ink, connectivity)?;
+        (labels, Some(n), t)
     };
     let start = std::time::Instant::now();
     let labels = labeler.download(&labels)?;
@@ -493,14 +494,12 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let count = count.unwrap_or_else(|| labels.component_count());
     io::write_labels(&args.output, &labels)?;
     say!(
-        "{count} components ({}x{}, {}, {}); device ms: binarize {:.3}, label {:.3}, relabel {:.3}; upload {upload_ms:.3}, download {download_ms:.3}",
+        "{count} components ({}x{}, {}, {connectivity}); device ms: binarize {:.3}, label {:.3}; upload {upload_ms:.3}, download {download_ms:.3}",
         page.width(),
         page.height(),
         algorithm,
-        args.image_connectivity(),
         binarized.labeling_ms(),
-        labeled.labeling_ms(),
-        relabeled.labeling_ms()
+        labeled.labeling_ms()
     );
     say!("wrote {}", args.output.display());
     std::mem::forget((binarizer, labeler));

@@ -119,15 +119,21 @@ impl GpuLabeler {
     }
 
     /// Labels `image` (prepared for `connectivity`) into consecutive labels, in `into` or else in
-    /// a new buffer (returned), through its schedule's `run_consecutive` (its own renumbering,
-    /// or labeling then relabeling); returns N and the timings.
+    /// a new buffer (returned), through its schedule's `run_ranked` (its own renumbering, or
+    /// labeling then relabeling); with `stats`, the statistics kernels follow before N is read
+    /// back, which waits for them ([`Stats::run_counted`]). Returns N, the statistics with
+    /// `stats`, and the timings.
     fn run_consecutive(
         &mut self,
         image: &DeviceImage,
         connectivity: Connectivity,
         into: Option<&Buffer>,
-    ) -> Result<(Option<Buffer>, u32, Timings)> {
+        stats: bool,
+    ) -> Result<(Option<Buffer>, u32, Option<ComponentStats>, Timings)> {
         self.ensure_relabel()?;
+        if stats {
+            self.ensure_stats()?;
+        }
         let (input, shape) = (self.buffer(image)?, image.shape());
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
@@ -149,9 +155,24 @@ impl GpuLabeler {
         let relabel = self.relabel.as_mut().expect("built above");
         let job = crate::schedule::Job { input, labels, shape };
         let convention = self.algorithm.raw_labels();
-        let (iterations, count) = schedule.run_consecutive(gpu, &job, relabel, convention, &mut recorder)?;
+        let (iterations, tables) = schedule.run_ranked(gpu, &job, relabel, convention, &mut recorder)?;
+        let (count, statistics) = match self.stats.as_deref_mut().filter(|_| stats) {
+            Some(stage) => {
+                recorder.end(Phase::Relabel)?;
+                let read_count = || crate::schedule::relabel::Relabel::read_total(gpu, &tables);
+                let counted = stage.run_counted(gpu, labels, shape, tables.total(), read_count, &mut recorder);
+                relabel.put_back(tables);
+                let (count, statistics) = counted?;
+                (count, Some(statistics))
+            }
+            None => {
+                let count = relabel.count(gpu, tables)?;
+                recorder.end(Phase::Relabel)?;
+                (count, None)
+            }
+        };
         let phases = recorder.finish()?;
-        Ok((fresh, count, Timings { phases, iterations }))
+        Ok((fresh, count, statistics, Timings { phases, iterations }))
     }
 
     /// How this labeler's kernels were obtained so far.
@@ -500,10 +521,23 @@ impl Labeler for GpuLabeler {
     ) -> Result<(DeviceLabels, u32, Timings)> {
         let shape = image.shape();
         self.prepare_labeling(shape, connectivity)?;
-        let (labels, count, timings) = self.run_consecutive(image, connectivity, None)?;
+        let (labels, count, _, timings) = self.run_consecutive(image, connectivity, None, false)?;
         let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
         let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
         Ok((labels, count, timings))
+    }
+
+    fn label_on_device_with_stats(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+    ) -> Result<(DeviceLabels, ComponentStats, Timings)> {
+        let shape = image.shape();
+        self.prepare_labeling(shape, connectivity)?;
+        let (labels, count, stats, timings) = self.run_consecutive(image, connectivity, None, true)?;
+        let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
+        let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
+        Ok((labels, stats.expect("asked for"), timings))
     }
 
     fn label_on_device_into_consecutive(
@@ -515,7 +549,7 @@ impl Labeler for GpuLabeler {
         super::check_same_shape(image, labels)?;
         self.prepare_labeling(image.shape(), connectivity)?;
         let output = self.buffer(labels)?;
-        let (_, count, timings) = self.run_consecutive(image, connectivity, Some(output))?;
+        let (_, count, _, timings) = self.run_consecutive(image, connectivity, Some(output), false)?;
         labels.numbering = Some(Numbering::Consecutive(count));
         Ok((count, timings))
     }

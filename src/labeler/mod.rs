@@ -146,6 +146,25 @@ pub trait Labeler {
     /// call, as it keeps the relabeling's.
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
+    /// Labels an image (or volume) already on the device into consecutive labels 1..N and
+    /// computes their components' statistics, as [`Labeler::label_on_device_consecutive`] then
+    /// [`Labeler::component_stats`] do, but without waiting for the device in between: a GPU
+    /// labeler launches the statistics kernels before it reads N back (on a table sized by
+    /// its last calls; where N outgrew it, they run again on a larger one). The timings: the
+    /// labeling's phases and [`Phase::Relabel`], then [`Phase::Allocation`] and
+    /// [`Phase::ComponentStats`] (the statistics kernels and N's read-back) and the table's
+    /// read-back ([`Phase::Download`]).
+    fn label_on_device_with_stats(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+    ) -> Result<(DeviceLabels, ComponentStats, Timings)> {
+        let (mut labels, _, mut timings) = self.label_on_device_consecutive(image, connectivity)?;
+        let (stats, more) = self.component_stats(&mut labels)?;
+        timings.phases.extend(more.phases);
+        Ok((labels, stats, timings))
+    }
+
     /// Keeps the components of consecutive `labels` whose entry of `keep` is set (one entry per
     /// label, as [`ComponentStats::at_least`] and [`ComponentStats::largest`] give), renumbered
     /// 1..M in label order (so still in raster order of first appearance), and turns the others
@@ -179,15 +198,13 @@ pub trait Labeler {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
-        let (labels, (), count, timings) = label_host_with(
+        let (labels, components, timings) = label_host_plain(
             self,
             connectivity,
             consecutive,
             |l| l.upload_volume(volume),
-            |_, _| Ok(((), Timings::default())),
             |l, d| l.download_volume(d),
         )?;
-        let components = consecutive.then_some(count);
         Ok(VolumeLabeling { labels, components, timings })
     }
 
@@ -248,8 +265,8 @@ pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
 /// `on_device` on the device labels (e.g. [`Labeler::relabel`] or
 /// [`Labeler::component_stats`]; its timings are appended), then `download` the labels. Upload
 /// and download are timed by the host clock and come first and last in the timings. Behind
-/// [`Labeler::label`] and the command line's and Python's statistics;
-/// [`label_host_consecutive`] hands `on_device` consecutive labels instead of raw ones.
+/// [`Labeler::label`]; [`label_host_consecutive`] hands `on_device` consecutive labels instead
+/// of raw ones, [`label_host_with_stats`] consecutive labels and their statistics.
 pub fn label_host<L: Labeler + ?Sized, T, R>(
     labeler: &mut L,
     connectivity: Connectivity,
@@ -257,14 +274,18 @@ pub fn label_host<L: Labeler + ?Sized, T, R>(
     on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, R, Timings)> {
-    let (labels, result, _, timings) = label_host_with(labeler, connectivity, false, upload, on_device, download)?;
-    Ok((labels, result, timings))
+    let label = |l: &mut L, input: &DeviceImage| {
+        let (labels, timings) = l.label_on_device(input, connectivity)?;
+        Ok((labels, (), timings))
+    };
+    let on_device = |l: &mut L, labels: &mut DeviceLabels, ()| on_device(l, labels);
+    label_host_with(labeler, connectivity, upload, label, on_device, download)
 }
 
 /// [`label_host`] with consecutive labels 1..N on the device
 /// ([`Labeler::label_on_device_consecutive`]) before `on_device`; also returns N. Behind
 /// [`Labeler::label_consecutive`], [`Labeler::label_consecutive_into`], consecutive
-/// [`Labeler::label_volume`], and the command line's and Python's statistics.
+/// [`Labeler::label_volume`], and Python's statistics.
 pub fn label_host_consecutive<L: Labeler + ?Sized, T, R>(
     labeler: &mut L,
     connectivity: Connectivity,
@@ -272,39 +293,54 @@ pub fn label_host_consecutive<L: Labeler + ?Sized, T, R>(
     on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, R, u32, Timings)> {
-    label_host_with(labeler, connectivity, true, upload, on_device, download)
+    let label = |l: &mut L, input: &DeviceImage| l.label_on_device_consecutive(input, connectivity);
+    let on_device = |l: &mut L, labels: &mut DeviceLabels, count: u32| {
+        on_device(l, labels).map(|(result, timings)| ((result, count), timings))
+    };
+    let (labels, (result, count), timings) =
+        label_host_with(labeler, connectivity, upload, label, on_device, download)?;
+    Ok((labels, result, count, timings))
 }
 
-/// [`label_host`] (raw labels; the count returned is 0) or, with `consecutive`,
-/// [`label_host_consecutive`].
-fn label_host_with<L: Labeler + ?Sized, T, R>(
+/// [`label_host`] with consecutive labels and their components' statistics computed on the
+/// device together ([`Labeler::label_on_device_with_stats`]), handed to `on_device` (which may
+/// keep some components, [`Labeler::keep_components`]). Behind the command line's statistics.
+pub fn label_host_with_stats<L: Labeler + ?Sized, T, R>(
     labeler: &mut L,
     connectivity: Connectivity,
-    consecutive: bool,
     upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
+    on_device: impl FnOnce(&mut L, &mut DeviceLabels, ComponentStats) -> Result<(R, Timings)>,
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, R, u32, Timings)> {
+) -> Result<(T, R, Timings)> {
+    let label = |l: &mut L, input: &DeviceImage| l.label_on_device_with_stats(input, connectivity);
+    label_host_with(labeler, connectivity, upload, label, on_device, download)
+}
+
+/// The host-to-host paths: `upload`, `label` (which also returns what `on_device` takes), the
+/// input dropped, `on_device`, `download`, with upload and download timed on the host clock.
+fn label_host_with<L: Labeler + ?Sized, T, R, X>(
+    labeler: &mut L,
+    connectivity: Connectivity,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    label: impl FnOnce(&mut L, &DeviceImage) -> Result<(DeviceLabels, X, Timings)>,
+    on_device: impl FnOnce(&mut L, &mut DeviceLabels, X) -> Result<(R, Timings)>,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, R, Timings)> {
     // Before the upload: an unsupported connectivity fails without copying anything.
     labeler.algorithm().check(connectivity)?;
     let start = Instant::now();
     let input = upload(labeler)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (mut device_labels, count, mut timings) = if consecutive {
-        labeler.label_on_device_consecutive(&input, connectivity)?
-    } else {
-        let (labels, timings) = labeler.label_on_device(&input, connectivity)?;
-        (labels, 0, timings)
-    };
+    let (mut device_labels, labeled, mut timings) = label(labeler, &input)?;
     drop(input);
-    let (result, more) = on_device(labeler, &mut device_labels)?;
+    let (result, more) = on_device(labeler, &mut device_labels, labeled)?;
     timings.phases.extend(more.phases);
     let start = Instant::now();
     let labels = download(labeler, &device_labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
     timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok((labels, result, count, timings))
+    Ok((labels, result, timings))
 }
 
 /// [`label_host`] of an image, which takes 4- or 8-connectivity only.
@@ -316,10 +352,26 @@ fn label_image<L: Labeler + ?Sized, T>(
     download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
 ) -> Result<(T, Option<u32>, Timings)> {
     check_image_connectivity(connectivity)?;
+    label_host_plain(labeler, connectivity, consecutive, |l| l.upload(image), download)
+}
+
+/// Upload, label (into consecutive labels, counted, with `consecutive`), download:
+/// [`label_host`] or [`label_host_consecutive`] with nothing between labeling and download.
+fn label_host_plain<L: Labeler + ?Sized, T>(
+    labeler: &mut L,
+    connectivity: Connectivity,
+    consecutive: bool,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<(T, Option<u32>, Timings)> {
     let no_more = |_: &mut L, _: &mut DeviceLabels| Ok(((), Timings::default()));
-    let (labels, (), count, timings) =
-        label_host_with(labeler, connectivity, consecutive, |l| l.upload(image), no_more, download)?;
-    Ok((labels, consecutive.then_some(count), timings))
+    if consecutive {
+        let (labels, (), count, timings) = label_host_consecutive(labeler, connectivity, upload, no_more, download)?;
+        Ok((labels, Some(count), timings))
+    } else {
+        let (labels, (), timings) = label_host(labeler, connectivity, upload, no_more, download)?;
+        Ok((labels, None, timings))
+    }
 }
 
 /// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).

@@ -1,7 +1,7 @@
 //! What the schedules share: the job they run, their trait, launch ranges over pixels and over
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
-use super::relabel::Relabel;
+use super::relabel::{RankTables, Relabel};
 use crate::gpu::{Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape, Timings};
 
@@ -42,10 +42,24 @@ pub(crate) trait Schedule: Send {
     /// recorded as [`crate::Phase::Allocation`] and [`crate::Phase::Deallocation`].
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>>;
 
-    /// Labels `job.input` into consecutive labels 1..N in `job.labels` and returns N: by
-    /// default [`Schedule::run`], then `relabel` on its raw labels (of `convention`); a schedule
-    /// that can renumber in its own last pass does so instead, from `relabel`'s rank tables. Ends
-    /// [`crate::Phase::Relabel`] last.
+    /// Labels `job.input` into consecutive labels 1..N in `job.labels`, and returns the rank
+    /// tables that hold N on the device ([`Relabel::count`] reads it): by default
+    /// [`Schedule::run`], then `relabel` on its raw labels (of `convention`); a schedule that can
+    /// renumber in its own last pass does so instead, from `relabel`'s rank tables. Nothing
+    /// waits for the device; the caller ends [`crate::Phase::Relabel`].
+    fn run_ranked(
+        &mut self,
+        gpu: &dyn Gpu,
+        job: &Job,
+        relabel: &mut Relabel,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<(Option<u32>, RankTables)> {
+        run_then_rank(self, gpu, job, relabel, convention, recorder)
+    }
+
+    /// [`Schedule::run_ranked`], then N read back (ending [`crate::Phase::Relabel`]); returns
+    /// the iteration count and N.
     fn run_consecutive(
         &mut self,
         gpu: &dyn Gpu,
@@ -54,23 +68,26 @@ pub(crate) trait Schedule: Send {
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<(Option<u32>, u32)> {
-        run_then_relabel(self, gpu, job, relabel, convention, recorder)
+        let (iterations, tables) = self.run_ranked(gpu, job, relabel, convention, recorder)?;
+        let count = relabel.count(gpu, tables)?;
+        recorder.end(Phase::Relabel)?;
+        Ok((iterations, count))
     }
 }
 
-/// [`Schedule::run_consecutive`]'s default: the schedule's labeling, then `relabel` on its raw
-/// labels (of `convention`).
-pub(crate) fn run_then_relabel<S: Schedule + ?Sized>(
+/// [`Schedule::run_ranked`]'s default: the schedule's labeling, then `relabel` on its raw labels
+/// (of `convention`).
+pub(crate) fn run_then_rank<S: Schedule + ?Sized>(
     schedule: &mut S,
     gpu: &dyn Gpu,
     job: &Job,
     relabel: &mut Relabel,
     convention: RawLabels,
     recorder: &mut PhaseRecorder,
-) -> Result<(Option<u32>, u32)> {
+) -> Result<(Option<u32>, RankTables)> {
     let iterations = schedule.run(gpu, job, recorder)?;
-    let count = relabel.run(gpu, job.labels, job.shape, convention, recorder)?;
-    Ok((iterations, count))
+    let tables = relabel.run_ranked(gpu, job.labels, job.shape, convention, recorder)?;
+    Ok((iterations, tables))
 }
 
 /// One labeling of `input` (of `shape`) by `schedule` into a new label buffer, timed from that

@@ -102,6 +102,23 @@ impl Relabel {
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
+        let tables = self.run_ranked(gpu, labels, shape, convention, recorder)?;
+        let count = self.count(gpu, tables)?;
+        recorder.end(Phase::Relabel)?;
+        Ok(count)
+    }
+
+    /// [`Relabel::run`] without reading the count: the labels are renumbered (once the device
+    /// is done) and the returned tables hold N on the device ([`RankTables::total`];
+    /// [`Relabel::count`] reads it). Ends [`Phase::Allocation`] only.
+    pub(crate) fn run_ranked(
+        &mut self,
+        gpu: &dyn Gpu,
+        labels: &Buffer,
+        shape: Shape,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<RankTables> {
         let n = shape.len();
         let mut tables = self.allocate(gpu, n, convention)?;
         recorder.end(Phase::Allocation)?;
@@ -110,9 +127,7 @@ impl Relabel {
         let (l, f, m) = (Arg::Buffer(labels), Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32), blocks];
         gpu.launch(&mut self.finish, &over_spans(n, PASS_SPAN), &args)?;
-        let count = self.count(gpu, tables)?;
-        recorder.end(Phase::Relabel)?;
-        Ok(count)
+        Ok(tables)
     }
 
     /// The rank tables of an array of `n` pixels of `convention`, from this stage's scratch:
@@ -186,15 +201,26 @@ impl Relabel {
 
     /// Reads N (once the device is done with `tables`) and keeps their buffers for the next call.
     pub(crate) fn count(&mut self, gpu: &dyn Gpu, tables: RankTables) -> Result<u32> {
+        let count = Self::read_total(gpu, &tables)?;
+        self.put_back(tables);
+        Ok(count)
+    }
+
+    /// Reads N from ranked `tables` (it waits for the device).
+    pub(crate) fn read_total(gpu: &dyn Gpu, tables: &RankTables) -> Result<u32> {
         let mut word = [0u8; 4];
         gpu.read(&tables.total, &mut word)?;
+        Ok(u32::from_ne_bytes(word))
+    }
+
+    /// Keeps the buffers of `tables` for the next call.
+    pub(crate) fn put_back(&mut self, tables: RankTables) {
         self.scratch.put(RANKS, tables.ranks);
         self.scratch.put(FIRSTS, tables.firsts);
         self.scratch.put(TOTAL, tables.total);
         for (k, level) in tables.levels.into_iter().enumerate() {
             self.scratch.put(LEVELS + k, level);
         }
-        Ok(u32::from_ne_bytes(word))
     }
 }
 
@@ -219,6 +245,11 @@ impl RankTables {
     /// Each span's count of first pixels before it, once ranked.
     pub(crate) fn offsets(&self) -> &Buffer {
         &self.levels[0]
+    }
+
+    /// N, the count of first pixels (one `u32`), once ranked.
+    pub(crate) fn total(&self) -> &Buffer {
+        &self.total
     }
 }
 

@@ -104,7 +104,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::common::{run_then_relabel, GROUP};
+use super::common::{run_then_rank, GROUP};
 use super::relabel::{RankTables, Relabel, RANK_SHIFT};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};
@@ -273,8 +273,7 @@ impl Tuf {
 /// The end of TUF's consecutive labelings (images and volumes): the relabeling ranks the roots
 /// of `forest` (passes 1 and 2's labels of `job`) into `tables`, and pass 3's ranked kernel,
 /// launched over its range with the array's extent (`ranked`), writes every pixel's
-/// consecutive label into `job.labels`; then N is read. Ends [`Phase::Relabel`].
-#[allow(clippy::too_many_arguments)]
+/// consecutive label into `job.labels`; returns the tables, which hold N.
 fn rank_into_output(
     gpu: &dyn Gpu,
     job: &Job,
@@ -283,17 +282,14 @@ fn rank_into_output(
     mut tables: RankTables,
     convention: RawLabels,
     (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
-    recorder: &mut PhaseRecorder,
-) -> Result<u32> {
+) -> Result<RankTables> {
     relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention)?;
     let mut args =
         vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
     args.extend(extent.iter().map(|&e| Arg::U32(e)));
     args.push(Arg::U32(RANK_SHIFT));
     gpu.launch(kernel, &range, &args)?;
-    let count = relabel.count(gpu, tables)?;
-    recorder.end(Phase::Relabel)?;
-    Ok(count)
+    Ok(tables)
 }
 
 /// Pass 3's work-items: one per 4 pixels of a row.
@@ -315,27 +311,27 @@ impl Schedule for Tuf {
     /// relabeling ranks; pass 3 then writes each pixel's root's consecutive label into the
     /// output (`tuf_compress_ranked`): the relabeling's own final pass, a full read and write
     /// of the labels, is not needed.
-    fn run_consecutive(
+    fn run_ranked(
         &mut self,
         gpu: &dyn Gpu,
         job: &Job,
         relabel: &mut Relabel,
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
-    ) -> Result<(Option<u32>, u32)> {
+    ) -> Result<(Option<u32>, RankTables)> {
         let shape = job.shape;
         // Without room for the forest, the labels are compressed and then relabeled.
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
-            return run_then_relabel(self, gpu, job, relabel, convention, recorder);
+            return run_then_rank(self, gpu, job, relabel, convention, recorder);
         };
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
         recorder.end(Phase::Allocation)?;
         self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
         let [w, h, _] = job.extent();
         let ranked = (&mut self.compress_ranked, over_quads(shape), &[w, h][..]);
-        let count = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked, recorder)?;
+        let tables = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked)?;
         self.scratch.put(FOREST, forest);
-        Ok((None, count))
+        Ok((None, tables))
     }
 }
 
@@ -414,25 +410,25 @@ impl Schedule for Tuf3d {
 
     /// As [`Tuf`]'s: passes 1 and 2 into a scratch forest, then every region's voxels take
     /// their roots' consecutive labels (`tuf_compress_ranked_3d`).
-    fn run_consecutive(
+    fn run_ranked(
         &mut self,
         gpu: &dyn Gpu,
         job: &Job,
         relabel: &mut Relabel,
         convention: RawLabels,
         recorder: &mut PhaseRecorder,
-    ) -> Result<(Option<u32>, u32)> {
+    ) -> Result<(Option<u32>, RankTables)> {
         let shape = job.shape;
         // Without room for the forest, the labels are compressed and then relabeled.
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
-            return run_then_relabel(self, gpu, job, relabel, convention, recorder);
+            return run_then_rank(self, gpu, job, relabel, convention, recorder);
         };
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
         let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
         let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
-        let count = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked, recorder)?;
+        let tables = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked)?;
         self.put_back(merged);
         self.scratch.put(FOREST, forest);
-        Ok((None, count))
+        Ok((None, tables))
     }
 }
