@@ -190,17 +190,26 @@ DEVICE_FN void stats_global(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *s
     }
 }
 
-// The work-group's table: the label of each slot (0: free), then per slot the count, the
-// smallest and largest column and row offsets, and the sums of the offsets.
+// The work-group's table: the label of each slot (0: free), then per slot its count and the sum
+// of its row offsets in one word (the count in the low COUNT_BITS bits: one atomic add for
+// both), the sum of its column offsets, the smallest and largest column offsets, and the rows it
+// met as bits (so one atomic OR instead of a minimum and a maximum). A hand-over then takes five
+// atomics, not seven, and no compare-and-swap once its label holds the slot: the local atomics
+// are what limits the kernel on dense images.
+#define COUNT_BITS 14
+#if GROUP_W * SEGMENT * GROUP_H >= (1 << COUNT_BITS) || GROUP_W * SEGMENT * GROUP_H * (GROUP_H - 1) >= (1 << (32 - COUNT_BITS))
+#error "a group's count and sum of row offsets must share a word"
+#endif
+#if GROUP_H > 32
+#error "a group's rows are the bits of a word"
+#endif
 struct stats_table {
     uint label[TABLE];
-    uint count[TABLE];
+    uint count_dy[TABLE];
+    uint sum_dx[TABLE];
     uint min_dx[TABLE];
     uint max_dx[TABLE];
-    uint min_dy[TABLE];
-    uint max_dy[TABLE];
-    uint sum_dx[TABLE];
-    uint sum_dy[TABLE];
+    uint rows[TABLE];
 };
 
 // Hands over the partial statistics of component `label`: `count` voxels of row offset dy,
@@ -212,15 +221,16 @@ DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count
 {
     uint slot = ((uint)label * 2654435761u) & (TABLE - 1);
     for (uint probe = 0; probe < PROBES; probe++) {
-        const uint old = ATOMIC_CMPXCHG(&t->label[slot], 0u, (uint)label);
+        // A plain read first: a slot that holds the label (or another) needs no atomic to tell.
+        uint old = t->label[slot];
+        if (old == 0)
+            old = ATOMIC_CMPXCHG(&t->label[slot], 0u, (uint)label);
         if (old == 0 || old == (uint)label) {
-            ATOMIC_ADD(&t->count[slot], count);
+            ATOMIC_ADD(&t->count_dy[slot], count | dy * count << COUNT_BITS);
+            ATOMIC_ADD(&t->sum_dx[slot], sum_dx);
             ATOMIC_MIN(&t->min_dx[slot], first_dx);
             ATOMIC_MAX(&t->max_dx[slot], last_dx);
-            ATOMIC_MIN(&t->min_dy[slot], dy);
-            ATOMIC_MAX(&t->max_dy[slot], dy);
-            ATOMIC_ADD(&t->sum_dx[slot], sum_dx);
-            ATOMIC_ADD(&t->sum_dy[slot], dy * count);
+            ATOMIC_OR(&t->rows[slot], 1u << dy);
             return 1;
         }
         slot = (slot + 1) & (TABLE - 1);
@@ -266,13 +276,11 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     const int shared = r0 < rows && r0 / height == r_last / height;
     if (item < TABLE) {
         table->label[item] = 0;
-        table->count[item] = 0;
+        table->count_dy[item] = 0;
+        table->sum_dx[item] = 0;
         table->min_dx[item] = 0xFFFFFFFFu;
         table->max_dx[item] = 0;
-        table->min_dy[item] = 0xFFFFFFFFu;
-        table->max_dy[item] = 0;
-        table->sum_dx[item] = 0;
-        table->sum_dy[item] = 0;
+        table->rows[item] = 0;
     }
     LOCAL_BARRIER();
 
@@ -338,11 +346,12 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     LOCAL_BARRIER();
 
     if (item < TABLE && table->label[item] != 0) {
-        const uint c = table->count[item], y0 = r0 % height;
+        const uint packed = table->count_dy[item], rows = table->rows[item], y0 = r0 % height;
+        const uint c = packed & ((1u << COUNT_BITS) - 1u);
         const ulong sx = (ulong)table->sum_dx[item] + (ulong)c * gx0;
-        const ulong sy = (ulong)table->sum_dy[item] + (ulong)c * y0;
+        const ulong sy = (ulong)(packed >> COUNT_BITS) + (ulong)c * y0;
         stats_global(area, box, sums, n, table->label[item], c, gx0 + table->min_dx[item], gx0 + table->max_dx[item],
-                     sx, y0 + table->min_dy[item], y0 + table->max_dy[item], sy, r0 / height, volume);
+                     sx, y0 + lowest_set(rows), y0 + 31u - LEADING_ZEROS(rows), sy, r0 / height, volume);
     }
 }
 
