@@ -31,6 +31,16 @@
 //! OpenCL 0.169 / 0.155 -> 0.154 / 0.138; BKE_IC's alike), unchanged at 10 % (where most
 //! hand-overs go to the global table) and within noise at 2048^2 and on the pages.
 //!
+//! Also measured and dropped (same A/B, 8192^2 and 2048^2 at 5 / 10 / 30 / 50 / 90 %, the pages):
+//! a component of one pixel whose 8 neighbours in the group's staged rows do not have its
+//! label written with plain stores instead of atomics (the statistics phase 2-4 % faster,
+//! 8192^2 0.526 -> 0.515 ms at 10 %, 0.151-0.155 -> 0.146-0.148 at 90 %: under 1 % of TUF +
+//! stats, for eight more neighbour reads per run of one pixel); a full table searched at the
+//! label's own slot only (3-5 % slower at 10 and 30 %: fewer hand-overs found their label);
+//! and with it a table of 128 slots (2-3 % faster at 30 %, 2 % slower at 10 %). At 10-30 %
+//! the statistics phase (0.5-0.76 ms) is the per-component entries: most work-groups meet
+//! several hundred components, far more than their table holds.
+//!
 //! The walk over a segment is branch-free: two bit masks (foreground, run starts), then one
 //! hand-over per run from them. H100, `ccl bench density/average --stats`, TUF, A/B on one
 //! machine, two rounds, against a walk that branched at every pixel: the statistics phase at
