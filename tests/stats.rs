@@ -6,8 +6,8 @@
 mod common;
 
 use ccl::{
-    random_volume, reference, Algorithm, BinaryImage, BinaryVolume, ComponentStat, ComponentStats, Connectivity,
-    Labeler, Shape,
+    random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStat, ComponentStats,
+    Connectivity, DeviceImage, DeviceLabels, Labeler, Shape, Timings,
 };
 use common::images::{random, rings, spiral};
 
@@ -66,50 +66,69 @@ fn images() -> Vec<(String, BinaryImage)> {
     out
 }
 
-#[test]
-fn device_statistics_equal_the_reference_on_every_device() {
-    let mut failures = Vec::new();
-    let mut runs = 0;
+/// How a test labels an array on the device into consecutive labels and their statistics.
+type LabelWithStats = fn(&mut AnyLabeler, &DeviceImage, Connectivity) -> (DeviceLabels, ComponentStats, Timings);
+
+/// Labels every image of [`images`] (with each 2D connectivity of `algorithms`) and a few random
+/// volumes (each 3D one) with `label`, one labeler per algorithm on every device, and lists
+/// where the statistics, the labels (the reference's consecutive ones) or their numbering
+/// differ; returns those and the number of runs.
+fn statistics_mismatches(algorithms: &[Algorithm], label: LabelWithStats) -> (Vec<String>, usize) {
+    let (mut failures, mut runs) = (Vec::new(), 0);
     for d in common::shared_devices() {
-        // UF gives first-pixel raw labels, BKE first-block ones: both are renumbered first.
-        for algorithm in [Algorithm::UF, Algorithm::BKE] {
+        for &algorithm in algorithms {
             let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
-                for (name, image) in images() {
-                    let on_device = labeler.upload(&image).expect("upload");
-                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
-                    let (stats, timings) = labeler.component_stats(&mut labels).expect("stats");
-                    if stats != expected_image(&image, connectivity) {
-                        failures.push(format!("{} {algorithm} {connectivity} {name}: statistics differ", d.token));
+            for connectivity in algorithm.connectivities().iter().copied() {
+                let arrays: Vec<(String, DeviceImage, Vec<u32>, u32)> = if connectivity.dims() == 2 {
+                    images()
+                        .into_iter()
+                        .map(|(name, image)| {
+                            let (want, n) = reference::label(&image, connectivity).into_consecutive();
+                            (name, labeler.upload(&image).expect("upload"), want.labels().to_vec(), n)
+                        })
+                        .collect()
+                } else {
+                    [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (65, 17, 9, 0)]
+                        .into_iter()
+                        .map(|(w, h, dd, density)| {
+                            let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
+                            let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
+                            let on_device = labeler.upload_volume(&volume).expect("upload");
+                            (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
+                        })
+                        .collect()
+                };
+                for (name, on_device, want, n) in arrays {
+                    let (labels, stats, timings) = label(&mut labeler, &on_device, connectivity);
+                    let case = format!("{} {algorithm} {connectivity} {name}", d.token);
+                    if stats != ComponentStats::of_labels(&want, on_device.shape(), n) {
+                        failures.push(format!("{case}: statistics differ"));
                     }
-                    // The raw labels were renumbered on the way: the host's consecutive ones.
-                    let (want, _) = reference::label(&image, connectivity).into_consecutive();
-                    if labeler.download(&labels).expect("download").labels() != want.labels() {
-                        failures.push(format!("{} {algorithm} {connectivity} {name}: labels differ", d.token));
+                    let mut got = vec![0u32; want.len()];
+                    labeler.download_into(&labels, &mut got).expect("download");
+                    if labels.numbering() != Some(ccl::Numbering::Consecutive(n)) || got != want {
+                        failures.push(format!("{case}: labels differ"));
                     }
-                    assert!(timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) || stats.is_empty());
-                    runs += 1;
-                }
-            }
-            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 3) {
-                for (w, h, dd, density) in [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50)] {
-                    let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
-                    let on_device = labeler.upload_volume(&volume).expect("upload");
-                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
-                    let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
-                    let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
-                    if stats != ComponentStats::of_labels(want.labels(), volume.shape(), n) {
-                        failures
-                            .push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: statistics differ", d.token));
-                    }
-                    if labeler.download_volume(&labels).expect("download").labels() != want.labels() {
-                        failures.push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: labels differ", d.token));
+                    if n > 0 && !timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) {
+                        failures.push(format!("{case}: no statistics phase"));
                     }
                     runs += 1;
                 }
             }
         }
     }
+    (failures, runs)
+}
+
+#[test]
+fn device_statistics_equal_the_reference_on_every_device() {
+    // UF gives first-pixel raw labels, BKE first-block ones: component_stats renumbers both
+    // first, in place (the host's consecutive labels).
+    let (failures, runs) = statistics_mismatches(&[Algorithm::UF, Algorithm::BKE], |labeler, on_device, c| {
+        let (mut labels, _) = labeler.label_on_device(on_device, c).expect("label");
+        let (stats, timings) = labeler.component_stats(&mut labels).expect("stats");
+        (labels, stats, timings)
+    });
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -120,50 +139,9 @@ fn device_statistics_equal_the_reference_on_every_device() {
 /// for the next N are met; the reference's consecutive labels and statistics every time.
 #[test]
 fn labeling_with_statistics_equals_the_reference_on_every_device() {
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for d in common::shared_devices() {
-        for algorithm in [Algorithm::TUF, Algorithm::UF] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
-                for (name, image) in images() {
-                    let on_device = labeler.upload(&image).expect("upload");
-                    let (labels, stats, timings) =
-                        labeler.label_on_device_with_stats(&on_device, connectivity).expect("label with stats");
-                    let (want, n) = reference::label(&image, connectivity).into_consecutive();
-                    if stats != ComponentStats::of_labels(want.labels(), on_device.shape(), n) {
-                        failures.push(format!("{} {algorithm} {connectivity} {name}: statistics differ", d.token));
-                    }
-                    if labels.numbering() != Some(ccl::Numbering::Consecutive(n))
-                        || labeler.download(&labels).expect("download").labels() != want.labels()
-                    {
-                        failures.push(format!("{} {algorithm} {connectivity} {name}: labels differ", d.token));
-                    }
-                    assert!(timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats));
-                    runs += 1;
-                }
-            }
-            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 3) {
-                for (w, h, dd, density) in
-                    [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (65, 17, 9, 0)]
-                {
-                    let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
-                    let on_device = labeler.upload_volume(&volume).expect("upload");
-                    let (labels, stats, _) =
-                        labeler.label_on_device_with_stats(&on_device, connectivity).expect("label with stats");
-                    let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
-                    if stats != ComponentStats::of_labels(want.labels(), volume.shape(), n) {
-                        failures
-                            .push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: statistics differ", d.token));
-                    }
-                    if labeler.download_volume(&labels).expect("download").labels() != want.labels() {
-                        failures.push(format!("{} {algorithm} {connectivity} {w}x{h}x{dd}: labels differ", d.token));
-                    }
-                    runs += 1;
-                }
-            }
-        }
-    }
+    let (failures, runs) = statistics_mismatches(&[Algorithm::TUF, Algorithm::UF], |labeler, on_device, c| {
+        labeler.label_on_device_with_stats(on_device, c).expect("label with stats")
+    });
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -171,8 +149,9 @@ fn labeling_with_statistics_equals_the_reference_on_every_device() {
 /// run again on a larger table) and far too large (it shrinks back): every result exact.
 #[test]
 fn statistics_tables_grow_and_shrink_with_the_component_count() {
-    // Components: a few, then thousands (past the first capacity of 1024 entries and past the
-    // capacity the second image leaves), a few again, then many more at once.
+    // Components: a few (the first table holds 72, one per two pixels of the 16x9 image), then
+    // thousands (past it, and past the room the second image leaves), a few again (the table
+    // shrinks back), then many more at once.
     let sequence = [
         random(16, 9, 30, 1, 1),
         random(300, 200, 10, 1, 2),

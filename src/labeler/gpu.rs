@@ -175,6 +175,22 @@ impl GpuLabeler {
         Ok((fresh, count, statistics, Timings { phases, iterations }))
     }
 
+    /// [`GpuLabeler::run_consecutive`] into new device labels of the image's shape (checked and
+    /// prepared for `connectivity` here).
+    fn new_consecutive(
+        &mut self,
+        image: &DeviceImage,
+        connectivity: Connectivity,
+        stats: bool,
+    ) -> Result<(DeviceLabels, u32, Option<ComponentStats>, Timings)> {
+        let shape = image.shape();
+        self.prepare_labeling(shape, connectivity)?;
+        let (labels, count, statistics, timings) = self.run_consecutive(image, connectivity, None, stats)?;
+        let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
+        let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
+        Ok((labels, count, statistics, timings))
+    }
+
     /// How this labeler's kernels were obtained so far.
     pub fn build_report(&self) -> BuildReport {
         self.builds
@@ -519,11 +535,7 @@ impl Labeler for GpuLabeler {
         image: &DeviceImage,
         connectivity: Connectivity,
     ) -> Result<(DeviceLabels, u32, Timings)> {
-        let shape = image.shape();
-        self.prepare_labeling(shape, connectivity)?;
-        let (labels, count, _, timings) = self.run_consecutive(image, connectivity, None, false)?;
-        let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
-        let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
+        let (labels, count, _, timings) = self.new_consecutive(image, connectivity, false)?;
         Ok((labels, count, timings))
     }
 
@@ -532,11 +544,7 @@ impl Labeler for GpuLabeler {
         image: &DeviceImage,
         connectivity: Connectivity,
     ) -> Result<(DeviceLabels, ComponentStats, Timings)> {
-        let shape = image.shape();
-        self.prepare_labeling(shape, connectivity)?;
-        let (labels, count, stats, timings) = self.run_consecutive(image, connectivity, None, true)?;
-        let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
-        let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
+        let (labels, _, stats, timings) = self.new_consecutive(image, connectivity, true)?;
         Ok((labels, stats.expect("asked for"), timings))
     }
 
