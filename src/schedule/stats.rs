@@ -4,14 +4,29 @@
 //!
 //! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
 //! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row hands each run of one
-//!    component (read from bit masks of its segment) to its work-group's table in local memory, whose entries are added to the
-//!    global ones with atomics once per group. Volumes are walked as images of `height * depth`
-//!    rows (row r is y = r % height of slice r / height), so one 2D launch (folded into a CUDA
-//!    grid when tall) covers any shape.
+//!    component (read from bit masks of its segment) to its work-group's table in local
+//!    memory, whose entries are added to the global ones with atomics once per group. Volumes
+//!    are walked as images of `height * depth` rows (row r is y = r % height of slice r /
+//!    height), so one 2D launch (folded into a CUDA grid when tall) covers any shape.
 //! 3. OpenCV's format (`connectedComponentsWithStats`: row 0 the background, then a row per
 //!    component of i64 stats and f64 centroids), on request ([`OpenCv`], a build with double
 //!    precision): the table's totals, the background's box from the array's faces (from every
 //!    pixel only where a face is all foreground), then one work-item per row.
+//!
+//! The walk over a segment is branch-free: two bit masks (foreground, run starts), then one
+//! hand-over per run from them. H100, `ccl bench density/average --stats`, TUF, A/B on one
+//! machine, two rounds, against a walk that branched at every pixel: the statistics phase at
+//! 8192^2 0.577 / 0.194 / 0.173-0.175 -> 0.505-0.507 / 0.174-0.180 / 0.160-0.164 ms at 10 / 50 /
+//! 90 % on CUDA (NVIDIA OpenCL 0.580 / 0.203-0.207 / 0.180 -> 0.508 / 0.177 / 0.160), 2048^2
+//! 0.046-0.048 / 0.026-0.027 / 0.022 -> 0.041 / 0.022-0.025 / 0.019-0.021, the 20 DIBCO pages
+//! 0.0167-0.0172 -> 0.0132-0.0133 (TUF+stats 0.066-0.067 -> 0.059-0.062 ms).
+//!
+//! The work-group's table packs each slot's count with its sum of row offsets, and its rows into
+//! bits, and reads a slot's label before trying to claim it: five local atomics a hand-over
+//! instead of eight (with the compare-and-swap). Same A/B: the statistics phase at 8192^2
+//! 0.179-0.186 / 0.166-0.170 -> 0.167-0.170 / 0.153-0.154 ms at 50 / 90 % on CUDA (NVIDIA
+//! OpenCL 0.169 / 0.155 -> 0.154 / 0.138; BKE_IC's alike), unchanged at 10 % (where most
+//! hand-overs go to the global table) and within noise at 2048^2 and on the pages.
 //!
 //! After a labeling into consecutive labels ([`Stats::run_counted`], behind
 //! `Labeler::label_on_device_with_stats`), the kernels run before N is read back: they take N
@@ -24,13 +39,6 @@
 //! 0.109-0.111 / 0.108-0.109 / 0.089-0.090 -> 0.097-0.098 / 0.100 / 0.083-0.084), the 20 DIBCO
 //! pages 0.058-0.067 -> 0.054, 256^3 volumes (6-connectivity) 2-3 % faster, 8192^2 within 2 %.
 //!
-//! The work-group's table packs each slot's count with its sum of row offsets, and its rows into
-//! bits, and reads a slot's label before trying to claim it: five local atomics a hand-over
-//! instead of eight (with the compare-and-swap). Same A/B: the statistics phase at 8192^2
-//! 0.179-0.186 / 0.166-0.170 -> 0.167-0.170 / 0.153-0.154 ms at 50 / 90 % on CUDA (NVIDIA
-//! OpenCL 0.169 / 0.155 -> 0.154 / 0.138; BKE_IC's alike), unchanged at 10 % (where most
-//! hand-overs go to the global table) and within noise at 2048^2 and on the pages.
-//!
 //! Also measured and dropped (same A/B, 8192^2 and 2048^2 at 5 / 10 / 30 / 50 / 90 %, the pages):
 //! a component of one pixel whose 8 neighbours in the group's staged rows do not have its
 //! label written with plain stores instead of atomics (the statistics phase 2-4 % faster,
@@ -40,14 +48,6 @@
 //! and with it a table of 128 slots (2-3 % faster at 30 %, 2 % slower at 10 %). At 10-30 %
 //! the statistics phase (0.5-0.76 ms) is the per-component entries: most work-groups meet
 //! several hundred components, far more than their table holds.
-//!
-//! The walk over a segment is branch-free: two bit masks (foreground, run starts), then one
-//! hand-over per run from them. H100, `ccl bench density/average --stats`, TUF, A/B on one
-//! machine, two rounds, against a walk that branched at every pixel: the statistics phase at
-//! 8192^2 0.577 / 0.194 / 0.173-0.175 -> 0.505-0.507 / 0.174-0.180 / 0.160-0.164 ms at 10 / 50 /
-//! 90 % on CUDA (NVIDIA OpenCL 0.580 / 0.203-0.207 / 0.180 -> 0.508 / 0.177 / 0.160), 2048^2
-//! 0.046-0.048 / 0.026-0.027 / 0.022 -> 0.041 / 0.022-0.025 / 0.019-0.021, the 20 DIBCO pages
-//! 0.0167-0.0172 -> 0.0132-0.0133 (TUF+stats 0.066-0.067 -> 0.059-0.062 ms).
 //!
 //! Tried on the H100 and dropped: TUF's last pass (`tuf_compress_ranked`) and the statistics
 //! as one kernel, behind a `label_on_device_with_stats` call: each work-item ranked 8 quads of
