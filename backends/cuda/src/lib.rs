@@ -332,7 +332,8 @@ impl Runtime {
         };
         let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
-        let (events, free) = (Arc::default(), Arc::default());
+        let free = Arc::new(FreeList::for_device(ctx.total_mem().unwrap_or(0)));
+        let events = Arc::default();
         Ok(Self {
             desc,
             ctx,
@@ -487,7 +488,7 @@ impl Runtime {
 }
 
 /// Memory of dropped buffers that a handle keeps for its next allocations ([`Runtime`]'s
-/// `alloc`), at most [`FreeList::KEPT`] of them: a labeling that allocates its labels and input
+/// `alloc`), at most [`FreeList::KEPT`] of them and an eighth of the device's memory: a labeling that allocates its labels and input
 /// anew each call then takes them from here rather than from the driver's pool, which on an
 /// H100 took 0.2-0.5 ms for the 268 MB labels of an 8192x8192 image in most calls of
 /// `ccl bench end-to-end` (an unlimited release threshold and the pool's reuse flags did not
@@ -496,14 +497,20 @@ impl Runtime {
 /// 11.96-12.11 for UF; 2048^2 and the pages within noise. Reuse happens on the handle's own
 /// stream, after every command queued before the drop, as the pool's stream-ordered reuse
 /// does.
-#[derive(Default)]
 struct FreeList {
     slices: Mutex<Vec<CudaSlice<u8>>>,
+    /// Bytes kept at most (an eighth of the device's memory; 0: none).
+    max_bytes: usize,
 }
 
 impl FreeList {
     /// Slices kept at most (the oldest is freed first).
     const KEPT: usize = 4;
+
+    /// A list for a device of `total` bytes.
+    fn for_device(total: usize) -> Self {
+        Self { slices: Mutex::default(), max_bytes: total / 8 }
+    }
 
     /// The smallest kept slice of at least `bytes` bytes and at most twice as many.
     fn take(&self, bytes: usize) -> Option<CudaSlice<u8>> {
@@ -513,11 +520,16 @@ impl FreeList {
         Some(slices.swap_remove(best))
     }
 
-    /// Keeps `slice`, freeing the oldest kept one when there are [`FreeList::KEPT`] already.
+    /// Keeps `slice`, freeing the oldest kept ones while there are [`FreeList::KEPT`] or more
+    /// than `max_bytes` with it (a slice larger than that is freed at once).
     fn put(&self, slice: CudaSlice<u8>) {
+        if slice.len() > self.max_bytes {
+            return;
+        }
         let mut slices = self.slices.lock().unwrap_or_else(|e| e.into_inner());
-        if slices.len() >= Self::KEPT {
-            slices.remove(0);
+        let mut kept: usize = slices.iter().map(|s| s.len()).sum();
+        while !slices.is_empty() && (slices.len() >= Self::KEPT || kept + slice.len() > self.max_bytes) {
+            kept -= slices.remove(0).len();
         }
         slices.push(slice);
     }
@@ -755,7 +767,7 @@ impl Gpu for Runtime {
             ctx: self.ctx.clone(),
             stream,
             events: Arc::default(),
-            free: Arc::default(),
+            free: Arc::new(FreeList::for_device(self.ctx.total_mem().unwrap_or(0))),
             limits: self.limits,
             pool: self.pool.clone(),
             staging: Mutex::new(None),
