@@ -1,4 +1,4 @@
-// GENERATED from kernels-cl/prelude.h and kernels/{common.h, union_find.h, ranks.h, tuf.kernel}: edit those, then run
+// GENERATED from kernels-cl/prelude.h and kernels/{common.h, bits.h, union_find.h, ranks.h, tuf.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cl/prelude.h
@@ -90,6 +90,21 @@ typedef uint index_t;
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).
 #define FG(v) ((v) != 0)
+
+// ---- bits.h
+// Bit positions in 32-bit words, shared by the kernels that work on bit masks of pixels.
+
+// Index of the highest set bit of a nonzero word.
+DEVICE_FN uint highest_bit(uint w)
+{
+    return 31u - LEADING_ZEROS(w);
+}
+
+// Index of the lowest set bit of a nonzero word.
+DEVICE_FN uint lowest_bit(uint w)
+{
+    return highest_bit(w & (0u - w));
+}
 
 // ---- union_find.h
 // Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
@@ -237,12 +252,6 @@ DEVICE_FN uint bits_through(uint b)
     return (2u << b) - 1u;
 }
 
-// Index of the highest set bit of a nonzero word.
-DEVICE_FN uint highest_bit(uint w)
-{
-    return 31u - LEADING_ZEROS(w);
-}
-
 // Bit k: byte k of w is foreground (nonzero, as FG), four pixels at a time. The bytes' high bits
 // flag the nonzero bytes, and the multiply gathers them (little-endian, as on every OpenCL and
 // CUDA device this runs on) into bits 24..27.
@@ -342,12 +351,6 @@ CCL_DEFINE_UNION_BOTH(LOCAL, halving_both, uint, find_halving_both)
 #else
 #define union_tile union_halving
 #endif
-
-// Index of the lowest set bit of a nonzero word.
-DEVICE_FN uint lowest_bit(uint w)
-{
-    return highest_bit(w & (0u - w));
-}
 
 // A word without its `n` lowest set bits.
 DEVICE_FN uint without_lowest(uint w, uint n)

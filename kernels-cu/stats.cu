@@ -1,4 +1,4 @@
-// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, stats.kernel}: edit those, then run
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, bits.h, stats.kernel}: edit those, then run
 // `CCL_BLESS=1 cargo test --test kernel_sources`.
 
 // ---- kernels-cu/prelude.cuh
@@ -95,6 +95,21 @@ typedef uint index_t;
 // Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
 // work).
 #define FG(v) ((v) != 0)
+
+// ---- bits.h
+// Bit positions in 32-bit words, shared by the kernels that work on bit masks of pixels.
+
+// Index of the highest set bit of a nonzero word.
+DEVICE_FN uint highest_bit(uint w)
+{
+    return 31u - LEADING_ZEROS(w);
+}
+
+// Index of the lowest set bit of a nonzero word.
+DEVICE_FN uint lowest_bit(uint w)
+{
+    return highest_bit(w & (0u - w));
+}
 
 // ---- stats.kernel
 // Component statistics from consecutive labels 1..N (issue 13; what OpenCV's
@@ -249,12 +264,6 @@ DEVICE_FN uint bits_below(uint k)
     return (1u << k) - 1u;
 }
 
-// Index of the lowest set bit of a nonzero word.
-DEVICE_FN uint lowest_set(uint w)
-{
-    return 31u - LEADING_ZEROS(w & (0u - w));
-}
-
 // The sum of the indices of the set bits of w: bit j of an index contributes 2^j for each set
 // bit whose index has it.
 DEVICE_FN uint bit_position_sum(uint w)
@@ -333,15 +342,15 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     }
     const uint dy = r - r0;
     while (starts != 0) {
-        const uint k0 = lowest_set(starts);
+        const uint k0 = lowest_bit(starts);
         starts &= starts - 1u;
-        const uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_set(starts)) : 0xFFFFFFFFu);
+        const uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_bit(starts)) : 0xFFFFFFFFu);
         const label_t label = SEGMENT_LABEL(k0);
         // A label above n, which consecutive labels never have, is skipped rather than written
         // past the table.
         if (label > n)
             continue;
-        const uint count = POPCOUNT(run), first = x0 + k0, last = x0 + 31u - LEADING_ZEROS(run);
+        const uint count = POPCOUNT(run), first = x0 + k0, last = x0 + highest_bit(run);
         const uint sum_k = bit_position_sum(run);
         const ulong sum_x = (ulong)count * x0 + sum_k;
         const uint sum_dx = count * (x0 - gx0) + sum_k;
@@ -356,7 +365,7 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
         const ulong sx = (ulong)table->sum_dx[item] + (ulong)c * gx0;
         const ulong sy = (ulong)(packed >> COUNT_BITS) + (ulong)c * y0;
         stats_global(area, box, sums, n, table->label[item], c, gx0 + table->min_dx[item], gx0 + table->max_dx[item],
-                     sx, y0 + lowest_set(rows), y0 + 31u - LEADING_ZEROS(rows), sy, r0 / height, volume);
+                     sx, y0 + lowest_bit(rows), y0 + highest_bit(rows), sy, r0 / height, volume);
     }
 }
 

@@ -49,6 +49,7 @@ const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/comp
 const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
 const NEIGHBOURS: (&str, &str) = ("neighbours.h", include_str!("../kernels/neighbours.h"));
 const RANKS: (&str, &str) = ("ranks.h", include_str!("../kernels/ranks.h"));
+const BITS: (&str, &str) = ("bits.h", include_str!("../kernels/bits.h"));
 
 /// UF and UF_IC: tile-local merge, border merge, compression.
 pub const UF: KernelFile = KernelFile {
@@ -111,7 +112,7 @@ pub const BKE: KernelFile = KernelFile {
 /// TUF: tile-local labeling over runs, border merge, final labeling from the input.
 pub const TUF: KernelFile = KernelFile {
     name: "tuf",
-    parts: &[COMMON, UNION_FIND, RANKS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
+    parts: &[COMMON, BITS, UNION_FIND, RANKS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
     opencl: include_str!("../kernels-cl/tuf.cl"),
     cuda: include_str!("../kernels-cu/tuf.cu"),
 };
@@ -136,7 +137,7 @@ pub const BINARIZE: KernelFile = KernelFile {
 /// Component statistics from consecutive labels: area, bounding box, coordinate sums.
 pub const STATS: KernelFile = KernelFile {
     name: "stats",
-    parts: &[COMMON, ("stats.kernel", include_str!("../kernels/stats.kernel"))],
+    parts: &[COMMON, BITS, ("stats.kernel", include_str!("../kernels/stats.kernel"))],
     opencl: include_str!("../kernels-cl/stats.cl"),
     cuda: include_str!("../kernels-cu/stats.cu"),
 };

@@ -155,20 +155,19 @@ impl GpuLabeler {
         let relabel = self.relabel.as_mut().expect("built above");
         let job = crate::schedule::Job { input, labels, shape };
         let convention = self.algorithm.raw_labels();
-        let (iterations, tables) = schedule.run_ranked(gpu, &job, relabel, convention, &mut recorder)?;
-        let (count, statistics) = match self.stats.as_deref_mut().filter(|_| stats) {
+        let (iterations, count, statistics) = match self.stats.as_deref_mut().filter(|_| stats) {
             Some(stage) => {
+                let (iterations, tables) = schedule.run_ranked(gpu, &job, relabel, convention, &mut recorder)?;
                 recorder.end(Phase::Relabel)?;
-                let read_count = || crate::schedule::relabel::Relabel::read_total(gpu, &tables);
+                let read_count = || Relabel::read_total(gpu, &tables);
                 let counted = stage.run_counted(gpu, labels, shape, tables.total(), read_count, &mut recorder);
                 relabel.put_back(tables);
                 let (count, statistics) = counted?;
-                (count, Some(statistics))
+                (iterations, count, Some(statistics))
             }
             None => {
-                let count = relabel.count(gpu, tables)?;
-                recorder.end(Phase::Relabel)?;
-                (count, None)
+                let (iterations, count) = schedule.run_consecutive(gpu, &job, relabel, convention, &mut recorder)?;
+                (iterations, count, None)
             }
         };
         let phases = recorder.finish()?;

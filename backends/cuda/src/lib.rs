@@ -488,9 +488,9 @@ impl Runtime {
 }
 
 /// Memory of dropped buffers that a handle keeps for its next allocations ([`Runtime`]'s
-/// `alloc`), at most [`FreeList::KEPT`] of them and an eighth of the device's memory: a labeling that allocates its labels and input
-/// anew each call then takes them from here rather than from the driver's pool, which on an
-/// H100 took 0.2-0.5 ms for the 268 MB labels of an 8192x8192 image in most calls of
+/// `alloc`), at most [`FreeList::KEPT`] of them and an eighth of the device's memory: a
+/// labeling that allocates its labels and input anew each call then takes them from here
+/// rather than from the driver's pool, which on an H100 took 0.2-0.5 ms for the 268 MB labels of an 8192x8192 image in most calls of
 /// `ccl bench end-to-end` (an unlimited release threshold and the pool's reuse flags did not
 /// change that). A/B on one H100, two rounds: that allocation phase 0.27-0.37 -> 0.004-0.009 ms
 /// (median), the host-to-host call 8.09-8.20 -> 7.90-8.08 ms for TUF, 12.28-12.49 ->
@@ -509,7 +509,12 @@ impl FreeList {
 
     /// A list for a device of `total` bytes.
     fn for_device(total: usize) -> Self {
-        Self { slices: Mutex::default(), max_bytes: total / 8 }
+        Self::keeping(total / 8)
+    }
+
+    /// A list that keeps at most `max_bytes`.
+    fn keeping(max_bytes: usize) -> Self {
+        Self { slices: Mutex::default(), max_bytes }
     }
 
     /// The smallest kept slice of at least `bytes` bytes and at most twice as many.
@@ -767,7 +772,7 @@ impl Gpu for Runtime {
             ctx: self.ctx.clone(),
             stream,
             events: Arc::default(),
-            free: Arc::new(FreeList::for_device(self.ctx.total_mem().unwrap_or(0))),
+            free: Arc::new(FreeList::keeping(self.free.max_bytes)),
             limits: self.limits,
             pool: self.pool.clone(),
             staging: Mutex::new(None),
@@ -799,8 +804,6 @@ impl Gpu for Runtime {
         Ok(Kernel::new(function, name))
     }
 
-    /// Stream-ordered allocation (at least one byte), from ccl's pool where the device has
-    /// memory pools.
     /// Memory a dropped buffer of this handle left (of at least `bytes` bytes and at most twice
     /// as many), else a stream-ordered allocation (at least one byte) from ccl's pool where the
     /// device has memory pools; on a full device the kept memory is freed first.
@@ -808,13 +811,13 @@ impl Gpu for Runtime {
         let bytes_asked = bytes.max(1);
         let slice = match self.free.take(bytes_asked) {
             Some(slice) => slice,
-            None => match self.alloc_new(bytes_asked) {
-                Err(e) if self.free.clear() => {
-                    drop(e);
-                    self.alloc_new(bytes_asked)?
+            None => self.alloc_new(bytes_asked).or_else(|e| {
+                if self.free.clear() {
+                    self.alloc_new(bytes_asked)
+                } else {
+                    Err(e)
                 }
-                other => other?,
-            },
+            })?,
         };
         Ok(Buffer::new(Recycled { slice: Some(slice), free: self.free.clone() }, bytes))
     }
