@@ -142,6 +142,10 @@ pub const STATS: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/stats.cu"),
 };
 
+/// Environment variable naming a folder whose `kernels-cl/` and `kernels-cu/` files replace the
+/// committed sources at run time ([`KernelFile::load`]).
+pub const KERNEL_DIR: &str = "CCL_KERNEL_DIR";
+
 /// Every kernel file.
 pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, TUF, RELABEL, BINARIZE, STATS];
 
@@ -151,6 +155,31 @@ impl KernelFile {
         match dialect {
             Dialect::OpenCl => self.opencl,
             Dialect::Cuda => self.cuda,
+        }
+    }
+
+    /// The source to build for `dialect`: the committed one, or, where the environment variable
+    /// [`KERNEL_DIR`] names a folder, that folder's `kernels-cl/NAME.cl` or `kernels-cu/NAME.cu`
+    /// (to try a kernel change without rebuilding the crate). Errs with the override's path when
+    /// it cannot be read: an experiment never silently runs the committed kernel.
+    pub fn load(&self, dialect: Dialect) -> Result<std::borrow::Cow<'static, str>, (String, std::io::Error)> {
+        self.load_from(std::env::var_os(KERNEL_DIR).filter(|dir| !dir.is_empty()).as_deref(), dialect)
+    }
+
+    /// [`Self::load`] with the override folder given (`None`: the committed source).
+    fn load_from(
+        &self,
+        dir: Option<&std::ffi::OsStr>,
+        dialect: Dialect,
+    ) -> Result<std::borrow::Cow<'static, str>, (String, std::io::Error)> {
+        match dir {
+            Some(dir) => {
+                let path = std::path::Path::new(dir).join(self.path(dialect));
+                std::fs::read_to_string(&path)
+                    .map(std::borrow::Cow::Owned)
+                    .map_err(|e| (path.display().to_string(), e))
+            }
+            None => Ok(std::borrow::Cow::Borrowed(self.source(dialect))),
         }
     }
 
@@ -183,4 +212,21 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_folder_replaces_the_committed_source_or_names_what_is_missing() {
+        let dir = std::env::temp_dir().join(format!("ccl-kernel-dir-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("kernels-cu")).unwrap();
+        std::fs::write(dir.join("kernels-cu/tuf.cu"), "// changed\n").unwrap();
+        assert_eq!(TUF.load_from(None, Dialect::Cuda).unwrap(), TUF.source(Dialect::Cuda));
+        assert_eq!(TUF.load_from(Some(dir.as_os_str()), Dialect::Cuda).unwrap(), "// changed\n");
+        let (path, _) = TUF.load_from(Some(dir.as_os_str()), Dialect::OpenCl).unwrap_err();
+        assert!(path.ends_with("kernels-cl/tuf.cl"), "{path}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
