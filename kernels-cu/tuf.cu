@@ -414,6 +414,15 @@ DEVICE_FN uint border_joins(int prev, int mid, int before, int after, int prev_i
 #endif
 }
 
+// The last bit of each run of `mask` that meets `x`: a carry started at each run's first bit runs
+// through the run's bits outside x, and leaves the run (sets the bit after its end, 64-bit so
+// that a run ending at bit 31 keeps it) only where the run misses x.
+DEVICE_FN uint run_ends_meeting(uint mask, uint x)
+{
+    const ulong carried = (ulong)(mask & ~x) + (ulong)run_starts(mask);
+    return mask & ~(mask >> 1) & ~(uint)(carried >> 1);
+}
+
 // The node of the run of a row that holds bit `bit`: the row's run starts are `starts`, its
 // first is node row_node.
 DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
@@ -435,17 +444,46 @@ DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node, ui
         ATOMIC_MIN(&parents[i], find_halving(parents, i) + 1);
 }
 
+// After link_to_roots, with 32-bit labels: the entry of every run start of a row (the bits of
+// `starts`, the k-th at node row_node + k, for k = first, first + step, ...) becomes its root's
+// label, (raster index of the root's pixel) + 1, where the row's first pixel has raster index
+// row_index. Each root takes its own from its column, then, after a barrier, every other run
+// start copies its root's: two short passes instead of finding each root's column from the row
+// masks at every run start (H100, 256^3 volumes at 50 %: that search was 11 % of the tile pass's
+// instructions). Ends with a barrier.
+DEVICE_FN void label_roots(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step, uint row_index)
+{
+    uint roots = 0, k = first; // bit k: the k-th run start is a root
+    for (uint todo = without_lowest(starts, first); todo != 0; todo = without_lowest(todo, step), k += step) {
+        const uint i = row_node + k;
+        if (parents[i] == i + 1) {
+            roots |= 1u << k;
+            parents[i] = row_index + lowest_bit(todo) + 1;
+        }
+    }
+    LOCAL_BARRIER();
+    k = first;
+    for (uint todo = without_lowest(starts, first); todo != 0; todo = without_lowest(todo, step), k += step) {
+        const uint i = row_node + k;
+        if ((roots >> k & 1u) == 0)
+            parents[i] = parents[parents[i] - 1];
+    }
+    LOCAL_BARRIER();
+}
+
 // Pointer jumping over the run starts of a row (bits of `starts`, the k-th at node row_node + k)
 // after each hung under a run of an earlier row: the links form chains up the tile (at most 31
-// long in an image's tile), which 3 rounds of "parent = grandparent" cut to at most 4 steps; the
-// finds after it walk the rest, halving it. In place, with atomic_min: a parent only moves up its
-// chain, whatever the order of the updates. (H100, 8192^2 at 10/50/90 %: 5 rounds, chains cut
-// to one step, were 2-6 % slower; 1 round 4 % faster at 10 %, 2 % slower at 50 and 90 %.)
-// (The k-th for k = first, first + step, ..., as link_to_roots.)
-DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step)
+// long in an image's tile), which `rounds` rounds of "parent = grandparent" cut to at most
+// 2^rounds - 1 steps; the finds after it walk the rest, halving it. In place, with atomic_min: a
+// parent only moves up its chain, whatever the order of the updates. Images take 3 rounds (H100,
+// 8192^2 at 10/50/90 %: 5 rounds, chains cut to one step, were 2-6 % slower; 1 round 4 % faster
+// at 10 %, 2 % slower at 50 and 90 %), volumes 2 (256^3: 1-3 % faster than 3 at 10-50 %, the
+// same from 70 %; 1 round slower at 70 %). (The k-th for k = first, first + step, ..., as
+// link_to_roots.)
+DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step, uint rounds)
 {
     const uint end = row_node + POPCOUNT(starts);
-    for (uint round = 0; round < 3; round++) {
+    for (uint round = 0; round < rounds; round++) {
         for (uint i = row_node + first; i < end; i += step) {
             const uint parent = parents[i], grandparent = parents[parent - 1];
             if (grandparent != parent)
@@ -553,7 +591,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         parents[i] = touching != 0 ? run_node(above_starts, lowest_bit(touching), above_node) + 1 : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node, sub, tile_warps);
+    jump_pointers(parents, starts, row_node, sub, tile_warps, 3);
     // Unions with the other runs above each run touches (join_bridged).
     join_bridged(parents, mask, above, above_node, sub, tile_warps);
     LOCAL_BARRIER();
@@ -585,13 +623,44 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
     // Every run start's entry becomes its root's label, (image raster index of the root) + 1:
-    // once per run instead of once per pixel. (A 64-bit label does not fit an entry.)
-    for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
-        parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
-    LOCAL_BARRIER();
+    // once per run instead of once per pixel (a 64-bit label does not fit an entry). With 8
+    // tiles by label_roots; with one (tuf_tiles_small, 8 work-items per row, where latency
+    // rules) each run start finds its root's column itself, a barrier fewer (label_roots there:
+    // the DIBCO pages 5 % slower).
+    if (group_tiles > 1) {
+        label_roots(parents, starts, row_node, sub, tile_warps, (uint)PIXEL_INDEX(x0, y0 + r, width));
+    } else {
+        for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
+            parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
+        LOCAL_BARRIER();
+    }
 #endif
 
-    // Write: column `lane`; each pixel takes the root of its run's start.
+    // Write: each pixel takes the root of its run's start. With 32-bit labels and 8 tiles, a
+    // tile inside the image whose rows start on 16 bytes is written in 16-byte words, work-item
+    // `lane` of its warp on pixels 4 (lane % 8) .. + 3 of rows lane / 8, + 4, ... (a quarter of
+    // the store instructions); otherwise column `lane`.
+#if LABEL_BITS == 32
+    if (group_tiles > 1 && inside && (size_t)L % 16u == 0 && width % 4u == 0) {
+        const uint q = lane % 8u * 4u;
+        for (uint row = lane / 8u; row < TILE_H; row += 4u) {
+            const uint m = masks[row] >> q, s = run_starts(masks[row]);
+            // The node of pixel q's run, then of each next pixel's (one more at a run start).
+            uint node = run_node(s, q, row * row_stride + base), w[4];
+            for (uint b = 0; b < 4u; b++) {
+                node += b > 0 ? s >> (q + b) & 1u : 0u;
+                w[b] = m >> b & 1u ? parents[node] : 0u;
+            }
+            uint4 out;
+            out.x = w[0];
+            out.y = w[1];
+            out.z = w[2];
+            out.w = w[3];
+            *(GLOBAL uint4 *)(L + PIXEL_INDEX(x0 + q, y0 + row, width)) = out;
+        }
+        return;
+    }
+#endif
     if (x >= width)
         return;
     for (uint row = sub; row < TILE_H && y0 + row < height; row += tile_warps) {
@@ -755,7 +824,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
                                   : i + 1;
     }
     LOCAL_BARRIER();
-    jump_pointers(parents, starts, row_node, 0, 1);
+    jump_pointers(parents, starts, row_node, 0, 1, 2);
     // Unions: the pairs of runs above, and in front, that a run bridges, and each run hung above
     // with the first run in front it overlaps, unless they are joined through the row above the
     // one in front (the corner row) already: at a column where the run overlaps a run in front,
@@ -772,23 +841,49 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     LOCAL_BARRIER();
     join_bridged(parents, mask, front, front_node, 0, 1);
     LOCAL_BARRIER();
+    // The runs that need it are found for the whole row at once (by their last bits), so the
+    // loop visits only those (a quarter of the runs at 50 %, 2 % at 90 %).
     const uint squares = yy > 0 && zz > 0 ? above & masks[r - REGION_H - 1] : 0;
-    k = 0;
-    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
-        const uint c = lowest_bit(todo), run = run_from(mask, c), ahead = front & run;
-        if ((above & run) != 0 && ahead != 0 && (ahead & squares) == 0)
-            union_tile(parents, row_node + k, run_node(front_starts, lowest_bit(ahead), front_node));
+    for (uint todo = run_ends_meeting(mask, above) & run_ends_meeting(mask, front) &
+                     ~run_ends_meeting(mask, front & squares);
+         todo != 0; todo &= todo - 1) {
+        const uint end = lowest_bit(todo), first = highest_bit(starts & bits_through(end));
+        const uint ahead = front & bits_through(end) & (~0u << first);
+        union_tile(parents, run_node(starts, end, row_node), run_node(front_starts, lowest_bit(ahead), front_node));
     }
     LOCAL_BARRIER();
     link_to_roots(parents, starts, row_node, 0, 1);
     LOCAL_BARRIER();
 #if LABEL_BITS == 32
-    for (uint i = row_node; i < row_node + POPCOUNT(starts); i++)
-        parents[i] = node_to_volume(parents[i] - 1, masks, x0, y0, z0, width, height) + 1;
-    LOCAL_BARRIER();
+    label_roots(parents, starts, row_node, 0, 1, (uint)VOXEL_INDEX(x0, y0 + yy, z0 + zz, width, height));
 #endif
 
-    // Write: voxel `lane` of rows warp, warp + 8, ...; each takes the root of its run's start.
+    // Write: each voxel takes the root of its run's start. With 32-bit labels, a region inside
+    // the volume whose rows start on 16 bytes is written in 16-byte words: work-item (lane, warp)
+    // writes voxels 4 (lane % 8) .. + 3 of rows 4 warp + lane / 8, + 32, ... (a quarter of the
+    // store instructions, and of the index arithmetic). Otherwise voxel `lane` of rows warp,
+    // warp + 8, ...
+#if LABEL_BITS == 32
+    if (inside && (size_t)L % 16u == 0 && width % 4u == 0) {
+        const uint q = lane % 8u * 4u;
+        for (uint row = warp * 4u + lane / 8u; row < REGION_ROWS; row += warps * 4u) {
+            const uint m = masks[row] >> q, s = run_starts(masks[row]);
+            // The node of voxel q's run, then of each next voxel's (one more at a run start).
+            uint node = run_node(s, q, row * START_SLOTS), w[4];
+            for (uint b = 0; b < 4u; b++) {
+                node += b > 0 ? s >> (q + b) & 1u : 0u;
+                w[b] = m >> b & 1u ? parents[node] : 0u;
+            }
+            uint4 out;
+            out.x = w[0];
+            out.y = w[1];
+            out.z = w[2];
+            out.w = w[3];
+            *(GLOBAL uint4 *)(L + VOXEL_INDEX(x0 + q, y0 + row % REGION_H, z0 + row / REGION_H, width, height)) = out;
+        }
+        return;
+    }
+#endif
     if (x >= width)
         return;
     for (uint row = warp; row < REGION_ROWS; row += warps) {
