@@ -227,7 +227,8 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // component's first pixel) + 1, background 0, as UF.
 //
 // Volumes (CONNECTIVITY 6): the same three passes on regions of 32 x 16 x 16 voxels (tuf_tiles_3d,
-// tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below).
+// tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below), where for raw labels pass 1 leaves
+// the voxels of a region of few components to pass 3, which then writes them once.
 //
 // Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes). In pass 1 a work-group of 32 x 8 work-items labels
 // 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
@@ -717,6 +718,8 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar 
 #define REGION_D 16
 #define REGION_ROWS (REGION_H * REGION_D)
 #define REGION_SLOTS (REGION_ROWS * START_SLOTS)
+// Roots of a region whose labels pass 1 defers to pass 3 (a byte per run's slot).
+#define DEFER_SLOTS 256
 
 // The index of the region that holds voxel (x, y, z): regions along x, then y, then z (the
 // order of pass 1's work-groups).
@@ -769,10 +772,12 @@ DEVICE_FN index_t node_to_volume(uint i, LOCAL const uint *masks, uint x0, uint 
 // root) + 1, background 0. A group past the regions (group_region) sees only background and
 // writes nothing.
 KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
-                         GLOBAL uint *row_masks, GLOBAL uint *dirty)
+                         GLOBAL uint *row_masks, GLOBAL uint *dirty, GLOBAL uint *deferred, GLOBAL uint *slots,
+                         GLOBAL uint4 *run_slots, uint defer)
 {
     LOCAL_ARRAY(uint, masks, REGION_ROWS);
     LOCAL_ARRAY(uint, parents, REGION_SLOTS);
+    LOCAL_ARRAY(uint, roots_found, 2);
     const uint lane = LOCAL_ID_X, warp = LOCAL_ID_Y, warps = REGION_ROWS / TILE_W; // 8
     const volume_region g = group_region(width, height);
     const uint x0 = g.x0, y0 = g.y0, z0 = g.z0, region = g.index;
@@ -808,6 +813,8 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
         if (r == 0)
             dirty[region] = 0;
     }
+    if (r < 2)
+        roots_found[r] = 0;
     LOCAL_BARRIER();
 
     // Link: each run start hangs under the first run above it overlaps, else the first in front.
@@ -852,10 +859,79 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
         union_tile(parents, run_node(starts, end, row_node), run_node(front_starts, lowest_bit(ahead), front_node));
     }
     LOCAL_BARRIER();
-    link_to_roots(parents, starts, row_node, 0, 1);
+    // Every run start is linked to its root (link_to_roots), and the row's roots are noted (bit
+    // k: the k-th run start is one).
+    uint roots = 0;
+    for (k = 0; k < POPCOUNT(starts); k++) {
+        const uint i = row_node + k, root = find_halving(parents, i);
+        if (root == i)
+            roots |= 1u << k;
+        else
+            ATOMIC_MIN(&parents[i], root + 1);
+    }
+#if LABEL_BITS != 32
     LOCAL_BARRIER();
-#if LABEL_BITS == 32
-    label_roots(parents, starts, row_node, 0, 1, (uint)VOXEL_INDEX(x0, y0 + yy, z0 + zz, width, height));
+#else
+    // Whole rows on 16 bytes: written in 16-byte words, and (for raw labels) maybe deferred.
+    const int vector_rows = inside && (size_t)L % 16u == 0 && width % 4u == 0;
+    // Then every run start's entry becomes its root's label, (raster index of the root's voxel)
+    // + 1, as label_roots does it. With `defer` (raw labels), a region of at most DEFER_SLOTS
+    // roots (counted in roots_found[0]) is deferred instead: each root takes a slot (counting in
+    // roots_found[1]) and its entry, and its runs', become the slot + 1; the region writes only
+    // its roots' own voxels, each root's voxel in `slots`, each run's slot (a byte per run, 16
+    // per row, in `run_slots`) and its count of roots + 1 in `deferred`; tuf_compress_3d then
+    // writes all its voxels once, from the row masks and those slots, after the border merge.
+    // Its labels are written once instead of twice and read back never: from about 50 %
+    // density, where most regions have few roots, that is most of the traffic of passes 1 and
+    // 3. A region of many roots (low density) makes no scattered root writes.
+    const int may_defer = defer && vector_rows;
+    if (may_defer && roots != 0)
+        ATOMIC_ADD(&roots_found[0], POPCOUNT(roots));
+    LOCAL_BARRIER();
+    const uint found = roots_found[0];
+    const int deferring = may_defer && found <= DEFER_SLOTS;
+    const uint row_index = (uint)VOXEL_INDEX(x0, y0 + yy, z0 + zz, width, height);
+    uint slot = deferring && roots != 0 ? ATOMIC_ADD(&roots_found[1], POPCOUNT(roots)) : 0;
+    k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+        if (roots >> k & 1u) {
+            const uint voxel = row_index + lowest_bit(todo);
+            if (deferring) {
+                L[voxel] = voxel + 1;
+                slots[(index_t)region * DEFER_SLOTS + slot] = voxel + 1;
+                parents[row_node + k] = ++slot;
+            } else {
+                parents[row_node + k] = voxel + 1;
+            }
+        }
+    }
+    if (r == 0 && z0 < depth)
+        deferred[region] = deferring ? found + 1 : 0;
+    LOCAL_BARRIER();
+    k = 0;
+    for (uint todo = starts; todo != 0; todo &= todo - 1, k++)
+        if ((roots >> k & 1u) == 0)
+            parents[row_node + k] = parents[parents[row_node + k] - 1];
+    LOCAL_BARRIER();
+    if (deferring) {
+        // Row r's runs' slots, a byte each (runs 0-7, then 8-15).
+        ulong low = 0, high = 0;
+        k = 0;
+        for (uint todo = starts; todo != 0; todo &= todo - 1, k++) {
+            const ulong run_slot = parents[row_node + k] - 1;
+            if (k < 8)
+                low |= run_slot << (8 * k);
+            else
+                high |= run_slot << (8 * (k - 8));
+        }
+        uint4 out;
+        out.x = (uint)low;
+        out.y = (uint)(low >> 32);
+        out.z = (uint)high;
+        out.w = (uint)(high >> 32);
+        run_slots[(index_t)region * REGION_ROWS + r] = out;
+        return;
+    }
 #endif
 
     // Write: each voxel takes the root of its run's start. With 32-bit labels, a region inside
@@ -864,7 +940,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // store instructions, and of the index arithmetic). Otherwise voxel `lane` of rows warp,
     // warp + 8, ...
 #if LABEL_BITS == 32
-    if (inside && (size_t)L % 16u == 0 && width % 4u == 0) {
+    if (vector_rows) {
         const uint q = lane % 8u * 4u;
         for (uint row = warp * 4u + lane / 8u; row < REGION_ROWS; row += warps * 4u) {
             const uint m = masks[row] >> q, s = run_starts(masks[row]);
@@ -921,6 +997,36 @@ DEVICE_FN void find_both(GLOBAL const label_t *L, label_t *a, label_t *b)
 // union_find.h's union with find_both.
 CCL_DEFINE_UNION_BOTH(GLOBAL, both, label_t, find_both)
 
+// The node a union of voxel v starts from: v, or where pass 1 deferred v's region (whose voxels
+// are unwritten) the root of v's run: the run (its index from the mask of v's row, word `row`
+// of the row masks, and v's column), its slot (run_slots) and the slot's root. The region's word
+// and the row's slots are read together (with `defer` the buffers cover every region).
+DEVICE_FN index_t union_start(index_t v, uint region, index_t row, uint mask, uint column, uint defer,
+                              GLOBAL const uint *deferred, GLOBAL const uint *slots, GLOBAL const uint4 *run_slots)
+{
+#if LABEL_BITS == 32
+    if (!defer)
+        return v;
+    const uint roots = deferred[region];
+    const uint4 bytes = run_slots[row];
+    if (roots == 0)
+        return v;
+    const uint k = POPCOUNT(run_starts(mask) & bits_through(column)) - 1u;
+    const uint word = k < 4 ? bytes.x : k < 8 ? bytes.y : k < 12 ? bytes.z : bytes.w;
+    return slots[(index_t)region * DEFER_SLOTS + (word >> (8 * (k % 4)) & 0xFFu)] - 1;
+#else
+    (void)region;
+    (void)row;
+    (void)mask;
+    (void)column;
+    (void)defer;
+    (void)deferred;
+    (void)slots;
+    (void)run_slots;
+    return v;
+#endif
+}
+
 // The bits of a row's voxels 0, FACE_ROW_LANES, 2 FACE_ROW_LANES, ... (FACE_ROW_LANES: 1, 2, 4,
 // 8, 16 or 32, a define).
 #define FACE_LANE_BITS (0xFFFFFFFFu / ((1u << (FACE_ROW_LANES - 1)) * 2u - 1u))
@@ -934,9 +1040,11 @@ CCL_DEFINE_UNION_BOTH(GLOBAL, both, label_t, find_both)
 // the same rule along the row is a union at the start of each run of voxels foreground on both
 // sides (mask & mask across), a row's unions shared by its work-items (see the host's
 // FACE_ROW_LANES for the measurements). A region with a union on a face is marked in `dirty`
-// (one word per region, cleared by pass 1): only those have labels to compress.
+// (one word per region, cleared by pass 1): only those have labels to compress. A union's voxel
+// in a region pass 1 deferred (`defer`) starts from its run's root instead (union_start).
 KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks, GLOBAL uint *dirty, uint width,
-                                uint height, uint depth, uint across_x, uint across_y, uint total)
+                                uint height, uint depth, uint across_x, uint across_y, uint total, uint defer,
+                                GLOBAL const uint *deferred, GLOBAL const uint *slots, GLOBAL const uint4 *run_slots)
 {
     const uint id = GLOBAL_ID_X;
     if (id >= total)
@@ -946,16 +1054,20 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
         const uint y = id % height, z = id / height % depth, k = id / height / depth + 1;
         // b's row; mid's is the same row of the region before (REGION_ROWS words before).
         const index_t word = mask_word(k * TILE_W, y, z, width, height);
-        if ((row_masks[word] & 1u) == 0 || row_masks[word - REGION_ROWS] >> 31 == 0)
+        const uint mask = row_masks[word], mid_mask = row_masks[word - REGION_ROWS];
+        if ((mask & 1u) == 0 || mid_mask >> 31 == 0)
             return; // b or mid is background
         const int prev_in = y % REGION_H != 0; // prev, before: the rows above (a word before)
         const int prev = prev_in && (row_masks[word - 1] & 1u) != 0;
         const int before = prev_in && row_masks[word - REGION_ROWS - 1] >> 31 != 0;
         if (border_joins(prev, 1, before, 0, prev_in, 0) & JOIN_MID) {
             const index_t b = VOXEL_INDEX(k * TILE_W, y, z, width, height);
-            union_both(L, b, b - 1);
-            dirty[region_of(k * TILE_W, y, z, width, height)] = 1;
-            dirty[region_of(k * TILE_W - 1, y, z, width, height)] = 1;
+            const uint region = region_of(k * TILE_W, y, z, width, height);
+            union_both(L, union_start(b, region, word, mask, 0, defer, deferred, slots, run_slots),
+                       union_start(b - 1, region - 1, word - REGION_ROWS, mid_mask, TILE_W - 1, defer, deferred,
+                                   slots, run_slots));
+            dirty[region] = 1;
+            dirty[region - 1] = 1;
         }
         return;
     }
@@ -966,7 +1078,7 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
     if (id < rows_from)
         return;
     const uint j = (id - rows_from) / FACE_ROW_LANES, lane = (id - rows_from) % FACE_ROW_LANES;
-    const uint region = j % across, x = region * TILE_W;
+    const uint x = j % across * TILE_W;
     const int along_y = j < across_y; // a face y = REGION_H m (else z = REGION_D n)
     uint y, z;
     if (along_y) {
@@ -980,17 +1092,23 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
     }
     // The rows across the face: one row up, or one slice to the front.
     const uint y_mid = along_y ? y - 1 : y, z_mid = along_y ? z : z - 1;
-    const uint joins = run_starts(row_masks[mask_word(x, y, z, width, height)] &
-                                  row_masks[mask_word(x, y_mid, z_mid, width, height)]);
+    const index_t word = mask_word(x, y, z, width, height), mid_word = mask_word(x, y_mid, z_mid, width, height);
+    const uint mask = row_masks[word], mid_mask = row_masks[mid_word];
+    const uint joins = run_starts(mask & mid_mask);
     if (joins == 0)
         return;
+    const uint region = region_of(x, y, z, width, height), mid_region = region_of(x, y_mid, z_mid, width, height);
     for (uint mine = joins & (FACE_LANE_BITS << lane); mine != 0; mine &= mine - 1u) {
         const uint c = lowest_bit(mine);
-        union_both(L, VOXEL_INDEX(x + c, y, z, width, height), VOXEL_INDEX(x + c, y_mid, z_mid, width, height));
+        union_both(L,
+                   union_start(VOXEL_INDEX(x + c, y, z, width, height), region, word, mask, c, defer, deferred,
+                               slots, run_slots),
+                   union_start(VOXEL_INDEX(x + c, y_mid, z_mid, width, height), mid_region, mid_word, mid_mask, c,
+                               defer, deferred, slots, run_slots));
     }
     if (lane == 0) {
-        dirty[region_of(x, y, z, width, height)] = 1;
-        dirty[region_of(x, y_mid, z_mid, width, height)] = 1;
+        dirty[region] = 1;
+        dirty[mid_region] = 1;
     }
 }
 
@@ -1138,22 +1256,55 @@ KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOB
     ranked_quad(F, L, R, offsets, rank_shift, PIXEL_INDEX(x, y, width), x, width);
 }
 
-// Pass 3 on volumes: tuf_compress's, one work-group of 32 x 8 work-items per region (as pass
-// 1's groups), on the regions that a union on a face reached (`dirty`) only: in the others every
-// region-local root is a root. Work-item (lane, warp) takes quad lane % 8 of row lane / 8 of each
-// 4 rows from row 4 warp on, 32 rows apart.
-KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint width, uint height, uint depth)
+// Pass 3 on volumes, one work-group of 32 x 8 work-items per region (as pass 1's groups):
+// - a region pass 1 deferred (`deferred`: its roots' count + 1) has every voxel written here,
+//   once: its roots' final labels first (a find each, into local memory), then each voxel its
+//   run's slot's, from the row masks and `run_slots`;
+// - any other: tuf_compress's, on the regions that a union on a face reached (`dirty`) only (in
+//   the others every region-local root is a root).
+// Work-item (lane, warp) takes quad lane % 8 of row lane / 8 of each 4 rows from row 4 warp on,
+// 32 rows apart.
+KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint width, uint height, uint depth,
+                            GLOBAL const uint *deferred, GLOBAL const uint *slots, GLOBAL const uint4 *run_slots,
+                            GLOBAL const uint *row_masks)
 {
+    LOCAL_ARRAY(uint, finals, DEFER_SLOTS);
     const volume_region g = group_region(width, height);
-    if (g.z0 >= depth || dirty[g.index] == 0)
-        return;
-    const uint x = g.x0 + LOCAL_ID_X % 8 * 4;
-    if (x >= width)
-        return;
-    for (uint r = LOCAL_ID_Y * 4 + LOCAL_ID_X / 8; r < REGION_ROWS; r += 32) {
-        const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
-        if (y < height && z < depth)
-            compress_quad(L, VOXEL_INDEX(x, y, z, width, height), x, width);
+    const uint lane = LOCAL_ID_X, id = LOCAL_ID_Y * TILE_W + lane;
+    // A region pass 1 deferred (every one of them: its voxels are unwritten): its roots' final
+    // labels first, a find each, into `finals` (no return before the barrier: POCL).
+    const uint roots = g.z0 < depth ? deferred[g.index] : 0; // count + 1, or 0
+    if (roots != 0 && id + 1 < roots)
+        finals[id] = compressed(L, slots[(index_t)g.index * DEFER_SLOTS + id]);
+    LOCAL_BARRIER();
+    if (roots != 0) {
+        // Then every voxel, 4 of a row per work-item (a region inside the volume, rows on 16
+        // bytes): its run's slot's final label, or 0.
+        const uint q = lane % 8u * 4u;
+        for (uint r = LOCAL_ID_Y * 4 + lane / 8; r < REGION_ROWS; r += 32) {
+            const index_t row = (index_t)g.index * REGION_ROWS + r;
+            const uint mask = row_masks[row], m = mask >> q, s = run_starts(mask);
+            const uint4 bytes = run_slots[row];
+            uint k = POPCOUNT(s & bits_through(q)) - 1u, w[4];
+            for (uint b = 0; b < 4u; b++) {
+                k += b > 0 ? s >> (q + b) & 1u : 0u;
+                const uint word = k < 4 ? bytes.x : k < 8 ? bytes.y : k < 12 ? bytes.z : bytes.w;
+                w[b] = m >> b & 1u ? finals[word >> (8 * (k % 4)) & 0xFFu] : 0u;
+            }
+            uint4 out;
+            out.x = w[0];
+            out.y = w[1];
+            out.z = w[2];
+            out.w = w[3];
+            *(GLOBAL uint4 *)(L + VOXEL_INDEX(g.x0 + q, g.y0 + r % REGION_H, g.z0 + r / REGION_H, width, height)) = out;
+        }
+    } else if (g.z0 < depth && dirty[g.index] != 0) {
+        const uint x = g.x0 + lane % 8 * 4;
+        for (uint r = LOCAL_ID_Y * 4 + lane / 8; r < REGION_ROWS && x < width; r += 32) {
+            const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
+            if (y < height && z < depth)
+                compress_quad(L, VOXEL_INDEX(x, y, z, width, height), x, width);
+        }
     }
 }
 

@@ -11,7 +11,8 @@
 # racecheck, 4- and 8-connectivity, on the 512x512 image, a 1000x700 one of partial tiles and a
 # 2100x1000 one of many work-groups);
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
-# of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %; needs python3 with numpy).
+# of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %, and TUF's raw labels on 68x35x33
+# ones at 45 and 85 %; needs python3 with numpy).
 set -uo pipefail
 what=${1:-all}
 ccl=${CCL_BIN:-.gpu/bin/ccl}
@@ -42,6 +43,14 @@ sanitize_volumes() {
       for tool in memcheck racecheck; do
         check "$tool" "$algo volume $conn-conn" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize-labels.npy
       done
+    done
+  done
+  # TUF's raw labels, where pass 1 defers regions of few roots to pass 3: 68x35x33 volumes (whole
+  # regions on 16-byte rows, and cut ones) at 45 % and 85 %.
+  for density in 45 85; do
+    python3 -c "import numpy as np; r = np.random.default_rng($density); np.save('$vol', (r.random((33, 35, 68)) < $density / 100).astype(np.uint8))" || return 1
+    for tool in memcheck racecheck; do
+      check "$tool" "TUF raw volume $density %" label "$vol" --device cuda:0 --algo TUF --connectivity 6 --raw -o /tmp/sanitize-labels.npy
     done
   done
 }

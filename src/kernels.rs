@@ -175,9 +175,7 @@ impl KernelFile {
         match dir {
             Some(dir) => {
                 let path = std::path::Path::new(dir).join(self.path(dialect));
-                std::fs::read_to_string(&path)
-                    .map(std::borrow::Cow::Owned)
-                    .map_err(|e| (path.display().to_string(), e))
+                std::fs::read_to_string(&path).map(std::borrow::Cow::Owned).map_err(|e| (path.display().to_string(), e))
             }
             None => Ok(std::borrow::Cow::Borrowed(self.source(dialect))),
         }

@@ -160,12 +160,14 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                                 && covered[1..] == [1, 1]
                                 && covered[0] >= faces
                                 && faces > 0
-                                && args[6..]
+                                && args[6..9]
                                     == [
                                         RecordedArg::U32(across_x as u32),
                                         RecordedArg::U32(across_y as u32),
                                         RecordedArg::U32(faces as u32),
-                                    ]));
+                                    ]
+                                // Then whether pass 1 may defer regions (raw labels), as a flag.
+                                && matches!(args[9], RecordedArg::U32(0 | 1))));
                     if !covers(voxels) && !covers(blocks) && !flat && !tuf {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {voxels:?} or {blocks:?}"));
                     }

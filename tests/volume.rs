@@ -264,6 +264,23 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
         let volume = random_volume(w, h, d, density, 1, 91 + density).unwrap();
         out.push((format!("{w}x{h}x{d} density {density} granularity 1"), volume));
     }
+    // Regions of few and of many components side by side (TUF's pass 1 defers the labels of the
+    // first to pass 3; the border merge then joins both kinds across their faces): each column of
+    // regions at its own density, 10, 60, 95 %, and one region cut by the edge.
+    let mixed = |w: usize, h: usize, d: usize| {
+        let noise = random_volume(w, h, d, 50, 1, 4242).unwrap();
+        let mut state = 0x9E37_79B9u32;
+        BinaryVolume::from_fn(w, h, d, |x, y, z| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let density = [10, 60, 95, 30][(x / 32) % 4];
+            (state % 100) < density || (density == 30 && noise.is_foreground(x, y, z))
+        })
+        .unwrap()
+    };
+    out.push(("96x48x48 regions of 10 / 60 / 95 %".into(), mixed(96, 48, 48)));
+    out.push(("100x40x36 regions of 10 / 60 / 95 / 30 %".into(), mixed(100, 40, 36)));
     for (w, h, d) in [(1, 1, 1), (2, 2, 2), (9, 8, 5), (16, 16, 8)] {
         out.push((format!("{w}x{h}x{d} background"), BinaryVolume::from_fn(w, h, d, |_, _, _| false).unwrap()));
         out.push((format!("{w}x{h}x{d} foreground"), BinaryVolume::from_fn(w, h, d, |_, _, _| true).unwrap()));

@@ -203,9 +203,7 @@ impl GpuLabeler {
         defines: &[ccl_backend::Define],
         report: &mut BuildReport,
     ) -> Result<ccl_backend::Program> {
-        let source = file
-            .load(gpu.dialect())
-            .map_err(|(path, e)| Error::FileRead { path, reason: e.to_string() })?;
+        let source = file.load(gpu.dialect()).map_err(|(path, e)| Error::FileRead { path, reason: e.to_string() })?;
         let program = gpu.build(&source, defines).map_err(|e| match e {
             ccl_backend::Error::Build { device, log } => {
                 Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }

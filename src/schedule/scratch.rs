@@ -31,6 +31,23 @@ impl Scratch {
         }
     }
 
+    /// Slot `slot`'s buffer if it has at least `bytes` bytes, however many more, else a new one
+    /// of `bytes`: for a call that only needs a placeholder, without dropping a larger buffer
+    /// that other calls use.
+    pub(crate) fn take_at_least(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize) -> Result<Buffer> {
+        let bytes = bytes.max(1);
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        match self.slots[slot].take() {
+            Some(buffer) if buffer.len() >= bytes => Ok(buffer),
+            stale => {
+                drop(stale);
+                Ok(gpu.alloc(bytes)?)
+            }
+        }
+    }
+
     /// Gives a buffer back to slot `slot`, for the next call.
     pub(crate) fn put(&mut self, slot: usize, buffer: Buffer) {
         self.slots[slot] = Some(buffer);

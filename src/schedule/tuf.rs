@@ -93,12 +93,39 @@
 //! foreground sectors hold a root: 0.103-0.105 / 0.171-0.173 / 0.199-0.201 / 0.187-0.188 /
 //! 0.110 ms -> 0.116-0.117 / 0.230 / 0.226-0.227 / 0.197-0.198 / 0.104-0.105 at 10 / 30 / 50 /
 //! 70 / 100 % (two rounds on one machine). Dropped.
+//! What did pay there, per region (H100, `ccl bench density`, 256^3, granularity 1, CUDA, A/B
+//! on one machine, two rounds, medians in ms; ncu showed the tile pass issue bound):
+//! - roots label themselves from their own column, then the other run starts copy their root's
+//!   (instead of every run start searching its root's row mask), and the runs that need a union
+//!   with the run in front found for the whole row by bit operations (`run_ends_meeting`): tile
+//!   pass instructions 88 -> 68 M at 50 %; labeling 0.105-0.107 / 0.172-0.174 / 0.202-0.208 /
+//!   0.188-0.192 / 0.155-0.158 -> 0.099-0.101 / 0.152-0.155 / 0.182-0.184 / 0.177-0.180 / 0.153
+//!   at 10 / 30 / 50 / 70 / 90 % (8192^2 images 2-4 % faster);
+//! - 2 rounds of pointer jumping instead of 3 (1-3 % at 10-50 %), and regions inside the volume
+//!   written in 16-byte words (a quarter of the store instructions): 0.090-0.092 / 0.142 /
+//!   0.172-0.175 / 0.174 / 0.148-0.150 / 0.113-0.114 at 10 / 30 / 50 / 70 / 90 / 100 % (images
+//!   too: 8192^2 0.308 / 0.608 / 0.485 -> 0.294 / 0.592 / 0.470 at 10 / 50 / 90 %);
+//! - for raw labels, regions of at most 256 roots deferred to pass 3 (below): 0.091-0.093 /
+//!   0.111-0.114 / 0.141-0.145 / 0.166-0.169 / 0.174-0.177 / 0.176-0.180 / 0.173-0.176 /
+//!   0.164-0.166 / 0.147-0.150 / 0.112-0.114 -> 0.093-0.094 / 0.114-0.116 / 0.145-0.150 /
+//!   0.172-0.176 / 0.166-0.169 / 0.164-0.169 / 0.159-0.162 / 0.148-0.152 / 0.129-0.134 /
+//!   0.082-0.085 at 10 / 20 / ... / 100 % (the first four, where few regions have so few roots,
+//!   1-4 % slower: the root count and, at 40 %, the border merge's look-ups cost more than the
+//!   few deferred regions save), granularity 4 at 20 / 30 / 40 / 50 / 70 / 90 %: 0.087 / 0.102 /
+//!   0.112-0.115 / 0.117-0.121 / 0.123-0.127 / 0.122-0.126 -> 0.081-0.084 / 0.088-0.090 / 0.096 /
+//!   0.099-0.101 / 0.103-0.105 / 0.098-0.099, granularity 16 at 50 / 90 %: 0.092-0.097 /
+//!   0.110-0.113 -> 0.077 / 0.082. A threshold of 128 or 192 roots instead of 256 moved nothing
+//!   beyond noise.
 //!
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
 //! regions' faces from those masks, marking the regions it joins, and `tuf_compress_3d`, a
 //! work-group per region again, on those regions only (for consecutive labels
-//! `tuf_compress_ranked_3d`, on every region).
+//! `tuf_compress_ranked_3d`, on every region). For raw labels pass 1 defers a region of at most
+//! DEFER_SLOTS roots that lies inside the volume: it writes only its roots' own voxels, a slot
+//! per root and a byte per run naming its root's slot, the border merge starts a union there
+//! from the run's root, and pass 3 writes the region's voxels once, from its roots' final
+//! labels: the labels of such a region are written once instead of twice and never read back.
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
@@ -186,14 +213,31 @@ pub(crate) struct Tuf3d {
     border_merge: Kernel,
     compress: Kernel,
     compress_ranked: Kernel,
-    /// The row masks, the regions' dirty words and the forest of consecutive labelings (slots
-    /// ROW_MASKS, DIRTY, FOREST), kept between calls.
+    /// The row masks, the regions' dirty words, the deferred regions' words, roots and run
+    /// slots, and the forest of consecutive labelings (slots ROW_MASKS, DIRTY, DEFERRED, ROOTS,
+    /// RUN_SLOTS, FOREST), kept between calls.
     scratch: Scratch,
 }
 
 /// Slots of [`Tuf3d`]'s scratch (FOREST as [`Tuf`]'s).
 const ROW_MASKS: usize = 1;
 const DIRTY: usize = 2;
+const DEFERRED: usize = 3;
+const ROOTS: usize = 4;
+const RUN_SLOTS: usize = 5;
+/// Roots a region may have for pass 1 to defer its labels to pass 3 (DEFER_SLOTS in the
+/// kernel: a byte per run's slot), and the bytes of a region row's run slots (16 runs).
+const DEFER_SLOTS: usize = 256;
+const RUN_SLOT_BYTES: usize = 16;
+
+/// The buffers passes 1 and 2 leave for pass 3 on a volume.
+struct Merged {
+    row_masks: Buffer,
+    dirty: Buffer,
+    deferred: Buffer,
+    roots: Buffer,
+    run_slots: Buffer,
+}
 
 /// Makes the TUF schedule from its program compiled for `connectivity`.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
@@ -356,19 +400,41 @@ fn over_regions(shape: Shape) -> LaunchRange {
 }
 
 impl Tuf3d {
-    /// Passes 1 and 2 into `job.labels`, with the row masks and the regions' dirty words (taken
-    /// here; returned for pass 3 and for the caller to put back).
-    fn merge(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<(Buffer, Buffer)> {
+    /// Passes 1 and 2 into `job.labels`, with the buffers pass 3 reads (taken here; returned for
+    /// pass 3 and for the caller to put back). With `defer` (raw labels, the labels' own pass 3)
+    /// pass 1 may leave the voxels of regions of few roots to pass 3 (see `tuf_tiles_3d`).
+    fn merge(&mut self, gpu: &dyn Gpu, job: &Job, defer: bool, recorder: &mut PhaseRecorder) -> Result<Merged> {
         let [w, h, d] = job.extent();
         let shape = job.shape;
-        // The row masks pass 1 writes for the border merge (a word per row of a region), and a
-        // word per region that the border merge sets where it joined a face.
+        // The row masks pass 1 writes for the border merge (a word per row of a region), a word
+        // per region that the border merge sets where it joined a face, and the deferred
+        // regions' words (count of roots + 1, or 0), roots and run slots.
         let regions = shape.width.div_ceil(TILE_W) * shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
-        let row_masks = self.scratch.take(gpu, ROW_MASKS, regions * REGION_H * REGION_D * 4)?;
-        let dirty = self.scratch.take(gpu, DIRTY, regions * 4)?;
+        let rows = regions * REGION_H * REGION_D;
+        let merged = Merged {
+            row_masks: self.scratch.take(gpu, ROW_MASKS, rows * 4)?,
+            dirty: self.scratch.take(gpu, DIRTY, regions * 4)?,
+            deferred: self.scratch.take(gpu, DEFERRED, regions * 4)?,
+            roots: self.deferral_buffer(gpu, ROOTS, defer, regions * DEFER_SLOTS * 4)?,
+            run_slots: self.deferral_buffer(gpu, RUN_SLOTS, defer, rows * RUN_SLOT_BYTES)?,
+        };
         recorder.end(Phase::Allocation)?;
-        let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&row_masks));
-        let args = [input, labels, Arg::U32(w), Arg::U32(h), Arg::U32(d), masks, Arg::Buffer(&dirty)];
+        let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&merged.row_masks));
+        let (dirty, deferred) = (Arg::Buffer(&merged.dirty), Arg::Buffer(&merged.deferred));
+        let (roots, run_slots) = (Arg::Buffer(&merged.roots), Arg::Buffer(&merged.run_slots));
+        let args = [
+            input,
+            labels,
+            Arg::U32(w),
+            Arg::U32(h),
+            Arg::U32(d),
+            masks,
+            dirty,
+            deferred,
+            roots,
+            run_slots,
+            Arg::U32(defer.into()),
+        ];
         gpu.launch(&mut self.tiles, &over_regions(shape), &args)?;
         recorder.end(Phase::LocalMerge)?;
         let (across_x, across_y, total) = face_work(shape);
@@ -376,32 +442,59 @@ impl Tuf3d {
             let args = [
                 labels,
                 masks,
-                Arg::Buffer(&dirty),
+                dirty,
                 Arg::U32(w),
                 Arg::U32(h),
                 Arg::U32(d),
                 Arg::U32(across_x as u32),
                 Arg::U32(across_y as u32),
                 Arg::U32(total as u32),
+                Arg::U32(defer.into()),
+                deferred,
+                roots,
+                run_slots,
             ];
             gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
         recorder.end(Phase::BorderMerge)?;
-        Ok((row_masks, dirty))
+        Ok(merged)
+    }
+
+    /// The scratch buffer of `slot` for deferred regions: of `bytes` bytes with `defer`, else
+    /// whatever the slot holds (the kernels do not touch it).
+    fn deferral_buffer(&mut self, gpu: &dyn Gpu, slot: usize, defer: bool, bytes: usize) -> Result<Buffer> {
+        if defer {
+            self.scratch.take(gpu, slot, bytes)
+        } else {
+            self.scratch.take_at_least(gpu, slot, 16)
+        }
     }
 
     /// Puts the buffers [`Tuf3d::merge`] took back.
-    fn put_back(&mut self, (row_masks, dirty): (Buffer, Buffer)) {
-        self.scratch.put(ROW_MASKS, row_masks);
-        self.scratch.put(DIRTY, dirty);
+    fn put_back(&mut self, merged: Merged) {
+        self.scratch.put(ROW_MASKS, merged.row_masks);
+        self.scratch.put(DIRTY, merged.dirty);
+        self.scratch.put(DEFERRED, merged.deferred);
+        self.scratch.put(ROOTS, merged.roots);
+        self.scratch.put(RUN_SLOTS, merged.run_slots);
     }
 }
 
 impl Schedule for Tuf3d {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let merged = self.merge(gpu, job, recorder)?;
+        let merged = self.merge(gpu, job, true, recorder)?;
         let [w, h, d] = job.extent();
-        let args = [Arg::Buffer(job.labels), Arg::Buffer(&merged.1), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
+        let args = [
+            Arg::Buffer(job.labels),
+            Arg::Buffer(&merged.dirty),
+            Arg::U32(w),
+            Arg::U32(h),
+            Arg::U32(d),
+            Arg::Buffer(&merged.deferred),
+            Arg::Buffer(&merged.roots),
+            Arg::Buffer(&merged.run_slots),
+            Arg::Buffer(&merged.row_masks),
+        ];
         gpu.launch(&mut self.compress, &over_regions(job.shape), &args)?;
         recorder.end(Phase::Compression)?;
         self.put_back(merged);
@@ -424,7 +517,7 @@ impl Schedule for Tuf3d {
             return run_then_rank(self, gpu, job, relabel, convention, recorder);
         };
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
-        let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
+        let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, false, recorder)?;
         let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
         let tables = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked)?;
         self.put_back(merged);
