@@ -1269,22 +1269,29 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
                             GLOBAL const uint *row_masks)
 {
     LOCAL_ARRAY(uint, finals, DEFER_SLOTS);
+    LOCAL_ARRAY(uint, masks, REGION_ROWS);
+    LOCAL_ARRAY(uint4, row_slots, REGION_ROWS);
     const volume_region g = group_region(width, height);
     const uint lane = LOCAL_ID_X, id = LOCAL_ID_Y * TILE_W + lane;
     // A region pass 1 deferred (every one of them: its voxels are unwritten): its roots' final
-    // labels first, a find each, into `finals` (no return before the barrier: POCL).
+    // labels first, a find each, into `finals`, while its rows' masks and slots are copied into
+    // local memory alongside (so the writes below wait on no load; no return before the barrier:
+    // POCL).
     const uint roots = g.z0 < depth ? deferred[g.index] : 0; // count + 1, or 0
-    if (roots != 0 && id + 1 < roots)
-        finals[id] = compressed(L, slots[(index_t)g.index * DEFER_SLOTS + id]);
+    if (roots != 0) {
+        masks[id] = row_masks[(index_t)g.index * REGION_ROWS + id];
+        row_slots[id] = run_slots[(index_t)g.index * REGION_ROWS + id];
+        if (id + 1 < roots)
+            finals[id] = compressed(L, slots[(index_t)g.index * DEFER_SLOTS + id]);
+    }
     LOCAL_BARRIER();
     if (roots != 0) {
         // Then every voxel, 4 of a row per work-item (a region inside the volume, rows on 16
         // bytes): its run's slot's final label, or 0.
         const uint q = lane % 8u * 4u;
         for (uint r = LOCAL_ID_Y * 4 + lane / 8; r < REGION_ROWS; r += 32) {
-            const index_t row = (index_t)g.index * REGION_ROWS + r;
-            const uint mask = row_masks[row], m = mask >> q, s = run_starts(mask);
-            const uint4 bytes = run_slots[row];
+            const uint mask = masks[r], m = mask >> q, s = run_starts(mask);
+            const uint4 bytes = row_slots[r];
             uint k = POPCOUNT(s & bits_through(q)) - 1u, w[4];
             for (uint b = 0; b < 4u; b++) {
                 k += b > 0 ? s >> (q + b) & 1u : 0u;
