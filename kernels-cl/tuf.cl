@@ -870,7 +870,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
     // Whole rows on 16 bytes: written in 16-byte words, and (for raw labels) maybe deferred.
     const int vector_rows = inside && (size_t)L % 16u == 0 && width % 4u == 0;
     // Then every run start's entry becomes its root's label, (raster index of the root's voxel)
-    // + 1, as label_roots does it. With `defer` (raw labels), a region of at most DEFER_SLOTS
+    // + 1, as label_roots does it. With `defer` (raw labels), a region of 1 to DEFER_SLOTS
     // roots (counted in roots_found[0]) is deferred instead: each root takes a slot (counting in
     // roots_found[1]) and its entry, and its runs', become the slot + 1; the region writes only
     // its roots' own voxels, each root's voxel in `slots`, each run's slot (a byte per run, 16
@@ -884,7 +884,8 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
         ATOMIC_ADD(&roots_found[0], POPCOUNT(roots));
     LOCAL_BARRIER();
     const uint found = roots_found[0];
-    const int deferring = may_defer && found <= DEFER_SLOTS;
+    // (A region without foreground is written in pass 1, as zeros, and left alone by pass 3.)
+    const int deferring = may_defer && found > 0 && found <= DEFER_SLOTS;
     const uint row_index = (uint)VOXEL_INDEX(x0, y0 + yy, z0 + zz, width, height);
     uint slot = deferring && roots != 0 ? ATOMIC_ADD(&roots_found[1], POPCOUNT(roots)) : 0;
     k = 0;

@@ -12,6 +12,8 @@ use crate::Result;
 #[derive(Default)]
 pub(crate) struct Scratch {
     slots: Vec<Option<Buffer>>,
+    /// Buffers allocated so far (not reused).
+    allocations: usize,
 }
 
 impl Scratch {
@@ -26,6 +28,7 @@ impl Scratch {
             Some(buffer) if buffer.len() >= bytes && buffer.len() <= 2 * bytes => Ok(buffer),
             stale => {
                 drop(stale);
+                self.allocations += 1;
                 Ok(gpu.alloc(bytes)?)
             }
         }
@@ -43,9 +46,16 @@ impl Scratch {
             Some(buffer) if buffer.len() >= bytes => Ok(buffer),
             stale => {
                 drop(stale);
+                self.allocations += 1;
                 Ok(gpu.alloc(bytes)?)
             }
         }
+    }
+
+    /// Buffers allocated so far: a stage whose count did not move allocated nothing (and need not
+    /// mark an allocation phase, whose mark costs host time that small arrays feel).
+    pub(crate) fn allocations(&self) -> usize {
+        self.allocations
     }
 
     /// Gives a buffer back to slot `slot`, for the next call.
