@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
 #            and headline.md, the README tables)
@@ -12,14 +12,15 @@
 # 3d         only the 3D experiments (volumes); quick-3d: the same at quick sizes
 # stats      only what component statistics add to device-resident labeling (OUT/stats/)
 # tuf        only TUF against the best published algorithms (BKE_IC, KE, UF) (OUT/tuf/)
+# tuf-3d     only TUF on the 256^3 grid at 6-connectivity, with CuPy (OUT/volumes/tuf-c6/)
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]}
 what=${3:-}
 quick=""; case "$what" in quick|quick-3d) quick=1;; esac
 here=$(cd "$(dirname "$0")" && pwd)
@@ -106,7 +107,21 @@ tuf() {
     "$ccl" bench average --dataset "$pages" --threshold 128 --invert --algos tuf,bke_ic --devices "$cpus" --runs 3 --warmup 1 --out "$t/pages-pocl"
   fi
 }
+tuf_3d() {
+  # TUF on the 256^3 density x granularity grid at 6-connectivity (issue 11), on the GPUs, and
+  # CuPy on the same volumes (OUT/volumes/tuf-c6; the volumes themselves are not kept).
+  local v=$out/volumes/tuf-c6
+  "$ccl" bench density --size "$cube" --densities 0:100:10 --granularities "$grans" --images "$per_volume" --connectivity 6 --algos tuf --devices "$gpus" --runs "$runs3" --warmup "$warmup3" --save-images --out "$v"
+  if python3 -c "import numpy" 2>/dev/null; then
+    python3 "$here/peers.py" "$v" --connectivity 6 --mode density --peers cupy --runs "$runs3" --warmup "$warmup3" || true
+  fi
+  if [ -f "$v/peers.csv" ]; then
+    "$ccl" bench plot --results "$v/results.csv,$v/peers.csv" --out "$v/with-peers"
+  fi
+  rm -rf "$v/images"
+}
 if [ "$what" = tuf ]; then tuf; exit 0; fi
+if [ "$what" = tuf-3d ]; then tuf_3d; exit 0; fi
 case "$what" in 3d|quick-3d) volumes; python3 "$here/headline.py" "$out" > "$out/headline-3d.md"; cat "$out/headline-3d.md"; exit 0;; esac
 
 if [ "$what" = e2e ]; then
