@@ -431,6 +431,25 @@ DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
     return row_node + POPCOUNT(starts & bits_through(bit)) - 1u;
 }
 
+// The entries of pixels q .. q + 3 of a row `mask` (q a multiple of 4), whose k-th run start's
+// entry is entries[row_node + k], as one 16-byte word: each pixel its run's entry, a background
+// pixel 0 (the node of pixel q's run, then of each next pixel's: one more at a run start).
+DEVICE_FN uint4 quad_labels(LOCAL const uint *entries, uint mask, uint q, uint row_node)
+{
+    const uint m = mask >> q, s = run_starts(mask);
+    uint node = run_node(s, q, row_node), w[4];
+    for (uint b = 0; b < 4u; b++) {
+        node += b > 0 ? s >> (q + b) & 1u : 0u;
+        w[b] = m >> b & 1u ? entries[node] : 0u;
+    }
+    uint4 out;
+    out.x = w[0];
+    out.y = w[1];
+    out.z = w[2];
+    out.w = w[3];
+    return out;
+}
+
 // The node of the last run of a row `mask` (not 0), whose first run start is node `row_node`.
 DEVICE_FN uint last_run_node(uint mask, uint row_node)
 {
@@ -644,21 +663,9 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 #if LABEL_BITS == 32
     if (group_tiles > 1 && inside && (size_t)L % 16u == 0 && width % 4u == 0) {
         const uint q = lane % 8u * 4u;
-        for (uint row = lane / 8u; row < TILE_H; row += 4u) {
-            const uint m = masks[row] >> q, s = run_starts(masks[row]);
-            // The node of pixel q's run, then of each next pixel's (one more at a run start).
-            uint node = run_node(s, q, row * row_stride + base), w[4];
-            for (uint b = 0; b < 4u; b++) {
-                node += b > 0 ? s >> (q + b) & 1u : 0u;
-                w[b] = m >> b & 1u ? parents[node] : 0u;
-            }
-            uint4 out;
-            out.x = w[0];
-            out.y = w[1];
-            out.z = w[2];
-            out.w = w[3];
-            *(GLOBAL uint4 *)(L + PIXEL_INDEX(x0 + q, y0 + row, width)) = out;
-        }
+        for (uint row = lane / 8u; row < TILE_H; row += 4u)
+            *(GLOBAL uint4 *)(L + PIXEL_INDEX(x0 + q, y0 + row, width)) =
+                quad_labels(parents, masks[row], q, row * row_stride + base);
         return;
     }
 #endif
@@ -943,21 +950,9 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
 #if LABEL_BITS == 32
     if (vector_rows) {
         const uint q = lane % 8u * 4u;
-        for (uint row = warp * 4u + lane / 8u; row < REGION_ROWS; row += warps * 4u) {
-            const uint m = masks[row] >> q, s = run_starts(masks[row]);
-            // The node of voxel q's run, then of each next voxel's (one more at a run start).
-            uint node = run_node(s, q, row * START_SLOTS), w[4];
-            for (uint b = 0; b < 4u; b++) {
-                node += b > 0 ? s >> (q + b) & 1u : 0u;
-                w[b] = m >> b & 1u ? parents[node] : 0u;
-            }
-            uint4 out;
-            out.x = w[0];
-            out.y = w[1];
-            out.z = w[2];
-            out.w = w[3];
-            *(GLOBAL uint4 *)(L + VOXEL_INDEX(x0 + q, y0 + row % REGION_H, z0 + row / REGION_H, width, height)) = out;
-        }
+        for (uint row = warp * 4u + lane / 8u; row < REGION_ROWS; row += warps * 4u)
+            *(GLOBAL uint4 *)(L + VOXEL_INDEX(x0 + q, y0 + row % REGION_H, z0 + row / REGION_H, width, height)) =
+                quad_labels(parents, masks[row], q, row * START_SLOTS);
         return;
     }
 #endif
