@@ -105,6 +105,10 @@
 //!   written in 16-byte words (a quarter of the store instructions): 0.090-0.092 / 0.142 /
 //!   0.172-0.175 / 0.174 / 0.148-0.150 / 0.113-0.114 at 10 / 30 / 50 / 70 / 90 / 100 % (images
 //!   too: 8192^2 0.308 / 0.608 / 0.485 -> 0.294 / 0.592 / 0.470 at 10 / 50 / 90 %);
+//!   On images only the 8-tile kernel writes 16-byte words: in `tuf_tiles_small` (the DIBCO
+//!   pages) a 16-byte word per work-item instead of four 4-byte labels moved the pages by
+//!   nothing beyond noise (0.0242-0.0250 -> 0.0242-0.0254 ms, four rounds), so it keeps its
+//!   column writes.
 //! - for raw labels, regions of at most 256 roots deferred to pass 3 (below): 0.091-0.093 /
 //!   0.111-0.114 / 0.141-0.145 / 0.166-0.169 / 0.174-0.177 / 0.176-0.180 / 0.173-0.176 /
 //!   0.164-0.166 / 0.147-0.150 / 0.112-0.114 -> 0.093-0.094 / 0.114-0.116 / 0.145-0.150 /
