@@ -769,10 +769,10 @@ DEVICE_FN index_t node_to_volume(uint i, LOCAL const uint *masks, uint x0, uint 
 }
 
 // Pass 1 on volumes: a work-group of 32 x 8 work-items labels a region; work-item (lane, warp)
-// labels row warp * 32 + lane, and warp `warp` reads and writes rows warp, warp + 8, ... a
-// voxel per lane (coalesced along x). Every voxel stores (raster index of its region-local
-// root) + 1, background 0. A group past the regions (group_region) sees only background and
-// writes nothing.
+// labels row warp * 32 + lane, and warp `warp` reads rows warp, warp + 8, ... a voxel per lane
+// (coalesced along x). Every voxel stores (raster index of its region-local root) + 1,
+// background 0, or, in a region it defers (`defer`, below), only the roots do. A group past the
+// regions (group_region) sees only background and writes nothing.
 KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth,
                          GLOBAL uint *row_masks, GLOBAL uint *dirty, GLOBAL uint *deferred, GLOBAL uint *slots,
                          GLOBAL uint4 *run_slots, uint defer)
