@@ -230,7 +230,8 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below), where for raw labels pass 1 leaves
 // the voxels of a region of few components to pass 3, which then writes them once.
 //
-// Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes). In pass 1 a work-group of 32 x 8 work-items labels
+// Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes); for volumes FACE_ROW_LANES and
+// DEFER_SLOTS (see where they are used). In pass 1 a work-group of 32 x 8 work-items labels
 // 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
 // tile's warp reads and writes column `lane` of the tile, and (in its first warp) labels row
 // `lane` of it.
@@ -725,8 +726,18 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar 
 #define REGION_D 16
 #define REGION_ROWS (REGION_H * REGION_D)
 #define REGION_SLOTS (REGION_ROWS * START_SLOTS)
-// Roots of a region whose labels pass 1 defers to pass 3 (a byte per run's slot).
-#define DEFER_SLOTS 256
+// DEFER_SLOTS (a define, at most 256: a byte per run's slot): roots a region may have for pass
+// 1 to defer its labels to pass 3.
+#if DEFER_SLOTS > 256
+#error "a run's slot is a byte"
+#endif
+
+// The slot of run k of a deferred region's row, whose 16 runs' slots are the bytes of `bytes`.
+DEVICE_FN uint run_slot(uint4 bytes, uint k)
+{
+    const uint word = k < 4 ? bytes.x : k < 8 ? bytes.y : k < 12 ? bytes.z : bytes.w;
+    return word >> (8 * (k % 4)) & 0xFFu;
+}
 
 // The index of the region that holds voxel (x, y, z): regions along x, then y, then z (the
 // order of pass 1's work-groups).
@@ -1008,8 +1019,7 @@ DEVICE_FN index_t union_start(index_t v, uint region, index_t row, uint mask, ui
     if (roots == 0)
         return v;
     const uint k = POPCOUNT(run_starts(mask) & bits_through(column)) - 1u;
-    const uint word = k < 4 ? bytes.x : k < 8 ? bytes.y : k < 12 ? bytes.z : bytes.w;
-    return slots[(index_t)region * DEFER_SLOTS + (word >> (8 * (k % 4)) & 0xFFu)] - 1;
+    return slots[(index_t)region * DEFER_SLOTS + run_slot(bytes, k)] - 1;
 #else
     (void)region;
     (void)row;
@@ -1291,8 +1301,7 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
             uint k = POPCOUNT(s & bits_through(q)) - 1u, w[4];
             for (uint b = 0; b < 4u; b++) {
                 k += b > 0 ? s >> (q + b) & 1u : 0u;
-                const uint word = k < 4 ? bytes.x : k < 8 ? bytes.y : k < 12 ? bytes.z : bytes.w;
-                w[b] = m >> b & 1u ? finals[word >> (8 * (k % 4)) & 0xFFu] : 0u;
+                w[b] = m >> b & 1u ? finals[run_slot(bytes, k)] : 0u;
             }
             uint4 out;
             out.x = w[0];

@@ -12,50 +12,36 @@ use crate::Result;
 #[derive(Default)]
 pub(crate) struct Scratch {
     slots: Vec<Option<Buffer>>,
-    /// Buffers allocated so far (not reused).
-    allocations: usize,
 }
 
 impl Scratch {
     /// Slot `slot`'s buffer, of at least `bytes` bytes (contents undefined), out of the slot
     /// until [`Scratch::put`] gives it back.
     pub(crate) fn take(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize) -> Result<Buffer> {
-        let bytes = bytes.max(1);
-        if self.slots.len() <= slot {
-            self.slots.resize_with(slot + 1, || None);
-        }
-        match self.slots[slot].take() {
-            Some(buffer) if buffer.len() >= bytes && buffer.len() <= 2 * bytes => Ok(buffer),
-            stale => {
-                drop(stale);
-                self.allocations += 1;
-                Ok(gpu.alloc(bytes)?)
-            }
-        }
+        self.take_if(gpu, slot, bytes, |len, bytes| len <= 2 * bytes)
     }
 
     /// Slot `slot`'s buffer if it has at least `bytes` bytes, however many more, else a new one
     /// of `bytes`: for a call that only needs a placeholder, without dropping a larger buffer
     /// that other calls use.
     pub(crate) fn take_at_least(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize) -> Result<Buffer> {
+        self.take_if(gpu, slot, bytes, |_, _| true)
+    }
+
+    /// Slot `slot`'s buffer if it has at least `bytes` bytes (at least one) and `keep(its
+    /// length, bytes)`, else a new one of `bytes` (the old one freed first).
+    fn take_if(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize, keep: fn(usize, usize) -> bool) -> Result<Buffer> {
         let bytes = bytes.max(1);
         if self.slots.len() <= slot {
             self.slots.resize_with(slot + 1, || None);
         }
         match self.slots[slot].take() {
-            Some(buffer) if buffer.len() >= bytes => Ok(buffer),
+            Some(buffer) if buffer.len() >= bytes && keep(buffer.len(), bytes) => Ok(buffer),
             stale => {
                 drop(stale);
-                self.allocations += 1;
                 Ok(gpu.alloc(bytes)?)
             }
         }
-    }
-
-    /// Buffers allocated so far: a stage whose count did not move allocated nothing (and need not
-    /// mark an allocation phase, whose mark costs host time that small arrays feel).
-    pub(crate) fn allocations(&self) -> usize {
-        self.allocations
     }
 
     /// Gives a buffer back to slot `slot`, for the next call.

@@ -176,6 +176,7 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
         Define::int("CONNECTIVITY", connectivity.neighbours().into()),
         Define::int(REGISTER_BUDGET, 32),
         Define::int("FACE_ROW_LANES", FACE_ROW_LANES as i64),
+        Define::int("DEFER_SLOTS", DEFER_SLOTS as i64),
     ]
 }
 
@@ -230,8 +231,8 @@ const DIRTY: usize = 2;
 const DEFERRED: usize = 3;
 const ROOTS: usize = 4;
 const RUN_SLOTS: usize = 5;
-/// Roots a region may have for pass 1 to defer its labels to pass 3 (DEFER_SLOTS in the
-/// kernel: a byte per run's slot), and the bytes of a region row's run slots (16 runs).
+/// Roots a region may have for pass 1 to defer its labels to pass 3 (the kernel's DEFER_SLOTS:
+/// at most 256, a byte per run's slot), and the bytes of a region row's run slots (16 runs).
 const DEFER_SLOTS: usize = 256;
 const RUN_SLOT_BYTES: usize = 16;
 
@@ -416,7 +417,6 @@ impl Tuf3d {
         // regions' words (count of roots + 1, or 0), roots and run slots.
         let regions = shape.width.div_ceil(TILE_W) * shape.height.div_ceil(REGION_H) * shape.depth.div_ceil(REGION_D);
         let rows = regions * REGION_H * REGION_D;
-        let allocations = self.scratch.allocations();
         let merged = Merged {
             row_masks: self.scratch.take(gpu, ROW_MASKS, rows * 4)?,
             dirty: self.scratch.take(gpu, DIRTY, regions * 4)?,
@@ -424,11 +424,7 @@ impl Tuf3d {
             roots: self.deferral_buffer(gpu, ROOTS, defer, regions * DEFER_SLOTS * 4)?,
             run_slots: self.deferral_buffer(gpu, RUN_SLOTS, defer, rows * RUN_SLOT_BYTES)?,
         };
-        // Kept buffers are no allocation: no phase mark then (a mark costs host time while the
-        // device waits; H100, 256^3: labeling within noise of marking it anyway).
-        if self.scratch.allocations() != allocations {
-            recorder.end(Phase::Allocation)?;
-        }
+        recorder.end(Phase::Allocation)?;
         let (input, labels, masks) = (Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::Buffer(&merged.row_masks));
         let (dirty, deferred) = (Arg::Buffer(&merged.dirty), Arg::Buffer(&merged.deferred));
         let (roots, run_slots) = (Arg::Buffer(&merged.roots), Arg::Buffer(&merged.run_slots));
