@@ -452,6 +452,16 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // no skip at all (55 / 61 / 66 / 83 us); the decisions as two bit masks (ink, unsure) instead of
 // two bits per pixel, and root_float as x * rsqrt(x + 1e-30) without its compare (52 / 59 / 63
 // / 77 us: within noise). NVIDIA OpenCL moved the same way or not at all.
+// Later (one H100, A/B, two or three rounds, CUDA W = 9 / 45 / 101 / 201: 51-52 / 57-60 / 62-64 /
+// 76-77 us before): step 1's running sums written to local memory after its barrier (no registers
+// held through the scan; step 3 adds the offsets to them there): 62-64 / 68 / 73-75 / 90-93 us;
+// the scan by 64 items of 16 totals, then 4 items of 16 sums (fewer instructions, one barrier
+// fewer: a few warps work while the rest wait): 60 / 67 / 72 / 86 us; items past the span
+// skipping step 1's sums: 54-56 / 60 / 65-66 / 78-79 us; 4 groups per unit (64 registers: spills,
+// tiles retuned with CCL_FAST_TILE): 53-60 / 59-62 / 66-69 / 79-81 us. Nsight Compute then showed
+// where the time went: a fifth of the stall samples were warps waiting at the barrier after step
+// 1 for the warps at the page's edges, which read their rows byte by byte (items wholly outside
+// the page now read nothing: 48-49 / 54-55 / 59-60 / 70-72 us).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
@@ -601,13 +611,13 @@ DEVICE_FN void fetch_row(GLOBAL const uchar *gray, index_t line, int valid, int 
 
 // Step 1's reads for the batch of rows from y0: an item's columns of the rows entering and
 // leaving their windows, four per word (0 for a row outside the image, for the tile's first row,
-// which has its sums already, and for an item past the span, whose sums no pixel reads). `x0`:
-// the item's first column; `words`, `column`: as fetch_row.
+// which has its sums already, and for an item that reads nothing: `reads` 0). `x0`: the item's
+// first column; `words`, `column`: as fetch_row.
 DEVICE_FN void fetch_batch(GLOBAL const uchar *gray, uint width, int h, int y0, int tile_y, int before, int after,
-                           int active, int words, int x0, const int *column, uint entering[FAST_BATCH][FAST_WORDS],
+                           int reads, int words, int x0, const int *column, uint entering[FAST_BATCH][FAST_WORDS],
                            uint leaving[FAST_BATCH][FAST_WORDS])
 {
-    if (!active) {
+    if (!reads) {
         for (int b = 0; b < FAST_BATCH; b++)
             for (int k = 0; k < FAST_WORDS; k++)
                 entering[b][k] = leaving[b][k] = 0;
@@ -661,8 +671,13 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     // then, and they are read a word at a time. (Columns past the span add to prefix positions
     // that no output pixel reads.)
     const int words = aligned && span_x + first >= 0 && span_x + first + FAST_COLS <= w;
-    // Whether any of this item's columns lies in the span (the others read nothing).
+    // Whether any of this item's columns lies in the span (no pixel reads the others' sums).
     const int active = first < shift + (int)tile_width + W - 1;
+    // Whether it reads the image at all: not when it lies past the span, nor (with BORDER_CLIP)
+    // when all its columns lie outside the image (their pixels count as 0). (On a page whose width
+    // is a multiple of 4 no item then reads byte by byte: the tiles at the page's edges took
+    // their slowest warps' time in every batch.)
+    const int reads = active && (BORDER == BORDER_REPLICATE || (span_x + first + FAST_COLS > 0 && span_x + first < w));
 #if FAST_STATS
     LOCAL_ARRAY(double, reduce_var, FAST_GROUP);
     LOCAL_ARRAY(uint, reduce_min, FAST_GROUP);
@@ -703,7 +718,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int lower_start = end_block * FAST_BLOCK_ROWS, lower = whole ? bottom + 1 - lower_start : 0;
     // (The word reads step a row pointer down instead of calling fetch_row: with fetch_row's row
     // index per read the kernel spilled more registers and took 3-8 % longer on the H100.)
-    for (int part = 0; part < 2; part++) {
+    for (int part = 0; part < 2 && reads; part++) {
         const int from = part == 0 ? top : lower_start, count = part == 0 ? upper : lower;
         if (words) {
             GLOBAL const uchar *row = gray + PIXEL_INDEX(span_x + first, from, width);
@@ -731,7 +746,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         }
     }
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
-    for (int b = first_block; b < end_block; b++) {
+    for (int b = first_block; b < end_block && reads; b++) {
         for (int c = 0; c < FAST_COLS; c++) {
             if (column[c] >= 0) {
                 v1[c] += blocks[(index_t)b * width + column[c]];
@@ -770,7 +785,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int slice_row = lid / FAST_ROW_ITEMS, slice = lid % FAST_ROW_ITEMS;
     const int chunk_base = slice_row * FAST_GROUP + slice * FAST_CHUNK;
     uint entering[FAST_BATCH][FAST_WORDS], leaving[FAST_BATCH][FAST_WORDS];
-    fetch_batch(gray, width, h, tile_y, tile_y, before, after, active, words, span_x + first, column, entering, leaving);
+    fetch_batch(gray, width, h, tile_y, tile_y, before, after, reads, words, span_x + first, column, entering, leaving);
     for (int y0 = tile_y; y0 < rows_end; y0 += FAST_BATCH) {
         // 1. The vertical sums of the batch's rows (read during the previous batch, or before the
         // first), their running sums along the row, the totals; then the next batch's reads, in
@@ -787,7 +802,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
             }
             SUMS_STORE(totals, b * FAST_GROUP + lid, sum);
         }
-        fetch_batch(gray, width, h, y0 + FAST_BATCH, tile_y, before, after, active && y0 + FAST_BATCH < rows_end,
+        fetch_batch(gray, width, h, y0 + FAST_BATCH, tile_y, before, after, reads && y0 + FAST_BATCH < rows_end,
                     words, span_x + first, column, entering, leaving);
         LOCAL_BARRIER();
         // 2. Each item's offset in its row: an exclusive scan of the totals along each row, in two
@@ -904,11 +919,22 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
             const uint p = gray[PIXEL_INDEX(tile_x + x, y, width)]; // (read in step 3: a cache hit)
             decided ^= (2u ^ (uint)is_ink_exact(p, s1, s2, np, params.k, params.r, stats)) << (2 * i);
         }
-        for (int b = 0; b < FAST_BATCH; b++) {
-            GLOBAL uchar *row = out + PIXEL_INDEX(tile_x, y0 + b, width);
-            for (int j = 0; j < FAST_COLS; j++) {
-                if ((in_tile >> (2 * (b * FAST_COLS + j) + 1)) & 1u)
+        // Where every pixel of the item's batch lies in the tile (all but the last columns' items,
+        // and the tile's last batch), the stores need no test each.
+        const uint everywhere = 0xaaaaaaaau >> (32 - 2 * FAST_PIXELS);
+        if (in_tile == everywhere) {
+            for (int b = 0; b < FAST_BATCH; b++) {
+                GLOBAL uchar *row = out + PIXEL_INDEX(tile_x, y0 + b, width);
+                for (int j = 0; j < FAST_COLS; j++)
                     row[lid + j * FAST_GROUP] = (uchar)((decided >> (2 * (b * FAST_COLS + j))) & 1u);
+            }
+        } else {
+            for (int b = 0; b < FAST_BATCH; b++) {
+                GLOBAL uchar *row = out + PIXEL_INDEX(tile_x, y0 + b, width);
+                for (int j = 0; j < FAST_COLS; j++) {
+                    if ((in_tile >> (2 * (b * FAST_COLS + j) + 1)) & 1u)
+                        row[lid + j * FAST_GROUP] = (uchar)((decided >> (2 * (b * FAST_COLS + j))) & 1u);
+                }
             }
         }
 #endif
