@@ -456,7 +456,11 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // tiles retuned with CCL_FAST_TILE): 53-60 / 59-62 / 66-69 / 79-81 us. Nsight Compute then showed
 // where the time went: a fifth of the stall samples were warps waiting at the barrier after step
 // 1 for the warps at the page's edges, which read their rows byte by byte (items wholly outside
-// the page now read nothing: 48-49 / 54-55 / 59-60 / 70-72 us).
+// the page now read nothing: 48-49 / 54-55 / 59-60 / 70-72 us). After that, and dropped: step 4's
+// pixels shared out evenly between the warps (a tile of 834 columns gave 3 warps 16 pixels a
+// batch and the others 12; the columns past the whole steps of FAST_GROUP split over all items,
+// each with its own row: 54-58 / 60-63 / 65-66 / 78-79 us), and a tile's first rows read 16 at a
+// time instead of 8 (within noise).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
