@@ -161,3 +161,31 @@ fn ccl_settings() -> usize {
     // One row per setting for the single page.
     12
 }
+
+/// `ccl bench binarize` on a small tiled page: a row per device, window and kernel (the CPU
+/// device's is its reference), and the binarize + label rows with the library's default labeler
+/// (TUF) unless `--algo` names another.
+#[test]
+fn bench_binarize_times_the_fast_kernel_and_binarize_plus_label() {
+    let dir = scratch("bench");
+    let devices = ccl::discover().devices.iter().map(|d| d.id.to_string()).collect::<Vec<_>>();
+    for (algo, label) in [(None, "TUF"), (Some("uf"), "UF")] {
+        let mut cmd = ccl();
+        cmd.args(["bench", "binarize", "--devices", &devices.join(","), "--windows", "3,8", "--kernels", "fast"])
+            .args(["--size", "40x30", "--page-limit", "0", "--runs", "1", "--warmup", "0", "--out"])
+            .arg(&dir);
+        if let Some(algo) = algo {
+            cmd.args(["--algo", algo]);
+        }
+        let (out, text) = run(&mut cmd);
+        assert!(out.status.success(), "{text}");
+        let results = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+        for suffix in ["".to_string(), format!("+{label}")] {
+            let rows = results
+                .lines()
+                .filter(|l| ["fast", "reference"].iter().any(|k| l.contains(&format!(",{k}{suffix},tiled-40x30,"))))
+                .count();
+            assert_eq!(rows, 2 * devices.len(), "rows of kernel{suffix} in\n{results}");
+        }
+    }
+}

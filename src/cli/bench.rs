@@ -168,9 +168,10 @@ pub struct BinarizeBenchArgs {
     /// On CPU devices, the paper's O(W^2) kernels run only up to this window.
     #[arg(long, default_value_t = 45)]
     cpu_paper_window: u32,
-    /// Labeling algorithm of the binarize + label rows.
-    #[arg(long, default_value = "bke_ic")]
-    algo: Algorithm,
+    /// Labeling algorithm of the binarize + label rows (default: the library's for
+    /// 8-connectivity, TUF).
+    #[arg(long)]
+    algo: Option<Algorithm>,
     /// Timed runs per configuration (median and minimum kept), 1-10000.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     runs: u32,
@@ -407,7 +408,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         runs: args.runs,
         warmup: args.warmup,
         cpu_paper_window: args.cpu_paper_window,
-        algorithm: args.algo,
+        algorithm: args.algo.unwrap_or_else(|| Algorithm::default_for(Connectivity::Eight)),
     };
     for &window in &bench.windows {
         ccl::binarize::Params { window, ..params }.validate()?;
