@@ -432,23 +432,41 @@ DEVICE_FN uint run_node(uint starts, uint bit, uint row_node)
     return row_node + POPCOUNT(starts & bits_through(bit)) - 1u;
 }
 
+// A 16-byte word of four 32-bit ones.
+DEVICE_FN uint4 uint4_of(uint x, uint y, uint z, uint w)
+{
+    uint4 out;
+    out.x = x;
+    out.y = y;
+    out.z = z;
+    out.w = w;
+    return out;
+}
+
+// The runs of pixels q .. q + 3 of a row `mask` (q a multiple of 4): run[b] = k where pixel q + b
+// lies in the row's k-th run (from 0; meaningful for a foreground pixel): pixel q's, then one
+// more at each run start.
+DEVICE_FN void quad_runs(uint mask, uint q, uint run[4])
+{
+    const uint s = run_starts(mask);
+    uint k = run_node(s, q, 0);
+    for (uint b = 0; b < 4u; b++) {
+        k += b > 0 ? s >> (q + b) & 1u : 0u;
+        run[b] = k;
+    }
+}
+
 // The entries of pixels q .. q + 3 of a row `mask` (q a multiple of 4), whose k-th run start's
 // entry is entries[row_node + k], as one 16-byte word: each pixel its run's entry, a background
-// pixel 0 (the node of pixel q's run, then of each next pixel's: one more at a run start).
+// pixel 0.
 DEVICE_FN uint4 quad_labels(LOCAL const uint *entries, uint mask, uint q, uint row_node)
 {
-    const uint m = mask >> q, s = run_starts(mask);
-    uint node = run_node(s, q, row_node), w[4];
-    for (uint b = 0; b < 4u; b++) {
-        node += b > 0 ? s >> (q + b) & 1u : 0u;
-        w[b] = m >> b & 1u ? entries[node] : 0u;
-    }
-    uint4 out;
-    out.x = w[0];
-    out.y = w[1];
-    out.z = w[2];
-    out.w = w[3];
-    return out;
+    const uint m = mask >> q;
+    uint run[4], w[4];
+    quad_runs(mask, q, run);
+    for (uint b = 0; b < 4u; b++)
+        w[b] = m >> b & 1u ? entries[row_node + run[b]] : 0u;
+    return uint4_of(w[0], w[1], w[2], w[3]);
 }
 
 // The node of the last run of a row `mask` (not 0), whose first run start is node `row_node`.
@@ -943,12 +961,8 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
             else
                 high |= run_slot << (8 * (k - 8));
         }
-        uint4 out;
-        out.x = (uint)low;
-        out.y = (uint)(low >> 32);
-        out.z = (uint)high;
-        out.w = (uint)(high >> 32);
-        run_slots[(index_t)region * REGION_ROWS + r] = out;
+        run_slots[(index_t)region * REGION_ROWS + r] =
+            uint4_of((uint)low, (uint)(low >> 32), (uint)high, (uint)(high >> 32));
         return;
     }
 #endif
@@ -1296,19 +1310,14 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
         // bytes): its run's slot's final label, or 0.
         const uint q = lane % 8u * 4u;
         for (uint r = LOCAL_ID_Y * 4 + lane / 8; r < REGION_ROWS; r += 32) {
-            const uint mask = masks[r], m = mask >> q, s = run_starts(mask);
+            const uint m = masks[r] >> q;
             const uint4 bytes = row_slots[r];
-            uint k = POPCOUNT(s & bits_through(q)) - 1u, w[4];
-            for (uint b = 0; b < 4u; b++) {
-                k += b > 0 ? s >> (q + b) & 1u : 0u;
-                w[b] = m >> b & 1u ? finals[run_slot(bytes, k)] : 0u;
-            }
-            uint4 out;
-            out.x = w[0];
-            out.y = w[1];
-            out.z = w[2];
-            out.w = w[3];
-            *(GLOBAL uint4 *)(L + VOXEL_INDEX(g.x0 + q, g.y0 + r % REGION_H, g.z0 + r / REGION_H, width, height)) = out;
+            uint run[4], w[4];
+            quad_runs(masks[r], q, run);
+            for (uint b = 0; b < 4u; b++)
+                w[b] = m >> b & 1u ? finals[run_slot(bytes, run[b])] : 0u;
+            *(GLOBAL uint4 *)(L + VOXEL_INDEX(g.x0 + q, g.y0 + r % REGION_H, g.z0 + r / REGION_H, width, height)) =
+                uint4_of(w[0], w[1], w[2], w[3]);
         }
     } else if (g.z0 < depth && dirty[g.index] != 0) {
         const uint x = g.x0 + lane % 8 * 4;
