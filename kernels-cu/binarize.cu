@@ -418,10 +418,11 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 
 // ---- The fast kernel: O(1) work per pixel whatever the window.
 //
-// A group of FAST_GROUP items owns a tile of `tile_width` output columns and `tile_rows` output
-// rows. Its span is the tile's columns widened by the window, from span_x (the first window column
-// tile_x - before, rounded down to a multiple of 4: `shift` columns before it), with
-// tile_width + W + 2 <= FAST_SPAN. Item i owns the FAST_COLS consecutive span columns from
+// A group of FAST_GROUP items owns a tile of `tile_width` output columns (`first_width` for the
+// first of a row of tiles, the rest of the page for the last) and `tile_rows` output rows. Its span is the tile's columns widened by
+// the window, from span_x (the first window column tile_x - before, rounded down to a multiple of
+// 4: `shift` columns before it), with tile_width + W + 2 <= FAST_SPAN; with BORDER_CLIP the span
+// stops at the page's edges (whose tiles can then be wider). Item i owns the FAST_COLS consecutive span columns from
 // FAST_COLS * i (whole 4-byte words of a row on pages whose width is a multiple of 4) and keeps
 // their vertical window sums in registers, first over the window of the tile's first row: row by
 // row, or, when the host passes `use_blocks` (windows taller than two blocks), from the whole
@@ -647,10 +648,32 @@ DEVICE_FN void fetch_batch(GLOBAL const uchar *gray, uint width, int h, int y0, 
     }
 }
 
+// The prefix positions that start and end the window of tile column x (span positions x + shift
+// and x + shift + W), clamped to the image with BORDER_CLIP (`limit`: the image's end in span
+// positions; columns outside the image add nothing).
+DEVICE_FN int window_first(int x, int shift)
+{
+#if BORDER == BORDER_REPLICATE
+    return x + shift;
+#else
+    return x + shift > 0 ? x + shift : 0;
+#endif
+}
+
+DEVICE_FN int window_last(int x, int shift, int W, int limit)
+{
+#if BORDER == BORDER_REPLICATE
+    (void)limit;
+    return x + shift + W;
+#else
+    return x + shift + W < limit ? x + shift + W : limit;
+#endif
+}
+
 KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshold_fast(
     GLOBAL const uchar *gray, GLOBAL uchar *out, uint width, uint height, uint window, double k, double r,
-    GLOBAL const double *stats, uint tile_width, uint tile_rows, GLOBAL double *partial, GLOBAL const uint *blocks,
-    uint use_blocks)
+    GLOBAL const double *stats, uint first_width, uint tile_width, uint tiles_across, uint tile_rows,
+    GLOBAL double *partial, GLOBAL const uint *blocks, uint use_blocks)
 {
     SUMS_ARRAY(prefix, FAST_BATCH * FAST_ROW_STRIDE);
     SUMS_ARRAY(totals, FAST_BATCH * FAST_GROUP);
@@ -659,29 +682,42 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int lid = (int)LOCAL_ID_X;
     const int w = (int)width, h = (int)height, W = (int)window;
     const int before = (W - 1) / 2, after = W / 2;
-    const int tile_x = (int)(GROUP_ID_X * tile_width), tile_y = (int)(GROUP_ID_Y * tile_rows);
+    // Of a row of `tiles_across` tiles the first is `first_width` columns wide, the last takes
+    // the rest of the page, and the others are `tile_width` wide.
+    const int tile_x = GROUP_ID_X == 0 ? 0 : (int)(first_width + (GROUP_ID_X - 1) * tile_width);
+    const int tile_y = (int)(GROUP_ID_Y * tile_rows);
     if (tile_x >= w || tile_y >= h)
         return;
+    const int this_width = GROUP_ID_X + 1 == tiles_across ? w - tile_x : (int)(GROUP_ID_X == 0 ? first_width : tile_width);
+    const int columns = tile_x + this_width < w ? this_width : w - tile_x; // output columns
     // The span starts at the window's first column rounded down to a multiple of 4 (`shift`
     // columns before it), so that an item's columns are whole 4-byte words of a row when the
     // page's width is a multiple of 4 and the page starts on a word (`aligned`; a borrowed
-    // buffer may not).
-    const int span_x = (tile_x - before) & ~3, shift = tile_x - before - span_x;
+    // buffer may not). With BORDER_CLIP it starts in the image and ends at its last column at
+    // the latest: window columns outside the image add nothing to the sums, so a window's prefix
+    // positions are clamped to the image (`span_end`), and the tiles at the page's left and
+    // right edges can be wider than the others by half a window.
+#if BORDER == BORDER_REPLICATE
+    const int span_x = (tile_x - before) & ~3;
+    const int span_end = tile_x + this_width + after; // (exclusive, in image columns)
+#else
+    const int span_x = (tile_x - before > 0 ? tile_x - before : 0) & ~3;
+    const int span_end = tile_x + this_width + after < w ? tile_x + this_width + after : w;
+#endif
+    const int shift = tile_x - before - span_x; // (negative at the page's left edge with BORDER_CLIP)
     const int aligned = (w & 3) == 0 && ((size_t)gray & 3) == 0;
     const int rows_end = tile_y + (int)tile_rows < h ? tile_y + (int)tile_rows : h;
-    const int columns = tile_x + (int)tile_width < w ? (int)tile_width : w - tile_x; // output columns
     const int first = FAST_COLS * lid; // this item's first span column
     // Whether this item's columns all lie in the image, as whole words: none needs a border test
     // then, and they are read a word at a time. (Columns past the span add to prefix positions
     // that no output pixel reads.)
     const int words = aligned && span_x + first >= 0 && span_x + first + FAST_COLS <= w;
-    // Whether any of this item's columns lies in the span (no pixel reads the others' sums).
-    const int active = first < shift + (int)tile_width + W - 1;
-    // Whether it reads the image at all: not when it lies past the span, nor (with BORDER_CLIP)
-    // when all its columns lie outside the image (their pixels count as 0). (On a page whose width
-    // is a multiple of 4 no item then reads byte by byte: the tiles at the page's edges took
-    // their slowest warps' time in every batch.)
-    const int reads = active && (BORDER == BORDER_REPLICATE || (span_x + first + FAST_COLS > 0 && span_x + first < w));
+    // Whether any of this item's columns lies in the span, and so whether it reads the image at
+    // all: items past the span (or, with BORDER_CLIP, past the page) read nothing, and their sums
+    // stay 0 (no pixel reads them). (With BORDER_CLIP no span starts before the page either: on
+    // a page whose width is a multiple of 4 no item reads byte by byte, as the items at the
+    // page's edges did, which took the slowest warps' time in every batch.)
+    const int reads = span_x + first < span_end;
 #if FAST_STATS
     LOCAL_ARRAY(double, reduce_var, FAST_GROUP);
     LOCAL_ARRAY(uint, reduce_min, FAST_GROUP);
@@ -777,8 +813,8 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     uint columns_valid = 0; // bit 2j + 1: column lid + j * FAST_GROUP is in the tile
     for (int j = 0; j < FAST_COLS; j++) {
         const int x = lid + j * FAST_GROUP < columns ? lid + j * FAST_GROUP : columns - 1;
-        window_start[j] = SUMS_REF(prefix, FAST_AT(x + shift));
-        window_end[j] = SUMS_REF(prefix, FAST_AT(x + shift + W));
+        window_start[j] = SUMS_REF(prefix, FAST_AT(window_first(x, shift)));
+        window_end[j] = SUMS_REF(prefix, FAST_AT(window_last(x, shift, W, span_end - span_x)));
         columns_np[j] = window_extent(tile_x + x, w, W);
         columns_inverse[j] = 1.0f / (float)columns_np[j];
         columns_valid |= (lid + j * FAST_GROUP < columns ? 2u : 0u) << (2 * j);
@@ -916,7 +952,8 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
             unsure ^= 1u << bit;
             const int i = bit / 2, b = i / FAST_COLS, x = lid + (i % FAST_COLS) * FAST_GROUP, y = y0 + b;
             const int base = b * FAST_ROW_STRIDE;
-            const sums_t window_sums = sums_sub(SUMS_LOAD(prefix, base + FAST_AT(x + shift + W)), SUMS_LOAD(prefix, base + FAST_AT(x + shift)));
+            const sums_t window_sums = sums_sub(SUMS_LOAD(prefix, base + FAST_AT(window_last(x, shift, W, span_end - span_x))),
+                                                SUMS_LOAD(prefix, base + FAST_AT(window_first(x, shift))));
             const uint s1 = SUMS_S1(window_sums);
             const sum_t s2 = SUMS_S2(window_sums);
             const uint np = window_extent(tile_x + x, w, W) * window_extent(y, h, W);
@@ -955,7 +992,7 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         LOCAL_BARRIER();
     }
     if (lid == 0) {
-        const uint group = GROUP_ID_Y * ((width + tile_width - 1) / tile_width) + GROUP_ID_X;
+        const uint group = GROUP_ID_Y * tiles_across + GROUP_ID_X;
         partial[2 * group] = (double)reduce_min[0];
         partial[2 * group + 1] = reduce_var[0];
     }

@@ -281,7 +281,7 @@ impl GpuBinarizer {
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
         let window = params.window;
         let slots = gpu.limits().compute_units * threshold.fast_groups_per_unit();
-        let fast = FastTiles::new(width, height, window as usize, params.wide_sums(), slots);
+        let fast = FastTiles::new(width, height, window as usize, params.wide_sums(), params.border(), slots);
         let mut scratch = Vec::new();
         match params.method {
             Method::Otsu => {
@@ -375,12 +375,14 @@ impl GpuBinarizer {
     }
 }
 
-/// The fast kernel's tiling of a page: groups of `tile_width` output columns (the span, widened
-/// by the window, fits the group's local memory) and `rows_per_group` rows.
+/// The fast kernel's tiling of a page: groups of `tile_width` output columns (`first_width` for
+/// the first tile of a row; the span, widened by the window, fits the group's local memory) and
+/// `rows_per_group` rows.
 struct FastTiles {
     width: usize,
     height: usize,
     window: usize,
+    first_width: usize,
     tile_width: usize,
     rows_per_group: usize,
     columns: usize,
@@ -388,23 +390,21 @@ struct FastTiles {
 }
 
 impl FastTiles {
-    /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums) on a device
-    /// that runs `slots` groups at once: the page's columns split evenly into the fewest tiles
-    /// whose span fits, FAST_ROWS rows (the best of a sweep on the H100 at 10 Mpx), halved while
+    /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums, `border`: how
+    /// windows meet the page's edges) on a device that runs `slots` groups at once: the page's
+    /// columns split into the fewest tiles whose span fits (see [`TileColumns`]), FAST_ROWS rows (the best of a sweep on the H100 at 10 Mpx), halved while
     /// the page would give fewer than MIN_GROUPS groups, or made taller (up to twice FAST_ROWS)
     /// where that saves a wave of groups (a last wave that fills few units leaves the others
     /// idle; taller tiles also start fewer windows). `CCL_FAST_TILE=WxH` caps the tile's columns
     /// at W and sets its rows to H instead (for tuning on a device).
-    fn new(width: usize, height: usize, window: usize, wide: bool, slots: usize) -> Self {
+    fn new(width: usize, height: usize, window: usize, wide: bool, border: Border, slots: usize) -> Self {
         const MIN_GROUPS: usize = 300;
         let tuning = std::env::var("CCL_FAST_TILE").ok().and_then(|s| {
             let (w, h) = s.split_once('x')?;
             Some((w.parse::<usize>().ok()?.max(1), h.parse::<usize>().ok()?.max(1)))
         });
-        // The span (tile columns + W - 1, from a multiple of 4: up to 3 more) fits FAST_SPAN.
-        let most = (fast_span(wide) - 2 - window).min(tuning.map_or(usize::MAX, |t| t.0));
-        let columns = width.div_ceil(most);
-        let tile_width = width.div_ceil(columns);
+        let TileColumns { first_width, tile_width, columns } =
+            TileColumns::new(width, window, fast_span(wide), border, tuning.map(|t| t.0));
         let rows_per_group = tuning.map(|t| t.1).unwrap_or_else(|| {
             let mut rows = FAST_ROWS;
             while columns * height.div_ceil(rows) < MIN_GROUPS && rows > 4 {
@@ -417,7 +417,8 @@ impl FastTiles {
             }
             rows
         });
-        Self { width, height, window, tile_width, rows_per_group, columns, rows: height.div_ceil(rows_per_group) }
+        let rows = height.div_ceil(rows_per_group);
+        Self { width, height, window, first_width, tile_width, rows_per_group, columns, rows }
     }
 
     fn groups(&self) -> usize {
@@ -459,13 +460,58 @@ impl FastTiles {
             Arg::F64(params.k),
             Arg::F64(params.r),
             Arg::Buffer(buffers.stats),
+            Arg::U32(self.first_width as u32),
             Arg::U32(self.tile_width as u32),
+            Arg::U32(self.columns as u32),
             Arg::U32(self.rows_per_group as u32),
             Arg::Buffer(buffers.partial),
             Arg::Buffer(blocks),
             Arg::U32(use_blocks),
         ];
         Ok(gpu.launch(kernel, &range, &args)?)
+    }
+}
+
+/// How the fast kernel splits a page's columns: the first tile of each row `first_width` columns
+/// wide, the last one what is left, the others `tile_width`; `columns` tiles in all. A tile's
+/// span (its columns widened by the window, W - 1 columns, from a multiple of 4: up to 3 more)
+/// fits `span` columns. With [`Border::Clip`] a span stops at the page's edges (columns outside
+/// add nothing to a window), so the edge tiles may be wider by about half a window: on a 2500
+/// column page under W = 201 that makes 3 tiles instead of 4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TileColumns {
+    first_width: usize,
+    tile_width: usize,
+    columns: usize,
+}
+
+impl TileColumns {
+    /// The fewest tiles for a `width` column page, as even as the edges allow; `cap` bounds
+    /// every tile's width (tuning).
+    fn new(width: usize, window: usize, span: usize, border: Border, cap: Option<usize>) -> Self {
+        let cap = cap.unwrap_or(usize::MAX).max(1);
+        let (before, after) = ((window - 1) / 2, window / 2);
+        // An inner tile's span: W - 1 columns more than the tile, from up to 3 columns before.
+        let inner = (span - 2 - window).min(cap);
+        if border == Border::Replicate {
+            let columns = width.div_ceil(inner);
+            let tile_width = width.div_ceil(columns);
+            return Self { first_width: tile_width, tile_width, columns };
+        }
+        // With the clipped border: the first tile's span starts at column 0 and ends `after`
+        // columns past the tile, the last one's starts up to `before` + 3 columns before it and
+        // ends at the page's end, and a tile that is both spans the page alone.
+        let (left, right) = ((span - after).min(cap), (span - 3 - before).min(cap));
+        if width <= span.min(cap) {
+            return Self { first_width: width, tile_width: width, columns: 1 };
+        }
+        let columns = if width <= left + right { 2 } else { 2 + (width - left - right).div_ceil(inner) };
+        let tile_width = width.div_ceil(columns).min(inner);
+        // What the inner tiles leave goes to the edge tiles, half each as far as they take it
+        // (it fits them: at most left + right columns).
+        let rest = width - (columns - 2) * tile_width;
+        let first_width = rest.div_ceil(2).min(left).max(rest.saturating_sub(right));
+        Self { first_width, tile_width, columns }
     }
 }
 
@@ -478,4 +524,58 @@ struct FastBuffers<'a> {
     stats: &'a Buffer,
     partial: &'a Buffer,
     blocks: Option<&'a Buffer>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tile's span, as the kernel computes it, fits the span and covers the windows of the
+    /// tile's columns, and the tiles cover the page once.
+    #[test]
+    fn tile_columns_fit_their_spans_and_cover_the_page() {
+        for border in [Border::Clip, Border::Replicate] {
+            for span in [FAST_SPAN, FAST_SPAN_WIDE] {
+                for window in [1, 2, 3, 9, 15, 33, 45, 64, 101, 201, 257].into_iter().filter(|&w| w + 2 < span) {
+                    for width in (1..4000).step_by(37).chain([span - 1, span, span + 1, 2500, 2480, 3508, 4000]) {
+                        let t = TileColumns::new(width, window, span, border, None);
+                        let (before, after) = ((window - 1) / 2, window / 2);
+                        let mut tile_x = 0;
+                        for g in 0..t.columns {
+                            let this = match g {
+                                _ if g + 1 == t.columns => width - tile_x,
+                                0 => t.first_width,
+                                _ => t.tile_width,
+                            };
+                            assert!(this > 0 && tile_x + this <= width, "{border:?} W={window} w={width}: {t:?}");
+                            let (span_x, span_end) = match border {
+                                Border::Replicate => {
+                                    ((tile_x as i64 - before as i64) & !3, (tile_x + this + after) as i64)
+                                }
+                                Border::Clip => (
+                                    (tile_x.saturating_sub(before) as i64) & !3,
+                                    (tile_x + this + after).min(width) as i64,
+                                ),
+                            };
+                            assert!(
+                                span_end - span_x <= span as i64,
+                                "{border:?} W={window} w={width} tile {g}: {t:?}"
+                            );
+                            tile_x += this;
+                        }
+                        assert_eq!(tile_x, width, "{border:?} W={window} w={width}: {t:?}");
+                        // No fewer tiles would do.
+                        let inner = span - 2 - window;
+                        if border == Border::Replicate {
+                            assert_eq!(t.columns, width.div_ceil(inner));
+                        } else {
+                            assert!(t.columns <= width.div_ceil(inner));
+                        }
+                    }
+                }
+            }
+        }
+        // The page of the benchmark under W = 201: three tiles, not four.
+        assert_eq!(TileColumns::new(2500, 201, FAST_SPAN, Border::Clip, None).columns, 3);
+    }
 }
