@@ -6,7 +6,8 @@
 # the component statistics kernels (on it and on two 2100x300 images, 45 % and 10 %); every
 # binarization kernel (Nick with each formula, Wolf's
 # statistics pass, Otsu's histogram)
-# under memcheck and racecheck on a 513x411 page, and the fast kernel on a 516x411 one. `gpu-sanitize.sh binarize` runs only that part,
+# under memcheck and racecheck on a 513x411 page, and the fast kernel on a 516x411 one and a
+# 2600x300 one (several tiles across). `gpu-sanitize.sh binarize` runs only that part,
 # `gpu-sanitize.sh stats` only the statistics; `gpu-sanitize.sh tuf` only TUF (memcheck and
 # racecheck, 4- and 8-connectivity, on the 512x512 image, a 1000x700 one of partial tiles and a
 # 2100x1000 one of many work-groups);
@@ -117,6 +118,12 @@ sanitize_binarize --method otsu
 sanitize_binarize --method nick --kernel fast --window 15
 sanitize_binarize --method nick --kernel fast --window 101
 sanitize_binarize --method wolf --kernel fast --window 31
+# A page wider than the fast kernel's span: several tiles across, the first and last (with the
+# clipped border) wider than the others, with the replicated border all alike.
+"$ccl" generate -o "$page" --width 2600 --height 300 --density 30 --granularity 3 --seed 9
+sanitize_binarize --method nick --kernel fast --window 201
+sanitize_binarize --method nick --formula opencv --kernel fast --window 101
+sanitize_binarize --method wolf --kernel fast --window 45
 [ "$what" = binarize ] && exit $rc
 "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
 sanitize_tuf "$img"
