@@ -5,7 +5,9 @@
 // OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
 #define KERNEL __kernel
 // The work-group size a kernel is always launched with, and how many of its groups a compute
-// unit should hold at once: a register budget for CUDA; OpenCL C has no such hint, so nothing.
+// unit should hold at once: a register budget for CUDA. Here nothing: OpenCL C has no hint of the
+// second, and `reqd_work_group_size` made NVIDIA's build of the fast Nick kernel 5-10 % slower
+// (H100); NVIDIA's compiler takes the register budget as an option (REGISTER_BUDGET).
 #define REQUIRED_GROUP_SIZE(x, y, z, groups)
 #define GLOBAL __global
 #define LOCAL __local
@@ -461,7 +463,9 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // pixels shared out evenly between the warps (a tile of 834 columns gave 3 warps 16 pixels a
 // batch and the others 12; the columns past the whole steps of FAST_GROUP split over all items,
 // each with its own row: 54-58 / 60-63 / 65-66 / 78-79 us), and a tile's first rows read 16 at a
-// time instead of 8 (within noise).
+// time instead of 8 (within noise). After the edge tiles: the pixels' and window sums'
+// conversions to float by exponent bits (x | 0x4B000000 as a float, minus 2^23; the sums of
+// squares in two 16-bit halves) instead of the conversion instruction: within noise.
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
