@@ -392,7 +392,8 @@ struct FastTiles {
 impl FastTiles {
     /// The tiling of a `width` x `height` page for `window` (`wide`: 64-bit sums, `border`: how
     /// windows meet the page's edges) on a device that runs `slots` groups at once: the page's
-    /// columns split into the fewest tiles whose span fits (see [`TileColumns`]), FAST_ROWS rows (the best of a sweep on the H100 at 10 Mpx), halved while
+    /// columns split into the fewest tiles whose span fits ([`TileColumns`]), FAST_ROWS rows
+    /// (the best of a sweep on the H100 at 10 Mpx), halved while
     /// the page would give fewer than MIN_GROUPS groups, or made taller (up to twice FAST_ROWS)
     /// where that saves a wave of groups (a last wave that fills few units leaves the others
     /// idle; taller tiles also start fewer windows). `CCL_FAST_TILE=WxH` caps the tile's columns
@@ -564,7 +565,7 @@ mod tests {
                             tile_x += this;
                         }
                         assert_eq!(tile_x, width, "{border:?} W={window} w={width}: {t:?}");
-                        // No fewer tiles would do.
+                        // As many tiles as spans of the inner tiles' width need, or (clipped) fewer.
                         let inner = span - 2 - window;
                         if border == Border::Replicate {
                             assert_eq!(t.columns, width.div_ceil(inner));
