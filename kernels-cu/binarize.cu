@@ -419,14 +419,15 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // ---- The fast kernel: O(1) work per pixel whatever the window.
 //
 // A group of FAST_GROUP items owns a tile of `tile_width` output columns (`first_width` for the
-// first of a row of tiles, the rest of the page for the last) and `tile_rows` output rows. Its span is the tile's columns widened by
-// the window, from span_x (the first window column tile_x - before, rounded down to a multiple of
-// 4: `shift` columns before it), with tile_width + W + 2 <= FAST_SPAN; with BORDER_CLIP the span
-// stops at the page's edges (whose tiles can then be wider). Item i owns the FAST_COLS consecutive span columns from
-// FAST_COLS * i (whole 4-byte words of a row on pages whose width is a multiple of 4) and keeps
-// their vertical window sums in registers, first over the window of the tile's first row: row by
-// row, or, when the host passes `use_blocks` (windows taller than two blocks), from the whole
-// blocks of 32 rows that column_blocks summed, plus the rows around them. Then the group walks
+// first of a row of tiles, the rest of the page for the last) and `tile_rows` output rows. Its
+// span is the tile's columns widened by the window, from span_x (the first window column tile_x -
+// before, rounded down to a multiple of 4: `shift` columns before it), with tile_width + W + 2 <=
+// FAST_SPAN; with BORDER_CLIP the span stops at the page's edges (whose tiles can then be wider).
+// Item i owns the FAST_COLS consecutive span columns from FAST_COLS * i (whole 4-byte words of a
+// row on pages whose width is a multiple of 4) and keeps their vertical window sums in registers,
+// first over the window of the tile's first row: row by row, or, when the host passes
+// `use_blocks` (windows taller than two blocks), from the whole blocks of 32 rows that
+// column_blocks summed, plus the rows around them. Then the group walks
 // down the tile FAST_BATCH rows at a time, in four steps separated by barriers:
 //  1. each item reads the batch's rows entering and leaving its columns' windows (two reads per
 //     column and row, whatever W is), slides their sums down, and keeps their running sums
@@ -690,8 +691,8 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     const int tile_y = (int)(GROUP_ID_Y * tile_rows);
     if (tile_x >= w || tile_y >= h)
         return;
-    const int this_width = GROUP_ID_X + 1 == tiles_across ? w - tile_x : (int)(GROUP_ID_X == 0 ? first_width : tile_width);
-    const int columns = tile_x + this_width < w ? this_width : w - tile_x; // output columns
+    const int columns = GROUP_ID_X + 1 == tiles_across ? w - tile_x // output columns
+                        : (int)(GROUP_ID_X == 0 ? first_width : tile_width);
     // The span starts at the window's first column rounded down to a multiple of 4 (`shift`
     // columns before it), so that an item's columns are whole 4-byte words of a row when the
     // page's width is a multiple of 4 and the page starts on a word (`aligned`; a borrowed
@@ -701,10 +702,10 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     // right edges can be wider than the others by half a window.
 #if BORDER == BORDER_REPLICATE
     const int span_x = (tile_x - before) & ~3;
-    const int span_end = tile_x + this_width + after; // (exclusive, in image columns)
+    const int span_end = tile_x + columns + after; // (exclusive, in image columns)
 #else
     const int span_x = (tile_x - before > 0 ? tile_x - before : 0) & ~3;
-    const int span_end = tile_x + this_width + after < w ? tile_x + this_width + after : w;
+    const int span_end = tile_x + columns + after < w ? tile_x + columns + after : w;
 #endif
     const int shift = tile_x - before - span_x; // (negative at the page's left edge with BORDER_CLIP)
     const int aligned = (w & 3) == 0 && ((size_t)gray & 3) == 0;
