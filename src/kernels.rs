@@ -142,12 +142,20 @@ pub const STATS: KernelFile = KernelFile {
     cuda: include_str!("../kernels-cu/stats.cu"),
 };
 
+/// A one-work-item spin that holds a queue busy while a benchmark queues its commands.
+pub const HOLD: KernelFile = KernelFile {
+    name: "hold",
+    parts: &[COMMON, ("hold.kernel", include_str!("../kernels/hold.kernel"))],
+    opencl: include_str!("../kernels-cl/hold.cl"),
+    cuda: include_str!("../kernels-cu/hold.cu"),
+};
+
 /// Environment variable naming a folder whose `kernels-cl/` and `kernels-cu/` files replace the
 /// committed sources at run time ([`KernelFile::load`]).
 pub const KERNEL_DIR: &str = "CCL_KERNEL_DIR";
 
 /// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, TUF, RELABEL, BINARIZE, STATS];
+pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, TUF, RELABEL, BINARIZE, STATS, HOLD];
 
 impl KernelFile {
     /// The committed source this dialect's compiler builds.

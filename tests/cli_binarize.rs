@@ -164,12 +164,13 @@ fn ccl_settings() -> usize {
 
 /// `ccl bench binarize` on a small tiled page: a row per device, window and kernel (the CPU
 /// device's is its reference), and the binarize + label rows with the library's default labeler
-/// (TUF) unless `--algo` names another.
+/// (TUF) unless `--algo` names another; each run timed behind a queue hold (`queued`, the
+/// default, which runs the hold kernel on every device) or on an idle device (`--timing idle`).
 #[test]
 fn bench_binarize_times_the_fast_kernel_and_binarize_plus_label() {
     let dir = scratch("bench");
     let devices = ccl::discover().devices.iter().map(|d| d.id.to_string()).collect::<Vec<_>>();
-    for (algo, label) in [(None, "TUF"), (Some("uf"), "UF")] {
+    for (algo, label, timing) in [(None, "TUF", None), (Some("uf"), "UF", Some("idle"))] {
         let mut cmd = ccl();
         cmd.args(["bench", "binarize", "--devices", &devices.join(","), "--windows", "3,8", "--kernels", "fast"])
             .args(["--size", "40x30", "--page-limit", "0", "--runs", "1", "--warmup", "0", "--out"])
@@ -177,15 +178,22 @@ fn bench_binarize_times_the_fast_kernel_and_binarize_plus_label() {
         if let Some(algo) = algo {
             cmd.args(["--algo", algo]);
         }
+        if let Some(timing) = timing {
+            cmd.args(["--timing", timing]);
+        }
         let (out, text) = run(&mut cmd);
         assert!(out.status.success(), "{text}");
         let results = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+        let timing = format!(",{},", timing.unwrap_or("queued"));
         for suffix in ["".to_string(), format!("+{label}")] {
             let rows = results
                 .lines()
                 .filter(|l| ["fast", "reference"].iter().any(|k| l.contains(&format!(",{k}{suffix},tiled-40x30,"))))
+                .filter(|l| l.contains(&timing))
                 .count();
-            assert_eq!(rows, 2 * devices.len(), "rows of kernel{suffix} in\n{results}");
+            assert_eq!(rows, 2 * devices.len(), "rows of kernel{suffix} timed {timing} in\n{results}");
         }
     }
+    let (out, text) = run(ccl().args(["bench", "binarize", "--timing", "busy", "--out"]).arg(&dir));
+    assert!(!out.status.success() && text.contains("queued, idle"), "{text}");
 }

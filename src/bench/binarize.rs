@@ -33,10 +33,49 @@ pub struct BinarizeRecord {
     pub height: usize,
     /// Timed runs.
     pub runs: u32,
+    /// How each run was timed ([`Timing`]: `queued` or `idle`).
+    pub timing: String,
     /// Minimum device milliseconds over the runs.
     pub min_ms: f64,
     /// Median device milliseconds over the runs.
     pub median_ms: f64,
+}
+
+/// How a timed run meets the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Behind a queue hold (`kernels/hold.kernel`): the run's commands are all queued before the
+    /// device reaches its first mark, so its device time is that of its commands as they run back
+    /// to back in a pipeline, the same way on every backend.
+    Queued,
+    /// On an idle device, as a lone call meets it: the first mark completes at once and the
+    /// device then waits for the host to submit each launch (on CUDA several microseconds of
+    /// host time land in the span; NVIDIA's OpenCL starts its span at the first command).
+    Idle,
+}
+
+impl Timing {
+    /// The name used on the command line and in the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Queued => "queued",
+            Timing::Idle => "idle",
+        }
+    }
+}
+
+impl std::str::FromStr for Timing {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "queued" => Ok(Timing::Queued),
+            "idle" => Ok(Timing::Idle),
+            other => Err(Error::InvalidParameter {
+                name: "timing".into(),
+                reason: format!("'{other}' is none of queued, idle"),
+            }),
+        }
+    }
 }
 
 /// What to measure.
@@ -58,6 +97,8 @@ pub struct BinarizeBench {
     pub cpu_paper_window: u32,
     /// Labeling algorithm of the end-to-end rows.
     pub algorithm: Algorithm,
+    /// How each run is timed.
+    pub timing: Timing,
 }
 
 /// The pages measured: a large page tiled from a real one (`size`), then the real pages.
@@ -142,6 +183,7 @@ pub fn run(
                     width: page.width(),
                     height: page.height(),
                     runs: bench.runs,
+                    timing: bench.timing.name().into(),
                     min_ms,
                     median_ms,
                 };
@@ -158,6 +200,9 @@ pub fn run(
                     binarizer.prepare(&params)?; // checks the parameters too
                     let mut times = Vec::new();
                     for run in 0..bench.warmup + bench.runs {
+                        if bench.timing == Timing::Queued {
+                            binarizer.hold_queue()?;
+                        }
                         let (_, t) = binarizer.binarize_on_device(&on_device, &params)?;
                         if run >= bench.warmup {
                             times.push(t.labeling_ms());
@@ -173,7 +218,13 @@ pub fn run(
                 let params = Params { window, kernel: KernelKind::Fast, ..bench.params };
                 let mut times = Vec::new();
                 for run in 0..bench.warmup + bench.runs {
+                    if bench.timing == Timing::Queued {
+                        binarizer.hold_queue()?;
+                    }
                     let (ink, b) = binarizer.binarize_on_device(&on_device, &params)?;
+                    if bench.timing == Timing::Queued {
+                        labeler.hold_queue()?;
+                    }
                     let (_, _, l) = labeler.label_on_device_consecutive(&ink, Connectivity::Eight)?;
                     if run >= bench.warmup {
                         times.push(b.labeling_ms() + l.labeling_ms());

@@ -17,6 +17,7 @@ use super::{DeviceGray, GrayImage};
 use crate::array::{DeviceArray, Storage};
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET};
 use crate::labeler::{GpuLabeler, Opened};
+use crate::schedule::hold::QueueHold;
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
 
 /// Side of the square work-groups of the paper's kernels (the paper's best on its GPUs: 16).
@@ -173,6 +174,8 @@ pub(crate) struct GpuBinarizer {
     no_stats: Buffer,
     /// The fast kernel's column block sums, kept for the next page (grown when too small).
     blocks: Option<Buffer>,
+    /// The benchmarks' queue hold, built at its first use.
+    hold: Option<QueueHold>,
     builds: BuildReport,
 }
 
@@ -181,11 +184,27 @@ impl GpuBinarizer {
         let gpu = device.gpu().new_queue()?;
         let mut no_stats = gpu.alloc(16)?;
         gpu.zero(&mut no_stats)?;
-        Ok(Self { device, gpu, programs: Vec::new(), no_stats, blocks: None, builds: BuildReport::default() })
+        Ok(Self {
+            device,
+            gpu,
+            programs: Vec::new(),
+            no_stats,
+            blocks: None,
+            hold: None,
+            builds: BuildReport::default(),
+        })
     }
 
     pub(crate) fn build_report(&self) -> BuildReport {
         self.builds
+    }
+
+    /// Queues the queue hold (built at its first use) and returns at once.
+    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+        if self.hold.is_none() {
+            self.hold = Some(QueueHold::new(self.gpu.as_ref(), &mut self.builds)?);
+        }
+        self.hold.as_mut().expect("built above").hold(self.gpu.as_ref())
     }
 
     /// Builds the programs `params` needs, and runs the binarization once, untimed, on a small

@@ -122,6 +122,17 @@ impl Binarizer {
         }
     }
 
+    /// Queues a spin on the binarizer's queue and returns at once, so that the next call's
+    /// commands are all queued before the device reaches them (`ccl bench binarize --timing
+    /// queued`; see [`crate::GpuLabeler`]'s equivalent). Nothing on the CPU reference.
+    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+        match &mut self.inner {
+            Inner::Cpu => Ok(()),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.hold_queue(),
+        }
+    }
+
     /// Copies a gray page to the device.
     pub fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
         match &mut self.inner {

@@ -178,6 +178,11 @@ pub struct BinarizeBenchArgs {
     /// Untimed runs first, 0-10000.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     warmup: u32,
+    /// How each run is timed: `queued` (its commands queued behind a short spin on the device,
+    /// so the figure is their device time, as in a pipeline) or `idle` (on an idle device, as a
+    /// lone call: on CUDA the host's launch latency lands in the figure).
+    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::binarize::Timing>().map_err(|e| e.to_string()))]
+    timing: bench::binarize::Timing,
     /// Output folder for results.csv, summary.md and plots (default: bench-out/binarize).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -409,6 +414,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         warmup: args.warmup,
         cpu_paper_window: args.cpu_paper_window,
         algorithm: args.algo.unwrap_or_else(|| Algorithm::default_for(Connectivity::Eight)),
+        timing: args.timing,
     };
     for &window in &bench.windows {
         ccl::binarize::Params { window, ..params }.validate()?;

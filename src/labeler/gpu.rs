@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{check_destination, Labeler};
 use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
+use crate::schedule::hold::QueueHold;
 use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::stats::{self, OpenCv, Stats};
 use crate::schedule::{Schedule, LABEL_BYTES};
@@ -57,6 +58,8 @@ pub struct GpuLabeler {
     stats: Option<Box<Stats>>,
     /// The kernels of OpenCV's statistics format, built at their first use.
     opencv: Option<Box<OpenCv>>,
+    /// The benchmarks' queue hold, built at its first use.
+    hold: Option<Box<QueueHold>>,
     builds: BuildReport,
 }
 
@@ -86,6 +89,7 @@ impl GpuLabeler {
             relabel: None,
             stats: None,
             opencv: None,
+            hold: None,
             builds: BuildReport::default(),
         };
         for &connectivity in connectivities {
@@ -214,6 +218,16 @@ impl GpuLabeler {
         report.from_cache += usize::from(program.from_cache());
         report.build_ms += program.build_ms();
         Ok(program)
+    }
+
+    /// Queues a spin on this labeler's queue and returns at once, so that the next call's
+    /// commands are all queued before the device reaches them: its timings are then the device
+    /// time of its commands alone ([`QueueHold`]; for benchmarks).
+    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+        if self.hold.is_none() {
+            self.hold = Some(Box::new(QueueHold::new(self.gpu.as_ref(), &mut self.builds)?));
+        }
+        self.hold.as_mut().expect("built above").hold(self.gpu.as_ref())
     }
 
     /// Builds the relabeling stage at its first use and runs it once, untimed (on an empty

@@ -458,6 +458,14 @@ impl AnyLabeler {
         self.device().id.backend()
     }
 
+    /// [`GpuLabeler::hold_queue`]; nothing on the CPU reference, which has no queue.
+    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+        match self {
+            Self::Cpu(_) => Ok(()),
+            Self::Gpu(gpu) => gpu.hold_queue(),
+        }
+    }
+
     /// [`GpuLabeler::borrow_image`]: an image in device memory the caller keeps, as a
     /// [`DeviceImage`] of this labeler's device, without copying. The CPU reference refuses
     /// with [`Error::Unsupported`].

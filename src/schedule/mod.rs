@@ -9,6 +9,7 @@ mod common;
 pub(crate) mod be;
 pub(crate) mod bke;
 pub(crate) mod buf;
+pub(crate) mod hold;
 pub(crate) mod ke;
 pub(crate) mod le;
 pub(crate) mod ole;

@@ -1,0 +1,114 @@
+// GENERATED from kernels-cl/prelude.h and kernels/{common.h, hold.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cl/prelude.h
+// OpenCL C dialect prelude: maps the portable kernel vocabulary of kernels/ to OpenCL C 1.2.
+#define KERNEL __kernel
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once: a register budget for CUDA. Here nothing: OpenCL C has no hint of the
+// second, and `reqd_work_group_size` made NVIDIA's build of the fast Nick kernel 5-10 % slower
+// (H100); NVIDIA's compiler takes the register budget as an option (REGISTER_BUDGET).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups)
+#define GLOBAL __global
+#define LOCAL __local
+#define DEVICE_FN
+#define LOCAL_ARRAY(type, name, size) __local type name[size]
+#define LOCAL_ID_X ((uint)get_local_id(0))
+#define LOCAL_ID_Y ((uint)get_local_id(1))
+#define LOCAL_ID_Z ((uint)get_local_id(2))
+#define GROUP_ID_X ((uint)get_group_id(0))
+#define GROUP_ID_Y ((uint)get_group_id(1))
+#define GROUP_ID_Z ((uint)get_group_id(2))
+#define GLOBAL_ID_X ((uint)get_global_id(0))
+#define GLOBAL_ID_Y ((uint)get_global_id(1))
+#define GLOBAL_ID_Z ((uint)get_global_id(2))
+#define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ATOMIC_MIN(p, v) atom_min((p), (v))
+#define ATOMIC_MAX(p, v) atom_max((p), (v))
+#else
+#define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#define ATOMIC_MAX(p, v) atomic_max((p), (v))
+#endif
+#define ATOMIC_ADD(p, v) atomic_add((p), (v))
+// 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
+#define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (local or global), the count of set bits of one, and its
+// count of leading zero bits (32 for 0).
+#define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define POPCOUNT(x) popcount((uint)(x))
+#define LEADING_ZEROS(x) clz((uint)(x))
+// 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
+// cl_khr_int64_base_atomics).
+#if defined(INT64_ATOMICS) && INT64_ATOMICS
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define ATOMIC_ADD64(p, v) atom_add((p), (v))
+#endif
+// Double precision (kernels built with -D FLOAT64=1): IEEE operations, correctly rounded in
+// OpenCL for double, and never contracted into fused multiply-adds, so that a kernel's results
+// equal the host reference's bit for bit.
+#if defined(FLOAT64) && FLOAT64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#define DADD(a, b) ((a) + (b))
+#define DSUB(a, b) ((a) - (b))
+#define DMUL(a, b) ((a) * (b))
+#define DDIV(a, b) ((a) / (b))
+#define DSQRT(a) sqrt(a)
+#define DRINT(a) rint(a)
+// Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
+// within an ulp of each operation, as the callers' error bounds assume).
+#define FMAD(a, b, c) mad((a), (b), (c))
+// Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
+// specifications).
+#define FRSQRT(x) rsqrt(x)
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
+
+// ---- hold.kernel
+// A queue hold for benchmarks: one work-item runs `iterations` dependent integer steps and
+// writes the result (so that the compiler keeps them), keeping the device busy for a while that
+// grows with `iterations` (about 0.1-0.5 ms per 2^17 on current GPUs and CPUs).
+//
+// `ccl bench binarize --timing queued` launches it before each timed run, without waiting: the
+// run's commands are then all queued while the device still holds, and its device marks time
+// the commands alone, as they run back to back in a pipeline, without the host's time to submit
+// them (an idle device starts the first mark at once and then waits for the host's launch).
+KERNEL void hold(GLOBAL uint *sink, uint iterations)
+{
+    if (GLOBAL_ID_X != 0)
+        return;
+    uint state = sink[0] | 1u;
+    for (uint i = 0; i < iterations; i++)
+        state = state * 1664525u + 1013904223u; // (Numerical Recipes' LCG: each step waits on the last)
+    sink[0] = state;
+}
+

@@ -1,0 +1,117 @@
+// GENERATED from kernels-cu/prelude.cuh and kernels/{common.h, hold.kernel}: edit those, then run
+// `CCL_BLESS=1 cargo test --test kernel_sources`.
+
+// ---- kernels-cu/prelude.cuh
+// CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
+typedef unsigned char uchar;
+typedef unsigned int uint;
+typedef unsigned long long ulong;
+#define KERNEL extern "C" __global__
+// The work-group size a kernel is always launched with, and how many of its groups a compute
+// unit should hold at once (CUDA's launch bounds: a register budget).
+#define REQUIRED_GROUP_SIZE(x, y, z, groups) __launch_bounds__((x) * (y) * (z), (groups))
+#define GLOBAL
+#define LOCAL
+#define DEVICE_FN __device__ __forceinline__
+#define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
+#define LOCAL_ID_X threadIdx.x
+#define LOCAL_ID_Y threadIdx.y
+#define LOCAL_ID_Z threadIdx.z
+#define GROUP_ID_X blockIdx.x
+// A 2D launch with more groups along y than the grid allows (65535) is folded by the host into
+// y and z (LaunchRange::fold in ccl-backend): the group along y is blockIdx.y + gridDim.y *
+// blockIdx.z, and the last groups may lie past the range (kernels check their coordinates).
+// Kernels built with DIMS=3 are launched unfolded.
+#if defined(DIMS) && DIMS == 3
+#define GROUP_ID_Y blockIdx.y
+#define GROUP_ID_Z blockIdx.z
+#else
+#define GROUP_ID_Y (blockIdx.y + gridDim.y * blockIdx.z)
+#define GROUP_ID_Z 0u
+#endif
+#define GLOBAL_ID_X (blockIdx.x * blockDim.x + threadIdx.x)
+#define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
+#define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
+#define LOCAL_BARRIER() __syncthreads()
+// atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
+#define ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+// 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
+#define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
+// count of leading zero bits (32 for 0).
+#define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define POPCOUNT(x) __popc((uint)(x))
+#define LEADING_ZEROS(x) __clz((int)(uint)(x))
+// 64-bit add (ulong is unsigned long long here).
+#define ATOMIC_ADD64(p, v) atomicAdd((p), (ulong)(v))
+// Double precision: the round-to-nearest intrinsics, which the compiler never contracts into
+// fused multiply-adds, so that a kernel's results equal the host reference's bit for bit.
+#define DADD(a, b) __dadd_rn((a), (b))
+#define DSUB(a, b) __dsub_rn((a), (b))
+#define DMUL(a, b) __dmul_rn((a), (b))
+#define DDIV(a, b) __ddiv_rn((a), (b))
+#define DSQRT(a) __dsqrt_rn(a)
+#define DRINT(a) rint(a)
+// Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
+// within an ulp of each operation, as the callers' error bounds assume).
+#define FMAD(a, b, c) fmaf((a), (b), (c))
+// Single precision reciprocal square root of a normal positive x (at most 2 ulp in both dialects'
+// specifications): here the hardware's approximation (2^-22.9 relative), without the scaling
+// that rsqrtf adds for subnormal inputs.
+__device__ __forceinline__ float ccl_frsqrt(float x)
+{
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+#define FRSQRT(x) ccl_frsqrt(x)
+
+// ---- common.h
+// Shared by every kernel file: the label and index types, and the foreground test.
+//
+// Labels are a pixel (or block) index + 1 with 0 for background, so they need as many bits as
+// pixel indices. Both are 32-bit today (images of up to 2^32 - 1 pixels); a build with
+// -D LABEL_BITS=64 makes both 64-bit (the preludes switch ATOMIC_MIN to the 64-bit atomic),
+// for images past 4 Gpx. Coordinates and sizes along one axis stay `uint`.
+#ifndef LABEL_BITS
+#define LABEL_BITS 32
+#endif
+#if LABEL_BITS == 64
+typedef ulong label_t;
+typedef ulong index_t;
+#else
+typedef uint label_t;
+typedef uint index_t;
+#endif
+
+// The raster index of pixel (x, y) of an image `width` pixels wide, computed in index_t.
+#define PIXEL_INDEX(x, y, width) ((index_t)(y) * (width) + (x))
+// The raster index of voxel (x, y, z) of a volume `width` x `height` voxels per slice (x
+// fastest, then y, then z); an image is the volume of one slice (z = 0).
+#define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
+
+// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
+// work).
+#define FG(v) ((v) != 0)
+
+// ---- hold.kernel
+// A queue hold for benchmarks: one work-item runs `iterations` dependent integer steps and
+// writes the result (so that the compiler keeps them), keeping the device busy for a while that
+// grows with `iterations` (about 0.1-0.5 ms per 2^17 on current GPUs and CPUs).
+//
+// `ccl bench binarize --timing queued` launches it before each timed run, without waiting: the
+// run's commands are then all queued while the device still holds, and its device marks time
+// the commands alone, as they run back to back in a pipeline, without the host's time to submit
+// them (an idle device starts the first mark at once and then waits for the host's launch).
+KERNEL void hold(GLOBAL uint *sink, uint iterations)
+{
+    if (GLOBAL_ID_X != 0)
+        return;
+    uint state = sink[0] | 1u;
+    for (uint i = 0; i < iterations; i++)
+        state = state * 1664525u + 1013904223u; // (Numerical Recipes' LCG: each step waits on the last)
+    sink[0] = state;
+}
+

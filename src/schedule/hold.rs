@@ -1,0 +1,40 @@
+//! A queue hold for benchmarks (`kernels/hold.kernel`): one work-item spins on the device while
+//! the host queues a timed run behind it, so that the run's device marks time its commands as
+//! they run back to back, not the host's time to submit them. On an idle device the first mark
+//! completes as soon as it is submitted and the device then waits for the host's next launch:
+//! its time (several microseconds a launch on the H100) lands in the measured span.
+
+use ccl_backend::{Arg, LaunchRange};
+
+use crate::gpu::{Buffer, Gpu, Kernel};
+use crate::labeler::BuildReport;
+use crate::labeler::GpuLabeler;
+use crate::Result;
+
+/// Spin steps of one hold: about 0.1-0.5 ms on current GPUs and CPUs, far longer than any
+/// benchmarked call takes to submit (a few launches and marks, 10-60 us of host time).
+const ITERATIONS: u32 = 1 << 17;
+
+/// The hold kernel of one queue, with the word it writes.
+pub(crate) struct QueueHold {
+    kernel: Kernel,
+    sink: Buffer,
+}
+
+impl QueueHold {
+    /// Builds the hold kernel for `gpu`'s device.
+    pub(crate) fn new(gpu: &dyn Gpu, report: &mut BuildReport) -> Result<Self> {
+        let program = GpuLabeler::build(gpu, &crate::kernels::HOLD, &[], report)?;
+        let kernel = gpu.kernel(&program, "hold")?;
+        let mut sink = gpu.alloc(4)?;
+        gpu.zero(&mut sink)?;
+        Ok(Self { kernel, sink })
+    }
+
+    /// Queues the hold on `gpu`'s queue and returns at once (the device holds for a while).
+    pub(crate) fn hold(&mut self, gpu: &dyn Gpu) -> Result<()> {
+        let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
+        gpu.launch(&mut self.kernel, &one, &[Arg::Buffer(&self.sink), Arg::U32(ITERATIONS)])?;
+        Ok(())
+    }
+}
