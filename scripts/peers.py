@@ -58,6 +58,8 @@ consecutive labels. The first call on every input (a warm-up one when --warmup >
 (shape, label count); a mismatch is reported on stderr.
 
 For every input: warm-up runs, then timed runs; like ccl, the minimum is what summaries use.
+Column `timing` (as ccl's): `idle` for the GPU peers' device-resident runs (CUDA events around the
+call, the device idle before it), `host` for host clocks (the CPU peers, every end-to-end run).
 """
 import argparse
 import contextlib
@@ -71,7 +73,7 @@ import numpy as np
 
 COLUMNS = ["mode", "machine", "device_id", "device", "driver", "backend", "algorithm", "connectivity",
            "image", "width", "height", "depth", "density", "granularity", "run", "labeling_ms", "upload_ms",
-           "download_ms", "iterations", "phases"]
+           "download_ms", "iterations", "phases", "timing"]
 # Peers of images, and of volumes (inputs of shape (D, H, W)).
 IMAGE_PEERS = ["npp", "cupy", "opencv", "opencv-1t"]
 VOLUME_PEERS = ["cupy", "cc3d", "scipy"]
@@ -437,7 +439,8 @@ def device_resident(args, mode, host, wanted, rows):
             for k, ms in enumerate(times):
                 rows.write([mode, host, backend, device, driver, backend, algorithm, args.connectivity,
                             row["name"], row["width"], row["height"], row["depth"], row["density"],
-                            row["granularity"], k, f"{ms:.6f}", 0, 0, 0, ""])
+                            row["granularity"], k, f"{ms:.6f}", 0, 0, 0, "",
+                            "idle" if where == "gpu" else "host"])
             if times:
                 print(f"{algorithm:18s} {row['name']:28s} min {min(times):.3f} ms", flush=True)
 
@@ -503,7 +506,7 @@ def end_to_end(args, mode, host, wanted, rows):
                         rows.write([mode, host, device_id, device, driver, backend, algorithm, args.connectivity,
                                     row["name"], row["width"], row["height"], row["depth"], row["density"],
                                     row["granularity"], k - args.warmup, f"{total:.6f}", f"{upload:.6f}",
-                                    f"{download:.6f}", 0, phases])
+                                    f"{download:.6f}", 0, phases, "host"])
                         times.append(total)
             except Exception as e:  # rows already written stay; the other peers still run
                 print(f"{algorithm} failed on {row['name']}: {e}", file=sys.stderr)

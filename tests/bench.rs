@@ -64,7 +64,7 @@ fn density_mode_writes_results_summary_and_plots() {
     // 3 densities x 2 granularities x 2 images = 12 inputs, 2 runs; 4 algorithms per device,
     // one reference run set on the CPU.
     assert_eq!(records.len(), 12 * 2 * (4 * gpu_devices + 1), "{} records", records.len());
-    assert!(records.iter().all(|r| r.labeling_ms > 0.0 && r.mode == "density"));
+    assert!(records.iter().all(|r| r.labeling_ms > 0.0 && r.mode == "density" && r.timing == "queued"));
     assert!(records.iter().filter(|r| r.algorithm == "OLE").all(|r| r.iterations >= 1));
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("granularity 4") && summary.contains("| BKE_IC |"), "{summary}");
@@ -107,6 +107,9 @@ fn average_steps_and_size_modes() {
     );
     assert!(text.contains("ms (Mpx/s)") && text.contains("upload ms"), "{text}");
     assert_eq!(rows(&avg.join("results.csv")).iter().filter(|r| r.image == "page1").count() % 2, 0);
+    let idle = dir.join("idle");
+    run_ok(ccl().args(["bench", "steps", "--size", "40x30", "--timing", "idle"]).args(common).arg("--out").arg(&idle));
+    assert!(rows(&idle.join("results.csv")).iter().all(|r| r.timing == "idle"));
     let steps = dir.join("steps");
     let text = run_ok(
         ccl().args(["bench", "steps", "--size", "40x30", "--images", "2"]).args(common).arg("--out").arg(&steps),
@@ -178,6 +181,7 @@ fn results_files_always_have_the_header() {
         download_ms: 0.0,
         iterations: 0,
         phases: String::new(),
+        timing: "queued".into(),
     };
     let mut serde_csv = csv::Writer::from_writer(Vec::new());
     serde_csv.serialize(&record).unwrap();
@@ -204,6 +208,7 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
         warmup: 0,
         progress: false,
         stats: false,
+        timing: ccl::bench::Timing::Idle,
     };
     let err = opts(vec![Algorithm::BKE, Algorithm::BUF], vec![DeviceId::OpenCl(0)]).validate().unwrap_err();
     assert!(err.to_string().contains("none of [BKE, BUF] supports 4-connectivity"), "{err}");
@@ -291,7 +296,7 @@ fn end_to_end_mode_times_host_to_host() {
     let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
     assert_eq!(records.len(), 2 * 2 * (2 * gpu_devices + 1));
     for r in &records {
-        assert_eq!(r.mode, "end-to-end");
+        assert_eq!((r.mode.as_str(), r.timing.as_str()), ("end-to-end", "host"));
         assert!(r.labeling_ms > 0.0 && r.labeling_ms >= r.upload_ms + r.download_ms, "{r:?}");
         assert!(r.phases.contains("relabel="), "{r:?}");
     }
@@ -383,14 +388,15 @@ fn volume_modes_run_on_volumes() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// The results committed before volumes (no depth column) still read, as images, and redraw.
+/// The results committed before volumes (no depth column, nor timing: idle) still read, as
+/// images, and redraw.
 #[test]
 fn results_written_before_volumes_still_read() {
     let csv = common::repo_root().join("bench-results/h100/size/results.csv");
     let header = std::fs::read_to_string(&csv).unwrap();
     assert!(!header.lines().next().unwrap().contains("depth"), "the file predates volumes");
     let records = rows(&csv);
-    assert!(!records.is_empty() && records.iter().all(|r| r.depth == 1 && !r.is_volume()));
+    assert!(!records.is_empty() && records.iter().all(|r| r.depth == 1 && !r.is_volume() && r.timing == "idle"));
     let dir = scratch("old");
     run_ok(ccl().args(["bench", "plot", "--results"]).arg(&csv).arg("--out").arg(&dir));
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::Timing;
 use crate::binarize::{GrayImage, KernelKind, Method, Params};
 use crate::{io, Algorithm, Connectivity, Device, Error, Labeler, Result};
 
@@ -39,43 +40,6 @@ pub struct BinarizeRecord {
     pub min_ms: f64,
     /// Median device milliseconds over the runs.
     pub median_ms: f64,
-}
-
-/// How a timed run meets the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
-    /// Behind a queue hold (`kernels/hold.kernel`): the run's commands are all queued before the
-    /// device reaches its first mark, so its device time is that of its commands as they run back
-    /// to back in a pipeline, the same way on every backend.
-    Queued,
-    /// On an idle device, as a lone call meets it: the first mark completes at once and the
-    /// device then waits for the host to submit each launch (on CUDA several microseconds of
-    /// host time land in the span; NVIDIA's OpenCL starts its span at the first command).
-    Idle,
-}
-
-impl Timing {
-    /// The name used on the command line and in the results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Timing::Queued => "queued",
-            Timing::Idle => "idle",
-        }
-    }
-}
-
-impl std::str::FromStr for Timing {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "queued" => Ok(Timing::Queued),
-            "idle" => Ok(Timing::Idle),
-            other => Err(Error::InvalidParameter {
-                name: "timing".into(),
-                reason: format!("'{other}' is none of queued, idle"),
-            }),
-        }
-    }
 }
 
 /// What to measure.

@@ -23,3 +23,40 @@ pub use plot::write_plots;
 pub use record::{machine_description, read_records, Record, RecordWriter, HEADER};
 pub use report::{summary_markdown, Mode};
 pub use runner::{run, BenchOptions};
+
+/// How a timed run of a device-resident measurement meets the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Behind a queue hold (`kernels/hold.kernel`): the run's commands are all queued before the
+    /// device reaches its first mark, so its device time is that of its commands as they run back
+    /// to back in a pipeline, the same way on every backend.
+    Queued,
+    /// On an idle device, as a lone call meets it: the first mark completes at once and the
+    /// device then waits for the host to submit each launch (on CUDA several microseconds of
+    /// host time land in the span; NVIDIA's OpenCL starts its span at the first command).
+    Idle,
+}
+
+impl Timing {
+    /// The name used on the command line and in the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Queued => "queued",
+            Timing::Idle => "idle",
+        }
+    }
+}
+
+impl std::str::FromStr for Timing {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "queued" => Ok(Timing::Queued),
+            "idle" => Ok(Timing::Idle),
+            other => Err(crate::Error::InvalidParameter {
+                name: "timing".into(),
+                reason: format!("'{other}' is none of queued, idle"),
+            }),
+        }
+    }
+}

@@ -52,6 +52,15 @@ pub struct Record {
     pub iterations: u32,
     /// Per-phase times, `phase=ms;phase=ms;...` in execution order (repeated phases summed).
     pub phases: String,
+    /// How the run was timed: `queued` or `idle` (device marks, [`super::Timing`]), `host` (the
+    /// host clock: end-to-end runs and the peers script's CPU libraries); `idle` in results
+    /// files written before the column existed.
+    #[serde(default = "idle")]
+    pub timing: String,
+}
+
+fn idle() -> String {
+    super::Timing::Idle.name().into()
 }
 
 fn one() -> usize {
@@ -89,7 +98,7 @@ impl Record {
 }
 
 /// The CSV header: [`Record`]'s field names in order.
-pub const HEADER: [&str; 20] = [
+pub const HEADER: [&str; 21] = [
     "mode",
     "machine",
     "device_id",
@@ -110,6 +119,7 @@ pub const HEADER: [&str; 20] = [
     "download_ms",
     "iterations",
     "phases",
+    "timing",
 ];
 
 /// Appends records to a CSV file, flushing each row, so that an interrupted run keeps them.

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
+use super::Timing;
 use crate::io::BinaryArray;
 use crate::{
     Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Phase, Result,
@@ -35,6 +36,8 @@ pub struct BenchOptions {
     /// the device ([`Labeler::label_on_device_consecutive`], [`Labeler::component_stats`]),
     /// recorded as algorithm `NAME+stats` (device-resident modes only).
     pub stats: bool,
+    /// How the device-resident modes time a run (end-to-end runs use the host clock).
+    pub timing: Timing,
 }
 
 impl BenchOptions {
@@ -123,6 +126,7 @@ fn record(
         download_ms: 0.0,
         iterations: t.iterations.unwrap_or(0),
         phases: phase_string(t),
+        timing: if options.mode == Mode::EndToEnd { "host".into() } else { options.timing.name().into() },
     }
 }
 
@@ -188,10 +192,19 @@ fn device_runs<T>(
 /// the timings of both, one entry per timed run.
 fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
     let once = || {
+        hold(labeler, options)?;
         let (_, _, timings) = labeler.label_on_device_with_stats(input, options.connectivity)?;
         Ok(((), timings))
     };
     device_runs(options, once).map(|(timings, _)| timings)
+}
+
+/// With queued timing, holds `labeler`'s queue ([`Timing::Queued`]) before a run.
+fn hold(labeler: &mut AnyLabeler, options: &BenchOptions) -> Result<()> {
+    match options.timing {
+        Timing::Queued => labeler.hold_queue(),
+        Timing::Idle => Ok(()),
+    }
 }
 
 /// Copies an input to the device of `labeler`.
@@ -256,8 +269,10 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
             let mut download_ms = None;
             for (name, labeler) in labelers.iter_mut() {
                 bar.set_message(format!("{id} {name} {}", input.name));
-                let (timings, last) =
-                    device_runs(options, || labeler.label_on_device(&on_device, options.connectivity))?;
+                let (timings, last) = device_runs(options, || {
+                    hold(labeler, options)?;
+                    labeler.label_on_device(&on_device, options.connectivity)
+                })?;
                 if download_ms.is_none() {
                     let labels = last.expect("at least one run");
                     let start = Instant::now();

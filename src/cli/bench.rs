@@ -50,6 +50,12 @@ pub struct Common {
     /// Untimed warm-up runs per input, 0-10000.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     warmup: u32,
+    /// How each device-resident run is timed: `queued` (its commands queued behind a short spin
+    /// on the device, so the figure is their device time, as in a pipeline) or `idle` (on an
+    /// idle device, as a lone call: on CUDA the host's launch latency lands in the figure; the
+    /// results committed before this option were timed so). End-to-end runs use the host clock.
+    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
+    timing: bench::Timing,
     /// Output folder for results.csv, summary.md and the plots (default: bench-out/MODE).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -181,8 +187,8 @@ pub struct BinarizeBenchArgs {
     /// How each run is timed: `queued` (its commands queued behind a short spin on the device,
     /// so the figure is their device time, as in a pipeline) or `idle` (on an idle device, as a
     /// lone call: on CUDA the host's launch latency lands in the figure).
-    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::binarize::Timing>().map_err(|e| e.to_string()))]
-    timing: bench::binarize::Timing,
+    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
+    timing: bench::Timing,
     /// Output folder for results.csv, summary.md and plots (default: bench-out/binarize).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -239,6 +245,7 @@ fn options(common: &Common, mode: Mode, volumes: bool) -> Result<BenchOptions> {
         warmup: common.warmup,
         progress: true,
         stats: common.stats,
+        timing: common.timing,
     };
     options.validate()?;
     Ok(options)
