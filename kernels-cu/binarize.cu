@@ -469,7 +469,12 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // each with its own row: 54-58 / 60-63 / 65-66 / 78-79 us), and a tile's first rows read 16 at a
 // time instead of 8 (within noise). After the edge tiles: the pixels' and window sums'
 // conversions to float by exponent bits (x | 0x4B000000 as a float, minus 2^23; the sums of
-// squares in two 16-bit halves) instead of the conversion instruction: within noise.
+// squares in two 16-bit halves) instead of the conversion instruction: within noise. Step 2 as
+// a scan of the totals within each warp by shuffles (CUDA's __shfl_up_sync; on NVIDIA's OpenCL
+// the same PTX, shfl.sync.up.b32, as inline assembly, which its compiler takes), then the warps'
+// totals: one barrier instead of four per batch, and 40 shuffles an item (queued timing, two
+// rounds, CUDA W = 9 / 15 / 45 / 101 / 201: 44.4-44.7 / 45.9 / 49.4-49.6 / 54.6-54.7 / 55.3 ->
+// 48.5 / 50.0-50.1 / 54.6 / 59.6-60.1 / 60.1-60.5 us; OpenCL within noise).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
