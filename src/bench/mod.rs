@@ -27,9 +27,9 @@ pub use runner::{run, BenchOptions};
 /// How a timed run of a device-resident measurement meets the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
-    /// Behind a queue hold (`kernels/hold.kernel`): the run's commands are all queued before the
-    /// device reaches its first mark, so its device time is that of its commands as they run back
-    /// to back in a pipeline, the same way on every backend.
+    /// Behind a queue hold (`kernels/hold.kernel`): the run's commands (up to its first read-back,
+    /// if any) are all queued before the device reaches its first mark, so its device time is that
+    /// of its commands as they run back to back in a pipeline, the same way on every backend.
     Queued,
     /// On an idle device, as a lone call meets it: the first mark completes at once and the
     /// device then waits for the host to submit each launch (on CUDA several microseconds of

@@ -11,9 +11,11 @@ use crate::labeler::BuildReport;
 use crate::labeler::GpuLabeler;
 use crate::Result;
 
-/// Spin steps of one hold: about 0.1-0.5 ms on current GPUs and CPUs, far longer than any
-/// benchmarked call takes to submit (a few launches and marks, 10-60 us of host time).
-const ITERATIONS: u32 = 1 << 17;
+/// Spin steps of one hold: about 0.6 ms on the H100 (2^17 of them took 147 us under Nsight
+/// Compute's base clocks), longer than any benchmarked call takes to submit: a binarization and
+/// a labeling are a few to a few tens of commands, at most about 14 us of host time each
+/// (NVIDIA's OpenCL with a profiling event).
+const ITERATIONS: u32 = 1 << 19;
 
 /// The hold kernel of one queue, with the word it writes.
 pub(crate) struct QueueHold {
