@@ -98,7 +98,7 @@ typedef uint index_t;
 // writes the result (so that the compiler keeps them), keeping the device busy for a while that
 // grows with `iterations` (about 0.15 ms per 2^17 on the H100).
 //
-// `ccl bench binarize --timing queued` launches it before each timed run, without waiting: the
+// `ccl bench --timing queued` (the default) launches it before each timed run, without waiting: the
 // run's commands are then all queued while the device still holds, and its device marks time
 // the commands alone, as they run back to back in a pipeline, without the host's time to submit
 // them (an idle device starts the first mark at once and then waits for the host's launch).

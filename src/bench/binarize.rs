@@ -34,7 +34,7 @@ pub struct BinarizeRecord {
     pub height: usize,
     /// Timed runs.
     pub runs: u32,
-    /// How each run was timed ([`Timing`]: `queued` or `idle`).
+    /// How each run was timed: `queued` or `idle` ([`Timing`]), `host` for the CPU reference.
     pub timing: String,
     /// Minimum device milliseconds over the runs.
     pub min_ms: f64,
@@ -147,7 +147,7 @@ pub fn run(
                     width: page.width(),
                     height: page.height(),
                     runs: bench.runs,
-                    timing: bench.timing.name().into(),
+                    timing: if reference { "host".into() } else { bench.timing.name().into() },
                     min_ms,
                     median_ms,
                 };

@@ -53,8 +53,8 @@ pub struct Record {
     /// Per-phase times, `phase=ms;phase=ms;...` in execution order (repeated phases summed).
     pub phases: String,
     /// How the run was timed: `queued` or `idle` (device marks, [`super::Timing`]), `host` (the
-    /// host clock: end-to-end runs and the peers script's CPU libraries); `idle` in results
-    /// files written before the column existed.
+    /// host clock: the CPU reference, end-to-end runs and the peers script's CPU libraries);
+    /// `idle` in results files written before the column existed.
     #[serde(default = "idle")]
     pub timing: String,
 }

@@ -126,7 +126,12 @@ fn record(
         download_ms: 0.0,
         iterations: t.iterations.unwrap_or(0),
         phases: phase_string(t),
-        timing: if options.mode == Mode::EndToEnd { "host".into() } else { options.timing.name().into() },
+        // The CPU reference and end-to-end runs are timed by the host clock.
+        timing: if options.mode == Mode::EndToEnd || info.id.backend() == BackendKind::Cpu {
+            "host".into()
+        } else {
+            options.timing.name().into()
+        },
     }
 }
 
