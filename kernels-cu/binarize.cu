@@ -474,7 +474,9 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // the same PTX, shfl.sync.up.b32, as inline assembly, which its compiler takes), then the warps'
 // totals: one barrier instead of four per batch, and 40 shuffles an item (queued timing, two
 // rounds, CUDA W = 9 / 15 / 45 / 101 / 201: 44.4-44.7 / 45.9 / 49.4-49.6 / 54.6-54.7 / 55.3 ->
-// 48.5 / 50.0-50.1 / 54.6 / 59.6-60.1 / 60.1-60.5 us; OpenCL within noise).
+// 48.5 / 50.0-50.1 / 54.6 / 59.6-60.1 / 60.1-60.5 us; OpenCL within noise). On NVIDIA's
+// OpenCL, FRSQRT as CUDA's inline PTX (rsqrt.approx.ftz.f32) or as native_rsqrt instead of
+// rsqrt: 1-3 % slower at every window (the same pixels).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
