@@ -293,6 +293,8 @@ pub struct Runtime {
     pool: Option<Arc<Pool>>,
     /// Page-locked buffers for large copies with pageable memory, made at the first one.
     staging: Mutex<Option<staging::Staging>>,
+    /// The page-locked buffer of short reads, made at the first one.
+    bounce: Mutex<Option<staging::Bounce>>,
     /// Where compiled modules are kept.
     cache: KernelCache,
 }
@@ -343,6 +345,7 @@ impl Runtime {
             limits,
             pool,
             staging: Mutex::new(None),
+            bounce: Mutex::new(None),
             cache: KernelCache::from_env(),
         })
     }
@@ -776,6 +779,7 @@ impl Gpu for Runtime {
             limits: self.limits,
             pool: self.pool.clone(),
             staging: Mutex::new(None),
+            bounce: Mutex::new(None),
             cache: self.cache.clone(),
         }))
     }
@@ -912,6 +916,16 @@ impl Gpu for Runtime {
         // The pointer query and the staged path are raw driver calls: this context must be current.
         self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
         let slice = self.slice(buffer)?;
+        if out.len() <= staging::BOUNCE {
+            use cudarc::driver::DevicePtr;
+            let (src, _sync) = slice.device_ptr(&self.stream);
+            let mut guard = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.is_none() {
+                *guard = Some(staging::Bounce::new(&self.ctx).map_err(self.err("cuMemHostAlloc"))?);
+            }
+            let bounce = guard.as_mut().expect("made above");
+            return bounce.read(&self.stream, src, out).map_err(self.err("cuMemcpyDtoHAsync (bounce)"));
+        }
         if out.len() >= staging::MIN_STAGED && !staging::is_pinned(out.as_ptr()) {
             use cudarc::driver::DevicePtr;
             let (src, _sync) = slice.device_ptr(&self.stream);

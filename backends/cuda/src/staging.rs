@@ -10,8 +10,12 @@ use cudarc::driver::sys::{self, CUpointer_attribute};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, PinnedHostSlice};
 use rayon::prelude::*;
 
-/// Copies smaller than this go through the driver directly.
+/// Copies smaller than this go through the driver directly (reads of at most [`BOUNCE`] bytes
+/// through [`Bounce`]).
 pub(crate) const MIN_STAGED: usize = 4 << 20;
+/// Reads of at most this many bytes (counts, flags, statistics of few components) go through a
+/// handle's [`Bounce`] buffer.
+pub(crate) const BOUNCE: usize = 64 << 10;
 /// Bytes per chunk (and per staging buffer).
 const CHUNK: usize = 16 << 20;
 /// Bytes per host-copying task.
@@ -59,6 +63,44 @@ impl Drop for Staging {
         for slot in &self.slots {
             let _ = slot.done.synchronize();
         }
+    }
+}
+
+/// A small page-locked buffer for short reads: the device copies into it directly, where a
+/// read into pageable memory waits for the driver's own staging.
+pub(crate) struct Bounce {
+    /// Owns the memory (freed when dropped); `ptr` points into it.
+    _memory: PinnedHostSlice<u8>,
+    ptr: *mut u8,
+}
+
+// SAFETY: the memory is owned by this value and used under the handle's lock.
+unsafe impl Send for Bounce {}
+
+impl Bounce {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self, DriverError> {
+        // SAFETY: the memory is uninitialised; a read fills what it then copies out.
+        let mut memory = unsafe { ctx.alloc_pinned_with_flags::<u8>(BOUNCE, 0) }?;
+        let ptr = memory.as_mut_ptr()?;
+        Ok(Self { _memory: memory, ptr })
+    }
+
+    /// Copies device address `src` into `out` (at most [`BOUNCE`] bytes) once `stream`'s earlier
+    /// commands are done; returns when `out` is complete.
+    pub(crate) fn read(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        out: &mut [u8],
+    ) -> Result<(), DriverError> {
+        assert!(out.len() <= BOUNCE, "a bounce read of {} bytes", out.len());
+        // SAFETY: the buffer holds BOUNCE >= out.len() bytes and is read only after the stream
+        // is synchronised; `src` points at `out.len()` bytes of the caller's buffer.
+        unsafe { sys::cuMemcpyDtoHAsync_v2(self.ptr.cast(), src, out.len(), stream.cu_stream()) }.result()?;
+        stream.synchronize()?;
+        // SAFETY: as above; the copy is complete.
+        out.copy_from_slice(unsafe { std::slice::from_raw_parts(self.ptr, out.len()) });
+        Ok(())
     }
 }
 
