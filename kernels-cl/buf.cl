@@ -34,9 +34,10 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (local or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define ATOMIC_AND(p, v) atomic_and((p), (v))
 #define POPCOUNT(x) popcount((uint)(x))
 #define LEADING_ZEROS(x) clz((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
@@ -119,8 +120,9 @@ typedef uint index_t;
 
 /* Union: joins the trees of a and b, whose roots the statement FIND_ROOTS puts in a and b.   */
 /* atomic_min can lose to a concurrent union: then the old parent it returns is followed and   */
-/* both roots are found again (IPAS 2018 Alg. 1).                                               */
-#define CCL_UNION_LOOP(T, FIND_ROOTS)                                                            \
+/* both roots are found again (IPAS 2018 Alg. 1). ON_HOOK runs once root b hangs under a.     */
+#define CCL_UNION_LOOP(T, FIND_ROOTS) CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, (void)0)
+#define CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, ON_HOOK)                                              \
     for (;;) {                                                                                   \
         FIND_ROOTS;                                                                              \
         if (a == b)                                                                              \
@@ -131,8 +133,10 @@ typedef uint index_t;
             b = t;                                                                               \
         }                                                                                        \
         T old = ATOMIC_MIN(&L[b], a + 1);                                                        \
-        if (old == b + 1)                                                                        \
+        if (old == b + 1) {                                                                      \
+            ON_HOOK;                                                                             \
             return;                                                                              \
+        }                                                                                        \
         b = old - 1;                                                                             \
     }
 

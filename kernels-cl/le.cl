@@ -34,9 +34,10 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (local or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
+#define ATOMIC_AND(p, v) atomic_and((p), (v))
 #define POPCOUNT(x) popcount((uint)(x))
 #define LEADING_ZEROS(x) clz((uint)(x))
 // 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have

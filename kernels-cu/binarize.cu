@@ -39,9 +39,10 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define ATOMIC_AND(p, v) atomicAnd((p), (v))
 #define POPCOUNT(x) __popc((uint)(x))
 #define LEADING_ZEROS(x) __clz((int)(uint)(x))
 // 64-bit add (ulong is unsigned long long here).

@@ -39,9 +39,10 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define ATOMIC_AND(p, v) atomicAnd((p), (v))
 #define POPCOUNT(x) __popc((uint)(x))
 #define LEADING_ZEROS(x) __clz((int)(uint)(x))
 // 64-bit add (ulong is unsigned long long here).
@@ -122,8 +123,9 @@ typedef uint index_t;
 
 /* Union: joins the trees of a and b, whose roots the statement FIND_ROOTS puts in a and b.   */
 /* atomic_min can lose to a concurrent union: then the old parent it returns is followed and   */
-/* both roots are found again (IPAS 2018 Alg. 1).                                               */
-#define CCL_UNION_LOOP(T, FIND_ROOTS)                                                            \
+/* both roots are found again (IPAS 2018 Alg. 1). ON_HOOK runs once root b hangs under a.     */
+#define CCL_UNION_LOOP(T, FIND_ROOTS) CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, (void)0)
+#define CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, ON_HOOK)                                              \
     for (;;) {                                                                                   \
         FIND_ROOTS;                                                                              \
         if (a == b)                                                                              \
@@ -134,8 +136,10 @@ typedef uint index_t;
             b = t;                                                                               \
         }                                                                                        \
         T old = ATOMIC_MIN(&L[b], a + 1);                                                        \
-        if (old == b + 1)                                                                        \
+        if (old == b + 1) {                                                                      \
+            ON_HOOK;                                                                             \
             return;                                                                              \
+        }                                                                                        \
         b = old - 1;                                                                             \
     }
 

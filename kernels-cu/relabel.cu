@@ -39,9 +39,10 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define ATOMIC_AND(p, v) atomicAnd((p), (v))
 #define POPCOUNT(x) __popc((uint)(x))
 #define LEADING_ZEROS(x) __clz((int)(uint)(x))
 // 64-bit add (ulong is unsigned long long here).
@@ -217,6 +218,49 @@ DEVICE_FN index_t first_entry(label_t l)
 #error "relabel_rank looks up F in whole batches"
 #endif
 
+// The end of step 1 for a span whose marks are in local memory (from `base`): each word's count
+// of marks before it in the span, R for its words and the span's count. Called by every
+// work-item of the group, after a barrier that follows the marks.
+DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *partial, GLOBAL uint2 *R,
+                         GLOBAL uint *counts, index_t base, index_t n)
+{
+    const uint lid = LOCAL_ID_X;
+    // Exclusive prefix sums of the words' counts: within runs of 32 words, then across runs.
+    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
+        before[w] = POPCOUNT(marks[w]);
+    LOCAL_BARRIER();
+    if (lid < RANK_WORDS / 32) {
+        uint sum = 0;
+        for (uint w = lid * 32; w < lid * 32 + 32; w++) {
+            const uint c = before[w];
+            before[w] = sum;
+            sum += c;
+        }
+        partial[lid] = sum;
+    }
+    LOCAL_BARRIER();
+    if (lid == 0) {
+        uint sum = 0;
+        for (uint r = 0; r < RANK_WORDS / 32; r++) {
+            const uint c = partial[r];
+            partial[r] = sum;
+            sum += c;
+        }
+        counts[GROUP_ID_X] = sum;
+    }
+    LOCAL_BARRIER();
+    const index_t words = (n + 31) / 32;
+    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE) {
+        const index_t word = base / 32 + w;
+        if (word < words) {
+            uint2 entry;
+            entry.x = partial[w / 32] + before[w];
+            entry.y = marks[w];
+            R[word] = entry;
+        }
+    }
+}
+
 // Step 1: the marks of the first pixels of each span of RANK_SPAN pixels with, per word of 32,
 // the count of marks before it in the span (R[word] = (count, marks), the words of the image in
 // pixel order), and the count of each span. Item lid reads pixels base + k * GROUP_SIZE + lid
@@ -269,40 +313,21 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
             ATOMIC_OR(&marks[k * (GROUP_SIZE / 32) + lid / 32], 1u << (lid % 32));
     }
     LOCAL_BARRIER();
-    // Exclusive prefix sums of the words' counts: within runs of 32 words, then across runs.
-    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
-        before[w] = POPCOUNT(marks[w]);
+    rank_span(marks, before, partial, R, counts, base, n);
+}
+
+// Step 1 from marks made elsewhere (TUF's pass 1 and border merge: bit p % 32 of M[p / 32] set
+// where pixel p is its component's first): 1 bit per pixel read instead of a label.
+KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uint *counts, index_t n)
+{
+    LOCAL_ARRAY(uint, marks, RANK_WORDS);
+    LOCAL_ARRAY(uint, before, RANK_WORDS);
+    LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
+    const index_t base = (index_t)GROUP_ID_X * RANK_SPAN, words = (n + 31) / 32;
+    for (uint w = LOCAL_ID_X; w < RANK_WORDS; w += GROUP_SIZE)
+        marks[w] = base / 32 + w < words ? M[base / 32 + w] : 0u;
     LOCAL_BARRIER();
-    if (lid < RANK_WORDS / 32) {
-        uint sum = 0;
-        for (uint w = lid * 32; w < lid * 32 + 32; w++) {
-            const uint c = before[w];
-            before[w] = sum;
-            sum += c;
-        }
-        partial[lid] = sum;
-    }
-    LOCAL_BARRIER();
-    if (lid == 0) {
-        uint sum = 0;
-        for (uint r = 0; r < RANK_WORDS / 32; r++) {
-            const uint c = partial[r];
-            partial[r] = sum;
-            sum += c;
-        }
-        counts[GROUP_ID_X] = sum;
-    }
-    LOCAL_BARRIER();
-    const index_t words = (n + 31) / 32;
-    for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE) {
-        const index_t word = base / 32 + w;
-        if (word < words) {
-            uint2 entry;
-            entry.x = partial[w / 32] + before[w];
-            entry.y = marks[w];
-            R[word] = entry;
-        }
-    }
+    rank_span(marks, before, partial, R, counts, base, n);
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to

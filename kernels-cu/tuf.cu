@@ -39,9 +39,10 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Atomic bitwise or on a 32-bit word (shared or global), the count of set bits of one, and its
-// count of leading zero bits (32 for 0).
+// Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
+// and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
+#define ATOMIC_AND(p, v) atomicAnd((p), (v))
 #define POPCOUNT(x) __popc((uint)(x))
 #define LEADING_ZEROS(x) __clz((int)(uint)(x))
 // 64-bit add (ulong is unsigned long long here).
@@ -137,8 +138,9 @@ DEVICE_FN uint lowest_bit(uint w)
 
 /* Union: joins the trees of a and b, whose roots the statement FIND_ROOTS puts in a and b.   */
 /* atomic_min can lose to a concurrent union: then the old parent it returns is followed and   */
-/* both roots are found again (IPAS 2018 Alg. 1).                                               */
-#define CCL_UNION_LOOP(T, FIND_ROOTS)                                                            \
+/* both roots are found again (IPAS 2018 Alg. 1). ON_HOOK runs once root b hangs under a.     */
+#define CCL_UNION_LOOP(T, FIND_ROOTS) CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, (void)0)
+#define CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, ON_HOOK)                                              \
     for (;;) {                                                                                   \
         FIND_ROOTS;                                                                              \
         if (a == b)                                                                              \
@@ -149,8 +151,10 @@ DEVICE_FN uint lowest_bit(uint w)
             b = t;                                                                               \
         }                                                                                        \
         T old = ATOMIC_MIN(&L[b], a + 1);                                                        \
-        if (old == b + 1)                                                                        \
+        if (old == b + 1) {                                                                      \
+            ON_HOOK;                                                                             \
             return;                                                                              \
+        }                                                                                        \
         b = old - 1;                                                                             \
     }
 
@@ -219,7 +223,10 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 //    pieces.
 // 3. tuf_compress (Compression): every pixel whose local root was joined to another is linked to
 //    its root. For consecutive labels, tuf_compress_ranked instead writes each pixel's root's
-//    rank (ranks.h) into the output, from the forest passes 1 and 2 left in scratch memory.
+//    rank (ranks.h) into the output, from the forest passes 1 and 2 left in scratch memory; with
+//    8 tiles per work-group passes 1 and 2 also leave a bit per pixel on the components' first
+//    pixels (mark_roots, union_tracked), which the relabeling ranks (relabel_rank_marks)
+//    instead of reading the forest.
 //
 // Nodes are numbered so that union-find's "smaller index wins" picks the first pixel in raster
 // order: inside a work-group's tiles by node (GROUP_ROW below, which orders like the image's
@@ -490,13 +497,15 @@ DEVICE_FN void link_to_roots(LOCAL uint *parents, uint starts, uint row_node, ui
 // start copies its root's: two short passes instead of finding each root's column from the row
 // masks at every run start (H100, 256^3 volumes at 50 %: that search was 11 % of the tile pass's
 // instructions). Ends with a barrier.
-DEVICE_FN void label_roots(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step, uint row_index)
+DEVICE_FN uint label_roots(LOCAL uint *parents, uint starts, uint row_node, uint first, uint step, uint row_index)
 {
     uint roots = 0, k = first; // bit k: the k-th run start is a root
+    uint columns = 0;          // bit c: the run start at column c is a root
     for (uint todo = without_lowest(starts, first); todo != 0; todo = without_lowest(todo, step), k += step) {
         const uint i = row_node + k;
         if (parents[i] == i + 1) {
             roots |= 1u << k;
+            columns |= todo & (0u - todo);
             parents[i] = row_index + lowest_bit(todo) + 1;
         }
     }
@@ -508,6 +517,27 @@ DEVICE_FN void label_roots(LOCAL uint *parents, uint starts, uint row_node, uint
             parents[i] = parents[parents[i] - 1];
     }
     LOCAL_BARRIER();
+    return columns;
+}
+
+// Pass 1's root marks, for consecutive labels: bit p % 32 of marks[p / 32] is set where pixel p
+// is a work-group's root (the first pixel of a component within the group), so that the
+// relabeling ranks the components from 1 bit per pixel (relabel_rank_marks) instead of reading
+// the whole forest. `columns`: the roots among the 32 pixels from raster index `start`, a whole
+// word on an image whose width is a multiple of 32 (every word is written then), else or-ed
+// into the word or two they fall in, which other rows share (the host zeroes the marks first). The border
+// merge then clears the mark of each root it hangs under another (union_tracked).
+DEVICE_FN void mark_roots(GLOBAL uint *marks, uint columns, index_t start, uint width)
+{
+    const uint shift = (uint)(start % 32u);
+    if (width % 32u == 0) {
+        marks[start / 32u] = columns;
+        return;
+    }
+    if (columns << shift != 0)
+        ATOMIC_OR(&marks[start / 32u], columns << shift);
+    if (shift != 0 && columns >> (32u - shift) != 0)
+        ATOMIC_OR(&marks[start / 32u + 1u], columns >> (32u - shift));
 }
 
 // Pointer jumping over the run starts of a row (bits of `starts`, the k-th at node row_node + k)
@@ -568,7 +598,7 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
 //   before the masks are made, its first 1024 bytes per tile hold the pixels of a tile across
 //   the image's edge (1 foreground).
 DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint tile_warps,
-                           LOCAL uint *masks_all, LOCAL uint *parents)
+                           LOCAL uint *masks_all, LOCAL uint *parents, GLOBAL uint *marks, uint track)
 {
     const uint group_tiles = 8 / tile_warps;
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
@@ -667,7 +697,9 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // rules) each run start finds its root's column itself, a barrier fewer (label_roots there:
     // the DIBCO pages 5 % slower).
     if (group_tiles > 1) {
-        label_roots(parents, starts, row_node, sub, tile_warps, (uint)PIXEL_INDEX(x0, y0 + r, width));
+        const uint columns = label_roots(parents, starts, row_node, sub, tile_warps, (uint)PIXEL_INDEX(x0, y0 + r, width));
+        if (track && x0 < width && y0 + r < height)
+            mark_roots(marks, columns, PIXEL_INDEX(x0, y0 + r, width), width);
     } else {
         for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
             parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
@@ -707,11 +739,13 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 
 // Pass 1 on 8 tiles per work-group (32 x 8 work-items, a warp per tile), for images of many
 // tiles.
-KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+// (With `track`, it also writes the root marks of consecutive labelings: mark_roots.)
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height,
+                                                       GLOBAL uint *marks, uint track)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
-    label_tiles(img, L, width, height, 1, masks_all, parents);
+    label_tiles(img, L, width, height, 1, masks_all, parents, marks, track);
 }
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
@@ -720,7 +754,7 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar 
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
     LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
-    label_tiles(img, L, width, height, 8, masks_all, parents);
+    label_tiles(img, L, width, height, 8, masks_all, parents, (GLOBAL uint *)0, 0);
 }
 
 // ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of
@@ -1018,6 +1052,13 @@ DEVICE_FN void find_both(GLOBAL const label_t *L, label_t *a, label_t *b)
 // union_find.h's union with find_both.
 CCL_DEFINE_UNION_BOTH(GLOBAL, both, label_t, find_both)
 
+// union_both that, with `track`, clears the root mark (mark_roots) of each root it hangs under
+// another: the marks left are the components' first pixels.
+DEVICE_FN void union_tracked(GLOBAL label_t *L, label_t a, label_t b, GLOBAL uint *marks, uint track)
+{
+    CCL_UNION_LOOP_HOOK(label_t, find_both(L, &a, &b), if (track) ATOMIC_AND(&marks[b / 32u], ~(1u << (b % 32u))))
+}
+
 // The node a union of voxel v starts from: v, or where pass 1 deferred v's region (whose voxels
 // are unwritten) the root of v's run: the run (its index from the mask of v's row, word `row`
 // of the row masks, and v's column), its slot (run_slots) and the slot's root. The region's word
@@ -1140,7 +1181,7 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
 // region's first pixel along a border makes all its unions, so each skip rests on the region's
 // labeling and on the previous pixel of the same border.
 KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
-                             uint vertical, uint total)
+                             uint vertical, uint total, GLOBAL uint *marks, uint track)
 {
     const uint id = GLOBAL_ID_X;
     if (id >= total)
@@ -1158,11 +1199,11 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         const int w = FG(west), nw = FG(north_west), up = FG(north), sw = FG(south_west);
         const uint joins = border_joins(up, w, nw, sw, y % TILE_H != 0, (y + 1) % TILE_H != 0);
         if (joins & JOIN_MID)
-            union_both(L, b, b - 1);
+            union_tracked(L, b, b - 1, marks, track);
         if (joins & JOIN_BEFORE)
-            union_both(L, b, b - width - 1);
+            union_tracked(L, b, b - width - 1, marks, track);
         if (joins & JOIN_AFTER)
-            union_both(L, b, b + width - 1);
+            union_tracked(L, b, b + width - 1, marks, track);
     } else {
         // b = (x, y), y = TILE_H * m: neighbours N, NW, NE in row y - 1; previous pixel: left.
         const uint j = id - vertical;
@@ -1176,11 +1217,11 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         const int n = FG(north), nw = FG(north_west), left = FG(west), ne = FG(north_east);
         const uint joins = border_joins(left, n, nw, ne, x % region_w != 0, (x + 1) % region_w != 0);
         if (joins & JOIN_MID)
-            union_both(L, b, b - width);
+            union_tracked(L, b, b - width, marks, track);
         if (joins & JOIN_BEFORE)
-            union_both(L, b, b - width - 1);
+            union_tracked(L, b, b - width - 1, marks, track);
         if (joins & JOIN_AFTER)
-            union_both(L, b, b - width + 1);
+            union_tracked(L, b, b - width + 1, marks, track);
     }
 }
 

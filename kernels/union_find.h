@@ -23,8 +23,9 @@
 
 /* Union: joins the trees of a and b, whose roots the statement FIND_ROOTS puts in a and b.   */
 /* atomic_min can lose to a concurrent union: then the old parent it returns is followed and   */
-/* both roots are found again (IPAS 2018 Alg. 1).                                               */
-#define CCL_UNION_LOOP(T, FIND_ROOTS)                                                            \
+/* both roots are found again (IPAS 2018 Alg. 1). ON_HOOK runs once root b hangs under a.     */
+#define CCL_UNION_LOOP(T, FIND_ROOTS) CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, (void)0)
+#define CCL_UNION_LOOP_HOOK(T, FIND_ROOTS, ON_HOOK)                                              \
     for (;;) {                                                                                   \
         FIND_ROOTS;                                                                              \
         if (a == b)                                                                              \
@@ -35,8 +36,10 @@
             b = t;                                                                               \
         }                                                                                        \
         T old = ATOMIC_MIN(&L[b], a + 1);                                                        \
-        if (old == b + 1)                                                                        \
+        if (old == b + 1) {                                                                      \
+            ON_HOOK;                                                                             \
             return;                                                                              \
+        }                                                                                        \
         b = old - 1;                                                                             \
     }
 

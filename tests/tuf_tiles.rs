@@ -4,7 +4,9 @@
 //! conformance matrix reaches the small kernel on a device of few compute units (as POCL in CI)
 //! only for images of one work-group; here each kernel is forced on every conformance image, at
 //! 4- and 8-connectivity, on every GPU backend present, and the raw labels must equal the
-//! reference's under TUF's convention. One test: the kernel choice is process-wide.
+//! reference's under TUF's convention, and its consecutive labels (`label_on_device_consecutive`,
+//! ranked from passes 1 and 2's root marks with 8 tiles per group) the host's renumbering, with
+//! the same count. One test: the kernel choice is process-wide.
 
 mod common;
 
@@ -51,6 +53,22 @@ fn both_tile_kernels_label_every_conformance_image_exactly() {
                             failures.push(format!("{name}: raw labels differ from TUF's convention"));
                         }
                     }
+                }
+                // Straight into consecutive labels: with 8 tiles per group the relabeling ranks
+                // the root marks of passes 1 and 2 (on widths that are multiples of 32 and not).
+                let (host, host_count) = expected.clone().into_consecutive();
+                let consecutive = labeler.upload(&case.image).and_then(|image| {
+                    let (labels, count, _) = labeler.label_on_device_consecutive(&image, *connectivity)?;
+                    Ok((count, labeler.download(&labels)?))
+                });
+                labelings += 1;
+                match consecutive {
+                    Err(e) => failures.push(format!("{name}: consecutive: {e}")),
+                    Ok((count, actual)) if count != host_count || actual.labels() != host.labels() => {
+                        failures
+                            .push(format!("{name}: consecutive labels or count ({count}, host {host_count}) differ"));
+                    }
+                    Ok(_) => {}
                 }
             }
         }

@@ -57,6 +57,7 @@ pub(crate) fn defines() -> Vec<Define> {
 pub(crate) struct Relabel {
     first_pixels: Kernel,
     rank: Kernel,
+    rank_marks: Kernel,
     scan: Kernel,
     add: Kernel,
     finish: Kernel,
@@ -82,12 +83,12 @@ fn over_spans(n: usize, span: usize) -> LaunchRange {
 
 impl Relabel {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
-        let [first_pixels, rank, scan, add, finish] = super::kernels(
+        let [first_pixels, rank, rank_marks, scan, add, finish] = super::kernels(
             gpu,
             program,
-            ["relabel_first_pixels", "relabel_rank", "scan_spans", "scan_add", "relabel_final"],
+            ["relabel_first_pixels", "relabel_rank", "relabel_rank_marks", "scan_spans", "scan_add", "relabel_final"],
         )?;
-        Ok(Self { first_pixels, rank, scan, add, finish, scratch: Scratch::default() })
+        Ok(Self { first_pixels, rank, rank_marks, scan, add, finish, scratch: Scratch::default() })
     }
 
     /// Renumbers the raw labels of an array of `shape` in `labels` (of `convention`)
@@ -180,8 +181,27 @@ impl Relabel {
         let (f, m, blocks) = (Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks), Arg::U32(u32::from(blocks)));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(count), blocks, line];
         gpu.launch(&mut self.rank, &over_spans(n, RANK_SPAN), &args)?;
-        // Scan every level in place; the level above receives its span totals, and the top one
-        // (a single span) its total, which is N.
+        self.scan_counts(gpu, tables)
+    }
+
+    /// [`Relabel::build_ranks`] from `marks`, a bit per pixel set on each component's first
+    /// pixel (bit p % 32 of word p / 32), which the labeling made: the pixels' labels are not
+    /// read.
+    pub(crate) fn build_ranks_from_marks(
+        &mut self,
+        gpu: &dyn Gpu,
+        tables: &mut RankTables,
+        marks: &Buffer,
+    ) -> Result<()> {
+        let n = tables.n;
+        let args = [Arg::Buffer(marks), Arg::Buffer(&tables.ranks), Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32)];
+        gpu.launch(&mut self.rank_marks, &over_spans(n, RANK_SPAN), &args)?;
+        self.scan_counts(gpu, tables)
+    }
+
+    /// Step 2: the spans' counts scanned, every level in place; the level above receives its
+    /// span totals, and the top one (a single span) its total, which is N.
+    fn scan_counts(&mut self, gpu: &dyn Gpu, tables: &RankTables) -> Result<()> {
         let (lengths, levels) = (&tables.lengths, &tables.levels);
         for k in 0..levels.len() {
             let sums = levels.get(k + 1).unwrap_or(&tables.total);

@@ -210,8 +210,10 @@ pub(crate) struct Tuf {
     scratch: Scratch,
 }
 
-/// Slot of [`Tuf`]'s scratch: passes 1 and 2's labels when pass 3 renumbers into the output.
+/// Slots of [`Tuf`]'s scratch: passes 1 and 2's labels when pass 3 renumbers into the output,
+/// and their root marks (a bit per pixel).
 const FOREST: usize = 0;
+const ROOT_MARKS: usize = 1;
 
 /// The compiled TUF kernels for volumes.
 pub(crate) struct Tuf3d {
@@ -275,31 +277,44 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
     (vertical, vertical + (tiles_y - 1) * shape.width)
 }
 
+/// Whether pass 1 labels one tile per work-group (`tuf_tiles_small`) rather than 8: with fewer
+/// 8-tile groups than twice the compute units, one per tile (8x the groups, its 8 warps sharing
+/// each row's runs), so that no unit idles and a tile's latency is short. (H100, CUDA: DIBCO
+/// pages of 0.96-1.6 Mpx, 120-200 groups of 8 tiles, 0.025-0.030 ms with it against 0.026-0.032
+/// without; from 2.2 Mpx up to 1.07x slower; at 2048^2, 512 groups of 8 tiles, 1.08-1.10x
+/// slower.)
+fn small_tiles(gpu: &dyn Gpu, shape: Shape) -> bool {
+    let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * shape.height.div_ceil(TILE_H);
+    match TILE_KERNEL.load(Ordering::Relaxed) {
+        FORCE_SMALL => true,
+        FORCE_GROUPS => false,
+        _ => groups < 2 * gpu.limits().compute_units.max(1),
+    }
+}
+
 impl Tuf {
     /// Passes 1 and 2 into `job.labels`: every pixel's group-local root, the roots joined
-    /// across the groups' borders.
-    fn merge(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<()> {
+    /// across the groups' borders. With `marks` (a bit per pixel, zeroed where the width is not
+    /// a multiple of 32; only where [`small_tiles`] is false), passes 1 and 2 also mark the
+    /// components' first pixels there (`mark_roots` in the kernel).
+    fn merge(&mut self, gpu: &dyn Gpu, job: &Job, marks: Option<&Buffer>, recorder: &mut PhaseRecorder) -> Result<()> {
         let [w, h, _] = job.extent();
         let shape = job.shape;
-        // One work-group per GROUP_TILES tiles side by side; with fewer such groups than twice
-        // the compute units, one per tile (`tuf_tiles_small`, 8x the groups, its 8 warps sharing
-        // each row's runs), so that no unit idles and a tile's latency is short. (H100, CUDA:
-        // DIBCO pages of 0.96-1.6 Mpx, 120-200 groups of 8 tiles, 0.025-0.030 ms with it against
-        // 0.026-0.032 without; from 2.2 Mpx up to 1.07x slower; at 2048^2, 512 groups of 8 tiles,
-        // 1.08-1.10x slower.)
+        // One work-group per GROUP_TILES tiles side by side, or per tile ([`small_tiles`]).
         let tile_rows = shape.height.div_ceil(TILE_H);
-        let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * tile_rows;
-        let small = match TILE_KERNEL.load(Ordering::Relaxed) {
-            FORCE_SMALL => true,
-            FORCE_GROUPS => false,
-            _ => groups < 2 * gpu.limits().compute_units.max(1),
-        };
+        let small = small_tiles(gpu, shape);
         let (kernel, group_tiles) =
             if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
         let groups_x = shape.width.div_ceil(TILE_W * group_tiles);
         let over_tiles = LaunchRange::over([groups_x * TILE_W, tile_rows * TILE_GROUP[1], 1], TILE_GROUP);
+        debug_assert!(marks.is_none() || !small, "marks come from the 8-tile kernel only");
+        let (marks_arg, track) = (Arg::Buffer(marks.unwrap_or(job.labels)), Arg::U32(u32::from(marks.is_some())));
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        gpu.launch(kernel, &over_tiles, &image_args)?;
+        if small {
+            gpu.launch(kernel, &over_tiles, &image_args)?;
+        } else {
+            gpu.launch(kernel, &over_tiles, &[&image_args[..], &[marks_arg, track]].concat())?;
+        }
         recorder.end(Phase::LocalMerge)?;
         let region_w = TILE_W * group_tiles;
         let (vertical, total) = border_pixels(shape, region_w);
@@ -312,6 +327,8 @@ impl Tuf {
                 Arg::U32(region_w as u32),
                 Arg::U32(vertical as u32),
                 Arg::U32(total as u32),
+                marks_arg,
+                track,
             ];
             gpu.launch(&mut self.border_merge, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
@@ -321,19 +338,23 @@ impl Tuf {
 }
 
 /// The end of TUF's consecutive labelings (images and volumes): the relabeling ranks the roots
-/// of `forest` (passes 1 and 2's labels of `job`) into `tables`, and pass 3's ranked kernel,
-/// launched over its range with the array's extent (`ranked`), writes every pixel's
-/// consecutive label into `job.labels`; returns the tables, which hold N.
+/// of `forest` (passes 1 and 2's labels of `job`) into `tables`, from their `marks` where passes
+/// 1 and 2 made them, and pass 3's ranked kernel, launched over its range with the array's
+/// extent (`ranked`), writes every pixel's consecutive label into `job.labels`; returns the
+/// tables, which hold N.
 fn rank_into_output(
     gpu: &dyn Gpu,
     job: &Job,
-    forest: &Buffer,
+    (forest, marks): (&Buffer, Option<&Buffer>),
     relabel: &mut Relabel,
     mut tables: RankTables,
     convention: RawLabels,
     (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
 ) -> Result<RankTables> {
-    relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention)?;
+    match marks {
+        Some(marks) => relabel.build_ranks_from_marks(gpu, &mut tables, marks)?,
+        None => relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention)?,
+    }
     let mut args =
         vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
     args.extend(extent.iter().map(|&e| Arg::U32(e)));
@@ -349,7 +370,7 @@ fn over_quads(shape: Shape) -> LaunchRange {
 
 impl Schedule for Tuf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        self.merge(gpu, job, recorder)?;
+        self.merge(gpu, job, None, recorder)?;
         let [w, h, _] = job.extent();
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         gpu.launch(&mut self.compress, &over_quads(job.shape), &label_args)?;
@@ -375,12 +396,29 @@ impl Schedule for Tuf {
             return run_then_rank(self, gpu, job, relabel, convention, recorder);
         };
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
+        // With 8 tiles per work-group, passes 1 and 2 mark the components' first pixels, which
+        // the relabeling ranks from a bit per pixel instead of reading the forest's 4 bytes
+        // (H100, CUDA, queued timing, A/B, two rounds: TUF + statistics at 8192^2 and 10 / 50 /
+        // 90 % 1.047-1.055 / 0.894-0.897 / 0.736-0.739 -> 0.986 / 0.830-0.833 / 0.676-0.680 ms,
+        // 8000x8000 at 50 %, marks or-ed, 0.859-0.863 -> 0.798-0.803; binarize + TUF on an
+        // 8192^2 page 0.694-0.695 -> 0.637-0.640; 2048^2 within 2-3 %).
+        let mut marks = if small_tiles(gpu, shape) {
+            None
+        } else {
+            Some(self.scratch.take(gpu, ROOT_MARKS, shape.len().div_ceil(32) * 4)?)
+        };
+        if let Some(marks) = marks.as_mut().filter(|_| !shape.width.is_multiple_of(32)) {
+            gpu.zero(marks)?;
+        }
         recorder.end(Phase::Allocation)?;
-        self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, recorder)?;
+        self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, marks.as_ref(), recorder)?;
         let [w, h, _] = job.extent();
         let ranked = (&mut self.compress_ranked, over_quads(shape), &[w, h][..]);
-        let tables = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked)?;
+        let tables = rank_into_output(gpu, job, (&forest, marks.as_ref()), relabel, tables, convention, ranked)?;
         self.scratch.put(FOREST, forest);
+        if let Some(marks) = marks {
+            self.scratch.put(ROOT_MARKS, marks);
+        }
         Ok((None, tables))
     }
 }
@@ -525,7 +563,7 @@ impl Schedule for Tuf3d {
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
         let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, false, recorder)?;
         let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
-        let tables = rank_into_output(gpu, job, &forest, relabel, tables, convention, ranked)?;
+        let tables = rank_into_output(gpu, job, (&forest, None), relabel, tables, convention, ranked)?;
         self.put_back(merged);
         self.scratch.put(FOREST, forest);
         Ok((None, tables))
