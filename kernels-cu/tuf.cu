@@ -525,8 +525,8 @@ DEVICE_FN uint label_roots(LOCAL uint *parents, uint starts, uint row_node, uint
 // relabeling ranks the components from 1 bit per pixel (relabel_rank_marks) instead of reading
 // the whole forest. `columns`: the roots among the 32 pixels from raster index `start`, a whole
 // word on an image whose width is a multiple of 32 (every word is written then), else or-ed
-// into the word or two they fall in, which other rows share (the host zeroes the marks first). The border
-// merge then clears the mark of each root it hangs under another (union_tracked).
+// into the word or two they fall in, which other rows share (the host zeroes the marks first).
+// The border merge then clears the mark of each root it hangs under another (union_tracked).
 DEVICE_FN void mark_roots(GLOBAL uint *marks, uint columns, index_t start, uint width)
 {
     const uint shift = (uint)(start % 32u);
@@ -697,7 +697,8 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // rules) each run start finds its root's column itself, a barrier fewer (label_roots there:
     // the DIBCO pages 5 % slower).
     if (group_tiles > 1) {
-        const uint columns = label_roots(parents, starts, row_node, sub, tile_warps, (uint)PIXEL_INDEX(x0, y0 + r, width));
+        const uint row_index = (uint)PIXEL_INDEX(x0, y0 + r, width);
+        const uint columns = label_roots(parents, starts, row_node, sub, tile_warps, row_index);
         if (track && x0 < width && y0 + r < height)
             mark_roots(marks, columns, PIXEL_INDEX(x0, y0 + r, width), width);
     } else {
