@@ -76,11 +76,13 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                     if scalars.len() >= 2 && scalars[..2] != pixels && scalars[..2] != blocks {
                         failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
                     }
-                    // TUF's border merge: the region width of the tile kernel that ran, and its
-                    // vertical and total border pixels.
+                    // TUF's border merge: the region width of the tile kernel that ran, its
+                    // vertical and total border pixels, and whether it keeps root marks (0 or 1).
                     if kernel == "tuf_border_merge" {
                         let vertical = ((w.div_ceil(region.max(1)) - 1) * h) as u64;
-                        if scalars[2..] != [region as u64, vertical, border(region)] {
+                        if scalars[2..] != [region as u64, vertical, border(region), 0]
+                            && scalars[2..] != [region as u64, vertical, border(region), 1]
+                        {
                             failures.push(format!("{case}: {kernel} gets {scalars:?} after a {region}-wide tile pass"));
                         }
                     }
