@@ -175,7 +175,7 @@ pub(crate) struct GpuBinarizer {
     /// The fast kernel's column block sums, kept for the next page (grown when too small).
     blocks: Option<Buffer>,
     /// The benchmarks' queue hold, built at its first use.
-    hold: Option<QueueHold>,
+    hold: QueueHold,
     builds: BuildReport,
 }
 
@@ -190,7 +190,7 @@ impl GpuBinarizer {
             programs: Vec::new(),
             no_stats,
             blocks: None,
-            hold: None,
+            hold: QueueHold::default(),
             builds: BuildReport::default(),
         })
     }
@@ -201,10 +201,7 @@ impl GpuBinarizer {
 
     /// Queues the queue hold (built at its first use) and returns at once.
     pub(crate) fn hold_queue(&mut self) -> Result<()> {
-        if self.hold.is_none() {
-            self.hold = Some(QueueHold::new(self.gpu.as_ref(), &mut self.builds)?);
-        }
-        self.hold.as_mut().expect("built above").hold(self.gpu.as_ref())
+        self.hold.hold(self.gpu.as_ref(), &mut self.builds)
     }
 
     /// Builds the programs `params` needs, and runs the binarization once, untimed, on a small

@@ -32,6 +32,18 @@ pub enum BenchCommand {
     Plot(PlotArgs),
 }
 
+/// How the device-resident runs of a benchmark are timed.
+#[derive(Args)]
+pub struct TimingArg {
+    /// How each device-resident run is timed: `queued` (its commands queued behind a short spin
+    /// on the device, so the figure is their device time, as in a pipeline) or `idle` (on an
+    /// idle device, as a lone call: on CUDA the host's launch latency lands in the figure; the
+    /// results committed before this option were timed so). End-to-end runs and the CPU
+    /// reference use the host clock.
+    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
+    timing: bench::Timing,
+}
+
 #[derive(Args)]
 pub struct Common {
     /// Algorithms, comma-separated (default: all of them; see `ccl label --help`).
@@ -50,12 +62,8 @@ pub struct Common {
     /// Untimed warm-up runs per input, 0-10000.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     warmup: u32,
-    /// How each device-resident run is timed: `queued` (its commands queued behind a short spin
-    /// on the device, so the figure is their device time, as in a pipeline) or `idle` (on an
-    /// idle device, as a lone call: on CUDA the host's launch latency lands in the figure; the
-    /// results committed before this option were timed so). End-to-end runs use the host clock.
-    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
-    timing: bench::Timing,
+    #[command(flatten)]
+    timing: TimingArg,
     /// Output folder for results.csv, summary.md and the plots (default: bench-out/MODE).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -184,11 +192,8 @@ pub struct BinarizeBenchArgs {
     /// Untimed runs first, 0-10000.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     warmup: u32,
-    /// How each run is timed: `queued` (its commands queued behind a short spin on the device,
-    /// so the figure is their device time, as in a pipeline) or `idle` (on an idle device, as a
-    /// lone call: on CUDA the host's launch latency lands in the figure).
-    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
-    timing: bench::Timing,
+    #[command(flatten)]
+    timing: TimingArg,
     /// Output folder for results.csv, summary.md and plots (default: bench-out/binarize).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -245,7 +250,7 @@ fn options(common: &Common, mode: Mode, volumes: bool) -> Result<BenchOptions> {
         warmup: common.warmup,
         progress: true,
         stats: common.stats,
-        timing: common.timing,
+        timing: common.timing.timing,
     };
     options.validate()?;
     Ok(options)
@@ -421,7 +426,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         warmup: args.warmup,
         cpu_paper_window: args.cpu_paper_window,
         algorithm: args.algo.unwrap_or_else(|| Algorithm::default_for(Connectivity::Eight)),
-        timing: args.timing,
+        timing: args.timing.timing,
     };
     for &window in &bench.windows {
         ccl::binarize::Params { window, ..params }.validate()?;

@@ -59,7 +59,7 @@ pub struct GpuLabeler {
     /// The kernels of OpenCV's statistics format, built at their first use.
     opencv: Option<Box<OpenCv>>,
     /// The benchmarks' queue hold, built at its first use.
-    hold: Option<Box<QueueHold>>,
+    hold: QueueHold,
     builds: BuildReport,
 }
 
@@ -89,7 +89,7 @@ impl GpuLabeler {
             relabel: None,
             stats: None,
             opencv: None,
-            hold: None,
+            hold: QueueHold::default(),
             builds: BuildReport::default(),
         };
         for &connectivity in connectivities {
@@ -224,10 +224,7 @@ impl GpuLabeler {
     /// commands are all queued before the device reaches them: its timings are then the device
     /// time of its commands alone ([`QueueHold`]; for benchmarks).
     pub(crate) fn hold_queue(&mut self) -> Result<()> {
-        if self.hold.is_none() {
-            self.hold = Some(Box::new(QueueHold::new(self.gpu.as_ref(), &mut self.builds)?));
-        }
-        self.hold.as_mut().expect("built above").hold(self.gpu.as_ref())
+        self.hold.hold(self.gpu.as_ref(), &mut self.builds)
     }
 
     /// Builds the relabeling stage at its first use and runs it once, untimed (on an empty

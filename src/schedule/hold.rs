@@ -17,26 +17,26 @@ use crate::Result;
 /// (NVIDIA's OpenCL with a profiling event).
 const ITERATIONS: u32 = 1 << 19;
 
-/// The hold kernel of one queue, with the word it writes.
+/// The hold of one queue: its kernel and the word it writes, built at the first hold.
+#[derive(Default)]
 pub(crate) struct QueueHold {
-    kernel: Kernel,
-    sink: Buffer,
+    built: Option<(Kernel, Buffer)>,
 }
 
 impl QueueHold {
-    /// Builds the hold kernel for `gpu`'s device.
-    pub(crate) fn new(gpu: &dyn Gpu, report: &mut BuildReport) -> Result<Self> {
-        let program = GpuLabeler::build(gpu, &crate::kernels::HOLD, &[], report)?;
-        let kernel = gpu.kernel(&program, "hold")?;
-        let mut sink = gpu.alloc(4)?;
-        gpu.zero(&mut sink)?;
-        Ok(Self { kernel, sink })
-    }
-
-    /// Queues the hold on `gpu`'s queue and returns at once (the device holds for a while).
-    pub(crate) fn hold(&mut self, gpu: &dyn Gpu) -> Result<()> {
+    /// Queues the hold on `gpu`'s queue and returns at once (the device holds for a while);
+    /// the first call builds the kernel, counted in `report`.
+    pub(crate) fn hold(&mut self, gpu: &dyn Gpu, report: &mut BuildReport) -> Result<()> {
+        if self.built.is_none() {
+            let program = GpuLabeler::build(gpu, &crate::kernels::HOLD, &[], report)?;
+            let kernel = gpu.kernel(&program, "hold")?;
+            let mut sink = gpu.alloc(4)?;
+            gpu.zero(&mut sink)?;
+            self.built = Some((kernel, sink));
+        }
+        let (kernel, sink) = self.built.as_mut().expect("built above");
         let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
-        gpu.launch(&mut self.kernel, &one, &[Arg::Buffer(&self.sink), Arg::U32(ITERATIONS)])?;
+        gpu.launch(kernel, &one, &[Arg::Buffer(sink), Arg::U32(ITERATIONS)])?;
         Ok(())
     }
 }
