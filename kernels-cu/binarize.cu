@@ -479,19 +479,25 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // OpenCL, FRSQRT as CUDA's inline PTX (rsqrt.approx.ftz.f32) or as native_rsqrt instead of
 // rsqrt: 1-3 % slower at every window (the same pixels).
 // Where NVIDIA's OpenCL loses its 10-12 % (one H100, queued timing, medians of 20 runs, two
-// rounds, W = 9 / 45 / 201; experiment builds, nothing of them kept). Not in the code it compiles:
-// its own PTX (from the kernel cache), capped at 80 registers (.maxnreg 80, or ptxas 13.0 at
-// -maxrregcount 80, sm_90 or sm_90a) and launched through CUDA, runs in 43.1-43.3 / 47.5-47.9 /
-// 53.1-53.8 us, 3 % faster than CUDA's own build (44.4-44.7 / 49.4-49.9 / 55.3-55.7; NVRTC's PTX
-// hoists fewer invariants out of the batch loop), against 49.6-51.3 / 53.6-55.4 / 61.0-62.8
-// through OpenCL. A probe build (each group's SM, clock and globaltimer written over the page's
-// last rows) shows the same SM clock (1.93-1.95 GHz), the same residency (3 groups on 111 units,
-// 2 on 21), the same start-up (2.3-2.5 us at W = 9, 5.4-5.7 at 201), and the batch loop taking
-// 22 % more cycles a group under OpenCL (38.7 against 31.8 us). NVIDIA's OpenCL compiler reports
-// 80 registers and 32 / 40 bytes of spills (-cl-nv-verbose); the same spills through CUDA cost
-// nothing, with any shared-memory carveout. Its options -cl-nv-arch sm_90 and -cl-nv-opt-level
-// 3 or 4 are within noise, register caps of 72 and 88 slower (2 groups a unit at 88); and with 2
-// rows per batch (fewer registers, no spills) OpenCL ran as fast as CUDA, both 20 % slower.
+// rounds, W = 9 / 45 / 201; experiment builds, none of them kept): in the driver's assembly of
+// the PTX its compiler writes. That PTX, assembled by ptxas 13.0 (CUDA toolkit, -O3, 80
+// registers, sm_90 or sm_90a), runs in 43.1-43.3 / 47.4-47.9 / 53.1-53.8 us launched through
+// CUDA (CUDA's own build: 44.4-44.7 / 49.4-49.9 / 55.3-55.7; NVRTC's PTX hoists fewer invariants
+// out of the batch loop), and NVIDIA's OpenCL takes that CUBIN as a program binary (a kernel
+// cache entry): 41.9-42.1 / 46.2-46.4 / 53.7-54.0 us through OpenCL, against 49.6-51.6 /
+// 53.5-55.4 / 61.0-63.8 for OpenCL's own build. ptxas's fast-compile levels (-Ofc min or mid)
+// give the slow code (51.6-51.9 / 55.3-55.7 / 62.4-62.9 through CUDA), and so did CUBINs of
+// the CUDA driver's JIT linker (cuLink*, optimisation level 4, the register cap as an option or
+// as .maxnreg, the target named or not) through OpenCL: 50.4-51.1 / 54.2-55.2 / 62.5-63.4; yet
+// the driver's JIT of the same PTX with .maxnreg 80 through cuModuleLoadData, launched through
+// CUDA, ran as fast as ptxas's CUBIN (43.1-43.3 / 47.4-47.9 / 53.1-53.8): not resolved. With the
+// driver's build, a probe (each group's SM, clock and globaltimer written over the page's last
+// rows) shows the same SM clock (1.93-1.95 GHz), residency (3 groups on 111 units, 2 on 21) and
+// start-up as CUDA's, and the batch loop taking 22 % more cycles (38.7 against 31.8 us a group).
+// Without a PTX assembler at run time (the CUDA toolkit is not a dependency; nvJitLink, which is
+// redistributed as NVRTC is, is the candidate) OpenCL keeps the driver's build. Also within noise
+// or slower there: -cl-nv-arch sm_90, -cl-nv-opt-level 3 or 4, register caps of 72 or 88, the
+// shared-memory carveout (through CUDA, with OpenCL's spills: 32 / 40 bytes at 80 registers).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
