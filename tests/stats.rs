@@ -174,7 +174,7 @@ fn statistics_tables_grow_and_shrink_with_the_component_count() {
 
 /// An image of more pixels than one level of the relabeling's scan covers (1024 rank spans of
 /// 8192 pixels), so the span counts are scanned over two levels: the consecutive labels and the
-/// statistics still equal the host's, for both raw-label conventions.
+/// statistics still equal the host's, for both raw-label conventions and for TUF's own ranking.
 #[test]
 fn relabeling_and_statistics_past_one_scan_level() {
     let image = random(4100, 2100, 30, 1, 41);
@@ -196,6 +196,18 @@ fn relabeling_and_statistics_past_one_scan_level() {
             let got = labeler.download(&labels).expect("download");
             assert!(got.labels() == want_labels.labels(), "{} {algorithm}: labels after statistics differ", d.token);
         }
+        // TUF ranks its own roots (from the root marks of its 8-tile kernel, which an image this
+        // size takes) into consecutive labels, and statistics follow from them.
+        let mut tuf = d.device.labeler(Algorithm::TUF).expect("labeler");
+        let on_device = tuf.upload(&image).expect("upload");
+        let (labels, count, _) = tuf.label_on_device_consecutive(&on_device, Connectivity::Eight).expect("label");
+        assert_eq!(count, n, "{} TUF: count", d.token);
+        let got = tuf.download(&labels).expect("download");
+        assert!(got.labels() == want_labels.labels(), "{} TUF: consecutive labels differ", d.token);
+        let (labels, stats, _) = tuf.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("stats");
+        assert!(stats == want_stats, "{} TUF: statistics differ", d.token);
+        let got = tuf.download(&labels).expect("download");
+        assert!(got.labels() == want_labels.labels(), "{} TUF: labels with statistics differ", d.token);
     }
 }
 
