@@ -4,6 +4,9 @@
 #     CPU) and the ICD loader from Debian's packages (needs root, as on CI machines).
 #   - NVRTC 13.0 (pip wheel nvidia-cuda-nvrtc==13.0.88) in .cache/nvrtc, so the CUDA kernels can
 #     be compiled (and checked) without a GPU; scripts/test.sh puts it on LD_LIBRARY_PATH.
+#   - ptxas 13.0 (from the pip wheel nvidia-cuda-nvcc==13.0.88) in .cache/ptxas, so the tests can
+#     check the assembly of NVIDIA OpenCL's PTX (backends/opencl/src/ptxas.rs) without a GPU;
+#     scripts/test.sh points CCL_PTXAS at it.
 #   - builds ccl (release) and writes labels.png from the built-in sample.
 # Usage: bash scripts/setup.sh [--deps-only]
 set -euo pipefail
@@ -28,6 +31,23 @@ if [ ! -f "$nvrtc_dir/nvidia/cu13/lib/libnvrtc.so.13" ]; then
   mkdir -p "$nvrtc_dir"
   python3 -m pip download -q --no-deps --only-binary=:all: nvidia-cuda-nvrtc==13.0.88 -d "$nvrtc_dir"
   python3 -m zipfile -e "$nvrtc_dir"/nvidia_cuda_nvrtc-13.0.88-*.whl "$nvrtc_dir"
+fi
+
+ptxas=.cache/ptxas/ptxas
+if [ ! -x "$ptxas" ]; then
+  echo "setup: fetching ptxas 13.0 (the CUDA toolkit's PTX assembler, no GPU needed)"
+  mkdir -p .cache/ptxas
+  python3 -m pip download -q --no-deps --only-binary=:all: nvidia-cuda-nvcc==13.0.88 -d .cache/ptxas
+  python3 - .cache/ptxas <<'PY'
+import glob, os, sys, zipfile
+folder = sys.argv[1]
+wheel = glob.glob(os.path.join(folder, "nvidia_cuda_nvcc-13.0.88-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    with z.open("nvidia/cu13/bin/ptxas") as src, open(os.path.join(folder, "ptxas"), "wb") as dst:
+        dst.write(src.read())
+os.chmod(os.path.join(folder, "ptxas"), 0o755)
+os.remove(wheel)
+PY
 fi
 
 [ "${1:-}" = "--deps-only" ] && exit 0

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (conformance matrix on every backend present, CPU reference,
 # kernel drift and compile checks, error paths, command line) and ends with one summary line.
-# CCL_REQUIRE_BACKENDS=cpu,opencl-cpu,opencl-gpu,cuda,nvrtc (any subset) turns an absent
+# CCL_REQUIRE_BACKENDS=cpu,opencl-cpu,opencl-gpu,cuda,nvrtc,ptxas (any subset) turns an absent
 # backend into a failure instead of a note.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 nvrtc_lib=$PWD/.cache/nvrtc/nvidia/cu13/lib
 [ -d "$nvrtc_lib" ] && export LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The ptxas setup.sh fetched, unless CCL_PTXAS names another (or is off).
+[ -x .cache/ptxas/ptxas ] && export CCL_PTXAS="${CCL_PTXAS:-$PWD/.cache/ptxas/ptxas}"
 log=$(mktemp)
 cargo test --profile checked --workspace "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

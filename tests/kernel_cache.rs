@@ -405,6 +405,49 @@ mod backends {
             let probe = ccl_opencl::Runtime::new(desc.platform, desc.device).unwrap();
             let key_of = |source: &str, defines: &[Define]| probe.cache_key(source, defines);
             backend_contract(Dialect::OpenCl, &open, &key_of);
+            ptxas_assembles_nvidia_programs(&probe);
+        }
+    }
+
+    /// On NVIDIA OpenCL with a ptxas (`ptxas` in `CCL_REQUIRE_BACKENDS` requires one there),
+    /// programs are built from the CUBIN ptxas makes, with the register budget: the cache keeps
+    /// that CUBIN, and a project kernel built so labels right (the conformance tests run them all).
+    fn ptxas_assembles_nvidia_programs(runtime: &ccl_opencl::Runtime) {
+        let nvidia = runtime.desc().platform_name.contains("NVIDIA");
+        let Some(ptxas) = runtime.ptxas() else {
+            assert!(
+                !(nvidia && common::is_required("ptxas")),
+                "{}: no ptxas found, CCL_REQUIRE_BACKENDS requires it",
+                runtime.name()
+            );
+            return;
+        };
+        assert!(nvidia, "{}: only NVIDIA OpenCL programs are assembled by ptxas", runtime.name());
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KernelCache::at(dir.path());
+        let gpu =
+            ccl_opencl::Runtime::new(runtime.desc().platform, runtime.desc().device).unwrap().with_cache(cache.clone());
+        let source = put_source(Dialect::OpenCl);
+        let budget = Define::int(ccl_backend::REGISTER_BUDGET, 32);
+        for (value, defines) in [(5, vec![Define::int("VALUE", 5)]), (6, vec![Define::int("VALUE", 6), budget])] {
+            let program = gpu.build(source, &defines).unwrap();
+            check_put(&gpu, &program, value);
+            let payload = cache.load(&gpu.cache_key(source, &defines)).expect("an entry");
+            let why = gpu.ptxas_fallback();
+            assert!(payload.starts_with(b"\x7fELF"), "{}: the cached binary is not ptxas's CUBIN: {why:?}", gpu.name());
+        }
+        eprintln!("{}: programs assembled by {} ({})", gpu.name(), ptxas.path().display(), ptxas.version());
+
+        // Every program of the project: the labelers' and the binarizer's (the fast Nick kernel
+        // is the one the driver's assembly slows down).
+        let labelers = ccl::registry::kernel_builds().into_iter().map(|b| (b.file, b.defines));
+        let binarizers = ccl::binarize::kernel_builds().into_iter().map(|d| (ccl::kernels::BINARIZE, d));
+        for (file, defines) in labelers.chain(binarizers) {
+            let source = file.source(Dialect::OpenCl);
+            gpu.build(source, &defines).unwrap_or_else(|e| panic!("{}: {e}", file.name));
+            let payload = cache.load(&gpu.cache_key(source, &defines)).expect("an entry");
+            let why = gpu.ptxas_fallback();
+            assert!(payload.starts_with(b"\x7fELF"), "{} {defines:?}: not assembled by ptxas: {why:?}", file.name);
         }
     }
 

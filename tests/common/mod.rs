@@ -14,7 +14,8 @@ pub struct TestDevice {
 }
 
 /// Tokens `CCL_REQUIRE_BACKENDS` accepts.
-pub const TOKENS: [&str; 5] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc"];
+/// `ptxas`: NVIDIA OpenCL programs must be assembled by a CUDA toolkit's ptxas (`CCL_PTXAS`).
+pub const TOKENS: [&str; 6] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc", "ptxas"];
 
 /// The tokens listed in `CCL_REQUIRE_BACKENDS` (comma separated); panics on an unknown one.
 pub fn required() -> Vec<String> {

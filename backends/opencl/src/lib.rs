@@ -8,9 +8,11 @@
 
 mod discovery;
 mod pool;
+pub mod ptxas;
 mod runtime;
 
 pub use discovery::{devices, DeviceDesc, DeviceKind};
+pub use ptxas::Ptxas;
 pub use runtime::Runtime;
 
 use ccl_backend::Error;

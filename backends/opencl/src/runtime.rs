@@ -19,6 +19,7 @@ use opencl3::types::{cl_event, cl_int, cl_mem, cl_ulong, CL_BLOCKING};
 
 use crate::discovery::{describe, DeviceDesc};
 use crate::pool::{BufferPool, KeptBudget, PooledBuffer};
+use crate::ptxas::Ptxas;
 use crate::{call_error, driver_lock};
 
 /// A host-mapped buffer (see `alloc_host`), unmapped and released when dropped.
@@ -83,6 +84,11 @@ struct Shared {
     /// The device takes NVIDIA's compiler options (`cl_nv_compiler_options`): a program's
     /// [`REGISTER_BUDGET`] define becomes `-cl-nv-maxrregcount`.
     nv_options: bool,
+    /// NVIDIA OpenCL with a CUDA toolkit's ptxas installed: programs are built from the CUBIN
+    /// it makes of the driver's PTX (see [`crate::ptxas`]).
+    ptxas: Option<&'static Ptxas>,
+    /// Why the last program that ptxas was to assemble kept the driver's build instead.
+    ptxas_fallback: Mutex<Option<String>>,
     desc: DeviceDesc,
     name: String,
     device: Device,
@@ -132,16 +138,30 @@ impl Runtime {
         // OpenCL ranges are bounded by size_t only: no folding is ever needed.
         let compute_units = dev.max_compute_units().map_or(1, |n| n.max(1) as usize);
         let limits = Limits { max_group_size, compute_units, ..Limits::UNBOUNDED };
-        let device_key = device_key(pl, &dev);
+        let nv_options = dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
+        let ptxas = if nv_options { Ptxas::installed() } else { None };
+        // Programs assembled by ptxas are other binaries than the driver's: their own entries.
+        let assembler = ptxas.map_or("the driver", |p| p.version());
+        let device_key = device_key(pl, &dev).part("assembler", assembler);
         // POCL 5.0 corrupts the reference counts of its cache of loaded kernel binaries when
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
         // seen on 88 concurrent test threads); its kernels run one at a time instead.
         let serial = desc.platform_name.contains("Portable Computing Language");
-        let nv_options = dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
         let memory = dev.global_mem_size().unwrap_or(0);
         let kept_budget = KeptBudget::new(usize::try_from(memory / 4).unwrap_or(usize::MAX));
-        let shared =
-            Arc::new(Shared { serial, nv_options, desc, name, device: dev, context, limits, device_key, kept_budget });
+        let shared = Arc::new(Shared {
+            serial,
+            nv_options,
+            ptxas,
+            ptxas_fallback: Mutex::default(),
+            desc,
+            name,
+            device: dev,
+            context,
+            limits,
+            device_key,
+            kept_budget,
+        });
         Self::with_queue(shared, KernelCache::from_env())
     }
 
@@ -155,6 +175,19 @@ impl Runtime {
     pub fn with_cache(mut self, cache: KernelCache) -> Self {
         self.cache = cache;
         self
+    }
+
+    /// The ptxas that assembles this device's programs (NVIDIA OpenCL where a CUDA toolkit is
+    /// installed; see [`crate::ptxas`]), if any.
+    pub fn ptxas(&self) -> Option<&Ptxas> {
+        self.shared.ptxas
+    }
+
+    /// Why the last program that ptxas was to assemble on this device (any of its queues) kept
+    /// the driver's build instead (ptxas or the driver refused), if one did: the program then
+    /// runs as it would without a ptxas, only slower on NVIDIA OpenCL.
+    pub fn ptxas_fallback(&self) -> Option<String> {
+        self.shared.ptxas_fallback.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The kernel cache this runtime's builds use.
@@ -330,11 +363,31 @@ impl Runtime {
     /// A program made from a cached binary, or `None` when the driver refuses the binary or
     /// fails to build it (the caller then compiles the source).
     fn program_from_binary(&self, binary: &[u8], options: &str) -> Option<ClProgram> {
+        self.try_program_from_binary(binary, options).ok()
+    }
+
+    /// [`Self::program_from_binary`], saying why the driver refused the binary.
+    fn try_program_from_binary(&self, binary: &[u8], options: &str) -> std::result::Result<ClProgram, String> {
         let device = self.shared.device.id();
         // SAFETY: the device belongs to the context (the context was made from it).
-        let mut program = unsafe { ClProgram::create_from_binary(&self.shared.context, &[device], &[binary]) }.ok()?;
-        program.build(&[device], options).ok()?;
-        Some(program)
+        let mut program = unsafe { ClProgram::create_from_binary(&self.shared.context, &[device], &[binary]) }
+            .map_err(|e| format!("clCreateProgramWithBinary: {e}"))?;
+        if let Err(e) = program.build(&[device], options) {
+            return Err(format!("clBuildProgram: {e}: {}", program.get_build_log(device).unwrap_or_default().trim()));
+        }
+        Ok(program)
+    }
+
+    /// What this device's ptxas makes of `ptx`, a program's PTX built with `defines` (with their
+    /// register budget): the CUBIN or why it failed; `None` where there is no ptxas.
+    fn assembled(&self, ptx: Option<&[u8]>, defines: &[Define]) -> Option<std::result::Result<Vec<u8>, String>> {
+        let ptxas = self.shared.ptxas?;
+        let Some(ptx) = ptx else { return Some(Err("the driver returned no PTX".into())) };
+        let registers = defines.iter().find(|d| d.name == REGISTER_BUDGET).and_then(|d| match d.value {
+            DefineValue::Int(n) => Some(n),
+            _ => None,
+        });
+        Some(ptxas.assemble(ptx, registers))
     }
 
     /// The device binary of a built program, when the driver offers one.
@@ -398,10 +451,30 @@ impl Gpu for Runtime {
                 self.program_from_binary(&binary, &options).map(|p| SerialProgram(Some(p)))
             },
             |wants_binary| {
-                let _serialised = driver_lock();
-                let program = self.program_from_source(source, &options)?;
-                let binary = if wants_binary { self.binary_of(&program) } else { None };
-                Ok((SerialProgram(Some(program)), binary))
+                let (program, binary) = {
+                    let _serialised = driver_lock();
+                    let program = self.program_from_source(source, &options)?;
+                    let binary =
+                        if wants_binary || self.shared.ptxas.is_some() { self.binary_of(&program) } else { None };
+                    (SerialProgram(Some(program)), binary)
+                };
+                // ptxas runs outside the driver lock: other threads' builds and launches go on.
+                if let Some(assembly) = self.assembled(binary.as_deref(), defines) {
+                    let fallback = match assembly {
+                        Ok(cubin) => {
+                            let _serialised = driver_lock();
+                            match self.try_program_from_binary(&cubin, &options) {
+                                Ok(assembled) => {
+                                    return Ok((SerialProgram(Some(assembled)), wants_binary.then_some(cubin)))
+                                }
+                                Err(why) => format!("the driver refused ptxas's CUBIN: {why}"),
+                            }
+                        }
+                        Err(why) => why,
+                    };
+                    *self.shared.ptxas_fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(fallback);
+                }
+                Ok((program, binary.filter(|_| wants_binary)))
             },
         )
     }
