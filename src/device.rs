@@ -158,7 +158,15 @@ fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
                     ccl_opencl::DeviceKind::Cpu => DeviceType::Cpu,
                     ccl_opencl::DeviceKind::Other => DeviceType::Other,
                 },
-                driver: format!("{}, driver {}", d.platform_name, d.driver_version),
+                driver: match d.ptxas {
+                    Some(ptxas) => format!(
+                        "{}, driver {}, programs assembled by ptxas {}",
+                        d.platform_name,
+                        d.driver_version,
+                        ptxas.release()
+                    ),
+                    None => format!("{}, driver {}", d.platform_name, d.driver_version),
+                },
             };
             (info, d)
         })

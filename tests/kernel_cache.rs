@@ -437,6 +437,8 @@ mod backends {
             assert!(payload.starts_with(b"\x7fELF"), "{}: the cached binary is not ptxas's CUBIN: {why:?}", gpu.name());
         }
         eprintln!("{}: programs assembled by {} ({})", gpu.name(), ptxas.path().display(), ptxas.version());
+        let listed = ccl::discover().devices.into_iter().find(|d| d.driver.contains("programs assembled by ptxas"));
+        assert!(listed.is_some(), "`ccl devices` does not say that ptxas assembles NVIDIA OpenCL's programs");
 
         // Every program of the project: the labelers' and the binarizer's (the fast Nick kernel
         // is the one the driver's assembly slows down).

@@ -3,6 +3,7 @@
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
 use opencl3::error_codes::CL_DEVICE_NOT_FOUND;
 
+use crate::ptxas::Ptxas;
 use crate::{call_error, driver_lock};
 use ccl_backend::Result;
 
@@ -34,6 +35,9 @@ pub struct DeviceDesc {
     pub driver_version: String,
     /// GPU, CPU or other.
     pub kind: DeviceKind,
+    /// The ptxas that assembles this device's programs: NVIDIA OpenCL (`cl_nv_compiler_options`)
+    /// where a CUDA toolkit's ptxas is found (see [`crate::ptxas`]).
+    pub ptxas: Option<&'static Ptxas>,
 }
 
 /// Lists every device of every OpenCL platform.
@@ -58,6 +62,11 @@ pub fn devices() -> Result<Vec<DeviceDesc>> {
     Ok(out)
 }
 
+/// The device takes NVIDIA's compiler options (`cl_nv_compiler_options`): NVIDIA's OpenCL.
+pub(crate) fn takes_nv_options(dev: &Device) -> bool {
+    dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"))
+}
+
 pub(crate) fn describe(platform: usize, device: usize, platform_name: &str, dev: Device) -> DeviceDesc {
     let ty = dev.dev_type().unwrap_or(0);
     let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
@@ -75,6 +84,7 @@ pub(crate) fn describe(platform: usize, device: usize, platform_name: &str, dev:
         vendor: dev.vendor().unwrap_or_default().trim().to_string(),
         driver_version: dev.driver_version().unwrap_or_default().trim().to_string(),
         kind,
+        ptxas: if takes_nv_options(&dev) { Ptxas::installed() } else { None },
     }
 }
 

@@ -67,6 +67,11 @@ impl Ptxas {
         &self.version
     }
 
+    /// The version's last word (`V13.0.88`), or the whole line where it has none.
+    pub fn release(&self) -> &str {
+        self.version.rsplit([' ', ',']).find(|w| !w.is_empty()).unwrap_or(&self.version)
+    }
+
     /// `ptx` (PTX text, as NVIDIA OpenCL returns a program's binary) assembled at `-O3` for the
     /// architecture its `.target` names, with at most `registers` registers a thread where given
     /// (as `-cl-nv-maxrregcount` caps the driver's build): the CUBIN, or the reason it failed.
@@ -165,6 +170,7 @@ mod tests {
             return;
         };
         assert!(ptxas.version().contains("release"), "{ptxas:?}");
+        assert!(ptxas.release().starts_with('V') && !ptxas.release().contains(' '), "{ptxas:?}");
         let cubin = ptxas.assemble(PTX.as_bytes(), Some(32)).unwrap();
         assert!(cubin.starts_with(b"\x7fELF") && cubin.len() > 500, "{} bytes", cubin.len());
         let mut nul_ended = PTX.as_bytes().to_vec();

@@ -17,7 +17,7 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
 use opencl3::types::{cl_event, cl_int, cl_mem, cl_ulong, CL_BLOCKING};
 
-use crate::discovery::{describe, DeviceDesc};
+use crate::discovery::{describe, takes_nv_options, DeviceDesc};
 use crate::pool::{BufferPool, KeptBudget, PooledBuffer};
 use crate::ptxas::Ptxas;
 use crate::{call_error, driver_lock};
@@ -138,8 +138,8 @@ impl Runtime {
         // OpenCL ranges are bounded by size_t only: no folding is ever needed.
         let compute_units = dev.max_compute_units().map_or(1, |n| n.max(1) as usize);
         let limits = Limits { max_group_size, compute_units, ..Limits::UNBOUNDED };
-        let nv_options = dev.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
-        let ptxas = if nv_options { Ptxas::installed() } else { None };
+        let nv_options = takes_nv_options(&dev);
+        let ptxas = desc.ptxas;
         // Programs assembled by ptxas are other binaries than the driver's: their own entries.
         let assembler = ptxas.map_or("the driver", |p| p.version());
         let device_key = device_key(pl, &dev).part("assembler", assembler);
