@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// A `ptxas` that ran: its path and the version it reports.
@@ -38,14 +37,15 @@ impl Ptxas {
             let off = matches!(chosen.to_str(), Some("off" | "0" | "none"));
             return if off { None } else { Self::at(Path::new(&chosen)) };
         }
+        let program = format!("ptxas{}", std::env::consts::EXE_SUFFIX);
         let mut candidates: Vec<PathBuf> = ["CUDA_PATH", "CUDA_HOME"]
             .iter()
-            .filter_map(|name| var(name).map(|root| Path::new(&root).join("bin").join("ptxas")))
+            .filter_map(|name| var(name).map(|root| Path::new(&root).join("bin").join(&program)))
             .collect();
         if let Some(path) = var("PATH") {
-            candidates.extend(std::env::split_paths(&path).map(|dir| dir.join("ptxas")));
+            candidates.extend(std::env::split_paths(&path).map(|dir| dir.join(&program)));
         }
-        candidates.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
+        candidates.push(Path::new("/usr/local/cuda/bin").join(&program));
         candidates.iter().filter(|p| p.is_file()).find_map(|p| Self::at(p))
     }
 
@@ -80,33 +80,30 @@ impl Ptxas {
         let text = ptx.split(|&b| b == 0).next().unwrap_or_default();
         let text = std::str::from_utf8(text).map_err(|_| "not PTX text")?;
         let arch = target_of(text).ok_or("no .target sm_NN line in the PTX")?;
-        let dir = scratch_dir().map_err(|e| format!("no scratch folder: {e}"))?;
-        let (input, output) = (dir.join("program.ptx"), dir.join("program.cubin"));
-        let result = (|| {
-            std::fs::write(&input, text).map_err(|e| format!("writing {}: {e}", input.display()))?;
-            let mut command = Command::new(&self.path);
-            command.arg(format!("-arch={arch}")).arg("-O3");
-            if let Some(n) = registers {
-                command.arg(format!("-maxrregcount={n}"));
-            }
-            let out = command
-                .arg(&input)
-                .arg("-o")
-                .arg(&output)
-                .output()
-                .map_err(|e| format!("running {}: {e}", self.path.display()))?;
-            if !out.status.success() {
-                return Err(format!("{} failed: {}", self.path.display(), String::from_utf8_lossy(&out.stderr).trim()));
-            }
-            let cubin = std::fs::read(&output).map_err(|e| format!("reading {}: {e}", output.display()))?;
-            if cubin.starts_with(b"\x7fELF") {
-                Ok(cubin)
-            } else {
-                Err("ptxas wrote no ELF image".into())
-            }
-        })();
-        let _ = std::fs::remove_dir_all(&dir);
-        result
+        let dir =
+            tempfile::Builder::new().prefix("ccl-ptxas-").tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
+        let (input, output) = (dir.path().join("program.ptx"), dir.path().join("program.cubin"));
+        std::fs::write(&input, text).map_err(|e| format!("writing {}: {e}", input.display()))?;
+        let mut command = Command::new(&self.path);
+        command.arg(format!("-arch={arch}")).arg("-O3");
+        if let Some(n) = registers {
+            command.arg(format!("-maxrregcount={n}"));
+        }
+        let out = command
+            .arg(&input)
+            .arg("-o")
+            .arg(&output)
+            .output()
+            .map_err(|e| format!("running {}: {e}", self.path.display()))?;
+        if !out.status.success() {
+            return Err(format!("{} failed: {}", self.path.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        let cubin = std::fs::read(&output).map_err(|e| format!("reading {}: {e}", output.display()))?;
+        if cubin.starts_with(b"\x7fELF") {
+            Ok(cubin)
+        } else {
+            Err("ptxas wrote no ELF image".into())
+        }
     }
 }
 
@@ -116,15 +113,6 @@ fn target_of(ptx: &str) -> Option<&str> {
     let line = ptx.lines().map(str::trim).find(|l| l.starts_with(".target"))?;
     let arch = line[".target".len()..].split(',').next()?.trim();
     (arch.starts_with("sm_") && arch.len() > 3).then_some(arch)
-}
-
-/// A new folder of this process's own under the temporary directory, for one assembly.
-fn scratch_dir() -> std::io::Result<PathBuf> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("ccl-ptxas-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }
 
 #[cfg(test)]
