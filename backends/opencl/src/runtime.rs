@@ -87,7 +87,7 @@ struct Shared {
     /// NVIDIA OpenCL with a CUDA toolkit's ptxas installed: programs are built from the CUBIN
     /// it makes of the driver's PTX (see [`crate::ptxas`]).
     ptxas: Option<&'static Ptxas>,
-    /// Why the last program that ptxas was to assemble kept the driver's build instead.
+    /// Why ptxas's assembly last failed (that program kept the driver's build).
     ptxas_fallback: Mutex<Option<String>>,
     desc: DeviceDesc,
     name: String,
@@ -183,9 +183,9 @@ impl Runtime {
         self.shared.ptxas
     }
 
-    /// Why the last program that ptxas was to assemble on this device (any of its queues) kept
-    /// the driver's build instead (ptxas or the driver refused), if one did: the program then
-    /// runs as it would without a ptxas, only slower on NVIDIA OpenCL.
+    /// Why ptxas's assembly last failed on this device (any of its queues: ptxas or the driver
+    /// refused), if it ever did: that program kept the driver's build, which gives the same
+    /// results, on NVIDIA OpenCL more slowly.
     pub fn ptxas_fallback(&self) -> Option<String> {
         self.shared.ptxas_fallback.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
