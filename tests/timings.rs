@@ -56,3 +56,26 @@ fn a_labeler_for_one_connectivity_builds_only_its_kernels() {
     let err = common::devices()[0].device.labeler_for(ccl::Algorithm::BKE, Connectivity::Four);
     assert!(matches!(err, Err(ccl::Error::UnsupportedConnectivity { .. })));
 }
+
+/// On CUDA a phase with no device command (the labels' allocation from the handle's free list,
+/// on the second call) costs nothing: its end mark stands for its start instead of recording an
+/// event of its own, which would add its own time to the span. The labels stay right.
+#[test]
+fn cuda_phases_without_commands_take_no_time() {
+    let image = random(301, 203, 45, 1, 5);
+    let reference = ccl::reference::label(&image, Connectivity::Eight);
+    for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() == BackendKind::Cuda) {
+        let mut labeler = dev.device.labeler(ccl::Algorithm::TUF).unwrap();
+        let on_device = labeler.upload(&image).unwrap();
+        for call in 0..3 {
+            let (labels, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+            let allocation = t.phase_ms(Phase::Allocation);
+            if call > 0 {
+                assert_eq!(allocation, 0.0, "call {call}: an allocation from the free list took time: {:?}", t.phases);
+            }
+            assert!(t.labeling_ms() > 0.0, "call {call}: {:?}", t.phases);
+            let host = labeler.download(&labels).unwrap();
+            assert!(ccl::reference::same_partition(&reference, &host), "call {call}: wrong labels");
+        }
+    }
+}
