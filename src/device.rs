@@ -158,15 +158,12 @@ fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
                     ccl_opencl::DeviceKind::Cpu => DeviceType::Cpu,
                     ccl_opencl::DeviceKind::Other => DeviceType::Other,
                 },
-                driver: match d.ptxas {
-                    Some(ptxas) => format!(
-                        "{}, driver {}, programs assembled by ptxas {}",
-                        d.platform_name,
-                        d.driver_version,
-                        ptxas.release()
-                    ),
-                    None => format!("{}, driver {}", d.platform_name, d.driver_version),
-                },
+                driver: format!(
+                    "{}, driver {}{}",
+                    d.platform_name,
+                    d.driver_version,
+                    d.ptxas.map(|p| format!(", programs assembled by ptxas {}", p.release())).unwrap_or_default()
+                ),
             };
             (info, d)
         })

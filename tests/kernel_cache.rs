@@ -427,14 +427,18 @@ mod backends {
         let cache = KernelCache::at(dir.path());
         let gpu =
             ccl_opencl::Runtime::new(runtime.desc().platform, runtime.desc().device).unwrap().with_cache(cache.clone());
+        // The cached binary of a build is ptxas's CUBIN (an ELF image), else the assembly failed.
+        let assert_assembled = |what: &str, source: &str, defines: &[Define]| {
+            let payload = cache.load(&gpu.cache_key(source, defines)).expect("an entry");
+            let why = gpu.ptxas_fallback();
+            assert!(payload.starts_with(b"\x7fELF"), "{}: {what} not assembled by ptxas: {why:?}", gpu.name());
+        };
         let source = put_source(Dialect::OpenCl);
         let budget = Define::int(ccl_backend::REGISTER_BUDGET, 32);
         for (value, defines) in [(5, vec![Define::int("VALUE", 5)]), (6, vec![Define::int("VALUE", 6), budget])] {
             let program = gpu.build(source, &defines).unwrap();
             check_put(&gpu, &program, value);
-            let payload = cache.load(&gpu.cache_key(source, &defines)).expect("an entry");
-            let why = gpu.ptxas_fallback();
-            assert!(payload.starts_with(b"\x7fELF"), "{}: the cached binary is not ptxas's CUBIN: {why:?}", gpu.name());
+            assert_assembled("put", source, &defines);
         }
         eprintln!("{}: programs assembled by {} ({})", gpu.name(), ptxas.path().display(), ptxas.version());
         let listed = ccl::discover().devices.into_iter().find(|d| d.driver.contains("programs assembled by ptxas"));
@@ -447,9 +451,7 @@ mod backends {
         for (file, defines) in labelers.chain(binarizers) {
             let source = file.source(Dialect::OpenCl);
             gpu.build(source, &defines).unwrap_or_else(|e| panic!("{}: {e}", file.name));
-            let payload = cache.load(&gpu.cache_key(source, &defines)).expect("an entry");
-            let why = gpu.ptxas_fallback();
-            assert!(payload.starts_with(b"\x7fELF"), "{} {defines:?}: not assembled by ptxas: {why:?}", file.name);
+            assert_assembled(&format!("{} {defines:?}", file.name), source, &defines);
         }
     }
 

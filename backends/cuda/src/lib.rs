@@ -1014,7 +1014,7 @@ impl Gpu for Runtime {
     /// a mark): creating an event at every mark costs host time that small arrays feel.
     fn mark(&self) -> Result<Mark> {
         let mut last = self.last_mark.event.lock().unwrap_or_else(|e| e.into_inner());
-        let commands = self.last_mark.commands_since.swap(false, Ordering::Relaxed);
+        let commands = self.last_mark.commands_since.load(Ordering::Relaxed);
         if let (false, Some(event)) = (commands, last.as_ref()) {
             return Ok(Mark::new(event.clone()));
         }
@@ -1025,6 +1025,8 @@ impl Gpu for Runtime {
         };
         let pooled = Arc::new(PooledEvent { event: Some(event), pool: self.events.clone() });
         pooled.event().record(&self.stream).map_err(self.err("cuEventRecord"))?;
+        // Only a recorded event stands for later marks (a failed record leaves the flag set).
+        self.last_mark.commands_since.store(false, Ordering::Relaxed);
         *last = Some(pooled.clone());
         Ok(Mark::new(pooled))
     }

@@ -84,9 +84,6 @@ struct Shared {
     /// The device takes NVIDIA's compiler options (`cl_nv_compiler_options`): a program's
     /// [`REGISTER_BUDGET`] define becomes `-cl-nv-maxrregcount`.
     nv_options: bool,
-    /// NVIDIA OpenCL with a CUDA toolkit's ptxas installed: programs are built from the CUBIN
-    /// it makes of the driver's PTX (see [`crate::ptxas`]).
-    ptxas: Option<&'static Ptxas>,
     /// Why ptxas's assembly last failed (that program kept the driver's build).
     ptxas_fallback: Mutex<Option<String>>,
     desc: DeviceDesc,
@@ -139,9 +136,8 @@ impl Runtime {
         let compute_units = dev.max_compute_units().map_or(1, |n| n.max(1) as usize);
         let limits = Limits { max_group_size, compute_units, ..Limits::UNBOUNDED };
         let nv_options = takes_nv_options(&dev);
-        let ptxas = desc.ptxas;
         // Programs assembled by ptxas are other binaries than the driver's: their own entries.
-        let assembler = ptxas.map_or("the driver", |p| p.version());
+        let assembler = desc.ptxas.map_or("the driver", |p| p.version());
         let device_key = device_key(pl, &dev).part("assembler", assembler);
         // POCL 5.0 corrupts the reference counts of its cache of loaded kernel binaries when
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
@@ -152,7 +148,6 @@ impl Runtime {
         let shared = Arc::new(Shared {
             serial,
             nv_options,
-            ptxas,
             ptxas_fallback: Mutex::default(),
             desc,
             name,
@@ -180,7 +175,7 @@ impl Runtime {
     /// The ptxas that assembles this device's programs (NVIDIA OpenCL where a CUDA toolkit is
     /// installed; see [`crate::ptxas`]), if any.
     pub fn ptxas(&self) -> Option<&Ptxas> {
-        self.shared.ptxas
+        self.shared.desc.ptxas
     }
 
     /// Why ptxas's assembly last failed on this device (any of its queues: ptxas or the driver
@@ -332,18 +327,26 @@ impl<E> Timeline<E> {
 /// cap a [`REGISTER_BUDGET`] define asks for.
 fn build_options(defines: &[Define], nv_options: bool) -> String {
     let mut options: Vec<String> = defines.iter().map(|d| d.option(Dialect::OpenCl)).collect();
-    let value = |name: &str| defines.iter().find(|d| d.name == name).map(|d| d.value);
-    if value(FLUSH_DENORMALS).is_some_and(|v| v != DefineValue::Int(0)) {
+    let flush = defines.iter().find(|d| d.name == FLUSH_DENORMALS).is_some_and(|d| d.value != DefineValue::Int(0));
+    if flush {
         options.push("-cl-denorms-are-zero".into());
     }
-    if let (true, Some(DefineValue::Int(registers))) = (nv_options, value(REGISTER_BUDGET)) {
+    if let (true, Some(registers)) = (nv_options, register_budget(defines)) {
         options.push(format!("-cl-nv-maxrregcount={registers}"));
     }
     options.join(" ")
 }
 
+/// The registers per work-item that `defines` cap a program at ([`REGISTER_BUDGET`]), if any.
+fn register_budget(defines: &[Define]) -> Option<i64> {
+    match defines.iter().find(|d| d.name == REGISTER_BUDGET)?.value {
+        DefineValue::Int(n) => Some(n),
+        _ => None,
+    }
+}
+
 /// Builds: from source, from a cached binary, and the binary of a built program. Callers hold
-/// the driver lock.
+/// the driver lock (except [`Runtime::assembled_program`], which takes it itself).
 impl Runtime {
     fn program_from_source(&self, source: &str, options: &str) -> Result<ClProgram> {
         let device = self.shared.device.id();
@@ -378,16 +381,26 @@ impl Runtime {
         Ok(program)
     }
 
-    /// What this device's ptxas makes of `ptx`, a program's PTX built with `defines` (with their
-    /// register budget): the CUBIN or why it failed; `None` where there is no ptxas.
-    fn assembled(&self, ptx: Option<&[u8]>, defines: &[Define]) -> Option<std::result::Result<Vec<u8>, String>> {
-        let ptxas = self.shared.ptxas?;
-        let Some(ptx) = ptx else { return Some(Err("the driver returned no PTX".into())) };
-        let registers = defines.iter().find(|d| d.name == REGISTER_BUDGET).and_then(|d| match d.value {
-            DefineValue::Int(n) => Some(n),
-            _ => None,
-        });
-        Some(ptxas.assemble(ptx, registers))
+    /// The program built from the CUBIN this device's ptxas makes of `ptx` (a program's PTX built
+    /// with `defines` and `options`; their register budget caps ptxas too), with that CUBIN, or
+    /// why ptxas or the driver refused; `None` where there is no ptxas. ptxas runs outside the
+    /// driver lock, so other threads' builds and launches go on meanwhile.
+    fn assembled_program(
+        &self,
+        ptx: Option<&[u8]>,
+        defines: &[Define],
+        options: &str,
+    ) -> Option<std::result::Result<(ClProgram, Vec<u8>), String>> {
+        let ptxas = self.shared.desc.ptxas?;
+        let build = || {
+            let cubin = ptxas.assemble(ptx.ok_or("the driver returned no PTX")?, register_budget(defines))?;
+            let _serialised = driver_lock();
+            let program = self
+                .try_program_from_binary(&cubin, options)
+                .map_err(|why| format!("the driver refused ptxas's CUBIN: {why}"))?;
+            Ok((program, cubin))
+        };
+        Some(build())
     }
 
     /// The device binary of a built program, when the driver offers one.
@@ -454,25 +467,15 @@ impl Gpu for Runtime {
                 let (program, binary) = {
                     let _serialised = driver_lock();
                     let program = self.program_from_source(source, &options)?;
-                    let binary =
-                        if wants_binary || self.shared.ptxas.is_some() { self.binary_of(&program) } else { None };
+                    let binary = if wants_binary || self.ptxas().is_some() { self.binary_of(&program) } else { None };
                     (SerialProgram(Some(program)), binary)
                 };
-                // ptxas runs outside the driver lock: other threads' builds and launches go on.
-                if let Some(assembly) = self.assembled(binary.as_deref(), defines) {
-                    let fallback = match assembly {
-                        Ok(cubin) => {
-                            let _serialised = driver_lock();
-                            match self.try_program_from_binary(&cubin, &options) {
-                                Ok(assembled) => {
-                                    return Ok((SerialProgram(Some(assembled)), wants_binary.then_some(cubin)))
-                                }
-                                Err(why) => format!("the driver refused ptxas's CUBIN: {why}"),
-                            }
-                        }
-                        Err(why) => why,
-                    };
-                    *self.shared.ptxas_fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(fallback);
+                match self.assembled_program(binary.as_deref(), defines, &options) {
+                    Some(Ok((assembled, cubin))) => {
+                        return Ok((SerialProgram(Some(assembled)), wants_binary.then_some(cubin)))
+                    }
+                    Some(Err(why)) => *self.shared.ptxas_fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(why),
+                    None => {}
                 }
                 Ok((program, binary.filter(|_| wants_binary)))
             },
