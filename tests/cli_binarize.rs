@@ -106,6 +106,96 @@ fn label_binarize_labels_the_ink_like_the_reference() {
     assert_eq!(labels, expected.labels());
 }
 
+/// Writes `values` as a `.npy` of `T` with `shape` (C order).
+fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], values: &[T]) {
+    use npyz::WriterBuilder;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut writer = npyz::WriteOptions::<T>::new().default_dtype().shape(shape).writer(&mut file).begin_nd().unwrap();
+    writer.extend(values.iter().copied()).unwrap();
+    writer.finish().unwrap();
+}
+
+/// A page saved from NumPy binarizes and labels as the same page saved as an image: gray (H, W)
+/// and RGB (H, W, 3) uint8, and 16-bit gray (H, W) uint16 (brought to 8 bits as a 16-bit PNG).
+#[test]
+fn npy_pages_binarize_and_label_like_image_files() {
+    let png = scratch("npy-page.png");
+    let page = color_page(&png);
+    let rgb = image::open(&png).unwrap().to_rgb8();
+    let (w, h) = (page.width() as u64, page.height() as u64);
+    let gray_npy = scratch("npy-gray.npy");
+    write_npy(&gray_npy, &[h, w], page.pixels());
+    let rgb_npy = scratch("npy-rgb.npy");
+    write_npy(&rgb_npy, &[h, w, 3], rgb.as_raw());
+    // 16-bit samples whose conversion to 8 bits, (v + 128) / 257, gives the page back.
+    let wide: Vec<u16> = page.pixels().iter().map(|&v| u16::from(v) * 257 + (v % 100) as u16).collect();
+    let wide_npy = scratch("npy-wide.npy");
+    write_npy(&wide_npy, &[h, w], &wide);
+    let params = Params { window: 15, ..Method::Nick.defaults() };
+    let expected = reference::binarize(&page, &params).unwrap();
+    for input in [&gray_npy, &rgb_npy, &wide_npy] {
+        let (read, source) = ccl::io::read_gray(input, ccl::MAX_PIXELS).unwrap();
+        assert_eq!(read, page, "{}", input.display());
+        assert_eq!((source.format.as_str(), source.width, source.height), ("NPY", w, h));
+        let output = scratch("npy-ink.png");
+        let (out, text) = run(ccl().arg("binarize").arg(input).arg("-o").arg(&output).args(["--window", "15"]));
+        assert!(out.status.success(), "{text}");
+        let written = image::open(&output).unwrap().to_luma8();
+        assert!(written.pixels().zip(expected.pixels()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }));
+    }
+    let labels = scratch("npy-labels.npy");
+    let (out, text) =
+        run(ccl().arg("label").arg(&rgb_npy).arg("-o").arg(&labels).args(["--binarize", "nick:window=15"]));
+    assert!(out.status.success(), "{text}");
+    let (_, count) = ccl::reference::label(&expected, ccl::Connectivity::Eight).into_consecutive();
+    assert!(text.contains(&format!("{count} components")), "{text}");
+}
+
+/// `.npy` files that hold no page are typed errors naming the file and what is wrong.
+#[test]
+fn npy_files_that_hold_no_page_are_typed_errors() {
+    type WriteFile = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, WriteFile, &str)> = vec![
+        ("floats", Box::new(|p| write_npy(p, &[2, 2], &[0f32; 4])), "uint8 or uint16"),
+        ("line", Box::new(|p| write_npy(p, &[4], &[0u8; 4])), "shape [4]"),
+        ("two channels", Box::new(|p| write_npy(p, &[2, 2, 2], &[0u8; 8])), "(H, W, 3)"),
+        ("empty", Box::new(|p| write_npy(p, &[0, 5], &[0u8; 0])), "empty page"),
+        ("text", Box::new(|p| std::fs::write(p, b"not numpy").unwrap()), "not a .npy"),
+        (
+            "short",
+            Box::new(|p| {
+                write_npy(p, &[3, 3], &[7u8; 9]);
+                let bytes = std::fs::read(p).unwrap();
+                std::fs::write(p, &bytes[..bytes.len() - 4]).unwrap();
+            }),
+            "ends before the samples of its shape [3, 3]",
+        ),
+    ];
+    for (name, write, says) in cases {
+        let path = scratch(&format!("bad-{}.npy", name.replace(' ', "-")));
+        write(&path);
+        let err = ccl::io::read_gray(&path, ccl::MAX_PIXELS).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()) && text.contains(says), "{name}: {text}");
+    }
+    // Fortran order, with a hint.
+    let path = scratch("bad-fortran.npy");
+    let header = "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    bytes.extend((padded.len() as u16).to_le_bytes());
+    bytes.extend(padded.as_bytes());
+    bytes.extend([0u8; 6]);
+    std::fs::write(&path, bytes).unwrap();
+    let text = ccl::io::read_gray(&path, ccl::MAX_PIXELS).unwrap_err().to_string();
+    assert!(text.contains("np.ascontiguousarray"), "{text}");
+    // Larger than the limit: refused before its samples are read.
+    let path = scratch("big.npy");
+    write_npy(&path, &[40, 50], &[0u8; 2000]);
+    let err = ccl::io::read_gray(&path, 1999).unwrap_err();
+    assert!(matches!(err, ccl::Error::ImageTooLarge { .. }), "{err}");
+}
+
 #[test]
 fn bad_binarization_arguments_are_clean_errors() {
     let input = scratch("page3.png");

@@ -78,7 +78,8 @@ pub fn spec(s: &str) -> std::result::Result<Params, String> {
 
 #[derive(clap::Args)]
 pub struct BinarizeArgs {
-    /// Input page (any format `ccl label` reads); color becomes gray as OpenCV's
+    /// Input page: any image format `ccl label` reads, or a .npy of uint8 or uint16 in C order,
+    /// shape (H, W) gray or (H, W, 3|4) RGB(A); color becomes gray as OpenCV's
     /// cvtColor(RGB2GRAY): (4899 R + 9617 G + 1868 B + 8192) >> 14; 16-bit samples are brought
     /// to 8 bits (v / 257, rounded).
     pub(super) input: PathBuf,

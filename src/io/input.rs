@@ -477,7 +477,14 @@ fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u
 /// 255 v clamped); color becomes gray as OpenCV's `cvtColor(RGB2GRAY)` computes it
 /// ([`crate::binarize::gray_from_rgb`], BT.601), after the same conversion of each channel to 8
 /// bits. Alpha is ignored. Multi-frame files: the first frame.
+///
+/// A `.npy` holds the page as an array of uint8 or uint16 (16-bit samples brought to 8 bits as
+/// above), of shape (H, W) for gray, or (H, W, 3) or (H, W, 4) for RGB and RGBA (the layout of
+/// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C order.
 pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        return read_gray_npy(path, max_pixels);
+    }
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
     let (decoder, source) = open_limited(path, max_pixels, |_| Ok(()))?;
     let color = decoder.color_type().has_color();
@@ -489,6 +496,81 @@ pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         decoded.to_rgb8().pixels().map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
     } else {
         decoded.to_luma8().into_raw()
+    };
+    let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    Ok((page, source))
+}
+
+/// [`read_gray`] of a `.npy`: its header is checked (type, shape, order, size) before its
+/// samples are read.
+fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
+    let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
+    let file =
+        File::open(path).map_err(|e| Error::FileRead { path: path.display().to_string(), reason: e.to_string() })?;
+    let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(|e| err(format!("not a .npy file: {e}")))?;
+    let descr = npy.dtype().descr();
+    let samples = match descr.trim_matches('\'') {
+        "|u1" | "<u1" | ">u1" => SampleType::U8,
+        "<u2" | ">u2" => SampleType::U16,
+        other => return Err(err(format!("samples of type {other}; a page is uint8 or uint16"))),
+    };
+    if npy.order() != npyz::Order::C {
+        return Err(err("Fortran order; a page is stored in C order (np.ascontiguousarray)".into()));
+    }
+    let (height, width, channels) = match *npy.shape() {
+        [height, width] => (height, width, 1),
+        [height, width, channels @ (1 | 3 | 4)] => (height, width, channels),
+        ref other => {
+            return Err(err(format!(
+                "shape {other:?}; a page is (H, W) for gray, or (H, W, 3) or (H, W, 4) for RGB and RGBA"
+            )))
+        }
+    };
+    let bytes_per_sample = if samples == SampleType::U8 { 1 } else { 2 };
+    let source = SourceInfo {
+        format: "NPY".into(),
+        width,
+        height,
+        samples,
+        color_channels: if channels >= 3 { 3 } else { 1 },
+        alpha: channels == 4,
+        stored_bits_per_pixel: 0,
+        frames: Frames::Single,
+        decoded_bytes: width.saturating_mul(height).saturating_mul(channels * bytes_per_sample),
+    };
+    let limit = max_pixels.min(MAX_PIXELS);
+    if source.pixels() > limit || width == 0 || height == 0 {
+        if width == 0 || height == 0 {
+            return Err(err(format!("an empty page ({width}x{height})")));
+        }
+        return Err(Error::ImageTooLarge {
+            path: path.display().to_string(),
+            width,
+            height,
+            limit,
+            memory_bytes: estimated_peak_bytes(&source, 0),
+        });
+    }
+    let shape = npy.shape().to_vec();
+    let short = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => err(format!("the file ends before the samples of its shape {shape:?}")),
+        _ => err(e.to_string()),
+    };
+    // 16-bit samples to 8 bits as the image crate converts them: v / 257, rounded.
+    let values: Vec<u8> = match samples {
+        SampleType::U16 => {
+            npy.into_vec::<u16>().map_err(short)?.into_iter().map(|v| ((u32::from(v) + 128) / 257) as u8).collect()
+        }
+        _ => npy.into_vec::<u8>().map_err(short)?,
+    };
+    let (w, h, c) = (width as usize, height as usize, channels as usize);
+    if values.len() != w * h * c {
+        return Err(err(format!("the file holds {} samples; its shape has {}", values.len(), w * h * c)));
+    }
+    let pixels = if c >= 3 {
+        values.chunks_exact(c).map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
+    } else {
+        values
     };
     let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
     Ok((page, source))
