@@ -499,6 +499,25 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // or slower there: -cl-nv-arch sm_90, -cl-nv-opt-level 3 or 4, register caps of 72 or 88, the
 // shared-memory carveout (through CUDA, with OpenCL's spills: 32 / 40 bytes at 80 registers).
 
+// Where windows taller than 64 rows lose their time (one H100, Nsight Compute over one
+// `ccl binarize` of the 10 Mpx page, --cache-control none): column_blocks takes 6.1-6.7 us, as it
+// reads the page from DRAM (10 MB, L2 hit rate 50-56 %; 3.1-3.2 us on a page of 0.86 Mpx:
+// about 3 us of it is fixed), and threshold_fast 45.3-46.2 us, reading the page from DRAM again.
+// Dropped then (queued timing, two rounds, CUDA W = 9 / 101 / 201: 41.9-42.2 / 51.8-52.3 /
+// 52.5-53.1 us before): column_blocks with a work-item per word of 4 columns (6.1-6.4 us: no
+// faster; 8.4 us instead of 3.1 on a page whose width is not a multiple of 4, read by bytes);
+// blocks starting where the windows of the tiles' first rows start (the host choosing the start
+// that leaves the fewest rows to read one by one: 5 a column at W = 101 instead of 37), which
+// gave 51.4 us at W = 101 and nothing at W = 201 (9 rows either way), and made NVIDIA OpenCL's
+// real pages 0.5-0.9 us slower; and the tiles summing the blocks instead of column_blocks (block
+// b summed and stored by the first tile whose window holds it, which marks it with the launch's
+// number after a fence; the tiles below take it once marked, or sum it from the image after 16
+// looks): exact, and clean under compute-sanitizer's memcheck, racecheck and synccheck, but
+// 43.6-43.8 / 53.0-53.2 / 59.9 us (the batch loop spilled 36 bytes, and, presumably, tiles found
+// the blocks of the tiles above them unmarked and summed them again). (Host work between a run's first mark
+// and its launches counts in NVIDIA OpenCL's queued timing: a loop of 4000 steps before the
+// launch added 10-20 us there, none on CUDA.)
+
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
 #define FAST_CHUNK (FAST_GROUP / FAST_ROW_ITEMS)     // item totals each of them scans (FAST_BATCH)
