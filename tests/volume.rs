@@ -194,13 +194,68 @@ fn npy_volumes_round_trip_as_numpy_writes_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Masks and label images saved from NumPy in any integer type (either byte order) or float type
+/// read as the same volume, nonzero as foreground: a value whose only nonzero byte is its last
+/// (or first) counts, -0.0 is background and NaN foreground, as `scipy.ndimage.label` takes them.
+#[test]
+fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
+    let dir = scratch("types");
+    let volume = random_volume(7, 5, 3, 50, 1, 10).unwrap();
+    let shape = [3, 5, 7];
+    // Each element: foreground a value with one nonzero byte at `byte` (of `size`), else zero.
+    let bytes_of = |size: usize, byte: usize| -> Vec<u8> {
+        volume
+            .voxels()
+            .iter()
+            .flat_map(|&v| (0..size).map(move |b| if v != 0 && b == byte { 0x40 } else { 0 }))
+            .collect()
+    };
+    for size in [1, 2, 4, 8] {
+        for kind in ['u', 'i'] {
+            for order in ['<', '>'] {
+                for byte in [0, size - 1] {
+                    let descr = if size == 1 { format!("|{kind}1") } else { format!("{order}{kind}{size}") };
+                    let path = dir.join(format!("{kind}{size}{}-{byte}.npy", if order == '<' { "le" } else { "be" }));
+                    std::fs::write(&path, npy_bytes(&descr, &shape, &bytes_of(size, byte))).unwrap();
+                    let read = ccl::io::read_volume_npy(&path).unwrap();
+                    assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
+                }
+            }
+        }
+    }
+    let floats: Vec<(String, Vec<u8>)> = vec![
+        (
+            "<f4".into(),
+            volume.voxels().iter().flat_map(|&v| if v != 0 { f32::NAN } else { -0.0f32 }.to_le_bytes()).collect(),
+        ),
+        (">f4".into(), volume.voxels().iter().flat_map(|&v| if v != 0 { 0.5f32 } else { 0.0 }.to_be_bytes()).collect()),
+        (
+            "<f8".into(),
+            volume.voxels().iter().flat_map(|&v| if v != 0 { -1e-300f64 } else { -0.0 }.to_le_bytes()).collect(),
+        ),
+        (
+            ">f8".into(),
+            volume.voxels().iter().flat_map(|&v| if v != 0 { f64::INFINITY } else { 0.0 }.to_be_bytes()).collect(),
+        ),
+    ];
+    for (descr, data) in floats {
+        let path = dir.join(format!("float-{}.npy", descr.replace(['<', '>'], "")));
+        std::fs::write(&path, npy_bytes(&descr, &shape, &data)).unwrap();
+        let read = ccl::io::read_volume_npy(&path).unwrap();
+        assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn npy_files_that_are_no_volume_are_typed_errors() {
     let dir = scratch("bad");
     for (name, bytes, says) in [
         ("flat", npy_bytes("|u1", &[4, 4], &[0; 16]), "three axes"),
         ("line", npy_bytes("|u1", &[4], &[0; 4]), "two axes"),
-        ("floats", npy_bytes("<f4", &[1, 1, 1], &[0; 4]), "uint8 or bool"),
+        ("complex", npy_bytes("<c8", &[1, 1, 1], &[0; 8]), "a mask is bool, an integer type or float32/float64"),
+        ("float16", npy_bytes("<f2", &[1, 1, 1], &[0; 2]), "elements of type '<f2'"),
+        ("ragged", npy_bytes("<u2", &[1, 1, 2], &[0; 5]), "holds 2 values"),
         ("short", npy_bytes("|u1", &[1, 1, 100], &[0; 50]), "holds 50 values"),
         ("long", npy_bytes("|u1", &[1, 2, 2], &[0; 5]), "has 4"),
         ("text", b"not numpy".to_vec(), "not a .npy"),

@@ -18,8 +18,9 @@ const LARGE_IMAGE_PIXELS: u64 = 100_000_000;
 #[derive(clap::Args)]
 pub struct LabelArgs {
     /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
-    /// TIFF), a multi-page TIFF (a volume: one slice per page), a .npy of uint8 or bool (shape
-    /// (H, W): an image; (D, H, W): a volume; nonzero is foreground), or a folder of images
+    /// TIFF), a multi-page TIFF (a volume: one slice per page), a .npy of bool, any integer type
+    /// or float32/64 (shape (H, W): an image; (D, H, W): a volume; nonzero is foreground), or a
+    /// folder of images
     /// (every file with an image extension, each labeled on its own; with --volume, the slices
     /// of one volume). Without it, a built-in sample page is labeled.
     pub(super) input: Option<PathBuf>,

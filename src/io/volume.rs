@@ -56,8 +56,9 @@ pub enum BinaryArray {
     Volume(BinaryVolume),
 }
 
-/// Reads a binary volume from a `.npy` of shape (D, H, W), C order, uint8 or bool: nonzero is
-/// foreground. Any other shape, order or element type is an [`Error::FileRead`] saying which.
+/// Reads a binary volume from a `.npy` of shape (D, H, W), C order, of an element type that
+/// [`read_binary_npy`] takes: nonzero is foreground. Any other shape, order or element type is an
+/// [`Error::FileRead`] saying which.
 pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     match read_binary_npy(path)? {
         BinaryArray::Volume(volume) => Ok(volume),
@@ -68,17 +69,18 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     }
 }
 
-/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order,
-/// uint8 or bool: nonzero is foreground. Any other shape, order or element type is an
+/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order of
+/// bool, any integer type (signed or not, 1 to 8 bytes, either byte order: a mask or a label
+/// image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
+/// float NaN is nonzero, -0.0 is zero). Any other shape, order or element type is an
 /// [`Error::FileRead`] saying which.
 pub fn read_binary_npy(path: &Path) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
     let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(format!("not a .npy file: {e}")))?;
     let dtype = npy.dtype().descr();
-    if !matches!(dtype.trim_matches('\''), "|u1" | "<u1" | ">u1" | "|b1") {
-        return Err(fail(format!("voxels of type {dtype}; a volume is uint8 or bool")));
-    }
+    let element = Element::of(dtype.trim_matches('\''))
+        .ok_or_else(|| fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64")))?;
     if npy.order() != npyz::Order::C {
         return Err(fail("Fortran order; a volume is stored in C order (np.ascontiguousarray)".into()));
     }
@@ -91,22 +93,78 @@ pub fn read_binary_npy(path: &Path) -> Result<BinaryArray> {
     };
     let volume = npy.shape().len() == 3;
     let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
-    // One byte per voxel after the header, whose length the format stores after the magic
-    // string and the version: 2 bytes (version 1) or 4 (versions 2 and 3), little-endian.
+    // The elements after the header, whose length the format stores after the magic string and
+    // the version: 2 bytes (version 1) or 4 (versions 2 and 3), little-endian.
     let data = match bytes[6] {
         1 => 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize,
         _ => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
     };
-    let held = bytes.len().saturating_sub(data);
-    if held != n {
+    let size = element.size();
+    let held = bytes.len().saturating_sub(data) / size;
+    if held != n || (bytes.len() - data) % size != 0 {
         return Err(fail(format!("the file holds {held} values; its shape {:?} has {n}", npy.shape())));
     }
-    let voxels = bytes[data..].to_vec();
+    let voxels = element.foreground(&bytes[data..]);
     let (width, height) = (width as usize, height as usize);
     if volume {
         Ok(BinaryArray::Volume(BinaryVolume::new(width, height, depth as usize, voxels)?))
     } else {
         Ok(BinaryArray::Image(BinaryImage::new(width, height, voxels)?))
+    }
+}
+
+/// The element type of a binary `.npy`, as its `descr` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Element {
+    /// bool or an integer of `size` bytes (zero in every byte order alike).
+    Integer { size: usize },
+    /// float32 (`size` 4) or float64 (8), little-endian or not.
+    Float { size: usize, little: bool },
+}
+
+impl Element {
+    /// The element type `descr` (e.g. `|b1`, `<u2`, `>i8`, `<f4`) names, if a mask may have it.
+    fn of(descr: &str) -> Option<Self> {
+        let mut chars = descr.chars();
+        let order = chars.next()?;
+        let kind = chars.next()?;
+        let size: usize = chars.as_str().parse().ok()?;
+        let little = match order {
+            '<' | '|' | '=' => cfg!(target_endian = "little") || order == '<',
+            '>' => false,
+            _ => return None,
+        };
+        match (kind, size) {
+            ('b', 1) | ('u' | 'i', 1 | 2 | 4 | 8) => Some(Element::Integer { size }),
+            ('f', 4 | 8) => Some(Element::Float { size, little }),
+            _ => None,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Element::Integer { size } | Element::Float { size, .. } => size,
+        }
+    }
+
+    /// Each element of `data` as 1 (nonzero) or 0; one-byte elements are kept as they are.
+    fn foreground(self, data: &[u8]) -> Vec<u8> {
+        match self {
+            Element::Integer { size: 1 } => data.to_vec(),
+            Element::Integer { size } => data.chunks_exact(size).map(|e| u8::from(e.iter().any(|&b| b != 0))).collect(),
+            Element::Float { size, little } => data
+                .chunks_exact(size)
+                .map(|e| {
+                    let v = match (size, little) {
+                        (4, true) => f64::from(f32::from_le_bytes(e.try_into().expect("4 bytes"))),
+                        (4, false) => f64::from(f32::from_be_bytes(e.try_into().expect("4 bytes"))),
+                        (_, true) => f64::from_le_bytes(e.try_into().expect("8 bytes")),
+                        (_, false) => f64::from_be_bytes(e.try_into().expect("8 bytes")),
+                    };
+                    u8::from(v != 0.0)
+                })
+                .collect(),
+        }
     }
 }
 
