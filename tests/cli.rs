@@ -555,6 +555,26 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     assert_eq!((h, w), (17, 23));
     // ... and TUF, the default algorithm for images.
     assert!(stdout(&result).contains(", TUF, 8-connectivity"), "{}", stdout(&result));
+    // A mask of int64 labels (as skimage writes them) labels alike, and --max-pixels holds for it.
+    let wide = dir.join("wide.npy");
+    {
+        use npyz::WriterBuilder;
+        let values: Vec<i64> = volume.voxels()[..17 * 23].iter().map(|&v| i64::from(v) * 1000).collect();
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&wide).unwrap());
+        let mut writer =
+            npyz::WriteOptions::<i64>::new().default_dtype().shape(&[17, 23]).writer(&mut file).begin_nd().unwrap();
+        writer.extend(values).unwrap();
+        writer.finish().unwrap();
+    }
+    let out_wide = dir.join("wide-labels.npy");
+    let result =
+        run(ccl().args(["label", wide.to_str().unwrap(), "-o", out_wide.to_str().unwrap(), "--device", "cpu"]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    assert_eq!(read_npy(&out_wide), read_npy(&out));
+    let result =
+        run(ccl().args(["label", wide.to_str().unwrap(), "-o", out_wide.to_str().unwrap(), "--max-pixels", "390"]));
+    let text = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success() && text.contains("23x17") && text.contains("--max-pixels"), "{text}");
     // Connectivities and outputs that do not fit the input are clean errors.
     for (args, says) in [
         (vec![flat.to_str().unwrap(), "--connectivity", "26"], "26-connectivity is for volumes"),

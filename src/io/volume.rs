@@ -69,6 +69,14 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     }
 }
 
+/// The shape a `.npy` declares in its header (the file's samples are not read).
+pub fn npy_shape(path: &Path) -> Result<Vec<u64>> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+    Ok(npy.shape().to_vec())
+}
+
 /// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order of
 /// bool, any integer type (signed or not, 1 to 8 bytes, either byte order: a mask or a label
 /// image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
