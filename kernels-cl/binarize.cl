@@ -23,6 +23,9 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+// Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
+#define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
+#define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
@@ -559,6 +562,7 @@ DEVICE_FN int window_row(int y, int h)
 KERNEL void column_blocks(GLOBAL const uchar *gray, GLOBAL uint *blocks, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, b = GLOBAL_ID_Y, blocks_down = height / FAST_BLOCK_ROWS;
+    LET_NEXT_KERNEL_START(); // (threshold_fast waits for these sums before it reads them)
     if (x >= width || b >= blocks_down)
         return;
     uint s1 = 0, s2 = 0;
@@ -835,6 +839,10 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
             }
         }
     }
+    // The host may launch this kernel while column_blocks ends (Gpu::launch_overlapping): the
+    // work above overlaps it, and the block sums are read once it has finished.
+    if (use_blocks)
+        WAIT_FOR_PREVIOUS_KERNEL();
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
     for (int b = first_block; b < end_block && reads; b++) {
         for (int c = 0; c < FAST_COLS; c++) {

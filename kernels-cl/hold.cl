@@ -23,6 +23,9 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+// Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
+#define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
+#define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))

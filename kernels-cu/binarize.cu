@@ -33,6 +33,16 @@ typedef unsigned long long ulong;
 #define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
 #define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// Programmatic dependent launch (compute capability 9.0 on; Gpu::launch_overlapping): a kernel
+// launched so waits at WAIT_FOR_PREVIOUS_KERNEL() until the kernel before it has finished and
+// its writes are visible; LET_NEXT_KERNEL_START() lets such a next kernel start early.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PREVIOUS_KERNEL() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define LET_NEXT_KERNEL_START() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
+#define LET_NEXT_KERNEL_START() ((void)0)
+#endif
 // atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))
@@ -562,6 +572,7 @@ DEVICE_FN int window_row(int y, int h)
 KERNEL void column_blocks(GLOBAL const uchar *gray, GLOBAL uint *blocks, uint width, uint height)
 {
     const uint x = GLOBAL_ID_X, b = GLOBAL_ID_Y, blocks_down = height / FAST_BLOCK_ROWS;
+    LET_NEXT_KERNEL_START(); // (threshold_fast waits for these sums before it reads them)
     if (x >= width || b >= blocks_down)
         return;
     uint s1 = 0, s2 = 0;
@@ -838,6 +849,10 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
             }
         }
     }
+    // The host may launch this kernel while column_blocks ends (Gpu::launch_overlapping): the
+    // work above overlaps it, and the block sums are read once it has finished.
+    if (use_blocks)
+        WAIT_FOR_PREVIOUS_KERNEL();
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
     for (int b = first_block; b < end_block && reads; b++) {
         for (int c = 0; c < FAST_COLS; c++) {

@@ -33,6 +33,16 @@ typedef unsigned long long ulong;
 #define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
 #define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// Programmatic dependent launch (compute capability 9.0 on; Gpu::launch_overlapping): a kernel
+// launched so waits at WAIT_FOR_PREVIOUS_KERNEL() until the kernel before it has finished and
+// its writes are visible; LET_NEXT_KERNEL_START() lets such a next kernel start early.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PREVIOUS_KERNEL() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define LET_NEXT_KERNEL_START() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
+#define LET_NEXT_KERNEL_START() ((void)0)
+#endif
 // atomicMin has unsigned int and unsigned long long overloads: 32- and 64-bit labels alike.
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))

@@ -343,7 +343,7 @@ impl GpuBinarizer {
                     }
                     let kernel = p.threshold(KernelKind::Fast);
                     let buffers = FastBuffers { input, out: &out, stats: &self.no_stats, partial: &partial, blocks };
-                    fast.launch(gpu, kernel, &buffers, window, params)?;
+                    fast.launch(gpu, kernel, &buffers, window, params, blocks.is_some())?;
                     let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
                     let args = [Arg::Buffer(&partial), Arg::U32(fast.groups() as u32), Arg::Buffer(&stats)];
                     gpu.launch(&mut p.wolf_statistics, &one, &args)?;
@@ -363,7 +363,9 @@ impl GpuBinarizer {
                     let kernel = p.threshold(params.kernel);
                     let buffers =
                         FastBuffers { input, out: &out, stats: stats_buffer, partial: &self.no_stats, blocks };
-                    fast.launch(gpu, kernel, &buffers, window, params)?;
+                    // (It follows column_blocks directly, except after Wolf's statistics.)
+                    let after_blocks = blocks.is_some() && method != Method::Wolf;
+                    fast.launch(gpu, kernel, &buffers, window, params, after_blocks)?;
                 } else {
                     let kernel = p.threshold(params.kernel);
                     let range = LaunchRange::over([width, height, 1], [BLOCK, BLOCK, 1]);
@@ -456,7 +458,9 @@ impl FastTiles {
         Ok(gpu.launch(kernel, &range, &args)?)
     }
 
-    /// Launches `threshold_fast` (or its statistics build) over the page.
+    /// Launches `threshold_fast` (or its statistics build) over the page; `after_blocks`: right
+    /// after `column_blocks`, which it may then overlap ([`Gpu::launch_overlapping`]: the kernel
+    /// reads the block sums only once `column_blocks` has finished).
     fn launch(
         &self,
         gpu: &dyn Gpu,
@@ -464,6 +468,7 @@ impl FastTiles {
         buffers: &FastBuffers,
         window: u32,
         params: &Params,
+        after_blocks: bool,
     ) -> Result<()> {
         let range = LaunchRange { global: [self.columns * FAST_GROUP, self.rows, 1], local: [FAST_GROUP, 1, 1] };
         // Without block sums the kernel reads none: any buffer stands in for them.
@@ -485,7 +490,11 @@ impl FastTiles {
             Arg::Buffer(blocks),
             Arg::U32(use_blocks),
         ];
-        Ok(gpu.launch(kernel, &range, &args)?)
+        if after_blocks {
+            Ok(gpu.launch_overlapping(kernel, &range, &args)?)
+        } else {
+            Ok(gpu.launch(kernel, &range, &args)?)
+        }
     }
 }
 

@@ -81,6 +81,15 @@ pub trait Gpu: Send + Sync {
     /// Queues `kernel` over `range` with `args`; a range beyond the device's grid limits is
     /// folded as [`LaunchRange::fold`] describes, or refused when it cannot be.
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()>;
+    /// Queues `kernel` as [`Gpu::launch`] does, but lets it start before the kernel queued just
+    /// before it has finished, where the device can (CUDA's programmatic dependent launch, on
+    /// compute capability 9.0 and later): it then runs its work up to its
+    /// `WAIT_FOR_PREVIOUS_KERNEL()` (the preludes' macro) while the previous kernel ends, and
+    /// must not touch what that kernel writes before it. Commands queued before that kernel
+    /// have finished when it starts. The default is [`Gpu::launch`].
+    fn launch_overlapping(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
+        self.launch(kernel, range, args)
+    }
     /// Marks the current point of this handle's command stream.
     fn mark(&self) -> Result<Mark>;
     /// Device milliseconds between two marks of this handle (waits for them).

@@ -1010,6 +1010,64 @@ impl Gpu for Runtime {
         Ok(())
     }
 
+    /// On compute capability 9.0 and later, `cuLaunchKernelEx` with programmatic stream
+    /// serialization allowed: the kernel may start once every group of the previous kernel has
+    /// started (or run `LET_NEXT_KERNEL_START()`), and its `WAIT_FOR_PREVIOUS_KERNEL()`
+    /// (`griddepcontrol.wait`) waits for that kernel to finish and its writes to be visible.
+    fn launch_overlapping(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
+        use cudarc::driver::sys;
+        if self.desc.compute_capability.0 < 9 {
+            return self.launch(kernel, range, args);
+        }
+        self.last_mark.command();
+        let grid = range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
+            device: self.desc.name.clone(),
+            kernel: kernel.name().to_string(),
+            reason,
+        })?;
+        // Each argument in a slot of its own, its value at the slot's start (little-endian).
+        let mut slots = Vec::with_capacity(args.len());
+        for arg in args {
+            slots.push(match arg {
+                Arg::Buffer(b) => {
+                    use cudarc::driver::DevicePtr;
+                    self.slice(b)?.device_ptr(&self.stream).0
+                }
+                Arg::U32(v) => u64::from(*v),
+                Arg::U64(v) => *v,
+                Arg::I32(v) => u64::from(*v as u32),
+                Arg::F32(v) => u64::from(v.to_bits()),
+                Arg::F64(v) => v.to_bits(),
+            });
+        }
+        let mut params: Vec<*mut std::ffi::c_void> = slots.iter_mut().map(|s| (s as *mut u64).cast()).collect();
+        // SAFETY: an all-zero launch attribute is valid; the one field set is the value's.
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid[0] as u32,
+            gridDimY: grid[1] as u32,
+            gridDimZ: grid[2] as u32,
+            blockDimX: range.local[0] as u32,
+            blockDimY: range.local[1] as u32,
+            blockDimZ: range.local[2] as u32,
+            sharedMemBytes: 0,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        let function = kernel.native_mut::<CudaFunction>(&self.desc.name)?.cu_function();
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
+        // SAFETY: `params` points at one slot per kernel parameter, each holding the value of
+        // the argument (device pointers, 32- or 64-bit scalars at the slot's start), alive until
+        // the call returns (the driver copies them); the kernels check their indices against the
+        // sizes they receive.
+        unsafe { sys::cuLaunchKernelEx(&config, function, params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(self.err("cuLaunchKernelEx"))
+    }
+
     /// Records an event of this handle's pool (a new one only when every pooled event is held by
     /// a mark): creating an event at every mark costs host time that small arrays feel.
     fn mark(&self) -> Result<Mark> {
