@@ -516,10 +516,11 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // b summed and stored by the first tile whose window holds it, which marks it with the launch's
 // number after a fence; the tiles below take it once marked, or sum it from the image after 16
 // looks): exact, and clean under compute-sanitizer's memcheck, racecheck and synccheck, but
-// 43.6-43.8 / 53.0-53.2 / 59.9 us (the batch loop spilled 36 bytes, and, presumably, tiles found
-// the blocks of the tiles above them unmarked and summed them again). (Host work between a run's first mark
-// and its launches counts in NVIDIA OpenCL's queued timing: a loop of 4000 steps before the
-// launch added 10-20 us there, none on CUDA.)
+// 43.6-43.8 / 53.0-53.2 / 59.9 us (the batch loop spilled 36 bytes, and, presumably, tiles
+// found the blocks of the tiles above them unmarked and summed them again). (Host work between
+// a run's first mark and its launches counts in NVIDIA OpenCL's queued timing: a loop of 4000
+// steps before the launch added 10-20 us there, none on CUDA.) What did help: the fast kernel
+// launched to overlap column_blocks on CUDA (see threshold_fast's WAIT_FOR_PREVIOUS_KERNEL).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
