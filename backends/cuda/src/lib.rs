@@ -491,6 +491,16 @@ impl Runtime {
         driver_error(&self.desc.name, call)
     }
 
+    /// The groups of `range` along x, y, z, folded into the device's grid limits
+    /// ([`LaunchRange::fold`]), or an error naming `kernel`.
+    fn grid(&self, kernel: &Kernel, range: &LaunchRange) -> Result<[u64; 3]> {
+        range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
+            device: self.desc.name.clone(),
+            kernel: kernel.name().to_string(),
+            reason,
+        })
+    }
+
     /// The device memory of a buffer: allocated here, or borrowed ([`Gpu::borrow`]).
     fn slice<'b>(&self, buffer: &'b Buffer) -> Result<&'b CudaSlice<u8>> {
         match buffer.native::<Recycled>(&self.desc.name) {
@@ -982,11 +992,7 @@ impl Gpu for Runtime {
     /// ([`LaunchRange::fold`]); the CUDA prelude's `GROUP_ID_Y` unfolds it.
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
         self.last_mark.command();
-        let grid = range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
-            device: self.desc.name.clone(),
-            kernel: kernel.name().to_string(),
-            reason,
-        })?;
+        let grid = self.grid(kernel, range)?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0] as u32, grid[1] as u32, grid[2] as u32),
             block_dim: (range.local[0] as u32, range.local[1] as u32, range.local[2] as u32),
@@ -1020,11 +1026,7 @@ impl Gpu for Runtime {
             return self.launch(kernel, range, args);
         }
         self.last_mark.command();
-        let grid = range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
-            device: self.desc.name.clone(),
-            kernel: kernel.name().to_string(),
-            reason,
-        })?;
+        let grid = self.grid(kernel, range)?;
         // Each argument in a slot of its own, its value at the slot's start (little-endian).
         let mut slots = Vec::with_capacity(args.len());
         for arg in args {
