@@ -377,19 +377,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
                 });
             }
-            // --max-pixels holds for an image in a .npy too, checked on its header.
-            if let [height, width] = io::npy_shape(path)?[..] {
-                if height.saturating_mul(width) > args.max_pixels {
-                    return Err(Error::ImageTooLarge {
-                        path: path.display().to_string(),
-                        width,
-                        height,
-                        limit: args.max_pixels,
-                        memory_bytes: height.saturating_mul(width).saturating_mul(5 + 4),
-                    });
-                }
-            }
-            match io::read_binary_npy(path)? {
+            match io::read_binary_npy(path, args.max_pixels)? {
                 io::BinaryArray::Image(image) => {
                     say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
                     image

@@ -225,10 +225,37 @@ pub(super) fn read_decoded(
 /// decoded samples plus the binary image while decoding, then the binary image, the 32-bit
 /// labels and `output_bytes_per_pixel` more for the output (e.g. 3 for a colorized PNG).
 pub fn estimated_peak_bytes(source: &SourceInfo, output_bytes_per_pixel: u64) -> u64 {
-    let px = source.pixels();
-    let decoding = source.decoded_bytes.saturating_add(px);
-    let labeling = px.saturating_mul(5 + output_bytes_per_pixel);
+    peak_bytes(source.pixels(), source.decoded_bytes, output_bytes_per_pixel)
+}
+
+/// [`estimated_peak_bytes`] of `pixels` pixels whose samples take `decoded_bytes`.
+fn peak_bytes(pixels: u64, decoded_bytes: u64, output_bytes_per_pixel: u64) -> u64 {
+    let decoding = decoded_bytes.saturating_add(pixels);
+    let labeling = pixels.saturating_mul(5 + output_bytes_per_pixel);
     decoding.max(labeling)
+}
+
+/// Refuses a `width` x `height` image whose samples take `decoded_bytes` when it has more than
+/// `max_pixels` pixels (or than [`MAX_PIXELS`]): [`Error::ImageTooLarge`], with the host memory
+/// reading and labeling it would take.
+pub(crate) fn check_pixels(
+    path: &Path,
+    (width, height): (u64, u64),
+    decoded_bytes: u64,
+    max_pixels: u64,
+) -> Result<()> {
+    let limit = max_pixels.min(MAX_PIXELS);
+    let pixels = width.saturating_mul(height);
+    if pixels > limit {
+        return Err(Error::ImageTooLarge {
+            path: path.display().to_string(),
+            width,
+            height,
+            limit,
+            memory_bytes: peak_bytes(pixels, decoded_bytes, 0),
+        });
+    }
+    Ok(())
 }
 
 /// Memory the system can give without swapping (Linux `MemAvailable`), when known.
@@ -284,16 +311,7 @@ fn limited(
     max_pixels: u64,
     check: impl FnOnce(&SourceInfo) -> Result<()>,
 ) -> Result<Decoder> {
-    let limit = max_pixels.min(MAX_PIXELS);
-    if source.pixels() > limit {
-        return Err(Error::ImageTooLarge {
-            path: path.display().to_string(),
-            width: source.width,
-            height: source.height,
-            limit,
-            memory_bytes: estimated_peak_bytes(source, 0),
-        });
-    }
+    check_pixels(path, (source.width, source.height), source.decoded_bytes, max_pixels)?;
     check(source)?;
     let mut limits = Limits::no_limits();
     limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
@@ -538,19 +556,10 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         frames: Frames::Single,
         decoded_bytes: width.saturating_mul(height).saturating_mul(channels * bytes_per_sample),
     };
-    let limit = max_pixels.min(MAX_PIXELS);
-    if source.pixels() > limit || width == 0 || height == 0 {
-        if width == 0 || height == 0 {
-            return Err(err(format!("an empty page ({width}x{height})")));
-        }
-        return Err(Error::ImageTooLarge {
-            path: path.display().to_string(),
-            width,
-            height,
-            limit,
-            memory_bytes: estimated_peak_bytes(&source, 0),
-        });
+    if width == 0 || height == 0 {
+        return Err(err(format!("an empty page ({width}x{height})")));
     }
+    check_pixels(path, (width, height), source.decoded_bytes, max_pixels)?;
     let shape = npy.shape().to_vec();
     let short = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => err(format!("the file ends before the samples of its shape {shape:?}")),

@@ -15,8 +15,6 @@ pub use input::{
 pub use output::{
     check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, write_stats_csv, LabelFormat,
 };
-pub use volume::{
-    npy_shape, read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray,
-};
+pub use volume::{read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};

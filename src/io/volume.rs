@@ -2,6 +2,7 @@
 //! C order), volume labels out, and reading or writing a volume in any of its formats (`.npy`,
 //! multi-page TIFF, a folder of slices).
 
+use std::io::Read;
 use std::path::Path;
 
 use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, Binarize, LabelFormat};
@@ -60,7 +61,7 @@ pub enum BinaryArray {
 /// [`read_binary_npy`] takes: nonzero is foreground. Any other shape, order or element type is an
 /// [`Error::FileRead`] saying which.
 pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
-    match read_binary_npy(path)? {
+    match read_binary_npy(path, crate::MAX_PIXELS)? {
         BinaryArray::Volume(volume) => Ok(volume),
         BinaryArray::Image(image) => Err(Error::FileRead {
             path: path.display().to_string(),
@@ -69,50 +70,49 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
     }
 }
 
-/// The shape a `.npy` declares in its header (the file's samples are not read).
-pub fn npy_shape(path: &Path) -> Result<Vec<u64>> {
-    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| fail(format!("not a .npy file: {e}")))?;
-    Ok(npy.shape().to_vec())
-}
-
 /// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order of
 /// bool, any integer type (signed or not, 1 to 8 bytes, either byte order: a mask or a label
 /// image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
-/// float NaN is nonzero, -0.0 is zero). Any other shape, order or element type is an
-/// [`Error::FileRead`] saying which.
-pub fn read_binary_npy(path: &Path) -> Result<BinaryArray> {
+/// float NaN is nonzero, -0.0 is zero). An image of more than `max_pixels` pixels is refused from
+/// the file's header, before its samples are read ([`Error::ImageTooLarge`]). Any other shape,
+/// order or element type is an [`Error::FileRead`] saying which.
+pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
-    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(format!("not a .npy file: {e}")))?;
-    let dtype = npy.dtype().descr();
-    let element = Element::of(dtype.trim_matches('\''))
-        .ok_or_else(|| fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64")))?;
-    if npy.order() != npyz::Order::C {
-        return Err(fail("Fortran order; a volume is stored in C order (np.ascontiguousarray)".into()));
-    }
-    let (depth, height, width) = match *npy.shape() {
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut reader = std::io::BufReader::new(file);
+    // The header, read through `reader`, which then stands at the first element.
+    let (element, shape) = {
+        let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+        let dtype = npy.dtype().descr();
+        let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
+            fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
+        })?;
+        if npy.order() != npyz::Order::C {
+            return Err(fail("Fortran order; a volume is stored in C order (np.ascontiguousarray)".into()));
+        }
+        (element, npy.shape().to_vec())
+    };
+    let (depth, height, width) = match shape[..] {
         [height, width] => (1, height, width),
         [depth, height, width] => (depth, height, width),
         ref other => {
             return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
         }
     };
-    let volume = npy.shape().len() == 3;
-    let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
-    // The elements after the header, whose length the format stores after the magic string and
-    // the version: 2 bytes (version 1) or 4 (versions 2 and 3), little-endian.
-    let data = match bytes[6] {
-        1 => 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize,
-        _ => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-    };
-    let size = element.size();
-    let held = bytes.len().saturating_sub(data) / size;
-    if held != n || (bytes.len() - data) % size != 0 {
-        return Err(fail(format!("the file holds {held} values; its shape {:?} has {n}", npy.shape())));
+    let volume = shape.len() == 3;
+    if !volume {
+        let bytes = width.saturating_mul(height).saturating_mul(element.size() as u64);
+        super::input::check_pixels(path, (width, height), bytes, max_pixels)?;
     }
-    let voxels = element.foreground(&bytes[data..]);
+    let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
+    let mut data = Vec::new();
+    reader.read_to_end(&mut data).map_err(|e| fail(e.to_string()))?;
+    let size = element.size();
+    let held = data.len() / size;
+    if held != n || data.len() % size != 0 {
+        return Err(fail(format!("the file holds {held} values; its shape {shape:?} has {n}")));
+    }
+    let voxels = element.foreground(&data);
     let (width, height) = (width as usize, height as usize);
     if volume {
         Ok(BinaryArray::Volume(BinaryVolume::new(width, height, depth as usize, voxels)?))
