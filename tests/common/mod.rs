@@ -92,6 +92,19 @@ pub fn opencl_devices(what: &str) -> Vec<ccl_opencl::DeviceDesc> {
     }
 }
 
+/// Whether a CUDA device is present, for tests that drive the CUDA backend directly. Without
+/// one, panics when `CCL_REQUIRE_BACKENDS` requires cuda, else notes that `what` is not checked.
+#[cfg(feature = "cuda")]
+pub fn cuda_present(what: &str) -> bool {
+    let present = ccl_cuda::devices().map(|d| !d.is_empty());
+    if !matches!(present, Ok(true)) {
+        assert!(!is_required("cuda"), "CCL_REQUIRE_BACKENDS requires cuda: {:?}", present.err());
+        eprintln!("note: no CUDA device, {what} not checked");
+        return false;
+    }
+    true
+}
+
 /// [`devices`], opened once per test process and shared by its tests (a `Device` is `Sync`).
 pub fn shared_devices() -> &'static [TestDevice] {
     static DEVICES: std::sync::OnceLock<Vec<TestDevice>> = std::sync::OnceLock::new();
