@@ -521,6 +521,25 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // a run's first mark and its launches counts in NVIDIA OpenCL's queued timing: a loop of 4000
 // steps before the launch added 10-20 us there, none on CUDA.) What did help: the fast kernel
 // launched to overlap column_blocks on CUDA (see threshold_fast's WAIT_FOR_PREVIOUS_KERNEL).
+// With that overlap (one H100, queued timing, A/B in one call, two or three rounds, CUDA W = 101
+// / 201: 50.3-50.6 / 50.8-51.2 us before): the block sums read 4 columns a 16-byte load where
+// the item's columns are whole words (kept: 50.2-50.6 / 50.2-50.7 us). Dropped: column_blocks
+// storing each block's sums added to those of the blocks before it in its segment of 8 (two reads
+// per segment a window's blocks cross instead of one per block; groups of 32 columns x 8 blocks
+// sharing local memory): column_blocks 6.1 -> 7.4 us alone, 51.4 / 50.8 us; blocks starting where
+// the tiles' windows start (above; threshold_fast alone 45.3 -> 44.3 us at W = 101, yet 51.3 us
+// overlapped: the rows it saves were read while column_blocks ran); column_blocks with 2 or 4
+// blocks an item (one wave of groups), with 32 registers (launch bounds of 8 groups a unit), or
+// letting the next kernel start at its end instead of its start: within noise or slower; the
+// first batch's rows read before the wait (12 bytes of spills: 0.3-0.6 us slower everywhere);
+// and the groups summing every block themselves, their share each, then meeting at a grid
+// barrier (a count and a generation in global memory, bounded polls, the rows read from the
+// image where the barrier stays closed): outputs equal on 72 configurations, NVIDIA OpenCL 2-4 us
+// faster at W = 101 and 201 (49.5-52.2 / 50.1-52.0 us against 53.7-54.4), but CUDA 52.4 / 53.0-53.6
+// us (and 1.2 us slower at W = 9, which never takes that path: the loop spilled), and it needs
+// every group of the grid resident at once, which OpenCL cannot promise. So W = 101 and 201 still
+// take about 8 us more than W = 9 (42 us): column_blocks ends about 6 us after the start (1221
+// groups in two waves, the page read from L2), and the tiles' batches start only then.
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
@@ -846,10 +865,27 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
         WAIT_FOR_PREVIOUS_KERNEL();
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
     for (int b = first_block; b < end_block && reads; b++) {
-        for (int c = 0; c < FAST_COLS; c++) {
-            if (column[c] >= 0) {
-                v1[c] += blocks[(index_t)b * width + column[c]];
-                v2[c] += blocks[plane + (index_t)b * width + column[c]];
+        if (words) {
+            // The item's columns are whole words of the page: 4 columns' sums a 16-byte load.
+            for (int k = 0; k < FAST_WORDS; k++) {
+                const index_t at = (index_t)b * width + column[4 * k];
+                const uint4 s1 = *(GLOBAL const uint4 *)(blocks + at);
+                const uint4 s2 = *(GLOBAL const uint4 *)(blocks + plane + at);
+                v1[4 * k] += s1.x;
+                v1[4 * k + 1] += s1.y;
+                v1[4 * k + 2] += s1.z;
+                v1[4 * k + 3] += s1.w;
+                v2[4 * k] += s2.x;
+                v2[4 * k + 1] += s2.y;
+                v2[4 * k + 2] += s2.z;
+                v2[4 * k + 3] += s2.w;
+            }
+        } else {
+            for (int c = 0; c < FAST_COLS; c++) {
+                if (column[c] >= 0) {
+                    v1[c] += blocks[(index_t)b * width + column[c]];
+                    v2[c] += blocks[plane + (index_t)b * width + column[c]];
+                }
             }
         }
     }
