@@ -162,6 +162,29 @@ pub enum Error {
         /// Estimated peak host memory, bytes.
         memory_bytes: u64,
     },
+    /// An input volume has more voxels than the limit the caller set (or than 32-bit labels
+    /// allow).
+    #[error(
+        "{path} is {width}x{height}x{depth} ({:.1} M voxels), more than the limit of {limit} voxels{}; reading and \
+         labeling it needs about {} of host memory",
+        *.width as f64 * *.height as f64 * *.depth as f64 / 1e6,
+        if *.limit == crate::MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
+        human_bytes(*.memory_bytes)
+    )]
+    VolumeTooLarge {
+        /// The file or folder.
+        path: String,
+        /// Width in voxels.
+        width: u64,
+        /// Height in voxels.
+        height: u64,
+        /// Slices.
+        depth: u64,
+        /// The voxel limit.
+        limit: u64,
+        /// Estimated peak host memory, bytes.
+        memory_bytes: u64,
+    },
     /// The host has less memory available than a task needs.
     #[error("{what} needs about {} of host memory, but only {} is available", human_bytes(*.needed_bytes), human_bytes(*.available_bytes))]
     InsufficientMemory {
@@ -246,6 +269,7 @@ impl Error {
     pub fn path(&self) -> Option<&str> {
         match self {
             Error::ImageTooLarge { path, .. }
+            | Error::VolumeTooLarge { path, .. }
             | Error::OutputIsInput { path }
             | Error::FileRead { path, .. }
             | Error::FileWrite { path, .. }

@@ -545,6 +545,14 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     let out = dir.join("default.npy");
     let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
     assert!(stdout(&result).contains(", UF, 26-connectivity"), "{}", stdout(&result));
+    // --max-pixels holds for a volume's voxels (9 x 17 x 23 = 3519).
+    let result =
+        run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-pixels", "3518"]));
+    let text = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success() && text.contains("23x17x9") && text.contains("--max-pixels"), "{text}");
+    let result =
+        run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-pixels", "3519"]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     // A (H, W) .npy is an image: 8-connectivity by default, labels of shape (H, W).
     let flat = dir.join("flat.npy");
     write_npy_u8(&flat, &[17, 23], &volume.voxels()[..17 * 23]);

@@ -183,7 +183,7 @@ fn npy_volumes_round_trip_as_numpy_writes_them() {
     for descr in ["|u1", "|b1"] {
         let path = dir.join(format!("in-{}.npy", &descr[1..]));
         std::fs::write(&path, npy_bytes(descr, &[3, 5, 7], volume.voxels())).unwrap();
-        assert_eq!(ccl::io::read_volume_npy(&path).unwrap(), volume, "{descr}");
+        assert_eq!(ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap(), volume, "{descr}");
     }
     let labels = label_volume(&volume, Connectivity::TwentySix).unwrap();
     let out = dir.join("labels.npy");
@@ -217,7 +217,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
                     let descr = if size == 1 { format!("|{kind}1") } else { format!("{order}{kind}{size}") };
                     let path = dir.join(format!("{kind}{size}{}-{byte}.npy", if order == '<' { "le" } else { "be" }));
                     std::fs::write(&path, npy_bytes(&descr, &shape, &bytes_of(size, byte))).unwrap();
-                    let read = ccl::io::read_volume_npy(&path).unwrap();
+                    let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
                     assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
                 }
             }
@@ -241,7 +241,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
     for (descr, data) in floats {
         let path = dir.join(format!("float-{}.npy", descr.replace(['<', '>'], "")));
         std::fs::write(&path, npy_bytes(&descr, &shape, &data)).unwrap();
-        let read = ccl::io::read_volume_npy(&path).unwrap();
+        let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
         assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -262,7 +262,7 @@ fn npy_files_that_are_no_volume_are_typed_errors() {
     ] {
         let path = dir.join(format!("{name}.npy"));
         std::fs::write(&path, bytes).unwrap();
-        let err = ccl::io::read_volume_npy(&path).unwrap_err();
+        let err = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap_err();
         assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains(says), "{name}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);

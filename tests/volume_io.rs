@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use ccl::io::{self, Binarize};
+use ccl::io::{self, Binarize, ReadOptions};
 use ccl::reference::label_volume;
 use ccl::{random_volume, BinaryVolume, Connectivity, Error, LabelVolume};
 use tiff::encoder::{colortype, TiffEncoder, TiffValue};
@@ -76,8 +76,8 @@ fn a_multi_page_tiff_is_a_volume_of_its_pages() {
         let path = dir.path().join(format!("vol-{big}.tif"));
         write_tiff::<colortype::Gray8>(&path, big, &gray_pages(&volume));
         assert_eq!(io::tiff_pages(&path).unwrap(), 5);
-        assert_eq!(io::read_volume_tiff(&path, Binarize::default()).unwrap(), volume, "BigTIFF {big}");
-        assert_eq!(io::read_volume(&path, Binarize::default()).unwrap(), volume, "BigTIFF {big}");
+        assert_eq!(io::read_volume_tiff(&path, &ReadOptions::default()).unwrap(), volume, "BigTIFF {big}");
+        assert_eq!(io::read_volume(&path, &ReadOptions::default()).unwrap(), volume, "BigTIFF {big}");
     }
 }
 
@@ -113,7 +113,7 @@ fn tiff_pages_are_binarized_as_the_same_images_in_2d() {
         let path = dir.path().join(format!("{kind}.tiff"));
         write_kind(kind, &path, &(0..depth).collect::<Vec<_>>());
         for binarize in binarizations() {
-            let volume = io::read_volume_tiff(&path, binarize).unwrap();
+            let volume = io::read_volume_tiff(&path, &ReadOptions { binarize, ..ReadOptions::default() }).unwrap();
             assert_eq!((volume.shape().width, volume.shape().height, volume.shape().depth), (9, 6, depth));
             for z in 0..depth {
                 let page = dir.path().join(format!("{kind}-{z}.tiff"));
@@ -124,8 +124,11 @@ fn tiff_pages_are_binarized_as_the_same_images_in_2d() {
         }
     }
     // The threshold is checked against the pages' own range, as for an image.
-    let err = io::read_volume_tiff(&dir.path().join("gray8.tiff"), Binarize { threshold: Some(300.0), invert: false })
-        .unwrap_err();
+    let err = io::read_volume_tiff(
+        &dir.path().join("gray8.tiff"),
+        &ReadOptions { binarize: Binarize { threshold: Some(300.0), invert: false }, ..ReadOptions::default() },
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::InvalidParameter { .. }) && err.to_string().contains("0-255"), "{err}");
 }
 
@@ -162,7 +165,7 @@ fn labels_written_as_tiff_read_back_as_uint32_pages() {
     io::write_volume_tiff(&dir.path().join("direct.tiff"), &labels).unwrap();
     assert_eq!(read_label_tiff(&dir.path().join("direct.tiff")), labels);
     // 32-bit integer pages are no input (as for 2D images): a typed error naming the page.
-    let err = io::read_volume_tiff(&dir.path().join("direct.tiff"), Binarize::default()).unwrap_err();
+    let err = io::read_volume_tiff(&dir.path().join("direct.tiff"), &ReadOptions::default()).unwrap_err();
     assert!(matches!(err, Error::ImageRead { .. }) && err.to_string().contains("page 1:"), "{err}");
     io::write_volume(&dir.path().join("labels.npy"), &labels).unwrap();
     let err = io::write_volume(&dir.path().join("labels.png"), &labels).unwrap_err();
@@ -187,8 +190,8 @@ fn a_folder_of_slices_is_a_volume_in_name_order() {
     }
     std::fs::write(dir.path().join("notes.txt"), "not an image").unwrap();
     std::fs::create_dir(dir.path().join("sub.png")).unwrap();
-    assert_eq!(io::read_volume_folder(dir.path(), Binarize::default()).unwrap(), volume);
-    assert_eq!(io::read_volume(dir.path(), Binarize::default()).unwrap(), volume);
+    assert_eq!(io::read_volume_folder(dir.path(), &ReadOptions::default()).unwrap(), volume);
+    assert_eq!(io::read_volume(dir.path(), &ReadOptions::default()).unwrap(), volume);
 
     // Slices of mixed formats and depths, each binarized as the same image in 2D.
     let mixed = tempfile::tempdir().unwrap();
@@ -199,7 +202,7 @@ fn a_folder_of_slices_is_a_volume_in_name_order() {
     let wide: Vec<u16> = bytes(n, 3).into_iter().map(u16::from).collect();
     image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w, h, wide).unwrap().save(mixed.path().join("c.png")).unwrap();
     for binarize in binarizations() {
-        let volume = io::read_volume_folder(mixed.path(), binarize).unwrap();
+        let volume = io::read_volume_folder(mixed.path(), &ReadOptions { binarize, ..ReadOptions::default() }).unwrap();
         assert_eq!(volume.shape().depth, 3);
         for (z, name) in ["a.png", "b.tif", "c.png"].iter().enumerate() {
             let image = io::read_binary(&mixed.path().join(name), binarize).unwrap();
@@ -213,7 +216,7 @@ fn slices_or_pages_of_different_sizes_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pages.tif");
     write_tiff::<colortype::Gray8>(&path, false, &[(4, 4, vec![1; 16]), (4, 4, vec![0; 16]), (5, 4, vec![1; 20])]);
-    let err = io::read_volume_tiff(&path, Binarize::default()).unwrap_err();
+    let err = io::read_volume_tiff(&path, &ReadOptions::default()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::FileRead { .. }) && err.path() == Some(path.to_str().unwrap()), "{err}");
     assert!(text.contains("page 3 is 5x4") && text.contains("page 1 is 4x4"), "{text}");
@@ -223,7 +226,7 @@ fn slices_or_pages_of_different_sizes_are_typed_errors() {
     for (name, (w, h)) in [("a.png", (4, 4)), ("b.png", (4, 4)), ("c.png", (4, 5)), ("d.png", (3, 3))] {
         image::GrayImage::new(w, h).save(slices.join(name)).unwrap();
     }
-    let err = io::read_volume_folder(&slices, Binarize::default()).unwrap_err();
+    let err = io::read_volume_folder(&slices, &ReadOptions::default()).unwrap_err();
     let text = err.to_string();
     let named = slices.join("c.png");
     assert!(matches!(err, Error::FileRead { .. }) && err.path() == Some(named.to_str().unwrap()), "{err}");
@@ -232,7 +235,7 @@ fn slices_or_pages_of_different_sizes_are_typed_errors() {
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     std::fs::write(empty.join("notes.txt"), "no slices").unwrap();
-    let err = io::read_volume_folder(&empty, Binarize::default()).unwrap_err();
+    let err = io::read_volume_folder(&empty, &ReadOptions::default()).unwrap_err();
     assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains("no image file"), "{err}");
 }
 
@@ -242,28 +245,76 @@ fn a_single_page_is_one_slice_and_other_files_are_no_volume() {
     let one = dir.path().join("one.tiff");
     write_tiff::<colortype::Gray8>(&one, false, &[(6, 3, (0..18).collect())]);
     assert_eq!(io::tiff_pages(&one).unwrap(), 1);
-    let volume = io::read_volume_tiff(&one, Binarize::default()).unwrap();
+    let volume = io::read_volume_tiff(&one, &ReadOptions::default()).unwrap();
     assert_eq!((volume.shape().width, volume.shape().height, volume.shape().depth), (6, 3, 1));
     assert_eq!(volume.voxels(), io::read_binary(&one, Binarize::default()).unwrap().pixels());
 
     let png = dir.path().join("page.png");
     image::GrayImage::new(4, 4).save(&png).unwrap();
-    let err = io::read_volume(&png, Binarize::default()).unwrap_err();
+    let err = io::read_volume(&png, &ReadOptions::default()).unwrap_err();
     assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains("not a volume"), "{err}");
     // Not a TIFF at all, whatever its name: a typed error, no panic.
     let fake = dir.path().join("fake.tif");
     std::fs::copy(&png, &fake).unwrap();
-    for err in [io::read_volume_tiff(&fake, Binarize::default()).unwrap_err(), io::tiff_pages(&fake).unwrap_err()] {
+    for err in [io::read_volume_tiff(&fake, &ReadOptions::default()).unwrap_err(), io::tiff_pages(&fake).unwrap_err()] {
         assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains("not a readable TIFF"), "{err}");
     }
     let truncated = dir.path().join("truncated.tif");
     write_tiff::<colortype::Gray8>(&truncated, false, &[(64, 64, vec![7; 4096]), (64, 64, vec![7; 4096])]);
     let bytes = std::fs::read(&truncated).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() - 200]).unwrap();
-    assert!(io::read_volume_tiff(&truncated, Binarize::default()).is_err());
+    assert!(io::read_volume_tiff(&truncated, &ReadOptions::default()).is_err());
     // A .npy is binary already: no threshold.
     let npy = dir.path().join("vol.npy");
     io::write_npy_u8(&npy, (4, 4), [1; 16]).unwrap();
-    let err = io::read_volume(&npy, Binarize { threshold: Some(1.0), invert: false }).unwrap_err();
+    let err = io::read_volume(
+        &npy,
+        &ReadOptions { binarize: Binarize { threshold: Some(1.0), invert: false }, ..ReadOptions::default() },
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
+}
+
+/// A volume of more voxels than the caller's limit is refused from the headers, before any slice
+/// is read: a TIFF, a folder of slices, and a .npy whose header claims far more than the file
+/// holds (refused as too large, not as truncated); one at the limit is read.
+#[test]
+fn volumes_past_the_voxel_limit_are_refused_before_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiff = dir.path().join("pages.tif");
+    write_tiff::<colortype::Gray8>(&tiff, false, &[(4, 3, vec![1; 12]), (4, 3, vec![0; 12])]);
+    let slices = dir.path().join("slices");
+    std::fs::create_dir(&slices).unwrap();
+    for name in ["a.png", "b.png"] {
+        image::GrayImage::new(4, 3).save(slices.join(name)).unwrap();
+    }
+    let npy = dir.path().join("claims.npy");
+    {
+        // A header for (1000, 1000, 1000) bytes, followed by 24 of them.
+        let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (1000, 1000, 1000), }";
+        let mut text = header.to_string();
+        while !(10 + text.len() + 1).is_multiple_of(64) {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.extend_from_slice(&[1; 24]);
+        std::fs::write(&npy, bytes).unwrap();
+    }
+    let limit = |max_pixels| ReadOptions { max_pixels, ..ReadOptions::default() };
+    for (path, says) in [(&tiff, "4x3x2 (0.0 M voxels)"), (&slices, "4x3x2"), (&npy, "1000x1000x1000")] {
+        let err = io::read_volume(path, &limit(23)).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::VolumeTooLarge { limit: 23, .. }), "{}: {err:?}", path.display());
+        assert!(err.path() == Some(path.to_str().unwrap()) && text.contains(says), "{text}");
+        assert!(text.contains("more than the limit of 23 voxels (--max-pixels)"), "{text}");
+    }
+    assert!(matches!(io::read_volume_npy(&npy, 999_999_999), Err(Error::VolumeTooLarge { .. })));
+    // Under the limit of 32-bit labels alone, the file is read, and found short.
+    let err = io::read_volume(&npy, &limit(u64::MAX)).unwrap_err();
+    assert!(matches!(err, Error::FileRead { .. }) && err.to_string().contains("holds 24 values"), "{err}");
+    assert_eq!(io::read_volume(&tiff, &limit(24)).unwrap().shape().depth, 2);
+    assert_eq!(io::read_volume(&slices, &limit(24)).unwrap().shape().depth, 2);
 }

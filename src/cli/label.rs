@@ -83,8 +83,9 @@ pub struct LabelArgs {
     /// the device; they are renumbered 1..K in raster order of first appearance.
     #[arg(long, value_name = "K", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(0..))]
     pub(super) keep_largest: Option<u64>,
-    /// Refuse inputs with more pixels than this, before decoding them (a guard against files
-    /// that decode to huge images). Default and maximum: 4294967295, the limit of 32-bit labels.
+    /// Refuse inputs with more pixels (a volume: voxels) than this, before decoding them (a guard
+    /// against files that decode to huge images). Default and maximum: 4294967295, the limit of
+    /// 32-bit labels.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
     pub(super) max_pixels: u64,
     /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
@@ -234,7 +235,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
             );
         }
     }
-    label_volume(args, path, format, || io::read_volume(path, args.read_options().binarize))
+    label_volume(args, path, format, || io::read_volume(path, &args.read_options()))
 }
 
 /// `ccl label` of a volume (a folder of slices, a multi-page TIFF, a .npy of shape (D, H, W)):
@@ -387,7 +388,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         // A TIFF of several pages is a volume, one slice per page.
         Some(path) if io::tiff_pages(path).is_ok_and(|n| n > 1) => {
-            return label_volume(&args, path, format, || io::read_volume_tiff(path, args.read_options().binarize))
+            return label_volume(&args, path, format, || io::read_volume_tiff(path, &args.read_options()))
         }
         Some(path) => read_input(path, &args, format)?,
         None => {

@@ -37,8 +37,8 @@ pub struct Binarize {
 pub struct ReadOptions {
     /// How samples become foreground.
     pub binarize: Binarize,
-    /// Larger images are refused before decoding ([`Error::ImageTooLarge`]); at most
-    /// [`MAX_PIXELS`], the limit of 32-bit labels.
+    /// Larger images are refused before decoding ([`Error::ImageTooLarge`]), and volumes of more
+    /// voxels ([`Error::VolumeTooLarge`]); at most [`MAX_PIXELS`], the limit of 32-bit labels.
     pub max_pixels: u64,
 }
 
@@ -253,6 +253,30 @@ pub(crate) fn check_pixels(
             height,
             limit,
             memory_bytes: peak_bytes(pixels, decoded_bytes, 0),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a `width` x `height` x `depth` volume whose samples take `decoded_bytes` when it has
+/// more than `max_voxels` voxels (or than [`MAX_PIXELS`]): [`Error::VolumeTooLarge`], with the
+/// host memory reading and labeling it would take.
+pub(crate) fn check_voxels(
+    path: &Path,
+    (width, height, depth): (u64, u64, u64),
+    decoded_bytes: u64,
+    max_voxels: u64,
+) -> Result<()> {
+    let limit = max_voxels.min(MAX_PIXELS);
+    let voxels = width.saturating_mul(height).saturating_mul(depth);
+    if voxels > limit {
+        return Err(Error::VolumeTooLarge {
+            path: path.display().to_string(),
+            width,
+            height,
+            depth,
+            limit,
+            memory_bytes: peak_bytes(voxels, decoded_bytes, 0),
         });
     }
     Ok(())

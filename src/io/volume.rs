@@ -5,26 +5,28 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, Binarize, LabelFormat};
+use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, LabelFormat, ReadOptions};
 use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
 
 /// Reads a binary volume from a folder of slice images ([`read_volume_folder`]), a `.tif` or
 /// `.tiff` (one slice per page, [`read_volume_tiff`]) or a `.npy` of shape (D, H, W)
-/// ([`read_volume_npy`]). `binarize` applies to image slices; a `.npy` is binary already, so a
-/// threshold or `invert` for one is an [`Error::InvalidParameter`]. Any other file is an
-/// [`Error::FileRead`].
-pub fn read_volume(path: &Path, binarize: Binarize) -> Result<BinaryVolume> {
+/// ([`read_volume_npy`]). `options.binarize` applies to image slices; a `.npy` is binary
+/// already, so a threshold or `invert` for one is an [`Error::InvalidParameter`]. A volume of
+/// more than `options.max_pixels` voxels is an [`Error::VolumeTooLarge`], from the headers,
+/// before any slice is read. Any other file is an [`Error::FileRead`].
+pub fn read_volume(path: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
     if path.is_dir() {
-        return read_volume_folder(path, binarize);
+        return read_volume_folder(path, options);
     }
+    let binarize = options.binarize;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
-        "npy" if binarize != Binarize::default() => Err(Error::InvalidParameter {
+        "npy" if binarize != super::Binarize::default() => Err(Error::InvalidParameter {
             name: if binarize.invert { "invert" } else { "threshold" }.into(),
             reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
         }),
-        "npy" => read_volume_npy(path),
-        "tif" | "tiff" => read_volume_tiff(path, binarize),
+        "npy" => read_volume_npy(path, options.max_pixels),
+        "tif" | "tiff" => read_volume_tiff(path, options),
         _ => Err(Error::FileRead {
             path: path.display().to_string(),
             reason: format!("'.{ext}' is not a volume: give a .npy, a multi-page .tif/.tiff or a folder of slices"),
@@ -59,9 +61,10 @@ pub enum BinaryArray {
 
 /// Reads a binary volume from a `.npy` of shape (D, H, W), C order, of an element type that
 /// [`read_binary_npy`] takes: nonzero is foreground. Any other shape, order or element type is an
-/// [`Error::FileRead`] saying which.
-pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
-    match read_binary_npy(path, crate::MAX_PIXELS)? {
+/// [`Error::FileRead`] saying which; a volume of more than `max_voxels` voxels is refused from the
+/// file's header ([`Error::VolumeTooLarge`]).
+pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryVolume> {
+    match read_binary_npy(path, max_voxels)? {
         BinaryArray::Volume(volume) => Ok(volume),
         BinaryArray::Image(image) => Err(Error::FileRead {
             path: path.display().to_string(),
@@ -73,8 +76,9 @@ pub fn read_volume_npy(path: &Path) -> Result<BinaryVolume> {
 /// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order of
 /// bool, any integer type (signed or not, 1 to 8 bytes, either byte order: a mask or a label
 /// image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
-/// float NaN is nonzero, -0.0 is zero). An image of more than `max_pixels` pixels is refused from
-/// the file's header, before its samples are read ([`Error::ImageTooLarge`]). Any other shape,
+/// float NaN is nonzero, -0.0 is zero). An image of more than `max_pixels` pixels, or a volume of
+/// more voxels, is refused from the file's header, before its samples are read
+/// ([`Error::ImageTooLarge`], [`Error::VolumeTooLarge`]). Any other shape,
 /// order or element type is an [`Error::FileRead`] saying which.
 pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
@@ -100,8 +104,10 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
         }
     };
     let volume = shape.len() == 3;
-    if !volume {
-        let bytes = width.saturating_mul(height).saturating_mul(element.size() as u64);
+    let bytes = width.saturating_mul(height).saturating_mul(depth).saturating_mul(element.size() as u64);
+    if volume {
+        super::input::check_voxels(path, (width, height, depth), bytes, max_pixels)?;
+    } else {
         super::input::check_pixels(path, (width, height), bytes, max_pixels)?;
     }
     let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;

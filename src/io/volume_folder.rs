@@ -3,15 +3,16 @@
 
 use std::path::Path;
 
-use super::{list_images, probe, read_image, Binarize, ReadOptions};
+use super::{list_images, probe, read_image, ReadOptions};
 use crate::{BinaryVolume, Error, Result, Shape};
 
 /// Reads the image files directly in `folder` (those [`list_images`] finds, sorted by name) as
 /// the slices of a binary volume, each binarized as a 2D input ([`super::read_binary`]; of a
 /// multi-frame file, the first frame). Every header is read first: a folder without images, or
 /// slices of different sizes, is an [`Error::FileRead`] (naming the first slice of another size
-/// and both sizes) before any slice is decoded.
-pub fn read_volume_folder(folder: &Path, binarize: Binarize) -> Result<BinaryVolume> {
+/// and both sizes), and more than `options.max_pixels` voxels in all an
+/// [`Error::VolumeTooLarge`], before any slice is decoded.
+pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
     let (slices, _) = list_images(folder)?;
     let Some(first) = slices.first() else {
         return Err(Error::FileRead {
@@ -35,7 +36,9 @@ pub fn read_volume_folder(folder: &Path, binarize: Binarize) -> Result<BinaryVol
     }
     let shape = Shape { width: width as usize, height: height as usize, depth: slices.len() };
     crate::volume::check_volume(shape)?;
-    let options = ReadOptions { binarize, ..ReadOptions::default() };
+    let voxels = (width, height, slices.len() as u64);
+    super::input::check_voxels(folder, voxels, voxels.0 * voxels.1 * voxels.2, options.max_pixels)?;
+    let options = ReadOptions { max_pixels: crate::MAX_PIXELS, ..*options }; // (the slices: checked above)
     let mut voxels = Vec::with_capacity(shape.len());
     for slice in &slices {
         let image = read_image(slice, &options)?.image;

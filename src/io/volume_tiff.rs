@@ -10,7 +10,7 @@ use std::path::Path;
 use image::ImageFormat;
 
 use super::input::{read_decoded, Decoder};
-use super::{Binarize, Frames, ReadOptions};
+use super::{Frames, ReadOptions};
 use crate::{BinaryVolume, Error, LabelVolume, Result, Shape};
 
 /// One page of a TIFF: where its directory is, and its size.
@@ -27,11 +27,12 @@ pub fn tiff_pages(path: &Path) -> Result<usize> {
 }
 
 /// Reads a TIFF as a binary volume: page `z` is slice `z` (a single page gives depth 1). Every
-/// page is binarized as a 2D input is ([`super::read_binary`]: `binarize` applies per page, and
-/// a threshold is checked against each page's sample range). Pages of different sizes are an
-/// [`Error::FileRead`] naming the page and both sizes; a page that cannot be decoded is an
-/// [`Error::ImageRead`] naming the page.
-pub fn read_volume_tiff(path: &Path, binarize: Binarize) -> Result<BinaryVolume> {
+/// page is binarized as a 2D input is ([`super::read_binary`]: `options.binarize` applies per
+/// page, and a threshold is checked against each page's sample range). Pages of different sizes
+/// are an [`Error::FileRead`] naming the page and both sizes; more than `options.max_pixels`
+/// voxels in all an [`Error::VolumeTooLarge`], before any page is decoded; a page that cannot be
+/// decoded is an [`Error::ImageRead`] naming the page.
+pub fn read_volume_tiff(path: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
     let pages = pages(path)?;
     let (width, height) = (pages[0].width, pages[0].height);
     if let Some((i, page)) = pages.iter().enumerate().find(|(_, p)| (p.width, p.height) != (width, height)) {
@@ -47,7 +48,9 @@ pub fn read_volume_tiff(path: &Path, binarize: Binarize) -> Result<BinaryVolume>
     }
     let shape = Shape { width: width as usize, height: height as usize, depth: pages.len() };
     crate::volume::check_volume(shape)?;
-    let options = ReadOptions { binarize, ..ReadOptions::default() };
+    let voxels = (width as u64, height as u64, pages.len() as u64);
+    super::input::check_voxels(path, voxels, voxels.0 * voxels.1 * voxels.2, options.max_pixels)?;
+    let options = ReadOptions { max_pixels: crate::MAX_PIXELS, ..*options }; // (the slices: checked above)
     let mut voxels = Vec::with_capacity(shape.len());
     for (i, page) in pages.iter().enumerate() {
         let on_page = |e: Error| match e {
