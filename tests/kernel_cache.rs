@@ -412,6 +412,7 @@ mod backends {
     /// On NVIDIA OpenCL with a ptxas (`ptxas` in `CCL_REQUIRE_BACKENDS` requires one there),
     /// programs are built from the CUBIN ptxas makes, with the register budget: the cache keeps
     /// that CUBIN, and a project kernel built so labels right (the conformance tests run them all).
+    #[cfg(feature = "opencl")]
     fn ptxas_assembles_nvidia_programs(runtime: &ccl_opencl::Runtime) {
         let nvidia = runtime.desc().platform_name.contains("NVIDIA");
         let Some(ptxas) = runtime.ptxas() else {
