@@ -542,6 +542,10 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // blocks an item (one wave of groups), with 32 registers (launch bounds of 8 groups a unit), or
 // letting the next kernel start at its end instead of its start: within noise or slower; the
 // first batch's rows read before the wait (12 bytes of spills: 0.3-0.6 us slower everywhere);
+// column_blocks with an item per 4 columns, a word of each row (313 groups, one wave): 50.0-50.2 /
+// 50.2-50.6 us against 50.4-50.7 / 50.5-50.9, but 0.8 us slower on DIBCO 2009-H01, whose width
+// is no multiple of 4 (read by bytes), and the same kernel keeping an item per column for such
+// widths took 72 registers and 52.6 / 52.7 us;
 // and the groups summing every block themselves, their share each, then meeting at a grid
 // barrier (a count and a generation in global memory, bounded polls, the rows read from the
 // image where the barrier stays closed): outputs equal on 72 configurations, NVIDIA OpenCL 2-4 us
