@@ -321,6 +321,17 @@ impl Device {
         &self.info
     }
 
+    /// Why a kernel build on this device took a slower route than it should have, if one did
+    /// (NVIDIA OpenCL: its PTX could not be assembled by the CUDA toolkit's ptxas, so the
+    /// driver's slower assembly runs): the results are the same, only slower. None on the CPU.
+    pub fn build_note(&self) -> Option<String> {
+        match &self.inner {
+            DeviceInner::Cpu => None,
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            DeviceInner::Gpu(opened) => opened.gpu().build_note(),
+        }
+    }
+
     /// `len` elements of host memory that this device copies to and from at bus speed
     /// (page-locked on CUDA; ordinary memory elsewhere), zeroed. Allocating page-locked memory
     /// is slow: keep the array and reuse it, e.g. as the output of many labelings.

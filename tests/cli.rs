@@ -815,3 +815,44 @@ fn stats_are_written_beside_the_labels() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Where NVIDIA OpenCL's PTX cannot be assembled by ptxas (here a stand-in that names a release
+/// and refuses every file), the driver assembles it, the labels are the same, and `ccl` says
+/// so; no other device uses ptxas, and they say nothing.
+#[cfg(unix)]
+#[test]
+fn a_build_that_ptxas_refused_is_noted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("ptxas");
+    let stand_in = dir.join("ptxas");
+    std::fs::write(
+        &stand_in,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi\n\
+         echo 'refused by the stand-in' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut outputs = Vec::new();
+    for d in common::shared_devices() {
+        let info = d.device.info();
+        let out = dir.join(format!("{}.npy", d.token));
+        let result = run(ccl().env("CCL_PTXAS", &stand_in).env("CCL_CACHE", "off").args([
+            "label",
+            "--device",
+            &info.id.to_string(),
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(result.status.success(), "{}: {err}", d.token);
+        let nvidia_opencl = d.token == "opencl-gpu" && info.name.contains("NVIDIA");
+        let noted = err.contains("ptxas could not assemble a program") && err.contains("refused by the stand-in");
+        assert_eq!(noted, nvidia_opencl, "{}: {err}", d.token);
+        assert_eq!(d.device.build_note(), None, "{}: this process's builds use the real ptxas, if any", d.token);
+        outputs.push((d.token, read_npy(&out)));
+    }
+    // Consecutive labels in raster order: every device's are the same.
+    for (token, labels) in &outputs[1..] {
+        assert!(*labels == outputs[0].1, "{token} and {} differ", outputs[0].0);
+    }
+}

@@ -7,7 +7,7 @@ use ccl::binarize::{KernelKind, Method, NickFormula, Params};
 use ccl::{io, Error, Result};
 
 use super::console::say;
-use super::label::{open_device, BackendChoice};
+use super::label::{note_slow_builds, open_device, BackendChoice};
 
 /// The method and parameters, as `ccl binarize` takes them.
 #[derive(clap::Args, Clone, Debug)]
@@ -110,6 +110,7 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     say!("device: {} {} ({how})", device.info().id, device.info().name);
     let mut binarizer = device.binarizer()?;
     let (ink, timings) = binarizer.binarize(&page, &params)?;
+    note_slow_builds(&device);
     io::write_binary(&args.output, &ink)?;
     let count = ink.pixels().iter().filter(|&&p| p != 0).count();
     say!(

@@ -150,6 +150,13 @@ impl BackendChoice {
     }
 }
 
+/// Tells the user when a kernel build of `device` took a slower route (the results are the same).
+pub(super) fn note_slow_builds(device: &Device) {
+    if let Some(why) = device.build_note() {
+        note!("note: {why}");
+    }
+}
+
 /// Opens the device to use, and says how it was chosen.
 pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> Result<(Device, &'static str)> {
     if let Some(id) = device {
@@ -281,6 +288,7 @@ fn label_volume(
     } else {
         labeler.label_volume(&volume, connectivity, !args.raw)?
     };
+    note_slow_builds(&device);
     let count = components.unwrap_or_else(|| labels.component_count());
     io::write_volume(&args.output, &labels)?;
     say!(
@@ -415,6 +423,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     } else {
         labeler.label_consecutive(&image, args.image_connectivity())?
     };
+    note_slow_builds(&device);
     let (width, height) = (image.width(), image.height());
     drop(image);
     let timings = result.timings;
@@ -490,6 +499,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         let (labels, n, t) = labeler.label_on_device_consecutive(&ink, connectivity)?;
         (labels, Some(n), t)
     };
+    note_slow_builds(&device);
     let start = std::time::Instant::now();
     let labels = labeler.download(&labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -43,6 +43,12 @@ pub trait Gpu: Send + Sync {
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program>;
     /// Looks up a kernel of a compiled program.
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel>;
+    /// Why a build of this device (through any of its handles) took a slower route than it
+    /// should have, if one did: the programs still give the same results, and a caller may tell
+    /// its user (NVIDIA OpenCL: ptxas could not assemble a program). None by default.
+    fn build_note(&self) -> Option<String> {
+        None
+    }
     /// Allocates `bytes` bytes (contents undefined).
     fn alloc(&self, bytes: usize) -> Result<Buffer>;
     /// Wraps `bytes` bytes of device memory the caller owns at `address` (a CUDA device
