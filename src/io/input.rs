@@ -244,18 +244,12 @@ pub(crate) fn check_pixels(
     decoded_bytes: u64,
     max_pixels: u64,
 ) -> Result<()> {
-    let limit = max_pixels.min(MAX_PIXELS);
-    let pixels = width.saturating_mul(height);
-    if pixels > limit {
-        return Err(Error::ImageTooLarge {
-            path: path.display().to_string(),
-            width,
-            height,
-            limit,
-            memory_bytes: peak_bytes(pixels, decoded_bytes, 0),
-        });
+    match over_limit(width.saturating_mul(height), decoded_bytes, max_pixels) {
+        Some((limit, memory_bytes)) => {
+            Err(Error::ImageTooLarge { path: path.display().to_string(), width, height, limit, memory_bytes })
+        }
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses a `width` x `height` x `depth` volume whose samples take `decoded_bytes` when it has
@@ -267,19 +261,29 @@ pub(crate) fn check_voxels(
     decoded_bytes: u64,
     max_voxels: u64,
 ) -> Result<()> {
-    let limit = max_voxels.min(MAX_PIXELS);
     let voxels = width.saturating_mul(height).saturating_mul(depth);
-    if voxels > limit {
-        return Err(Error::VolumeTooLarge {
-            path: path.display().to_string(),
-            width,
-            height,
-            depth,
-            limit,
-            memory_bytes: peak_bytes(voxels, decoded_bytes, 0),
-        });
+    match over_limit(voxels, decoded_bytes, max_voxels) {
+        Some((limit, memory_bytes)) => {
+            Err(Error::VolumeTooLarge { path: path.display().to_string(), width, height, depth, limit, memory_bytes })
+        }
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Refuses a volume of `shape` read from slices (a TIFF's pages, a folder's images) that is
+/// empty or past 32-bit labels ([`crate::volume`]'s check), or has more than `max_voxels`
+/// voxels ([`check_voxels`], counting a byte a decoded voxel).
+pub(crate) fn check_volume_extent(path: &Path, shape: crate::Shape, max_voxels: u64) -> Result<()> {
+    crate::volume::check_volume(shape)?;
+    let voxels = shape.len() as u64;
+    check_voxels(path, (shape.width as u64, shape.height as u64, shape.depth as u64), voxels, max_voxels)
+}
+
+/// The limit (`max` or [`MAX_PIXELS`], the lower) and the host memory reading and labeling would
+/// take, where `count` pixels or voxels whose samples take `decoded_bytes` pass that limit.
+fn over_limit(count: u64, decoded_bytes: u64, max: u64) -> Option<(u64, u64)> {
+    let limit = max.min(MAX_PIXELS);
+    (count > limit).then(|| (limit, peak_bytes(count, decoded_bytes, 0)))
 }
 
 /// Memory the system can give without swapping (Linux `MemAvailable`), when known.

@@ -35,9 +35,7 @@ pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<Binary
         }
     }
     let shape = Shape { width: width as usize, height: height as usize, depth: slices.len() };
-    crate::volume::check_volume(shape)?;
-    let extent = (width, height, slices.len() as u64);
-    super::input::check_voxels(folder, extent, extent.0 * extent.1 * extent.2, options.max_pixels)?;
+    super::input::check_volume_extent(folder, shape, options.max_pixels)?;
     let options = ReadOptions { max_pixels: crate::MAX_PIXELS, ..*options }; // (the slices: checked above)
     let mut voxels = Vec::with_capacity(shape.len());
     for slice in &slices {

@@ -47,9 +47,7 @@ pub fn read_volume_tiff(path: &Path, options: &ReadOptions) -> Result<BinaryVolu
         });
     }
     let shape = Shape { width: width as usize, height: height as usize, depth: pages.len() };
-    crate::volume::check_volume(shape)?;
-    let extent = (width as u64, height as u64, pages.len() as u64);
-    super::input::check_voxels(path, extent, extent.0 * extent.1 * extent.2, options.max_pixels)?;
+    super::input::check_volume_extent(path, shape, options.max_pixels)?;
     let options = ReadOptions { max_pixels: crate::MAX_PIXELS, ..*options }; // (the slices: checked above)
     let mut voxels = Vec::with_capacity(shape.len());
     for (i, page) in pages.iter().enumerate() {
