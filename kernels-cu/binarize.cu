@@ -554,6 +554,21 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // every group of the grid resident at once, which OpenCL cannot promise. So W = 101 and 201 still
 // take about 8 us more than W = 9 (42 us): column_blocks ends about 6 us after the start (1221
 // groups in two waves, the page read from L2), and the tiles' batches start only then.
+// Later (queued timing, medians of 30 runs, A/B in one call, two or three rounds, on five H100s that
+// measured the kernel before at 49.4-50.4 / 49.8-50.7 us at W = 101 / 201): after the wait, each
+// item adds the sums of up to 4 blocks from loads issued together, one wait for memory where
+// there was one per block (W = 201 reads 6 blocks, W = 101 2 or 3): kept, 49.4-50.2 / 49.2-50.0
+// us, 0-0.3 / 0.4-0.8 us faster on each machine, W = 9 and 45 unchanged, NVIDIA OpenCL within
+// noise. Dropped in the same calls: column_blocks as a few groups of 128 items of 32 registers
+// that walk all the blocks (the registers threshold_fast's three groups leave free, so that
+// both kernels run side by side from the start): 60.4-60.9 us with 132 groups, 55.5-56.0 with
+// 264, as so few items keep too few loads in flight; column_blocks by words (an item per word of
+// 4 columns, 313 groups) on top of the batched loads: no faster (49.5-49.8 us); the tile's first
+// rows read 16 at a time: W = 9 0.5 us slower, the rest within noise; the first batch's rows
+// read before the wait and kept in `totals` until the loop: the loop spilled (8-12 bytes),
+// 0.7-1.0 us slower everywhere; and blocks starting where the tiles' windows start (5 rows read
+// one by one at W = 101 instead of 37, 3 blocks instead of 2): 50.8-51.2 / 52.6-52.9 us on CUDA
+// against 49.8-50.2 / 49.7-50.0, though NVIDIA OpenCL gained 0.5-1 us at W = 101.
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
@@ -588,6 +603,14 @@ DEVICE_FN int window_row(int y, int h)
 
 // Rows per block of the column sums that start a tile whose window is tall (column_blocks).
 #define FAST_BLOCK_ROWS 32
+// Blocks whose sums a work-item of threshold_fast loads at once, before it adds any: 4 (one wait
+// for memory instead of 4; 6 or more made the batch loop spill registers), but 1 with
+// BORDER_REPLICATE, whose build spilled with more (NVRTC 13.0, sm_90).
+#if BORDER == BORDER_REPLICATE
+#define FAST_BLOCK_LOADS 1
+#else
+#define FAST_BLOCK_LOADS 4
+#endif
 
 // The sums of every column over each whole block of FAST_BLOCK_ROWS rows: S1 of block b at
 // blocks[b * width + x], S2 at blocks[(blocks_down + b) * width + x] (blocks_down = height /
@@ -878,27 +901,41 @@ KERNEL REQUIRED_GROUP_SIZE(FAST_GROUP, 1, 1, FAST_GROUPS_PER_UNIT) void threshol
     if (use_blocks)
         WAIT_FOR_PREVIOUS_KERNEL();
     const index_t plane = (index_t)(h / FAST_BLOCK_ROWS) * width;
-    for (int b = first_block; b < end_block && reads; b++) {
+    for (int b0 = first_block; b0 < end_block && reads; b0 += FAST_BLOCK_LOADS) {
         if (words) {
-            // The item's columns are whole words of the page: 4 columns' sums a 16-byte load.
+            // The item's columns are whole words of the page: 4 columns' sums a 16-byte load,
+            // the loads of FAST_BLOCK_LOADS blocks issued before their sums are added (a load
+            // past the last block reads nothing and adds 0).
             for (int k = 0; k < FAST_WORDS; k++) {
-                const index_t at = (index_t)b * width + column[4 * k];
-                const uint4 s1 = *(GLOBAL const uint4 *)(blocks + at);
-                const uint4 s2 = *(GLOBAL const uint4 *)(blocks + plane + at);
-                v1[4 * k] += s1.x;
-                v1[4 * k + 1] += s1.y;
-                v1[4 * k + 2] += s1.z;
-                v1[4 * k + 3] += s1.w;
-                v2[4 * k] += s2.x;
-                v2[4 * k + 1] += s2.y;
-                v2[4 * k + 2] += s2.z;
-                v2[4 * k + 3] += s2.w;
+                uint4 s1[FAST_BLOCK_LOADS], s2[FAST_BLOCK_LOADS];
+                for (int i = 0; i < FAST_BLOCK_LOADS; i++) {
+                    const index_t at = (index_t)(b0 + i) * width + column[4 * k];
+                    if (b0 + i < end_block) {
+                        s1[i] = *(GLOBAL const uint4 *)(blocks + at);
+                        s2[i] = *(GLOBAL const uint4 *)(blocks + plane + at);
+                    } else {
+                        s1[i].x = s1[i].y = s1[i].z = s1[i].w = 0;
+                        s2[i] = s1[i];
+                    }
+                }
+                for (int i = 0; i < FAST_BLOCK_LOADS; i++) {
+                    v1[4 * k] += s1[i].x;
+                    v1[4 * k + 1] += s1[i].y;
+                    v1[4 * k + 2] += s1[i].z;
+                    v1[4 * k + 3] += s1[i].w;
+                    v2[4 * k] += s2[i].x;
+                    v2[4 * k + 1] += s2[i].y;
+                    v2[4 * k + 2] += s2[i].z;
+                    v2[4 * k + 3] += s2[i].w;
+                }
             }
         } else {
-            for (int c = 0; c < FAST_COLS; c++) {
-                if (column[c] >= 0) {
-                    v1[c] += blocks[(index_t)b * width + column[c]];
-                    v2[c] += blocks[plane + (index_t)b * width + column[c]];
+            for (int b = b0; b < b0 + FAST_BLOCK_LOADS && b < end_block; b++) {
+                for (int c = 0; c < FAST_COLS; c++) {
+                    if (column[c] >= 0) {
+                        v1[c] += blocks[(index_t)b * width + column[c]];
+                        v2[c] += blocks[plane + (index_t)b * width + column[c]];
+                    }
                 }
             }
         }
