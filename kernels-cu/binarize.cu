@@ -568,7 +568,10 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // read before the wait and kept in `totals` until the loop: the loop spilled (8-12 bytes),
 // 0.7-1.0 us slower everywhere; and blocks starting where the tiles' windows start (5 rows read
 // one by one at W = 101 instead of 37, 3 blocks instead of 2): 50.8-51.2 / 52.6-52.9 us on CUDA
-// against 49.8-50.2 / 49.7-50.0, though NVIDIA OpenCL gained 0.5-1 us at W = 101.
+// against 49.8-50.2 / 49.7-50.0, though NVIDIA OpenCL gained 0.5-1 us at W = 101. Then (a sixth
+// H100) the tile's first rows read 8 at a time with the loads past the count predicated off,
+// instead of the compiler's remainder, which waits for each of the last count % 8 rows on its
+// own: 0.8-1.4 us slower at every window on both backends (W = 9 42.5-42.6 against 41.6-41.8).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
