@@ -746,6 +746,7 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, 
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
+    LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
     label_tiles(img, L, width, height, 1, masks_all, parents, marks, track);
 }
 
@@ -755,6 +756,7 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar 
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
     LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
+    LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
     label_tiles(img, L, width, height, 8, masks_all, parents, (GLOBAL uint *)0, 0);
 }
 
@@ -1185,8 +1187,11 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
                              uint vertical, uint total, GLOBAL uint *marks, uint track)
 {
     const uint id = GLOBAL_ID_X;
+    LET_NEXT_KERNEL_START(); // (pass 3 waits for this kernel before it reads labels)
     if (id >= total)
         return;
+    // The host may launch this kernel while pass 1 ends (Gpu::launch_overlapping): the image,
+    // written before pass 1, is read at once, and the labels once pass 1 has finished.
     if (id < vertical) {
         // b = (x, y), x = region_w * k: neighbours W, NW, SW in column x - 1; previous pixel: up.
         const uint y = id % height, x = (id / height + 1) * region_w;
@@ -1197,6 +1202,7 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         const uint south_west = CONNECTIVITY == 8 && y + 1 < height ? img[b + width - 1] : 0;
         if (!FG(centre))
             return;
+        WAIT_FOR_PREVIOUS_KERNEL();
         const int w = FG(west), nw = FG(north_west), up = FG(north), sw = FG(south_west);
         const uint joins = border_joins(up, w, nw, sw, y % TILE_H != 0, (y + 1) % TILE_H != 0);
         if (joins & JOIN_MID)
@@ -1215,6 +1221,7 @@ KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wi
         const uint north_east = CONNECTIVITY == 8 && x + 1 < width ? img[b - width + 1] : 0;
         if (!FG(centre))
             return;
+        WAIT_FOR_PREVIOUS_KERNEL();
         const int n = FG(north), nw = FG(north_west), left = FG(west), ne = FG(north_east);
         const uint joins = border_joins(left, n, nw, ne, x % region_w != 0, (x + 1) % region_w != 0);
         if (joins & JOIN_MID)
@@ -1267,6 +1274,7 @@ DEVICE_FN void compress_quad(GLOBAL label_t *L, index_t i, uint x, uint width)
 
 KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
 {
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the border merge, as it may be)
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;

@@ -10,19 +10,30 @@ pub(crate) use ccl_backend::{
 
 use crate::{Phase, PhaseTime, Result};
 
-/// Records the phases of one labeling: a device mark (and a host instant) at each boundary.
+/// Records the phases of one labeling: a device mark (and a host instant) at each boundary,
+/// except, without `every_phase`, the boundaries a schedule leaves unmarked
+/// ([`PhaseRecorder::end_or_merge`]) so that its next kernel may overlap the previous one: a
+/// mark between two kernels keeps the second from starting early (CUDA's programmatic dependent
+/// launch), and a mark costs device time of its own (about 1.5 us each on the H100).
 pub(crate) struct PhaseRecorder<'g> {
     gpu: &'g dyn Gpu,
     marks: Vec<(Mark, Instant)>,
     phases: Vec<Phase>,
+    every_phase: bool,
 }
 
 impl<'g> PhaseRecorder<'g> {
     /// Starts recording at the current point of `gpu`'s stream (a handle of the labeler's own,
     /// so no other labeling's commands fall between its marks).
     pub(crate) fn start(gpu: &'g dyn Gpu) -> Result<Self> {
+        Self::start_labeling(gpu, true)
+    }
+
+    /// Starts recording a labeling, whose schedule may leave boundaries between its kernel phases
+    /// unmarked unless `every_phase` (see [`crate::GpuLabeler::mark_every_phase`]).
+    pub(crate) fn start_labeling(gpu: &'g dyn Gpu, every_phase: bool) -> Result<Self> {
         gpu.reset_marks();
-        Ok(Self { gpu, marks: vec![(gpu.mark()?, Instant::now())], phases: Vec::new() })
+        Ok(Self { gpu, marks: vec![(gpu.mark()?, Instant::now())], phases: Vec::new(), every_phase })
     }
 
     /// Ends `phase` here: the commands queued since the previous boundary belong to it.
@@ -30,6 +41,17 @@ impl<'g> PhaseRecorder<'g> {
         self.marks.push((self.gpu.mark()?, Instant::now()));
         self.phases.push(phase);
         Ok(())
+    }
+
+    /// Ends `phase` here where every phase is marked, and returns false; otherwise leaves the
+    /// boundary unmarked and returns true: `phase` is then timed with the next one (and not
+    /// listed), and the caller may launch its next kernel to overlap this one
+    /// ([`Gpu::launch_overlapping`]). Only for a boundary between two kernel phases.
+    pub(crate) fn end_or_merge(&mut self, phase: Phase) -> Result<bool> {
+        if self.every_phase {
+            self.end(phase)?;
+        }
+        Ok(!self.every_phase)
     }
 
     /// Waits for the device and returns each phase's duration: device time between marks, or

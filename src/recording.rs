@@ -333,7 +333,7 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;
     gpu.write(&mut input, &[])?;
-    let (_, timings) = crate::schedule::label(&gpu, schedule.as_mut(), &input, shape)?;
+    let (_, timings) = crate::schedule::label(&gpu, schedule.as_mut(), &input, shape, true)?;
     Ok(Recording { calls: gpu.calls().split_off(first), timings })
 }
 

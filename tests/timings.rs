@@ -1,5 +1,5 @@
 //! Every algorithm reports per-phase timings through the trait, and iterative ones their
-//! iteration count.
+//! iteration count; phases a labeling overlaps are merged unless every phase is marked.
 
 mod common;
 
@@ -12,6 +12,7 @@ fn every_algorithm_reports_its_phases() {
     for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
         for &algorithm in ccl::Algorithm::ALL {
             let mut labeler = dev.device.labeler(algorithm).unwrap();
+            labeler.mark_every_phase(true);
             let on_device = labeler.upload(&image).unwrap();
             let (_, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
             let name = format!("{algorithm}/{}", dev.token);
@@ -29,6 +30,36 @@ fn every_algorithm_reports_its_phases() {
             if let Some(n) = t.iterations {
                 assert!(n >= 1, "{name}");
             }
+        }
+    }
+}
+
+/// By default TUF leaves the boundaries between its three passes unmarked (so that each pass
+/// may start while the one before ends, on CUDA): its timings list allocation and compression
+/// only, the total still measured, and the labels are those of a labeling that marks every
+/// phase. Every other algorithm marks all of its phases either way.
+#[test]
+fn merged_phases_keep_the_labels_and_a_total() {
+    let image = random(301, 203, 45, 1, 4);
+    for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
+        for &algorithm in ccl::Algorithm::ALL {
+            let name = format!("{algorithm}/{}", dev.token);
+            let mut labeler = dev.device.labeler(algorithm).unwrap();
+            let on_device = labeler.upload(&image).unwrap();
+            let (merged, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+            let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+            assert!(t.labeling_ms() > 0.0 && t.phases.iter().all(|p| p.ms.is_finite() && p.ms >= 0.0), "{name}: {t:?}");
+            if algorithm == ccl::Algorithm::TUF {
+                assert_eq!(phases, [Phase::Allocation, Phase::Compression], "{name}");
+            } else {
+                assert!(algorithm.info().phases.iter().all(|p| phases.contains(p)), "{name}: {phases:?}");
+            }
+            labeler.mark_every_phase(true);
+            let (every, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+            let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+            assert!(algorithm.info().phases.iter().all(|p| phases.contains(p)), "{name}: {phases:?}");
+            let (merged, every) = (labeler.download(&merged).unwrap(), labeler.download(&every).unwrap());
+            assert_eq!(merged.labels(), every.labels(), "{name}: the labels differ");
         }
     }
 }

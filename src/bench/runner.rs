@@ -249,6 +249,10 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
         } else {
             algorithms.iter().map(|&a| Ok((a.name().to_string(), device.labeler(a)?))).collect::<Result<_>>()?
         };
+        // `steps` times each phase on its own; the other modes time labelings as users run them.
+        for (_, labeler) in labelers.iter_mut() {
+            labeler.mark_every_phase(options.mode == Mode::Steps);
+        }
         for input in inputs {
             if options.mode == Mode::EndToEnd {
                 for (name, labeler) in labelers.iter_mut() {

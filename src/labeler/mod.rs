@@ -458,6 +458,14 @@ impl AnyLabeler {
         self.device().id.backend()
     }
 
+    /// [`GpuLabeler::mark_every_phase`]; nothing on the CPU reference, whose labeling is one
+    /// phase.
+    pub fn mark_every_phase(&mut self, on: bool) {
+        if let Self::Gpu(gpu) = self {
+            gpu.mark_every_phase(on);
+        }
+    }
+
     /// [`GpuLabeler::hold_queue`]; nothing on the CPU reference, which has no queue.
     pub(crate) fn hold_queue(&mut self) -> Result<()> {
         match self {

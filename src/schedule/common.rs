@@ -98,11 +98,12 @@ pub(crate) fn label(
     schedule: &mut dyn Schedule,
     input: &Buffer,
     shape: Shape,
+    every_phase: bool,
 ) -> Result<(Buffer, Timings)> {
-    let mut recorder = PhaseRecorder::start(gpu)?;
+    let mut recorder = PhaseRecorder::start_labeling(gpu, every_phase)?;
     let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
     recorder.end(Phase::Allocation)?;
-    let timings = label_into(gpu, schedule, input, &labels, shape, Some(recorder))?;
+    let timings = label_into(gpu, schedule, input, &labels, shape, Some(recorder), every_phase)?;
     Ok((labels, timings))
 }
 
@@ -116,11 +117,12 @@ pub(crate) fn label_into(
     labels: &Buffer,
     shape: Shape,
     recorder: Option<PhaseRecorder>,
+    every_phase: bool,
 ) -> Result<Timings> {
     debug_assert!(labels.len() >= shape.len() * LABEL_BYTES, "a label buffer of {} bytes for {shape}", labels.len());
     let mut recorder = match recorder {
         Some(recorder) => recorder,
-        None => PhaseRecorder::start(gpu)?,
+        None => PhaseRecorder::start_labeling(gpu, every_phase)?,
     };
     let iterations = schedule.run(gpu, &Job { input, labels, shape }, &mut recorder)?;
     let phases = recorder.finish()?;
