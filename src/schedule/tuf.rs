@@ -306,15 +306,15 @@ impl Tuf {
     /// across the groups' borders. With `marks` (a bit per pixel, zeroed where the width is not
     /// a multiple of 32; only where [`small_tiles`] is false), passes 1 and 2 also mark the
     /// components' first pixels there (`mark_roots` in the kernel). Pass 2 overlaps pass 1 where
-    /// the recorder leaves their boundary unmarked ([`PhaseRecorder::end_or_merge`]), and so
-    /// may the kernel after pass 2 where `then` is true (the return value; else pass 2's end
-    /// is marked).
+    /// the recorder leaves their boundary unmarked ([`PhaseRecorder::end_or_merge`]); with
+    /// `overlap_next`, the kernel after pass 2 may overlap it too (the return value says
+    /// whether it may), and without it pass 2's end is marked.
     fn merge(
         &mut self,
         gpu: &dyn Gpu,
         job: &Job,
         marks: Option<&Buffer>,
-        then: bool,
+        overlap_next: bool,
         recorder: &mut PhaseRecorder,
     ) -> Result<bool> {
         let [w, h, _] = job.extent();
@@ -350,13 +350,9 @@ impl Tuf {
                 track,
             ];
             let range = LaunchRange::over([total, 1, 1], BORDER_GROUP);
-            if overlap {
-                gpu.launch_overlapping(&mut self.border_merge, &range, &args)?;
-            } else {
-                gpu.launch(&mut self.border_merge, &range, &args)?;
-            }
+            launch_after(gpu, overlap, &mut self.border_merge, &range, &args)?;
         }
-        if then {
+        if overlap_next {
             recorder.end_or_merge(Phase::BorderMerge)
         } else {
             recorder.end(Phase::BorderMerge)?;
@@ -391,6 +387,17 @@ fn rank_into_output(
     Ok(tables)
 }
 
+/// Launches `kernel` to start while the kernel before it ends where `overlap`
+/// ([`Gpu::launch_overlapping`]: it must wait for that kernel before it reads what it writes),
+/// else after it.
+fn launch_after(gpu: &dyn Gpu, overlap: bool, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
+    if overlap {
+        Ok(gpu.launch_overlapping(kernel, range, args)?)
+    } else {
+        Ok(gpu.launch(kernel, range, args)?)
+    }
+}
+
 /// Pass 3's work-items: one per 4 pixels of a row.
 fn over_quads(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height, 1], GROUP)
@@ -401,11 +408,7 @@ impl Schedule for Tuf {
         let overlap = self.merge(gpu, job, None, true, recorder)?;
         let [w, h, _] = job.extent();
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        if overlap {
-            gpu.launch_overlapping(&mut self.compress, &over_quads(job.shape), &label_args)?;
-        } else {
-            gpu.launch(&mut self.compress, &over_quads(job.shape), &label_args)?;
-        }
+        launch_after(gpu, overlap, &mut self.compress, &over_quads(job.shape), &label_args)?;
         recorder.end(Phase::Compression)?;
         Ok(None)
     }
