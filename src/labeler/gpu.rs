@@ -549,8 +549,8 @@ impl Labeler for GpuLabeler {
         let gpu = self.gpu.as_ref();
         let schedule =
             self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
-        let timings =
-            crate::schedule::label_into(gpu, schedule.as_mut(), input, output, shape, None, self.every_phase)?;
+        let recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
+        let timings = crate::schedule::label_into(gpu, schedule.as_mut(), input, output, shape, recorder)?;
         labels.numbering = Some(Numbering::Raw(self.algorithm.raw_labels()));
         Ok(timings)
     }

@@ -103,27 +103,22 @@ pub(crate) fn label(
     let mut recorder = PhaseRecorder::start_labeling(gpu, every_phase)?;
     let labels = gpu.alloc(shape.len() * LABEL_BYTES)?;
     recorder.end(Phase::Allocation)?;
-    let timings = label_into(gpu, schedule, input, &labels, shape, Some(recorder), every_phase)?;
+    let timings = label_into(gpu, schedule, input, &labels, shape, recorder)?;
     Ok((labels, timings))
 }
 
 /// One labeling of `input` (of `shape`) by `schedule` into `labels`, an existing buffer of one
-/// label per pixel, continuing `recorder`'s phases (a new recorder when `None`). Returns the
-/// phases and the iteration count once the device is done.
+/// label per pixel, continuing `recorder`'s phases. Returns the phases and the iteration count
+/// once the device is done.
 pub(crate) fn label_into(
     gpu: &dyn Gpu,
     schedule: &mut dyn Schedule,
     input: &Buffer,
     labels: &Buffer,
     shape: Shape,
-    recorder: Option<PhaseRecorder>,
-    every_phase: bool,
+    mut recorder: PhaseRecorder,
 ) -> Result<Timings> {
     debug_assert!(labels.len() >= shape.len() * LABEL_BYTES, "a label buffer of {} bytes for {shape}", labels.len());
-    let mut recorder = match recorder {
-        Some(recorder) => recorder,
-        None => PhaseRecorder::start_labeling(gpu, every_phase)?,
-    };
     let iterations = schedule.run(gpu, &Job { input, labels, shape }, &mut recorder)?;
     let phases = recorder.finish()?;
     Ok(Timings { phases, iterations })
