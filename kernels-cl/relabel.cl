@@ -277,6 +277,8 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
         marks[w] = 0;
     LOCAL_BARRIER();
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the labeling's last kernel, as it may be)
+    LET_NEXT_KERNEL_START();
     // All loads first, then every test, then the marks. Pixel i (label l) is the first of its
     // component when l == i + 1 (first-pixel labels), or, with block labels, when it lies near
     // its root and F's entry names it: RANK_LOOKUPS lookups at a time, all issued before any is
@@ -324,6 +326,8 @@ KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uin
     LOCAL_ARRAY(uint, before, RANK_WORDS);
     LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
     const index_t base = (index_t)GROUP_ID_X * RANK_SPAN, words = (n + 31) / 32;
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the labeling's last kernel, as it may be)
+    LET_NEXT_KERNEL_START();
     for (uint w = LOCAL_ID_X; w < RANK_WORDS; w += GROUP_SIZE)
         marks[w] = base / 32 + w < words ? M[base / 32 + w] : 0u;
     LOCAL_BARRIER();
@@ -337,6 +341,8 @@ KERNEL void scan_spans(GLOBAL uint *data, GLOBAL uint *sums, uint n)
     LOCAL_ARRAY(uint, scratch, GROUP_SIZE);
     const uint lid = LOCAL_ID_X;
     const uint base = GROUP_ID_X * SPAN;
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the kernel before it, as it may be)
+    LET_NEXT_KERNEL_START();
     uint before = 0;
     for (uint k = 0; k < ITEMS; k++) {
         const uint i = base + k * GROUP_SIZE + lid;
@@ -355,6 +361,8 @@ KERNEL void scan_spans(GLOBAL uint *data, GLOBAL uint *sums, uint n)
 KERNEL void scan_add(GLOBAL uint *data, GLOBAL const uint *offsets, uint n)
 {
     const uint i = GLOBAL_ID_X;
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the kernel before it, as it may be)
+    LET_NEXT_KERNEL_START();
     if (i < n)
         data[i] += offsets[i / SPAN];
 }

@@ -1321,6 +1321,8 @@ KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOB
                                 GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
 {
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the relabeling's last scan, as it may be)
+    LET_NEXT_KERNEL_START();
     if (x >= width || y >= height)
         return;
     ranked_quad(F, L, R, offsets, rank_shift, PIXEL_INDEX(x, y, width), x, width);

@@ -180,6 +180,8 @@ DEVICE_FN uint table_entries(uint n, GLOBAL const uint *count, uint from_count)
 KERNEL void stats_init(GLOBAL uint *area, GLOBAL uint *box, GLOBAL ulong *sums, uint capacity, uint volume,
                        GLOBAL const uint *count, uint from_count)
 {
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the labeling's last kernel, as it may be)
+    LET_NEXT_KERNEL_START();
     const uint k = GLOBAL_ID_X, n = table_entries(capacity, count, from_count);
     if (k >= n)
         return;
@@ -290,7 +292,6 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
                              uint width, uint height, uint rows, uint capacity, GLOBAL const uint *count,
                              uint from_count)
 {
-    const uint n = table_entries(capacity, count, from_count);
     LOCAL_ARRAY(struct stats_table, table, 1);
     const uint item = LOCAL_ID_Y * GROUP_W + LOCAL_ID_X;
     // The group's first column and row; 32-bit offsets from them cannot overflow: a group spans
@@ -308,6 +309,10 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
         table->rows[item] = 0;
     }
     LOCAL_BARRIER();
+    // (Launched to overlap stats_init, as it may be: its table and the labels are read below.)
+    WAIT_FOR_PREVIOUS_KERNEL();
+    LET_NEXT_KERNEL_START();
+    const uint n = table_entries(capacity, count, from_count);
 
     const uint x0 = GLOBAL_ID_X * SEGMENT, r = GLOBAL_ID_Y;
     const int active = x0 < width && r < rows;

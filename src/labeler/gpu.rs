@@ -165,7 +165,9 @@ impl GpuLabeler {
         let (iterations, count, statistics) = match self.stats.as_deref_mut().filter(|_| stats) {
             Some(stage) => {
                 let (iterations, tables) = schedule.run_ranked(gpu, &job, relabel, convention, &mut recorder)?;
-                recorder.end(Phase::Relabel)?;
+                // By default the relabeling is timed with the statistics, whose kernels may then
+                // start while its last one ends.
+                recorder.end_or_merge(Phase::Relabel)?;
                 let read_count = || Relabel::read_total(gpu, &tables);
                 let counted = stage.run_counted(gpu, labels, shape, tables.total(), read_count, &mut recorder);
                 relabel.put_back(tables);

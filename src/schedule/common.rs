@@ -2,7 +2,7 @@
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
 use super::relabel::{RankTables, Relabel};
-use crate::gpu::{Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
@@ -17,6 +17,23 @@ pub(crate) const VOXEL_GROUP: [usize; 3] = [32, 4, 2];
 
 /// Bytes of one label (`label_t` in the kernels, 32-bit in this build).
 pub(crate) const LABEL_BYTES: usize = 4;
+
+/// Launches `kernel` to start while the kernel before it ends where `overlap`
+/// ([`Gpu::launch_overlapping`]: it must wait for that kernel before it reads what it writes),
+/// else after it.
+pub(crate) fn launch_after(
+    gpu: &dyn Gpu,
+    overlap: bool,
+    kernel: &mut Kernel,
+    range: &LaunchRange,
+    args: &[Arg],
+) -> Result<()> {
+    if overlap {
+        Ok(gpu.launch_overlapping(kernel, range, args)?)
+    } else {
+        Ok(gpu.launch(kernel, range, args)?)
+    }
+}
 
 /// One labeling: the binary input and the label output on the device, both of `shape`.
 pub(crate) struct Job<'a> {

@@ -23,6 +23,7 @@
 //! 0.119): the last group's scan runs after every other group, where CUDA had already queued the
 //! scan kernel's launch.
 
+use super::common::launch_after;
 use super::scratch::Scratch;
 use super::LABEL_BYTES;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
@@ -123,7 +124,7 @@ impl Relabel {
         let n = shape.len();
         let mut tables = self.allocate(gpu, n, convention)?;
         recorder.end(Phase::Allocation)?;
-        self.build_ranks(gpu, &mut tables, labels, shape, convention)?;
+        self.build_ranks(gpu, &mut tables, labels, shape, convention, false)?;
         let blocks = Arg::U32(u32::from(convention == RawLabels::FirstBlock));
         let (l, f, m) = (Arg::Buffer(labels), Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32), blocks];
@@ -159,7 +160,8 @@ impl Relabel {
 
     /// Steps 1-3 on `labels`, an array of `shape` (first pixels for block conventions, rank,
     /// scans): afterwards `tables` give each component's consecutive label from its first pixel
-    /// (ranks.h).
+    /// (ranks.h). With `overlap`, each kernel may start while the one before it ends
+    /// ([`launch_after`]; the block conventions' first-pixel pass follows a fill, and does not).
     pub(crate) fn build_ranks(
         &mut self,
         gpu: &dyn Gpu,
@@ -167,6 +169,7 @@ impl Relabel {
         labels: &Buffer,
         shape: Shape,
         convention: RawLabels,
+        overlap: bool,
     ) -> Result<()> {
         let (n, count) = (tables.n, tables.n as u32);
         let blocks = convention == RawLabels::FirstBlock;
@@ -180,41 +183,40 @@ impl Relabel {
         }
         let (f, m, blocks) = (Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks), Arg::U32(u32::from(blocks)));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(count), blocks, line];
-        gpu.launch(&mut self.rank, &over_spans(n, RANK_SPAN), &args)?;
-        self.scan_counts(gpu, tables)
+        launch_after(gpu, overlap, &mut self.rank, &over_spans(n, RANK_SPAN), &args)?;
+        self.scan_counts(gpu, tables, overlap)
     }
 
     /// [`Relabel::build_ranks`] from `marks`, a bit per pixel set on each component's first
     /// pixel (bit p % 32 of word p / 32), which the labeling made: the pixels' labels are not
-    /// read.
+    /// read. `overlap` as there.
     pub(crate) fn build_ranks_from_marks(
         &mut self,
         gpu: &dyn Gpu,
         tables: &mut RankTables,
         marks: &Buffer,
+        overlap: bool,
     ) -> Result<()> {
         let n = tables.n;
         let args = [Arg::Buffer(marks), Arg::Buffer(&tables.ranks), Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32)];
-        gpu.launch(&mut self.rank_marks, &over_spans(n, RANK_SPAN), &args)?;
-        self.scan_counts(gpu, tables)
+        launch_after(gpu, overlap, &mut self.rank_marks, &over_spans(n, RANK_SPAN), &args)?;
+        self.scan_counts(gpu, tables, overlap)
     }
 
     /// Step 2: the spans' counts scanned, every level in place; the level above receives its
-    /// span totals, and the top one (a single span) its total, which is N.
-    fn scan_counts(&mut self, gpu: &dyn Gpu, tables: &RankTables) -> Result<()> {
+    /// span totals, and the top one (a single span) its total, which is N. `overlap`: each
+    /// kernel may start while the one before it ends.
+    fn scan_counts(&mut self, gpu: &dyn Gpu, tables: &RankTables, overlap: bool) -> Result<()> {
         let (lengths, levels) = (&tables.lengths, &tables.levels);
         for k in 0..levels.len() {
             let sums = levels.get(k + 1).unwrap_or(&tables.total);
             let range = over_spans(lengths[k], SPAN);
-            gpu.launch(
-                &mut self.scan,
-                &range,
-                &[Arg::Buffer(&levels[k]), Arg::Buffer(sums), Arg::U32(lengths[k] as u32)],
-            )?;
+            let args = [Arg::Buffer(&levels[k]), Arg::Buffer(sums), Arg::U32(lengths[k] as u32)];
+            launch_after(gpu, overlap, &mut self.scan, &range, &args)?;
         }
         for k in (0..levels.len().saturating_sub(1)).rev() {
             let args = [Arg::Buffer(&levels[k]), Arg::Buffer(&levels[k + 1]), Arg::U32(lengths[k] as u32)];
-            gpu.launch(&mut self.add, &over(lengths[k]), &args)?;
+            launch_after(gpu, overlap, &mut self.add, &over(lengths[k]), &args)?;
         }
         Ok(())
     }

@@ -68,6 +68,7 @@
 //! `stats_accumulate` waits on its hand-overs, not on reading the labels, so the read saved
 //! hardly shows.
 
+use super::common::launch_after;
 use super::scratch::Scratch;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{ComponentStats, Phase, Result, Shape};
@@ -257,8 +258,9 @@ impl Stats {
     /// `count` (the relabeling's total), without waiting for it first: the kernels run on a
     /// table of the capacity the last calls needed, then `read_count` reads N (which waits for
     /// them); where the table was too small for N, they run again on one of N entries. Ends
-    /// [`Phase::Allocation`], [`Phase::ComponentStats`] (the kernels and N's read-back) and
-    /// [`Phase::Download`]; returns N and the statistics.
+    /// [`Phase::Allocation`] (where the recorder marks every phase; else the kernels may start
+    /// while the labeling's last one ends, and are timed with it), [`Phase::ComponentStats`]
+    /// (the kernels and N's read-back) and [`Phase::Download`]; returns N and the statistics.
     pub(crate) fn run_counted(
         &mut self,
         gpu: &dyn Gpu,
@@ -272,8 +274,10 @@ impl Stats {
             self.capacity = first_capacity(shape.len());
         }
         let table = self.take_table(gpu, shape, self.capacity)?;
-        recorder.end(Phase::Allocation)?;
-        self.launch(gpu, labels, shape, table.capacity, Some(count), table.arrays())?;
+        // The table usually comes from the scratch of the last call, with no command to time: by
+        // default its kernels may then start while the labeling's last kernel ends.
+        let overlap = recorder.end_or_merge(Phase::Allocation)?;
+        self.launch(gpu, labels, shape, table.capacity, Some(count), table.arrays(), overlap)?;
         let n = read_count()?;
         // The next calls' capacity: N with a quarter more, when N outgrew the table or is far
         // below it (a small array after a large one); else as it was.
@@ -359,12 +363,12 @@ impl Stats {
         if n == 0 {
             return Ok(());
         }
-        self.launch(gpu, labels, shape, n, None, arrays)
+        self.launch(gpu, labels, shape, n, None, arrays, false)
     }
 
     /// Launches the statistics kernels on a table of `capacity` entries: for `capacity`
     /// components, or with `count` for as many as it holds on the device, if they fit (the
-    /// kernels' `table_entries`).
+    /// kernels' `table_entries`). With `overlap`, each may start while the kernel before it ends.
     fn launch(
         &mut self,
         gpu: &dyn Gpu,
@@ -373,6 +377,7 @@ impl Stats {
         capacity: u32,
         count: Option<&Buffer>,
         [area, boxes, sums]: [&Buffer; 3],
+        overlap: bool,
     ) -> Result<()> {
         let (area, boxes, sums) = (Arg::Buffer(area), Arg::Buffer(boxes), Arg::Buffer(sums));
         // Without a count the kernels take `capacity` and never read `count` (any buffer).
@@ -383,13 +388,14 @@ impl Stats {
         let capacity_arg = Arg::U32(capacity);
         let per_component = LaunchRange::over([capacity as usize, 1, 1], [256, 1, 1]);
         let volume = Arg::U32(u32::from(shape.depth > 1));
-        gpu.launch(&mut self.init, &per_component, &[area, boxes, sums, capacity_arg, volume, count, from_count])?;
+        let init_args = [area, boxes, sums, capacity_arg, volume, count, from_count];
+        launch_after(gpu, overlap, &mut self.init, &per_component, &init_args)?;
         let rows = shape.height * shape.depth;
         let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], GROUP);
         let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
         let args =
             [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], capacity_arg, count, from_count];
-        gpu.launch(&mut self.accumulate, &segments, &args)?;
+        launch_after(gpu, overlap, &mut self.accumulate, &segments, &args)?;
         Ok(())
     }
 

@@ -145,7 +145,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::common::{run_then_rank, GROUP};
+use super::common::{launch_after, run_then_rank, GROUP};
 use super::relabel::{RankTables, Relabel, RANK_SHIFT};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};
@@ -365,7 +365,9 @@ impl Tuf {
 /// of `forest` (passes 1 and 2's labels of `job`) into `tables`, from their `marks` where passes
 /// 1 and 2 made them, and pass 3's ranked kernel, launched over its range with the array's
 /// extent (`ranked`), writes every pixel's consecutive label into `job.labels`; returns the
-/// tables, which hold N.
+/// tables, which hold N. With `overlap` (pass 2's end left unmarked), each of these kernels may
+/// start while the one before it ends, pass 2 included (each waits for it first).
+#[allow(clippy::too_many_arguments)]
 fn rank_into_output(
     gpu: &dyn Gpu,
     job: &Job,
@@ -374,28 +376,18 @@ fn rank_into_output(
     mut tables: RankTables,
     convention: RawLabels,
     (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
+    overlap: bool,
 ) -> Result<RankTables> {
     match marks {
-        Some(marks) => relabel.build_ranks_from_marks(gpu, &mut tables, marks)?,
-        None => relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention)?,
+        Some(marks) => relabel.build_ranks_from_marks(gpu, &mut tables, marks, overlap)?,
+        None => relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention, overlap)?,
     }
     let mut args =
         vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
     args.extend(extent.iter().map(|&e| Arg::U32(e)));
     args.push(Arg::U32(RANK_SHIFT));
-    gpu.launch(kernel, &range, &args)?;
+    launch_after(gpu, overlap, kernel, &range, &args)?;
     Ok(tables)
-}
-
-/// Launches `kernel` to start while the kernel before it ends where `overlap`
-/// ([`Gpu::launch_overlapping`]: it must wait for that kernel before it reads what it writes),
-/// else after it.
-fn launch_after(gpu: &dyn Gpu, overlap: bool, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
-    if overlap {
-        Ok(gpu.launch_overlapping(kernel, range, args)?)
-    } else {
-        Ok(gpu.launch(kernel, range, args)?)
-    }
 }
 
 /// Pass 3's work-items: one per 4 pixels of a row.
@@ -446,10 +438,12 @@ impl Schedule for Tuf {
             gpu.zero(marks)?;
         }
         recorder.end(Phase::Allocation)?;
-        self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, marks.as_ref(), false, recorder)?;
+        let forest_job = Job { input: job.input, labels: &forest, shape };
+        let overlap = self.merge(gpu, &forest_job, marks.as_ref(), true, recorder)?;
         let [w, h, _] = job.extent();
         let ranked = (&mut self.compress_ranked, over_quads(shape), &[w, h][..]);
-        let tables = rank_into_output(gpu, job, (&forest, marks.as_ref()), relabel, tables, convention, ranked)?;
+        let forest_marks = (&forest, marks.as_ref());
+        let tables = rank_into_output(gpu, job, forest_marks, relabel, tables, convention, ranked, overlap)?;
         self.scratch.put(FOREST, forest);
         if let Some(marks) = marks {
             self.scratch.put(ROOT_MARKS, marks);
@@ -598,7 +592,7 @@ impl Schedule for Tuf3d {
         let tables = relabel.allocate(gpu, shape.len(), convention)?;
         let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, false, recorder)?;
         let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
-        let tables = rank_into_output(gpu, job, (&forest, None), relabel, tables, convention, ranked)?;
+        let tables = rank_into_output(gpu, job, (&forest, None), relabel, tables, convention, ranked, false)?;
         self.put_back(merged);
         self.scratch.put(FOREST, forest);
         Ok((None, tables))
