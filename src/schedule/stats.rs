@@ -277,7 +277,7 @@ impl Stats {
         // The table usually comes from the scratch of the last call, with no command to time: by
         // default its kernels may then start while the labeling's last kernel ends.
         let overlap = recorder.end_or_merge(Phase::Allocation)?;
-        self.launch(gpu, labels, shape, table.capacity, Some(count), table.arrays(), overlap)?;
+        self.launch(gpu, (labels, shape), table.capacity, Some(count), table.arrays(), overlap)?;
         let n = read_count()?;
         // The next calls' capacity: N with a quarter more, when N outgrew the table or is far
         // below it (a small array after a large one); else as it was.
@@ -363,7 +363,7 @@ impl Stats {
         if n == 0 {
             return Ok(());
         }
-        self.launch(gpu, labels, shape, n, None, arrays, false)
+        self.launch(gpu, (labels, shape), n, None, arrays, false)
     }
 
     /// Launches the statistics kernels on a table of `capacity` entries: for `capacity`
@@ -372,8 +372,7 @@ impl Stats {
     fn launch(
         &mut self,
         gpu: &dyn Gpu,
-        labels: &Buffer,
-        shape: Shape,
+        (labels, shape): (&Buffer, Shape),
         capacity: u32,
         count: Option<&Buffer>,
         [area, boxes, sums]: [&Buffer; 3],
