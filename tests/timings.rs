@@ -64,6 +64,43 @@ fn merged_phases_keep_the_labels_and_a_total() {
     }
 }
 
+/// With statistics, the relabeling's end is left unmarked by default (its time lands in the
+/// statistics phase, whose kernels may start while it ends on CUDA); marking every phase lists it
+/// again. Either way the labels, N and the statistics are the same, and right.
+#[test]
+fn statistics_merge_the_relabeling_unless_every_phase_is_marked() {
+    let image = random(301, 203, 45, 1, 6);
+    let reference = ccl::reference::label(&image, Connectivity::Eight);
+    let (consecutive, n) = reference.clone().into_consecutive();
+    let shape = ccl::Shape::image(image.width(), image.height());
+    let expected = ccl::ComponentStats::of_labels(consecutive.labels(), shape, n);
+    for dev in common::devices().into_iter().filter(|d| d.device.info().id.backend() != BackendKind::Cpu) {
+        for algorithm in [ccl::Algorithm::TUF, ccl::Algorithm::BKE_IC, ccl::Algorithm::UF] {
+            let name = format!("{algorithm}/{}", dev.token);
+            let mut labeler = dev.device.labeler(algorithm).unwrap();
+            let on_device = labeler.upload(&image).unwrap();
+            let mut results = Vec::new();
+            for every_phase in [false, true] {
+                labeler.mark_every_phase(every_phase);
+                let (labels, stats, t) = labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).unwrap();
+                let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
+                assert_eq!(
+                    phases.contains(&Phase::Relabel),
+                    every_phase,
+                    "{name}, every phase {every_phase}: {phases:?}"
+                );
+                assert!(phases.contains(&Phase::ComponentStats), "{name}: {phases:?}");
+                assert!(t.labeling_ms() > 0.0, "{name}: {t:?}");
+                let host = labeler.download(&labels).unwrap();
+                assert!(ccl::reference::same_partition(&reference, &host), "{name}, every phase {every_phase}");
+                assert_eq!(stats, expected, "{name}, every phase {every_phase}: statistics");
+                results.push(host.labels().to_vec());
+            }
+            assert_eq!(results[0], results[1], "{name}: the labels differ");
+        }
+    }
+}
+
 /// A labeler made for one connectivity builds that connectivity's kernels only; another is
 /// built at its first use, before the timed phases (the first labeling is timed like the next).
 #[test]
