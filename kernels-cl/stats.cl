@@ -251,9 +251,16 @@ DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count
         if (old == 0 || old == (uint)label) {
             ATOMIC_ADD(&t->count_dy[slot], count | dy * count << COUNT_BITS);
             ATOMIC_ADD(&t->sum_dx[slot], sum_dx);
-            ATOMIC_MIN(&t->min_dx[slot], first_dx);
-            ATOMIC_MAX(&t->max_dx[slot], last_dx);
-            ATOMIC_OR(&t->rows[slot], 1u << dy);
+            // The ends and rows only ever widen, so a value read that already covers this run's
+            // (even one read before another item's atomic) needs no atomic: a component that
+            // fills the group's rows (the large one of a dense image) then costs two atomics a
+            // hand-over on its slot, not five.
+            if (t->min_dx[slot] > first_dx)
+                ATOMIC_MIN(&t->min_dx[slot], first_dx);
+            if (t->max_dx[slot] < last_dx)
+                ATOMIC_MAX(&t->max_dx[slot], last_dx);
+            if ((t->rows[slot] >> dy & 1u) == 0)
+                ATOMIC_OR(&t->rows[slot], 1u << dy);
             return 1;
         }
         slot = (slot + 1) & (TABLE - 1);
