@@ -152,8 +152,10 @@ pub trait Labeler {
     /// labeler launches the statistics kernels before it reads N back (on a table sized by
     /// its last calls; where N outgrew it, they run again on a larger one). The timings: the
     /// labeling's phases and [`Phase::Relabel`], then [`Phase::Allocation`] and
-    /// [`Phase::ComponentStats`] (the statistics kernels and N's read-back) and the table's
-    /// read-back ([`Phase::Download`]).
+    /// [`Phase::ComponentStats`] (the statistics kernels' device time) and the read-back of N
+    /// and of the table ([`Phase::Download`]). Unless every phase is marked
+    /// ([`crate::GpuLabeler::mark_every_phase`]), a GPU labeler leaves the relabeling's end and
+    /// the table's allocation unmarked: their time is then in [`Phase::ComponentStats`].
     fn label_on_device_with_stats(
         &mut self,
         image: &DeviceImage,

@@ -265,7 +265,9 @@ impl Stats {
     /// them); where the table was too small for N, they run again on one of N entries. Ends
     /// [`Phase::Allocation`] (where the recorder marks every phase; else the kernels may start
     /// while the labeling's last one ends, and are timed with it), [`Phase::ComponentStats`]
-    /// (the kernels and N's read-back) and [`Phase::Download`]; returns N and the statistics.
+    /// (the kernels' device time) and [`Phase::Download`] (N's read-back, which waits for the
+    /// device, and the table's); a second run on a larger table adds a [`Phase::ComponentStats`]
+    /// after N's read-back. Returns N and the statistics.
     pub(crate) fn run_counted(
         &mut self,
         gpu: &dyn Gpu,
@@ -283,6 +285,8 @@ impl Stats {
         // default its kernels may then start while the labeling's last kernel ends.
         let overlap = recorder.end_or_merge(Phase::Allocation)?;
         self.launch(gpu, (labels, shape), table.capacity, Some(count), table.arrays(), overlap)?;
+        // Marked before N is read: the host's round trip is a transfer, not the kernels' time.
+        recorder.end(Phase::ComponentStats)?;
         let n = read_count()?;
         // The next calls' capacity: N with a quarter more, when N outgrew the table or is far
         // below it (a small array after a large one); else as it was.
@@ -292,14 +296,15 @@ impl Stats {
         }
         let table = if n > table.capacity {
             // The kernels left the table alone: again, on a table of N entries.
+            recorder.end(Phase::Download)?;
             self.put_back(table);
             let table = self.take_table(gpu, shape, n)?;
             self.compute(gpu, labels, shape, n, table.arrays())?;
+            recorder.end(Phase::ComponentStats)?;
             table
         } else {
             table
         };
-        recorder.end(Phase::ComponentStats)?;
         Ok((n, self.read(gpu, table, n, recorder)?))
     }
 
