@@ -160,22 +160,24 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 #endif
 
 // An exclusive scan of the work-group's `value`s in work-item order, in local memory (Hillis and
-// Steele); returns the sum of the values before this item's, and leaves the group's total in
-// *total. Every item of the group must call it.
+// Steele, between two halves of `scratch`, 2 * GROUP_SIZE words, so that a step needs one
+// barrier, not two); returns the sum of the values before this item's, and leaves the group's
+// total in *total. Every item of the group must call it.
 DEVICE_FN uint group_exclusive_scan(LOCAL uint *scratch, uint value, uint lid, uint *total)
 {
+    uint side = 0, sum = value;
     scratch[lid] = value;
     LOCAL_BARRIER();
     for (uint offset = 1; offset < GROUP_SIZE; offset *= 2) {
-        const uint add = lid >= offset ? scratch[lid - offset] : 0u;
-        LOCAL_BARRIER();
-        scratch[lid] += add;
+        if (lid >= offset)
+            sum += scratch[side + lid - offset];
+        side ^= GROUP_SIZE;
+        scratch[side + lid] = sum;
         LOCAL_BARRIER();
     }
-    const uint inclusive = scratch[lid];
-    *total = scratch[GROUP_SIZE - 1];
+    *total = scratch[side + GROUP_SIZE - 1];
     LOCAL_BARRIER();
-    return inclusive - value;
+    return sum - value;
 }
 
 // The labels of pixels first, first + GROUP_SIZE, ... (`count` of them; 0 past n), every load
@@ -345,26 +347,33 @@ KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uin
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to
-// sums[span] (the next level scans those).
+// sums[span] (the next level scans those). Item lid takes the ITEMS consecutive elements from
+// lid * ITEMS of its span, so that the group scans once (its items' sums), not once per element.
 KERNEL void scan_spans(GLOBAL uint *data, GLOBAL uint *sums, uint n)
 {
-    LOCAL_ARRAY(uint, scratch, GROUP_SIZE);
+    LOCAL_ARRAY(uint, scratch, 2 * GROUP_SIZE);
     const uint lid = LOCAL_ID_X;
-    const uint base = GROUP_ID_X * SPAN;
+    const uint first = GROUP_ID_X * SPAN + lid * ITEMS;
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the kernel before it, as it may be)
     LET_NEXT_KERNEL_START();
-    uint before = 0;
+    uint v[ITEMS], sum = 0;
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++)
+        v[k] = first + k < n ? data[first + k] : 0u;
+#pragma unroll
     for (uint k = 0; k < ITEMS; k++) {
-        const uint i = base + k * GROUP_SIZE + lid;
-        const uint value = i < n ? data[i] : 0u;
-        uint total;
-        const uint prefix = group_exclusive_scan(scratch, value, lid, &total);
-        if (i < n)
-            data[i] = before + prefix;
-        before += total;
+        const uint value = v[k];
+        v[k] = sum;
+        sum += value;
     }
+    uint total;
+    const uint before = group_exclusive_scan(scratch, sum, lid, &total);
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++)
+        if (first + k < n)
+            data[first + k] = before + v[k];
     if (lid == 0)
-        sums[GROUP_ID_X] = before;
+        sums[GROUP_ID_X] = total;
 }
 
 // Step 2, upward: adds each span's offset (the scanned sums) to its elements.
