@@ -23,6 +23,8 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)

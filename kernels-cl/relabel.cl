@@ -23,6 +23,8 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)
@@ -263,17 +265,61 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
     }
 }
 
+// Step 2 in step 1's launch, where the spans' counts fit one scan span (`scan_groups`, the
+// launch's groups, at most SPAN, else 0: every array up to 8 Mpx): the group that finishes last
+// scans the `groups` counts
+// in place and writes their total, as scan_spans would, one launch fewer. Each group's count is
+// stored (by item 0), fenced, and only then its ticket taken; the group that takes the last
+// ticket reads the counts with atomics (other groups wrote them) and puts the ticket counter
+// back to 0 for the next launch. `scratch` holds 2 * GROUP_SIZE words, `last` one.
+DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint *tickets, uint groups,
+                            LOCAL uint *scratch, LOCAL uint *last)
+{
+    const uint lid = LOCAL_ID_X;
+    if (lid == 0) {
+        GLOBAL_FENCE();
+        last[0] = ATOMIC_ADD(tickets, 1u) == groups - 1;
+    }
+    LOCAL_BARRIER();
+    if (!last[0])
+        return;
+    GLOBAL_FENCE();
+    const uint first = lid * ITEMS;
+    uint v[ITEMS], sum = 0;
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++)
+        v[k] = first + k < groups ? ATOMIC_ADD(&counts[first + k], 0u) : 0u;
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++) {
+        const uint value = v[k];
+        v[k] = sum;
+        sum += value;
+    }
+    uint all;
+    const uint before = group_exclusive_scan(scratch, sum, lid, &all);
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++)
+        if (first + k < groups)
+            counts[first + k] = before + v[k];
+    if (lid == 0) {
+        *total = all;
+        *tickets = 0;
+    }
+}
+
 // Step 1: the marks of the first pixels of each span of RANK_SPAN pixels with, per word of 32,
 // the count of marks before it in the span (R[word] = (count, marks), the words of the image in
 // pixel order), and the count of each span. Item lid reads pixels base + k * GROUP_SIZE + lid
 // (k < RANK_ITEMS), whose marks are bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the
 // words are in pixel order.
 KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
-                         index_t n, uint blocks, uint line)
+                         index_t n, uint blocks, uint line, GLOBAL uint *total, GLOBAL uint *tickets, uint scan_groups)
 {
     LOCAL_ARRAY(uint, marks, RANK_WORDS);
     LOCAL_ARRAY(uint, before, RANK_WORDS);
     LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
+    LOCAL_ARRAY(uint, scratch, 2 * GROUP_SIZE);
+    LOCAL_ARRAY(uint, last, 1);
     const uint lid = LOCAL_ID_X;
     const index_t base = (index_t)GROUP_ID_X * RANK_SPAN;
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE)
@@ -318,15 +364,20 @@ KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBA
     }
     LOCAL_BARRIER();
     rank_span(marks, before, partial, R, counts, base, n);
+    if (scan_groups != 0)
+        scan_if_last(counts, total, tickets, scan_groups, scratch, last);
 }
 
 // Step 1 from marks made elsewhere (TUF's pass 1 and border merge: bit p % 32 of M[p / 32] set
 // where pixel p is its component's first): 1 bit per pixel read instead of a label.
-KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uint *counts, index_t n)
+KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uint *counts, index_t n,
+                               GLOBAL uint *total, GLOBAL uint *tickets, uint scan_groups)
 {
     LOCAL_ARRAY(uint, marks, RANK_WORDS);
     LOCAL_ARRAY(uint, before, RANK_WORDS);
     LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
+    LOCAL_ARRAY(uint, scratch, 2 * GROUP_SIZE);
+    LOCAL_ARRAY(uint, last, 1);
     const index_t base = (index_t)GROUP_ID_X * RANK_SPAN, words = (n + 31) / 32;
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the labeling's last kernel, as it may be)
     LET_NEXT_KERNEL_START();
@@ -334,6 +385,8 @@ KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uin
         marks[w] = base / 32 + w < words ? M[base / 32 + w] : 0u;
     LOCAL_BARRIER();
     rank_span(marks, before, partial, R, counts, base, n);
+    if (scan_groups != 0)
+        scan_if_last(counts, total, tickets, scan_groups, scratch, last);
 }
 
 // Step 2: exclusive prefix sum of data[0..n) span by span, in place; each span's total goes to

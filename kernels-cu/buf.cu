@@ -33,6 +33,8 @@ typedef unsigned long long ulong;
 #define GLOBAL_ID_Y (GROUP_ID_Y * blockDim.y + threadIdx.y)
 #define GLOBAL_ID_Z (GROUP_ID_Z * blockDim.z + threadIdx.z)
 #define LOCAL_BARRIER() __syncthreads()
+// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
+#define GLOBAL_FENCE() __threadfence()
 // Programmatic dependent launch (compute capability 9.0 on; Gpu::launch_overlapping): a kernel
 // launched so waits at WAIT_FOR_PREVIOUS_KERNEL() until the kernel before it has finished and
 // its writes are visible; LET_NEXT_KERNEL_START() lets such a next kernel start early.

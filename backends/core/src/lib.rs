@@ -96,6 +96,11 @@ pub trait Gpu: Send + Sync {
     fn launch_overlapping(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
         self.launch(kernel, range, args)
     }
+    /// Whether [`Gpu::launch_overlapping`] lets a kernel start before the one queued before it
+    /// ends on this device; the default, false, where it is [`Gpu::launch`].
+    fn overlaps_launches(&self) -> bool {
+        false
+    }
     /// Marks the current point of this handle's command stream.
     fn mark(&self) -> Result<Mark>;
     /// Device milliseconds between two marks of this handle (waits for them).

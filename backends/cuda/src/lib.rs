@@ -1016,6 +1016,10 @@ impl Gpu for Runtime {
         Ok(())
     }
 
+    fn overlaps_launches(&self) -> bool {
+        self.desc.compute_capability.0 >= 9
+    }
+
     /// On compute capability 9.0 and later, `cuLaunchKernelEx` with programmatic stream
     /// serialization allowed: the kernel may start once every group of the previous kernel has
     /// started (or run `LET_NEXT_KERNEL_START()`), and its `WAIT_FOR_PREVIOUS_KERNEL()`
