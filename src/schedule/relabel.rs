@@ -15,13 +15,16 @@
 //!
 //! Two full passes over the labels (three for block conventions) and one write.
 //!
-//! Tried on the H100 and dropped: the scan of a single level done by the rank pass's last
-//! work-group to finish (a count of finished groups, a fence, volatile reads), one launch fewer.
-//! `ccl bench average/density --stats`, A/B on one machine, two rounds: on NVIDIA's OpenCL the
-//! DIBCO pages' TUF + stats 0.081-0.093 -> 0.065-0.069 ms, but on CUDA the pages within noise
-//! (0.074-0.081 -> 0.075-0.077) and 2048^2 slower at 50 and 90 % (0.126-0.128 / 0.111 -> 0.137 /
-//! 0.119): the last group's scan runs after every other group, where CUDA had already queued the
-//! scan kernel's launch.
+//! Where the device cannot start a kernel while the one before it ends
+//! ([`Gpu::overlaps_launches`] false: OpenCL), step 3 of a single level (up to 8 Mpx) is done by
+//! the rank pass's last work-group to finish (a ticket counter, a fence, atomic reads), one
+//! launch fewer ([`scan_groups`] has the figures). First tried before CUDA's kernels started
+//! early, and dropped then for both backends: `ccl bench average/density --stats`, A/B on one
+//! H100, two rounds, on NVIDIA's OpenCL the DIBCO pages' TUF + stats 0.081-0.093 -> 0.065-0.069
+//! ms, but on CUDA the pages within noise (0.074-0.081 -> 0.075-0.077) and 2048^2 slower at 50
+//! and 90 % (0.126-0.128 / 0.111 -> 0.137 / 0.119): the last group's scan runs after every
+//! other group, where CUDA had already queued the scan kernel's launch. CUDA (compute
+//! capability 9.0 on) keeps the scan kernel, which starts early there.
 
 use super::common::launch_after;
 use super::scratch::Scratch;
