@@ -427,8 +427,9 @@ fn stats_option_times_labeling_with_statistics() {
     for name in ["UF+stats", "BKE+stats"] {
         let with_stats: Vec<_> = records.iter().filter(|r| r.algorithm == name).collect();
         assert_eq!(with_stats.len(), 2 * 2 * gpu_devices, "{name}");
+        // Outside `steps` the relabeling is timed with the statistics (its end is left unmarked).
         for r in with_stats {
-            assert!(r.phases.contains("relabel=") && r.phases.contains("component-stats="), "{r:?}");
+            assert!(r.phases.contains("component-stats=") && !r.phases.contains("relabel="), "{r:?}");
         }
     }
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
