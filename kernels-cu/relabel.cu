@@ -182,6 +182,24 @@ DEVICE_FN uint group_exclusive_scan(LOCAL uint *scratch, uint value, uint lid, u
     return sum - value;
 }
 
+// The exclusive prefix sums of a span of ITEMS * GROUP_SIZE values, in place, item lid holding
+// elements lid * ITEMS .. in `v`: each item's own, then the group's scan of their sums; the
+// span's total in *total. Every item of the group must call it.
+DEVICE_FN void span_exclusive_scan(LOCAL uint *scratch, uint *v, uint lid, uint *total)
+{
+    uint sum = 0;
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++) {
+        const uint value = v[k];
+        v[k] = sum;
+        sum += value;
+    }
+    const uint before = group_exclusive_scan(scratch, sum, lid, total);
+#pragma unroll
+    for (uint k = 0; k < ITEMS; k++)
+        v[k] += before;
+}
+
 // The labels of pixels first, first + GROUP_SIZE, ... (`count` of them; 0 past n), every load
 // issued before any is used, so that they are in flight together.
 DEVICE_FN void load_strided(GLOBAL const label_t *L, index_t first, index_t n, label_t *l, uint count)
@@ -295,22 +313,15 @@ DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint
         return;
     GLOBAL_FENCE();
     const uint first = lid * ITEMS;
-    uint v[ITEMS], sum = 0;
+    uint v[ITEMS], all;
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         v[k] = first + k < groups ? ATOMIC_ADD(&counts[first + k], 0u) : 0u;
-#pragma unroll
-    for (uint k = 0; k < ITEMS; k++) {
-        const uint value = v[k];
-        v[k] = sum;
-        sum += value;
-    }
-    uint all;
-    const uint before = group_exclusive_scan(scratch, sum, lid, &all);
+    span_exclusive_scan(scratch, v, lid, &all);
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         if (first + k < groups)
-            counts[first + k] = before + v[k];
+            counts[first + k] = v[k];
     if (lid == 0) {
         *total = all;
         *tickets = 0;
@@ -409,22 +420,15 @@ KERNEL void scan_spans(GLOBAL uint *data, GLOBAL uint *sums, uint n)
     const uint first = GROUP_ID_X * SPAN + lid * ITEMS;
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the kernel before it, as it may be)
     LET_NEXT_KERNEL_START();
-    uint v[ITEMS], sum = 0;
+    uint v[ITEMS], total;
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         v[k] = first + k < n ? data[first + k] : 0u;
-#pragma unroll
-    for (uint k = 0; k < ITEMS; k++) {
-        const uint value = v[k];
-        v[k] = sum;
-        sum += value;
-    }
-    uint total;
-    const uint before = group_exclusive_scan(scratch, sum, lid, &total);
+    span_exclusive_scan(scratch, v, lid, &total);
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         if (first + k < n)
-            data[first + k] = before + v[k];
+            data[first + k] = v[k];
     if (lid == 0)
         sums[GROUP_ID_X] = total;
 }
