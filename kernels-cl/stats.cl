@@ -133,7 +133,9 @@ DEVICE_FN uint lowest_bit(uint w)
 // read different banks. A work-item reads its segment into two bit masks (foreground, and the
 // first voxel of each run of one component, background inside the run included) and hands each
 // run's statistics on at once, its count, ends and coordinate sum taken from the masks: a run of
-// one component costs one hand-over, not one per voxel, and no voxel costs a branch. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
+// one component costs one hand-over, not one per voxel, and no voxel costs a branch. Two
+// work-items of neighbouring segments hand a run that crosses their boundary over once, not
+// twice. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
 // open addressing on the label), whose entries are added to the global ones once per group at
 // the end. A component
 // spanning many groups (the large one of a dense image) then costs one set of global atomics
@@ -151,6 +153,9 @@ DEVICE_FN uint lowest_bit(uint w)
 #define STAGE_STRIDE (SEGMENT + 1)
 #if SEGMENT > 32
 #error "a segment's voxels are the bits of a word"
+#endif
+#if GROUP_W % 2
+#error "the items of a row walk their segments in pairs"
 #endif
 #if TABLE & (TABLE - 1) || TABLE > GROUP_ITEMS || PROBES > TABLE
 #error "TABLE must be a power of two no larger than the work-group, PROBES at most TABLE"
@@ -339,8 +344,10 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     LOCAL_BARRIER();
     LOCAL const uint *segment = mine + LOCAL_ID_X * STAGE_STRIDE;
 #define SEGMENT_LABEL(k) segment[k]
+#define PARTNER_LABEL(side, k) segment[(int)(side) * STAGE_STRIDE + (int)(k)]
 #else
 #define SEGMENT_LABEL(k) (x0 + (k) < end ? row[x0 + (k)] : 0)
+#define PARTNER_LABEL(side, k) row[(int)x0 + (int)(side) * SEGMENT + (int)(k)]
 #endif
     // The segment as bit masks: its foreground, and the first pixel of each of its runs (a run
     // being a component's pixels up to the next pixel of another component, background between
@@ -356,17 +363,52 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
         previous = label != 0 ? label : previous;
     }
     const uint dy = r - r0;
+    // Items 2j and 2j + 1 of a row walk neighbouring segments: where the first run of the odd
+    // one has the label of the even one's last run, the even one hands both over as one run and
+    // the odd one skips it. A component wider than the segments (the large one of a dense image)
+    // then costs half the hand-overs, all on its slot of the table, so the segments can be short
+    // (see SEGMENT in src/schedule/stats.rs).
+    LOCAL_ARRAY(uint, masks, 2 * GROUP_ITEMS);
+    masks[2 * item] = fg;
+    masks[2 * item + 1] = starts;
+    LOCAL_BARRIER();
+    const uint partner = item ^ 1u, partner_fg = masks[2 * partner], partner_starts = masks[2 * partner + 1];
+    const int odd = LOCAL_ID_X & 1u;
+    // The label the two segments share across their boundary (0: none): the even segment's last
+    // run's and the odd one's first run's, where equal.
+    label_t joined = 0;
+    {
+        const uint even_fg = odd ? partner_fg : fg, odd_fg = odd ? fg : partner_fg;
+        const uint odd_starts = odd ? starts : partner_starts;
+        if (even_fg != 0 && odd_fg != 0) {
+            const label_t even_last = odd ? PARTNER_LABEL(-1, highest_bit(even_fg)) : SEGMENT_LABEL(highest_bit(even_fg));
+            const label_t odd_first = odd ? SEGMENT_LABEL(lowest_bit(odd_starts)) : PARTNER_LABEL(1, lowest_bit(odd_starts));
+            joined = even_last == odd_first ? even_last : 0;
+        }
+    }
+    if (odd && joined != 0)
+        starts &= starts - 1u; // handed over by the even item
     while (starts != 0) {
         const uint k0 = lowest_bit(starts);
         starts &= starts - 1u;
-        const uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_bit(starts)) : 0xFFFFFFFFu);
+        uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_bit(starts)) : 0xFFFFFFFFu);
         const label_t label = SEGMENT_LABEL(k0);
         // A label above n, which consecutive labels never have, is skipped rather than written
         // past the table.
         if (label > n)
             continue;
-        const uint count = POPCOUNT(run), first = x0 + k0, last = x0 + highest_bit(run);
-        const uint sum_k = bit_position_sum(run);
+        uint count = POPCOUNT(run), last = x0 + highest_bit(run);
+        uint sum_k = bit_position_sum(run);
+        if (!odd && starts == 0 && joined != 0) {
+            // The odd partner's first run: its fg bits up to its second run start.
+            const uint rest = partner_starts & (partner_starts - 1u);
+            const uint more = partner_fg & (rest != 0 ? bits_below(lowest_bit(rest)) : 0xFFFFFFFFu);
+            const uint c = POPCOUNT(more);
+            count += c;
+            last = x0 + SEGMENT + highest_bit(more);
+            sum_k += bit_position_sum(more) + c * SEGMENT;
+        }
+        const uint first = x0 + k0;
         const ulong sum_x = (ulong)count * x0 + sum_k;
         const uint sum_dx = count * (x0 - gx0) + sum_k;
         if (!shared || !stats_local(table, label, count, first - gx0, last - gx0, sum_dx, dy))

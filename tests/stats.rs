@@ -57,7 +57,7 @@ fn images() -> Vec<(String, BinaryImage)> {
     for (density, granularity) in [(10, 1), (45, 1), (70, 2), (90, 1)] {
         out.push((format!("131x77 d{density} g{granularity}"), random(131, 77, density, granularity, density)));
     }
-    // Wider than one accumulating work-group (1024 columns): groups away from the origin, a
+    // Wider than one accumulating work-group (512 columns): groups away from the origin, a
     // giant component over many groups, and groups meeting more components than their table
     // holds (64).
     for (density, seed) in [(10, 11), (45, 12), (60, 13)] {

@@ -4,10 +4,11 @@
 //!
 //! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
 //! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row hands each run of one
-//!    component (read from bit masks of its segment) to its work-group's table in local
-//!    memory, whose entries are added to the global ones with atomics once per group. Volumes
-//!    are walked as images of `height * depth` rows (row r is y = r % height of slice r /
-//!    height), so one 2D launch (folded into a CUDA grid when tall) covers any shape.
+//!    component (read from bit masks of its segment; a run crossing into the next segment of
+//!    a pair of items counted once) to its work-group's table in local memory, whose entries
+//!    are added to the global ones with atomics once per group. Volumes are walked as images
+//!    of `height * depth` rows (row r is y = r % height of slice r / height), so one 2D launch
+//!    (folded into a CUDA grid when tall) covers any shape.
 //! 3. OpenCV's format (`connectedComponentsWithStats`: row 0 the background, then a row per
 //!    component of i64 stats and f64 centroids), on request ([`OpenCv`], a build with double
 //!    precision): the table's totals, the background's box from the array's faces (from every
@@ -32,6 +33,32 @@
 //! already cover its run (they only ever widen): same A/B, 8192^2 TUF+stats 0.807-0.814 /
 //! 0.642-0.649 -> 0.803 / 0.631-0.636 ms at 50 / 90 %, within noise at 10 %, at 2048^2 and on
 //! the pages.
+//!
+//! Segments of 16 pixels, not 32, and pairs of them that hand a run crossing their boundary over
+//! once. Nsight Compute on a 2048^2 labeling at 10 % (CUDA): with 32, `stats_accumulate` ran 34
+//! us in 512 work-groups, 0.65 of a wave (40 registers, 35 KiB of local memory: 6 groups a
+//! compute unit), its warps waiting mostly on local memory (short scoreboard 7.6 cycles an
+//! instruction); with 16, 30 us in 1024 groups of 32 registers; with 8, 26 us. Short segments
+//! alone cost the dense images, where twice the hand-overs go to the large component's slot;
+//! the pairs give those back. H100, `ccl bench density --stats`, TUF, CUDA, sweeps in one call
+//! per machine, two rounds (TUF + stats, 2048^2 in us / 8192^2 in ms, 10 / 50 / 90 %):
+//! 32 pixels 72.6-73.7 / 75.7-76.4 / 59.7-60.0 and 0.941-0.944 / 0.782-0.788 / 0.614-0.619;
+//! 16 64.6-65.1 / 75.4-76.0 / 62.3-63.1 and 0.898-0.900 / 0.823-0.825 / 0.658-0.660; 8 (8
+//! groups a unit) 62.9-63.0 / 81.9-82.1 / 69.8-70.3 and 0.876 / 0.919-0.924 / 0.766; 32 with
+//! pairs 72.2-72.6 / 73.8-74.1 / 58.3-58.6 and 0.941-0.942 / 0.783 / 0.603-0.604; 16 with pairs
+//! 65.2-65.5 / 73.4-74.0 / 59.5-60.1 and 0.894-0.895 / 0.788-0.794 / 0.610-0.613, with 4 probes
+//! instead of 8 (kept) 64.1-64.4 / 73.6-73.9 / 59.6-59.7 and 0.893-0.894 / 0.787-0.788 /
+//! 0.611-0.612. Within noise or slower there: probing an aligned bucket of 2, 4 or 8 slots read
+//! at once (0.5-1.5 us at 10 %, 1 % slower at 8192^2 and 50 % with 4), and a table of 128 or
+//! 256 slots (2-3 us slower at 10 %). The A/B of the builds (two rounds in one call): on an
+//! H100, CUDA, 8192^2 0.942-0.944 / 0.782-0.787 / 0.616-0.620 -> 0.894-0.896 / 0.787 / 0.612
+//! ms; on an H200, 2048^2 CUDA 67.2-67.4 / 73.8-73.9 / 57.7-58.0 -> 59.2-59.4 / 71.3-71.7 /
+//! 57.7-57.8 us, NVIDIA OpenCL 75.3-76.1 / 83.6-84.7 / 67.3-68.1 -> 70.5-70.8 / 82.5-83.0 /
+//! 67.5-68.0, 8192^2 NVIDIA OpenCL 0.839-0.840 / 0.777-0.780 / 0.617 -> 0.793-0.794 /
+//! 0.783-0.787 / 0.614-0.615 ms, BKE_IC + stats at 2048^2 (CUDA) 110.5-110.9 / 136.8-137.0 /
+//! 120.2-120.7 -> 102.8-103.1 / 136.5-136.7 / 121.0-121.2 us, the 10 DIBCO 2009 pages 29.6 ->
+//! 28.8 us (NVIDIA OpenCL 39.2-39.3 -> 38.3-38.7), 256^3 volumes (6-connectivity, CUDA)
+//! 0.306-0.307 / 0.302-0.303 / 0.249 -> 0.285 / 0.275-0.276 / 0.221-0.222 ms.
 //!
 //! After a labeling into consecutive labels ([`Stats::run_counted`], behind
 //! `Labeler::label_on_device_with_stats`), the kernels run before N is read back: they take N
@@ -78,14 +105,15 @@ use super::scratch::Scratch;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
 use crate::{ComponentStats, Phase, Result, Shape};
 
-/// Pixels per work-item of `stats_accumulate`.
-const SEGMENT: usize = 32;
+/// Pixels per work-item of `stats_accumulate` (see the module's notes: 16, with pairs of
+/// segments handing a run across their boundary over once).
+const SEGMENT: usize = 16;
 /// The work-group of `stats_accumulate`: a warp of segments along x, 8 rows.
 const GROUP: [usize; 3] = [32, 8, 1];
 /// Slots of `stats_accumulate`'s table in local memory (a power of two).
 const TABLE: usize = 64;
 /// Slots a hand-over tries before it goes to the global entries.
-const PROBES: usize = 8;
+const PROBES: usize = 4;
 
 /// The compile-time defines of `kernels/stats.kernel`; with `float64`, its kernels of OpenCV's
 /// format too (double precision: a separate build, so that devices without it keep the rest).
