@@ -59,6 +59,19 @@
 //! 120.2-120.7 -> 102.8-103.1 / 136.5-136.7 / 121.0-121.2 us, the 10 DIBCO 2009 pages 29.6 ->
 //! 28.8 us (NVIDIA OpenCL 39.2-39.3 -> 38.3-38.7), 256^3 volumes (6-connectivity, CUDA)
 //! 0.306-0.307 / 0.302-0.303 / 0.249 -> 0.285 / 0.275-0.276 / 0.221-0.222 ms.
+//! Knocked out (wrong tables, timing only; H100, same A/B), the hand-overs of runs of one pixel
+//! cost 10.8 us of TUF + stats at 2048^2 and 10 % (64.8 -> 54.0 us) and 0.21 ms at 8192^2
+//! (0.895 -> 0.684), the direct global hand-overs as much, the table's flush 3.6 us / 0.05 ms.
+//! So measured and dropped: seeding the table from the relabeling's rank tables instead of
+//! `stats_init` (a work-item per word of 32 pixels of their marks writing each component's
+//! first pixel as its initial entry: area 1, its box, its coordinates), and `stats_accumulate`
+//! leaving the marked first pixels out, so that a component of one pixel costs no hand-over:
+//! exact on CUDA, NVIDIA OpenCL and POCL, clean under compute-sanitizer, but slower everywhere,
+//! 2048^2 64.5-65.0 / 74.1-74.2 / 59.9 -> 71.6-71.8 / 75.0-75.3 / 60.9-61.1 us at 10 / 50 / 90
+//! %, 8192^2 0.895-0.896 / 0.792 / 0.614-0.615 -> 0.979 / 0.810 / 0.626-0.627 ms, 256^3
+//! volumes 0.328 -> 0.348 ms at 10 % (CUDA; NVIDIA OpenCL alike): the seeds' scattered stores,
+//! seven columns per component, cost more than `stats_init`'s coalesced ones and the
+//! hand-overs they save.
 //!
 //! After a labeling into consecutive labels ([`Stats::run_counted`], behind
 //! `Labeler::label_on_device_with_stats`), the kernels run before N is read back: they take N
