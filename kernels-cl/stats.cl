@@ -135,14 +135,13 @@ DEVICE_FN uint lowest_bit(uint w)
 // run's statistics on at once, its count, ends and coordinate sum taken from the masks: a run of
 // one component costs one hand-over, not one per voxel, and no voxel costs a branch. Two
 // work-items of neighbouring segments hand a run that crosses their boundary over once, not
-// twice. Hand-overs go to a table in local memory shared by the work-group (TABLE slots,
-// open addressing on the label), whose entries are added to the global ones once per group at
-// the end. A component
-// spanning many groups (the large one of a dense image) then costs one set of global atomics
-// per group instead of one per work-item, and those atomics, all on one address, were what
-// limited the kernel. The table holds 32-bit offsets from the group's first column and row;
-// a hand-over that finds the table full, or a group whose rows span two slices, goes to the
-// global entries directly.
+// twice. Hand-overs go to a table in local memory shared by the work-group (TABLE slots, open
+// addressing on the label), whose entries are added to the global ones once per group at the
+// end. A component spanning many groups (the large one of a dense image) then costs one set of
+// global atomics per group instead of one per work-item, and those atomics, all on one address,
+// were what limited the kernel. The table holds 32-bit offsets from the group's first column
+// and row; a hand-over that finds the table full, or a group whose rows span two slices, goes
+// to the global entries directly.
 // Build-time defines: SEGMENT (voxels per work-item), GROUP_W x GROUP_H (the accumulating
 // work-group), TABLE (slots, a power of two), PROBES (slots tried per hand-over), INT64_ATOMICS
 // (the preludes' 64-bit add), FLOAT64 (with it, the kernels of OpenCV's format too).
@@ -391,7 +390,7 @@ KERNEL void stats_accumulate(GLOBAL const label_t *L, GLOBAL uint *area, GLOBAL 
     while (starts != 0) {
         const uint k0 = lowest_bit(starts);
         starts &= starts - 1u;
-        uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_bit(starts)) : 0xFFFFFFFFu);
+        const uint run = fg & ~bits_below(k0) & (starts != 0 ? bits_below(lowest_bit(starts)) : 0xFFFFFFFFu);
         const label_t label = SEGMENT_LABEL(k0);
         // A label above n, which consecutive labels never have, is skipped rather than written
         // past the table.
