@@ -251,9 +251,10 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 //
 // Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes); for volumes FACE_ROW_LANES and
 // DEFER_SLOTS (see where they are used). In pass 1 a work-group of 32 x 8 work-items labels
-// 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps: lane `lane` of a
-// tile's warp reads and writes column `lane` of the tile, and (in its first warp) labels row
-// `lane` of it.
+// 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps; one of 32 x 16
+// labels 8 tiles with two warps each: lane `lane` of a tile's warp reads and writes column
+// `lane` of the tile, and labels row `lane` of it (the runs of a row shared among the tile's
+// warps).
 
 #define TILE_W 32
 #define TILE_H 32
@@ -602,17 +603,17 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
 }
 
 // Pass 1: the 32 x 32 tiles of a work-group are labeled in local memory, and every pixel stores
-// (global index of its group-local root) + 1, background 0. A work-group of 32 x 8 work-items
-// labels 8 / tile_warps tiles side by side, with tile_warps rows of 32 work-items each, and with
-// 8 tiles also joins them across the borders between them. Its local memory holds:
+// (global index of its group-local root) + 1, background 0. A work-group of 32 x (group_tiles *
+// tile_warps) work-items labels group_tiles tiles side by side (8, or 1), with tile_warps warps
+// of 32 work-items each (1, 2 or 8), and with 8 tiles also joins them across the borders between
+// them. Its local memory holds:
 //   masks: per tile, one 32-bit mask per row (bit c: column c is foreground);
 //   parents: union-find over the tiles' run starts, node + 1 (union_find.h's convention);
 //   before the masks are made, its first 1024 bytes per tile hold the pixels of a tile across
 //   the image's edge (1 foreground).
-DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint tile_warps,
-                           LOCAL uint *masks_all, LOCAL uint *parents, GLOBAL uint *marks, uint track)
+DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
+                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *parents, GLOBAL uint *marks, uint track)
 {
-    const uint group_tiles = 8 / tile_warps;
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
     // first warp labels the rows.
     const uint lane = LOCAL_ID_X, t = LOCAL_ID_Y / tile_warps, sub = LOCAL_ID_Y % tile_warps;
@@ -684,7 +685,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // pixel (0, r) with its foreground neighbours in column 31 of tile t - 1, within the tiles'
     // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
     // is joined already as tuf_border_merge does (border_joins).
-    if (group_tiles > 1 && t > 0 && (mask & 1u) != 0) {
+    if (group_tiles > 1 && t > 0 && sub == 0 && (mask & 1u) != 0) {
         LOCAL const uint *left = masks - TILE_H; // tile t - 1's
         const uint left_node = row_node - START_SLOTS;
         const int up = r > 0 && (masks[r - 1] & 1u) != 0;
@@ -710,8 +711,18 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // the DIBCO pages 5 % slower).
     if (group_tiles > 1) {
         const uint row_index = (uint)PIXEL_INDEX(x0, y0 + r, width);
-        const uint columns = label_roots(parents, starts, row_node, sub, tile_warps, row_index);
-        if (track && x0 < width && y0 + r < height)
+        uint columns = label_roots(parents, starts, row_node, sub, tile_warps, row_index);
+        if (track && tile_warps > 1) {
+            // The roots of a row found by the tile's two warps, or-ed in local memory (after the
+            // masks: tuf_tiles_wide's masks_all holds 16 rows of words per tile), so that one
+            // work-item writes the row's whole word.
+            LOCAL uint *found = masks_all + 8 * TILE_H + t * TILE_H;
+            if (sub == 1)
+                found[r] = columns;
+            LOCAL_BARRIER();
+            columns |= sub == 0 ? found[r] : 0u;
+        }
+        if (track && sub == 0 && x0 < width && y0 + r < height)
             mark_roots(marks, columns, PIXEL_INDEX(x0, y0 + r, width), width);
     } else {
         for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
@@ -727,7 +738,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 #if LABEL_BITS == 32
     if (group_tiles > 1 && inside && (size_t)L % 16u == 0 && width % 4u == 0) {
         const uint q = lane % 8u * 4u;
-        for (uint row = lane / 8u; row < TILE_H; row += 4u)
+        for (uint row = lane / 8u + 4u * sub; row < TILE_H; row += 4u * tile_warps)
             *(GLOBAL uint4 *)(L + PIXEL_INDEX(x0 + q, y0 + row, width)) =
                 quad_labels(parents, masks[row], q, row * row_stride + base);
         return;
@@ -759,7 +770,19 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, 
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 1, masks_all, parents, marks, track);
+    label_tiles(img, L, width, height, 8, 1, masks_all, parents, marks, track);
+}
+
+// Pass 1 on 8 tiles per work-group of 32 x 16 work-items, two warps per tile (sharing each
+// row's runs, as tuf_tiles_small's eight do), for images whose 8-tile groups would fill less
+// than half of the device: twice the warps hide the latency of the tiles' local-memory chains.
+KERNEL REQUIRED_GROUP_SIZE(32, 16, 1, 4) void tuf_tiles_wide(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
+                                                             uint height, GLOBAL uint *marks, uint track)
+{
+    LOCAL_ARRAY(uint, masks_all, 16 * TILE_H); // the tiles' masks, then their rows' roots (label_tiles)
+    LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
+    LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
+    label_tiles(img, L, width, height, 8, 2, masks_all, parents, marks, track);
 }
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
@@ -769,7 +792,7 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar 
     LOCAL_ARRAY(uint, masks_all, TILE_H);
     LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 8, masks_all, parents, (GLOBAL uint *)0, 0);
+    label_tiles(img, L, width, height, 1, 8, masks_all, parents, (GLOBAL uint *)0, 0);
 }
 
 // ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of

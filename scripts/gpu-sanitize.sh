@@ -78,7 +78,9 @@ sanitize_stats() {
 }
 # TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse, and
 # one of more 8-tile work-groups than an H100 has SMs (2100x1000: 288), whose tiles are joined
-# in local memory (fewer groups take the one-tile-per-group kernel).
+# in local memory (fewer groups take the one-tile-per-group kernel): `tuf_tiles` with
+# 8-connectivity, `tuf_tiles_wide` (two warps a tile) with 4; consecutive labels, and on the
+# last image raw ones too.
 sanitize_tuf() {
   local odd groups
   odd=$(mktemp --suffix=.png)
@@ -89,6 +91,7 @@ sanitize_tuf() {
     for conn in 4 8; do
       for tool in memcheck racecheck; do
         check "$tool" "TUF ${input##*/} $conn-conn" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" -o /tmp/sanitize.npy
+        [ "$input" = "$groups" ] && check "$tool" "TUF ${input##*/} $conn-conn raw" label "$input" --device cuda:0 --algo TUF --connectivity "$conn" --raw -o /tmp/sanitize.npy
       done
     done
   done

@@ -59,11 +59,13 @@ pub use volume::{random_volume, BinaryVolume, LabelVolume};
 /// Hooks for the project's own tests, not part of the stable API.
 #[doc(hidden)]
 pub mod testing {
-    /// Forces TUF's tile kernel for every later labeling of an image in this process:
-    /// `Some(true)` one 32 x 32 tile per work-group, `Some(false)` eight, `None` chosen by the
-    /// image's size (the default). Both are exact; the choice is only about speed.
-    pub fn force_tuf_small_tiles(small: Option<bool>) {
-        crate::schedule::tuf::force_small_tiles(small)
+    pub use crate::schedule::tuf::TileKernel as TufTileKernel;
+
+    /// Forces TUF's tile kernel for every later labeling of an image in this process (`None`:
+    /// chosen by the image's size, the device and the connectivity, the default). All are
+    /// exact; the choice is only about speed.
+    pub fn force_tuf_tile_kernel(kernel: Option<TufTileKernel>) {
+        crate::schedule::tuf::force_tile_kernel(kernel)
     }
 }
 

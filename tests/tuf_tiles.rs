@@ -1,21 +1,24 @@
-//! TUF labels an image with one of two tile kernels, chosen by the image's size and the device's
-//! compute units: `tuf_tiles_small` (one 32 x 32 tile per work-group, its 8 warps sharing each
-//! row's runs) where the image has few tiles, else `tuf_tiles` (8 tiles per work-group). The
-//! conformance matrix reaches the small kernel on a device of few compute units (as POCL in CI)
-//! only for images of one work-group; here each kernel is forced on every conformance image, at
-//! 4- and 8-connectivity, on every GPU backend present, and the raw labels must equal the
-//! reference's under TUF's convention, and its consecutive labels (`label_on_device_consecutive`,
-//! ranked from passes 1 and 2's root marks with 8 tiles per group) the host's renumbering, with
+//! TUF labels an image with one of three tile kernels, chosen by the image's size, the device's
+//! compute units and the connectivity: `tuf_tiles_small` (one 32 x 32 tile per work-group, its 8
+//! warps sharing each row's runs) where the image has few tiles, `tuf_tiles_wide` (8 tiles per
+//! work-group, two warps each) at 4-connectivity where it has a few more, else `tuf_tiles` (8
+//! tiles per work-group, a warp each). The conformance matrix reaches the small and wide kernels
+//! on a device of few compute units (as POCL in CI) only for a few image sizes; here each kernel
+//! is forced on every conformance image, at 4- and 8-connectivity, on every GPU backend present.
+//! The raw labels must equal the reference's under TUF's convention, and the consecutive labels
+//! (`label_on_device_consecutive`, ranked from passes 1 and 2's root marks with 8 tiles per
+//! group, which the wide kernel's two warps per tile gather first) the host's renumbering, with
 //! the same count. One test: the kernel choice is process-wide.
 
 mod common;
 
 use ccl::reference::{self, partition_difference};
+use ccl::testing::TufTileKernel;
 use ccl::{Algorithm, Connectivity, Labeler};
 use common::images::conformance_cases;
 
 #[test]
-fn both_tile_kernels_label_every_conformance_image_exactly() {
+fn every_tile_kernel_labels_every_conformance_image_exactly() {
     // The reference's labels, once per image and connectivity.
     let cases: Vec<_> = [Connectivity::Four, Connectivity::Eight]
         .into_iter()
@@ -32,13 +35,16 @@ fn both_tile_kernels_label_every_conformance_image_exactly() {
     }
     let mut failures = Vec::new();
     let mut labelings = 0;
-    for small in [true, false] {
-        ccl::testing::force_tuf_small_tiles(Some(small));
-        let kernel = if small { "tuf_tiles_small" } else { "tuf_tiles" };
+    for (kernel, name) in [
+        (TufTileKernel::Small, "tuf_tiles_small"),
+        (TufTileKernel::Groups, "tuf_tiles"),
+        (TufTileKernel::Wide, "tuf_tiles_wide"),
+    ] {
+        ccl::testing::force_tuf_tile_kernel(Some(kernel));
         for dev in &devices {
             let mut labeler = dev.device.labeler(Algorithm::TUF).expect("labeler");
             for (connectivity, case, expected) in &cases {
-                let name = format!("{kernel}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
+                let name = format!("{name}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
                 let actual = labeler
                     .upload(&case.image)
                     .and_then(|image| labeler.label_on_device(&image, *connectivity))
@@ -73,7 +79,7 @@ fn both_tile_kernels_label_every_conformance_image_exactly() {
             }
         }
     }
-    ccl::testing::force_tuf_small_tiles(None);
+    ccl::testing::force_tuf_tile_kernel(None);
     assert!(failures.is_empty(), "{} of {labelings} labelings failed:\n{}", failures.len(), failures.join("\n"));
-    eprintln!("{labelings} labelings exact with both tile kernels");
+    eprintln!("{labelings} labelings exact with every tile kernel");
 }

@@ -2,8 +2,9 @@
 //! `kernels/tuf.kernel`, which explains the design.
 //!
 //! 1. LocalMerge: each 32 x 32 tile is labeled in local memory over its runs (8 tiles per
-//!    work-group, a row per work-item, joined across the borders between them), and every
-//!    pixel stores its group-local root.
+//!    work-group, a row per work-item, joined across the borders between them; one tile per
+//!    group, or two work-items per row, on images too small to fill the device: [`tile_kernel`]),
+//!    and every pixel stores its group-local root.
 //! 2. BorderMerge: one work-item per pixel just after the border of a work-group's tiles joins
 //!    the pairs across it in global memory.
 //! 3. Compression: every pixel whose local root was joined to another is linked to its root.
@@ -161,6 +162,10 @@ const TILE_H: usize = 32;
 const GROUP_TILES: usize = 8;
 const SMALL_GROUP_TILES: usize = 1;
 const TILE_GROUP: [usize; 3] = [TILE_W, 8, 1];
+/// The work-group of `tuf_tiles_wide` (8 tiles, two warps each), and how many of them fit a
+/// compute unit at once (32 registers each: 4 x 512 x 32 fill an H100 unit's 65536).
+const WIDE_TILE_GROUP: [usize; 3] = [TILE_W, 16, 1];
+const WIDE_GROUPS_PER_UNIT: usize = 4;
 /// Pixels of a row per work-item of the compression (one 16-byte word of labels).
 const COMPRESS_PIXELS: usize = 4;
 /// Work-group of the border merge (one work-item per pixel after a tile border).
@@ -189,32 +194,36 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     ]
 }
 
-/// Which tile kernel images get: by size (BY_SIZE, the default), or forced by
-/// [`force_small_tiles`] (tests run both kernels on every image that way).
-static TILE_KERNEL: AtomicU8 = AtomicU8::new(BY_SIZE);
-const BY_SIZE: u8 = 0;
-const FORCE_SMALL: u8 = 1;
-const FORCE_GROUPS: u8 = 2;
+/// TUF's tile kernels for images (pass 1), chosen by [`tile_kernel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileKernel {
+    /// `tuf_tiles_small`: one tile per work-group, its 8 warps sharing each row's runs.
+    Small,
+    /// `tuf_tiles`: 8 tiles side by side per work-group, a warp each.
+    Groups,
+    /// `tuf_tiles_wide`: 8 tiles per work-group of 512 work-items, two warps each.
+    Wide,
+}
 
-/// Forces the tile kernel of every later TUF labeling of an image in this process: `Some(true)`
-/// `tuf_tiles_small` (one tile per work-group), `Some(false)` `tuf_tiles` (8 tiles), `None` by
-/// size (the default).
-pub(crate) fn force_small_tiles(small: Option<bool>) {
-    let kernel = match small {
-        None => BY_SIZE,
-        Some(true) => FORCE_SMALL,
-        Some(false) => FORCE_GROUPS,
-    };
-    TILE_KERNEL.store(kernel, Ordering::Relaxed);
+/// The tile kernel forced on every later TUF labeling of an image in this process (0: none,
+/// else 1 + the kernel's index in [`TileKernel`]'s order).
+static FORCED_TILE_KERNEL: AtomicU8 = AtomicU8::new(0);
+
+/// Forces the tile kernel of every later TUF labeling of an image in this process (`None`:
+/// chosen by [`tile_kernel`], the default). Tests run every kernel on every image that way.
+pub(crate) fn force_tile_kernel(kernel: Option<TileKernel>) {
+    FORCED_TILE_KERNEL.store(kernel.map_or(0, |k| k as u8 + 1), Ordering::Relaxed);
 }
 
 /// The compiled TUF kernels.
 pub(crate) struct Tuf {
     tiles: Kernel,
+    tiles_wide: Kernel,
     tiles_small: Kernel,
     border_merge: Kernel,
     compress: Kernel,
     compress_ranked: Kernel,
+    connectivity: Connectivity,
     /// The forest of consecutive labelings (slot FOREST), kept between calls.
     scratch: Scratch,
 }
@@ -267,13 +276,13 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
         let scratch = Scratch::default();
         return Ok(Box::new(Tuf3d { tiles, border_merge, compress, compress_ranked, scratch }));
     }
-    let [tiles, tiles_small, border_merge, compress, compress_ranked] = kernels(
+    let [tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked] = kernels(
         gpu,
         program,
-        ["tuf_tiles", "tuf_tiles_small", "tuf_border_merge", "tuf_compress", "tuf_compress_ranked"],
+        ["tuf_tiles", "tuf_tiles_wide", "tuf_tiles_small", "tuf_border_merge", "tuf_compress", "tuf_compress_ranked"],
     )?;
     let scratch = Scratch::default();
-    Ok(Box::new(Tuf { tiles, tiles_small, border_merge, compress, compress_ranked, scratch }))
+    Ok(Box::new(Tuf { tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked, connectivity, scratch }))
 }
 
 /// The border merge's work when the tile pass labeled regions `region_w` pixels wide (a
@@ -286,28 +295,52 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
     (vertical, vertical + (tiles_y - 1) * shape.width)
 }
 
-/// Whether pass 1 labels one tile per work-group (`tuf_tiles_small`) rather than 8: with fewer
-/// 8-tile groups than twice the compute units, one per tile (8x the groups, its 8 warps sharing
-/// each row's runs), so that no unit idles and a tile's latency is short. (H100, CUDA: DIBCO
-/// pages of 0.96-1.6 Mpx, 120-200 groups of 8 tiles, 0.025-0.030 ms with it against 0.026-0.032
-/// without; from 2.2 Mpx up to 1.07x slower; at 2048^2, 512 groups of 8 tiles, 1.08-1.10x
-/// slower.)
-fn small_tiles(gpu: &dyn Gpu, shape: Shape) -> bool {
+/// Pass 1's kernel for an image: with fewer 8-tile groups than twice the compute units, one
+/// work-group per tile (8x the groups, its 8 warps sharing each row's runs), so that no unit
+/// idles and a tile's latency is short (H100, CUDA: DIBCO pages of 0.96-1.6 Mpx, 120-200 groups
+/// of 8 tiles, 0.025-0.030 ms with it against 0.026-0.032 without; from 2.2 Mpx up to 1.07x
+/// slower; at 2048^2, 512 groups of 8 tiles, 1.08-1.10x slower).
+///
+/// With 4-connectivity, where the 8-tile groups would fill at most half of each unit (up to 4
+/// of its 8), they take two warps a tile instead (`tuf_tiles_wide`, groups of 512, 4 a unit):
+/// with so few warps the tiles' run loops wait on local memory (H100, 2048^2, 512 groups: Nsight
+/// Compute had `tuf_tiles` issuing on 0.58 of its cycles with 28 warps a unit, the wide kernel
+/// on 0.72 with 51, for 12 % more instructions). `ccl bench density`, 4-connectivity, 2048^2,
+/// H100, A/B in one call, two rounds, CUDA, at 10 / 30 / 50 / 60 / 70 / 90 %: 23.5-23.6 /
+/// 30.2-30.3 / 36.3-36.4 / 48.9-49.3 / 43.2-43.4 / 37.4-37.5 -> 22.7-22.8 / 29.1-29.2 /
+/// 34.4-34.5 / 47.0-47.1 / 42.5-42.7 / 36.9-37.0 us (the empty image 13.2 -> 13.6, the full one
+/// 24.3-24.4 -> 25.2: little to share, a barrier of 16 warps); with the statistics at 50 % 102.4
+/// -> 99.7-100.0; NVIDIA OpenCL 41.1-41.4 -> 39.1-39.8 at 50 %; granularity 4 2-4 % faster at
+/// 20-90 %, granularity 16 within 0.5 us slower. With 8-connectivity the wide kernel was 1-3 %
+/// faster at 10-40 % and up to 4 % slower at 50-80 %, so those images keep `tuf_tiles`; so do
+/// larger images (8192^2: 8-12 % slower with it, many waves of groups, where its extra
+/// instructions cost). Four tiles per group of 256 (two warps each) did as well at
+/// 4-connectivity, worse at 8.
+fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity) -> TileKernel {
+    match FORCED_TILE_KERNEL.load(Ordering::Relaxed) {
+        1 => return TileKernel::Small,
+        2 => return TileKernel::Groups,
+        3 => return TileKernel::Wide,
+        _ => {}
+    }
     let groups = shape.width.div_ceil(TILE_W * GROUP_TILES) * shape.height.div_ceil(TILE_H);
-    match TILE_KERNEL.load(Ordering::Relaxed) {
-        FORCE_SMALL => true,
-        FORCE_GROUPS => false,
-        _ => groups < 2 * gpu.limits().compute_units.max(1),
+    let units = gpu.limits().compute_units.max(1);
+    if groups < 2 * units {
+        TileKernel::Small
+    } else if connectivity == Connectivity::Four && groups <= WIDE_GROUPS_PER_UNIT * units {
+        TileKernel::Wide
+    } else {
+        TileKernel::Groups
     }
 }
 
 impl Tuf {
     /// Passes 1 and 2 into `job.labels`: every pixel's group-local root, the roots joined
     /// across the groups' borders. With `marks` (a bit per pixel, zeroed where the width is not
-    /// a multiple of 32; only where [`small_tiles`] is false), passes 1 and 2 also mark the
-    /// components' first pixels there (`mark_roots` in the kernel). Pass 2 overlaps pass 1 where
-    /// the recorder leaves their boundary unmarked ([`PhaseRecorder::end_or_merge`]); with
-    /// `overlap_next`, the kernel after pass 2 may overlap it too (the return value says
+    /// a multiple of 32; not with `tuf_tiles_small`: [`tile_kernel`]), passes 1 and 2 also mark
+    /// the components' first pixels there (`mark_roots` in the kernel). Pass 2 overlaps pass 1
+    /// where the recorder leaves their boundary unmarked ([`PhaseRecorder::end_or_merge`]);
+    /// with `overlap_next`, the kernel after pass 2 may overlap it too (the return value says
     /// whether it may), and without it pass 2's end is marked.
     fn merge(
         &mut self,
@@ -319,14 +352,18 @@ impl Tuf {
     ) -> Result<bool> {
         let [w, h, _] = job.extent();
         let shape = job.shape;
-        // One work-group per GROUP_TILES tiles side by side, or per tile ([`small_tiles`]).
+        // One work-group per GROUP_TILES tiles side by side, or per tile ([`tile_kernel`]).
         let tile_rows = shape.height.div_ceil(TILE_H);
-        let small = small_tiles(gpu, shape);
-        let (kernel, group_tiles) =
-            if small { (&mut self.tiles_small, SMALL_GROUP_TILES) } else { (&mut self.tiles, GROUP_TILES) };
+        let choice = tile_kernel(gpu, shape, self.connectivity);
+        let small = choice == TileKernel::Small;
+        let (kernel, group_tiles, group) = match choice {
+            TileKernel::Small => (&mut self.tiles_small, SMALL_GROUP_TILES, TILE_GROUP),
+            TileKernel::Groups => (&mut self.tiles, GROUP_TILES, TILE_GROUP),
+            TileKernel::Wide => (&mut self.tiles_wide, GROUP_TILES, WIDE_TILE_GROUP),
+        };
         let groups_x = shape.width.div_ceil(TILE_W * group_tiles);
-        let over_tiles = LaunchRange::over([groups_x * TILE_W, tile_rows * TILE_GROUP[1], 1], TILE_GROUP);
-        debug_assert!(marks.is_none() || !small, "marks come from the 8-tile kernel only");
+        let over_tiles = LaunchRange::over([groups_x * TILE_W, tile_rows * group[1], 1], group);
+        debug_assert!(marks.is_none() || !small, "marks come from the 8-tile kernels only");
         let (marks_arg, track) = (Arg::Buffer(marks.unwrap_or(job.labels)), Arg::U32(u32::from(marks.is_some())));
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         if small {
@@ -429,7 +466,8 @@ impl Schedule for Tuf {
         // 90 % 1.047-1.055 / 0.894-0.897 / 0.736-0.739 -> 0.986 / 0.830-0.833 / 0.676-0.680 ms,
         // 8000x8000 at 50 %, marks or-ed, 0.859-0.863 -> 0.798-0.803; binarize + TUF on an
         // 8192^2 page 0.694-0.695 -> 0.637-0.640; 2048^2 within 2-3 %).
-        let mut marks = if small_tiles(gpu, shape) {
+        let choice = tile_kernel(gpu, shape, self.connectivity);
+        let mut marks = if choice == TileKernel::Small {
             None
         } else {
             Some(self.scratch.take(gpu, ROOT_MARKS, shape.len().div_ceil(32) * 4)?)
