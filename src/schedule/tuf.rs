@@ -194,7 +194,8 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
     ]
 }
 
-/// TUF's tile kernels for images (pass 1), chosen by [`tile_kernel`].
+/// TUF's tile kernels for images (pass 1), chosen by the image's size, the device and the
+/// connectivity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TileKernel {
     /// `tuf_tiles_small`: one tile per work-group, its 8 warps sharing each row's runs.
