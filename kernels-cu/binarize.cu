@@ -574,6 +574,9 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // H100) the tile's first rows read 8 at a time with the loads past the count predicated off,
 // instead of the compiler's remainder, which waits for each of the last count % 8 rows on its
 // own: 0.8-1.4 us slower at every window on both backends (W = 9 42.5-42.6 against 41.6-41.8).
+// And (2026-11-28, one H100, medians of 30 runs, three rounds, the synthetic 10 Mpx page) W = 101
+// started from its rows alone, without column_blocks: 51.0-51.3 us against 50.0 (W = 201 so:
+// 59.5-59.7 against 49.7-49.8).
 
 #define FAST_COLS (FAST_SPAN / FAST_GROUP)           // span columns per item in steps 1 and 3
 #define FAST_ROW_ITEMS (FAST_GROUP / FAST_BATCH)     // items per row in step 2
