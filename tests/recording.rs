@@ -248,8 +248,10 @@ fn every_kernel_is_launched() {
             declared.extend(kernel_declarations(text).map(|(name, _)| name.to_string()));
         }
         for &connectivity in algorithm.connectivities() {
-            // More than one 32 x 32 tile; enough tiles for TUF's 8-tile work-groups.
-            for shape in [Shape::image(37, 37), Shape::image(20_000, 20_000)] {
+            // More than one 32 x 32 tile; enough tiles for TUF's 8-tile work-groups; and, at
+            // 4-connectivity, few enough of those for its wide tile kernel (2048 x 2048: 512
+            // groups of 8 tiles on 132 compute units).
+            for shape in [Shape::image(37, 37), Shape::image(2048, 2048), Shape::image(20_000, 20_000)] {
                 for recording in [
                     record(algorithm, connectivity, shape, CUDA),
                     record_consecutive(algorithm, connectivity, shape, CUDA),
