@@ -18,19 +18,23 @@ of its own, and returns only once the labels are written, so the result may be u
 stream at once. With an explicit OpenCL or CPU ``device``, a GPU array goes through the host
 instead (binarized on its GPU, copied to NumPy) and the result is NumPy.
 
-Functions: :func:`label`, :func:`label_with_stats`, :func:`host_array`, :func:`devices`,
-:func:`algorithms`.
+Binarization: :func:`binarize` thresholds gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on the
+device, into the ink masks :func:`label` takes.
+
+Functions: :func:`label`, :func:`label_with_stats`, :func:`binarize`, :func:`host_array`,
+:func:`devices`, :func:`algorithms`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import operator
 
 import numpy as np
 
 from . import _ccl
 
-__all__ = ["label", "label_with_stats", "host_array", "devices", "algorithms"]
+__all__ = ["label", "label_with_stats", "binarize", "host_array", "devices", "algorithms"]
 
 def _check_ndim(ndim: int) -> None:
     if ndim not in (2, 3):
@@ -121,6 +125,14 @@ class _CupyArray:
         with self.device():
             return self.binary().get()
 
+    def host(self) -> np.ndarray:
+        with self.device():
+            return self.array.get()
+
+    def from_host(self, array: np.ndarray):
+        with self.device():
+            return self.cupy.asarray(array)
+
 
 class _TorchArray:
     """A PyTorch CUDA tensor: binarized with PyTorch, labels int32, PyTorch's current stream."""
@@ -165,6 +177,12 @@ class _TorchArray:
     def host_binary(self) -> np.ndarray:
         with self.device():
             return self.binary().cpu().numpy()
+
+    def host(self) -> np.ndarray:
+        return self.array.detach().cpu().numpy()
+
+    def from_host(self, array: np.ndarray):
+        return self.torch.from_numpy(array).to(self.array.device)
 
 
 class _InterfaceArray:
@@ -225,6 +243,12 @@ class _InterfaceArray:
         raise ValueError(
             "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be copied to the host by "
             "ccl: label it on its CUDA device (device=None or 'cuda:N'), or pass a NumPy array"
+        )
+
+    def host(self) -> np.ndarray:
+        raise ValueError(
+            "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be binarized by ccl: pass a "
+            "CuPy array, a PyTorch tensor or a NumPy array"
         )
 
 
@@ -453,6 +477,111 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
     """
     labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True, output)
     return num + 1, labels, stats, centroids
+
+
+def _gray(image) -> np.ndarray:
+    """``image`` as a C-contiguous uint8 gray page, converted as ``ccl binarize`` converts a
+    ``.npy`` page: 16-bit samples to 8 bits (v / 257, rounded), then RGB(A) to gray as OpenCV's
+    ``cvtColor(RGB2GRAY)``."""
+    array = np.asarray(image)
+    if array.dtype == np.uint16:
+        array = ((array.astype(np.uint32) + 128) // 257).astype(np.uint8)
+    elif array.dtype != np.uint8:
+        raise ValueError(
+            f"a page of dtype {array.dtype}; expected uint8 or uint16 gray levels (for floats in [0, 1]: "
+            "(page * 255).round().astype(np.uint8))"
+        )
+    if array.ndim == 3 and array.shape[2] in (1, 3, 4):
+        if array.shape[2] == 1:
+            array = array[:, :, 0]
+        else:
+            rgb = array[:, :, :3].astype(np.uint32)
+            array = ((4899 * rgb[..., 0] + 9617 * rgb[..., 1] + 1868 * rgb[..., 2] + 8192) >> 14).astype(np.uint8)
+    elif array.ndim != 2:
+        raise ValueError(
+            f"a page of shape {array.shape}; expected (H, W) gray, or (H, W, 3) / (H, W, 4) RGB / RGBA"
+        )
+    return np.ascontiguousarray(array)
+
+
+def binarize(image, method="nick", window=None, k=None, r=None, formula=None, kernel=None, device=None):
+    """Binarize a gray page with a local (or Otsu's global) threshold, on the device.
+
+    The ink mask it returns is what :func:`label` takes: ``ccl.label(ccl.binarize(page))``
+    labels the ink. Every device and kernel gives the same result, bit for bit, as ccl's CPU
+    reference (window sums in integers, the decision in float64).
+
+    Parameters
+    ----------
+    image : array_like, CuPy array or PyTorch CUDA tensor
+        The page: (H, W) gray, or (H, W, 3) / (H, W, 4) RGB / RGBA, of uint8 or uint16 (16-bit
+        samples become 8-bit as v / 257, rounded). Color becomes gray as OpenCV's
+        ``cvtColor(..., COLOR_RGB2GRAY)``: ``(4899 R + 9617 G + 1868 B + 8192) >> 14``. A GPU
+        array is copied to the host first (and the result back to its GPU).
+    method : {"nick", "sauvola", "niblack", "wolf", "otsu"}, optional
+        With S1, S2 the sums of p and p^2 over the window, NP its pixel count, m = S1 / NP and s
+        the window's standard deviation: ``nick`` T = m + k sqrt((S2 - m^2) / NP) (Khurshid et
+        al., the default); ``niblack`` T = m + k s; ``sauvola`` T = m (1 + k (s / r - 1));
+        ``wolf`` T = m - k (1 - s / R) (m - M), M the page's darkest gray and R its largest
+        window deviation; ``otsu`` one global threshold from the page's histogram.
+    window : int, optional
+        Side of the square window, 1 to 2048 (default: nick 45, the others 15). The window of
+        (x, y) spans x - (W - 1) // 2 to x + W // 2 (an even window reaches one pixel further
+        right and down, as Doxa's), clipped at the page's border, NP counting the pixels
+        inside. Ignored by ``otsu``.
+    k : float, optional
+        The method's k (default: nick -0.1, niblack -0.2, sauvola and wolf 0.5).
+    r : float, optional
+        Sauvola's dynamic range of the deviation (default 128).
+    formula : {"paper", "doxa", "opencv"}, optional
+        Nick's threshold only: ``paper`` (default) as above, ``doxa`` T = m + k sqrt(S2 / NP)
+        (Doxa, doxapy), ``opencv`` as OpenCV ximgproc's ``niBlackThreshold(...,
+        BINARIZATION_NICK)`` (replicated border, T rounded to uint8, odd windows of 3 or more).
+    kernel : {"fast", "global", "global-shared", "shared"}, optional
+        How a GPU computes the window sums: ``fast`` (default, the same cost for any window),
+        or one of the three kernels of Najafi et al. (ICPADS 2015), whose cost grows with the
+        window's area. All give the same result.
+    device : str, optional
+        As for :func:`label` (``"cuda:0"``, ``"opencl:1"``, ``"cpu"``); the device needs double
+        precision (not Intel Arc).
+
+    Returns
+    -------
+    ink : ndarray of bool, shape (H, W)
+        True where the pixel is ink (p <= T), False for the background. DIBCO's image
+        convention (ink 0, background 255) is ``np.where(ink, 0, 255).astype(np.uint8)``. For
+        a CuPy array or a PyTorch tensor: the same kind of array on its GPU (NumPy when
+        ``device`` names an OpenCL device or the CPU, as for :func:`label`).
+
+    Raises
+    ------
+    ValueError
+        A bad argument (method, window, k, r, formula or kernel name, the page's dtype or
+        shape, an empty page) or a device without double precision.
+    RuntimeError
+        A device or driver failure.
+
+    Examples
+    --------
+    >>> import numpy as np, ccl
+    >>> page = np.full((5, 6), 200, dtype=np.uint8); page[2, 1:5] = 40
+    >>> ccl.binarize(page, window=3, device="cpu").astype(int)
+    array([[0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0]])
+    >>> int(ccl.label(ccl.binarize(page, window=3, device="cpu"), device="cpu").max())
+    1
+    """
+    gpu = _gpu_array(image)
+    page = _gray(image if gpu is None else gpu.host())
+    if window is not None:
+        window = operator.index(window)  # a whole number (an int or a NumPy integer), not 45.5
+    k = None if k is None else float(k)
+    r = None if r is None else float(r)
+    ink = _ccl._binarize(page, str(method), window, k, r, formula, kernel, device)
+    return ink if gpu is None or _on_host(device) else gpu.from_host(ink)
 
 
 def host_array(shape, dtype=np.uint8, device=None):

@@ -66,6 +66,32 @@ def label_with_stats(
     device: Optional[str] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+Method = Literal["nick", "sauvola", "niblack", "wolf", "otsu"]
+Formula = Literal["paper", "doxa", "opencv"]
+Kernel = Literal["fast", "global", "global-shared", "shared"]
+
+@overload
+def binarize(
+    image: CudaArray,
+    method: Method = ...,
+    window: Optional[int] = ...,
+    k: Optional[float] = ...,
+    r: Optional[float] = ...,
+    formula: Optional[Formula] = ...,
+    kernel: Optional[Kernel] = ...,
+    device: Optional[str] = ...,
+) -> Any: ...
+@overload
+def binarize(
+    image: npt.ArrayLike,
+    method: Method = ...,
+    window: Optional[int] = ...,
+    k: Optional[float] = ...,
+    r: Optional[float] = ...,
+    formula: Optional[Formula] = ...,
+    kernel: Optional[Kernel] = ...,
+    device: Optional[str] = ...,
+) -> npt.NDArray[np.bool_]: ...
 def host_array(
     shape: int | tuple[int, ...], dtype: npt.DTypeLike = ..., device: Optional[str] = ...
 ) -> npt.NDArray[Any]: ...

@@ -13,6 +13,16 @@ def _label(
     stats: bool,
     output: Optional[npt.NDArray[np.uint32]] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
+def _binarize(
+    image: npt.NDArray[np.uint8],
+    method: str,
+    window: Optional[int],
+    k: Optional[float],
+    r: Optional[float],
+    formula: Optional[str],
+    kernel: Optional[str],
+    device: Optional[str],
+) -> npt.NDArray[np.bool_]: ...
 def _label_cuda(
     image_ptr: int,
     labels_ptr: int,

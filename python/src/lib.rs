@@ -2,22 +2,24 @@
 //! C-contiguous uint8 array (the Python layer, `ccl/__init__.py`, turns any array into one), on
 //! any device `ccl` knows, with the GIL released while the device works; and of arrays in CUDA
 //! memory (CuPy, PyTorch), labeled where they lie on `cuda:N` without a copy through the host.
-//! Devices are opened once per id and labelers kept per (device, algorithm, connectivity), so
-//! kernels are built once per process.
+//! Also binarization of gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on any device. Devices
+//! are opened once per id, labelers kept per (device, algorithm, connectivity) and binarizers
+//! per device, so kernels are built once per process.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
+use ccl::binarize::{Binarizer, GrayImage, KernelKind, Method, NickFormula, Params};
 use ccl::{
     Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler,
     OpenCvStats, Shape,
 };
 use numpy::ndarray::ArrayView1;
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn,
-    PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArray2, PyReadonlyArrayDyn,
+    PyReadwriteArrayDyn, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -45,11 +47,13 @@ fn to_py(e: Error) -> PyErr {
 
 type Key = (String, Algorithm, Connectivity);
 
-/// Opened devices by id, and labelers by (device id, algorithm, connectivity), made at first use.
+/// Opened devices by id, labelers by (device id, algorithm, connectivity) and binarizers by
+/// device id, made at first use.
 #[derive(Default)]
 struct Cache {
     devices: HashMap<String, Device>,
     labelers: HashMap<Key, AnyLabeler>,
+    binarizers: HashMap<String, Binarizer>,
 }
 
 fn cache() -> &'static Mutex<Cache> {
@@ -91,6 +95,20 @@ fn with_labeler<T>(
         cache.labelers.insert(key.clone(), labeler);
     }
     work(cache.labelers.get_mut(&key).expect("inserted above"))
+}
+
+/// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
+/// device and making the binarizer at their first use.
+fn with_binarizer<T>(id: Option<DeviceId>, work: impl FnOnce(&mut Binarizer) -> ccl::Result<T>) -> ccl::Result<T> {
+    let id = id.unwrap_or_else(|| ccl::auto_device().id);
+    let key = id.to_string();
+    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let cache = &mut *guard;
+    if !cache.binarizers.contains_key(&key) {
+        let binarizer = cache.device(id)?.binarizer()?;
+        cache.binarizers.insert(key.clone(), binarizer);
+    }
+    work(cache.binarizers.get_mut(&key).expect("inserted above"))
 }
 
 /// OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x ndim float64) as
@@ -216,6 +234,67 @@ fn _label<'py>(
         (None, None) => unreachable!("labels are downloaded into a new vector without an output"),
     };
     Ok((array, n, to_numpy(py, table)?))
+}
+
+/// The binarization of `method` (a name of [`Method`]) with its usual parameters, the given ones
+/// replacing them; checked, so that a bad one is a `ValueError` naming it.
+fn binarize_params(
+    method: &str,
+    window: Option<i64>,
+    k: Option<f64>,
+    r: Option<f64>,
+    formula: Option<&str>,
+    kernel: Option<&str>,
+) -> ccl::Result<Params> {
+    let mut params = Method::from_str(method)?.defaults();
+    if let Some(window) = window {
+        params.window = u32::try_from(window).map_err(|_| Error::InvalidParameter {
+            name: "window".into(),
+            reason: format!("{window} is outside 1..={}", ccl::binarize::MAX_WINDOW),
+        })?;
+    }
+    params.k = k.unwrap_or(params.k);
+    params.r = r.unwrap_or(params.r);
+    if let Some(formula) = formula {
+        params.formula = NickFormula::from_str(formula)?;
+    }
+    if let Some(kernel) = kernel {
+        params.kernel = KernelKind::from_str(kernel)?;
+    }
+    params.validate()?;
+    Ok(params)
+}
+
+/// Binarizes `image` (a C-contiguous uint8 gray page, shape (H, W)) with `method` on `device`
+/// (the one `ccl` picks when None): True where the pixel is ink (p <= T), False elsewhere. The
+/// page is uploaded once, thresholded on the device and the result downloaded, with the GIL
+/// released meanwhile.
+#[pyfunction]
+#[pyo3(signature = (image, method, window, k, r, formula, kernel, device))]
+#[allow(clippy::too_many_arguments)]
+fn _binarize<'py>(
+    py: Python<'py>,
+    image: PyReadonlyArray2<'py, u8>,
+    method: &str,
+    window: Option<i64>,
+    k: Option<f64>,
+    r: Option<f64>,
+    formula: Option<&str>,
+    kernel: Option<&str>,
+    device: Option<&str>,
+) -> PyResult<Bound<'py, PyArray2<bool>>> {
+    let params = binarize_params(method, window, k, r, formula, kernel).map_err(to_py)?;
+    let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let [height, width] = [image.shape()[0], image.shape()[1]];
+    let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?.to_vec();
+    let ink = py
+        .detach(move || {
+            let page = GrayImage::new(width, height, pixels)?;
+            with_binarizer(id, |binarizer| binarizer.binarize(&page, &params)).map(|(ink, _)| ink)
+        })
+        .map_err(to_py)?;
+    let ink: Vec<bool> = ink.pixels().iter().map(|&p| p != 0).collect();
+    ink.into_pyarray(py).reshape([height, width])
 }
 
 /// Page-locked host memory of a device, owned by the NumPy arrays made on it.
@@ -345,6 +424,7 @@ fn algorithms() -> Vec<&'static str> {
 #[pymodule]
 fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
+    m.add_function(wrap_pyfunction!(_binarize, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_device_of, m)?)?;
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;

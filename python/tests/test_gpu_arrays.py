@@ -180,6 +180,7 @@ def fake_cuda(monkeypatch):
 
     native = types.SimpleNamespace(
         _label=real._label,
+        _binarize=real._binarize,
         _label_cuda=label_cuda,
         _cuda_device_of=lambda address: 0,
         devices=real.devices,
@@ -222,6 +223,20 @@ def test_the_cupy_path_binarizes_any_dtype_and_layout(fake_cuda):
     # A C-contiguous uint8 or bool input is passed as it is (no binarized copy).
     x = fake(base.astype(np.uint8))
     assert ccl._CupyArray(x).binary().ctypes.data == x.ctypes.data
+
+
+def test_the_cupy_path_binarizes_pages_through_the_host(fake_cuda):
+    gray = (np.random.default_rng(4).random((40, 60)) * 255).astype(np.uint8)
+    want = ccl.binarize(gray, window=9, device="cpu")
+    ink = ccl.binarize(fake(gray), window=9)
+    assert type(ink) is FakeCupyArray and ink.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(ink), want)
+    rgb = fake(np.dstack([gray, gray, gray]))
+    np.testing.assert_array_equal(np.asarray(ccl.binarize(rgb, window=9)), want)
+    on_host = ccl.binarize(fake(gray), window=9, device="cpu")  # an explicit host device: NumPy back
+    assert type(on_host) is np.ndarray
+    np.testing.assert_array_equal(on_host, want)
+    assert fake_cuda == []  # nothing labeled
 
 
 @pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23), (1, 17, 23)])
@@ -461,6 +476,16 @@ def test_cupy_arrays_on_another_gpu(cp):
     np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(image, 8)[0])
 
 
+def test_cupy_pages_binarize_as_numpy(cp):
+    gray = (np.random.default_rng(6).random((300, 410)) * 255).astype(np.uint8)
+    for kwargs in [dict(), dict(method="sauvola", window=31), dict(method="otsu")]:
+        ink = ccl.binarize(cp.asarray(gray), **kwargs)
+        assert isinstance(ink, cp.ndarray) and ink.dtype == cp.bool_ and ink.device.id == 0
+        np.testing.assert_array_equal(ink.get(), ccl.binarize(gray, device="cpu", **kwargs))
+    labels = ccl.label(ccl.binarize(cp.asarray(gray)))
+    np.testing.assert_array_equal(labels.get(), ccl.label(ccl.binarize(gray, device="cpu"), device="cpu"))
+
+
 def test_cupy_interface_objects_of_other_libraries(cp):
     # An object that only exposes the interface of a CuPy bool array: labeled into a CuPy array.
     image = random_image((33, 44), 0.5, 4)
@@ -522,6 +547,13 @@ def test_torch_stats_equal_the_numpy_path(torch):
     np.testing.assert_array_equal(labels.cpu().numpy(), want_labels.astype(np.int32))
     np.testing.assert_array_equal(stats.cpu().numpy(), want_stats)
     np.testing.assert_array_equal(centroids.cpu().numpy(), want_centroids)
+
+
+def test_torch_pages_binarize_as_numpy(torch):
+    gray = (np.random.default_rng(8).random((120, 170)) * 255).astype(np.uint8)
+    ink = ccl.binarize(torch.as_tensor(gray, device="cuda"), window=15)
+    assert isinstance(ink, torch.Tensor) and ink.is_cuda and ink.dtype == torch.bool
+    np.testing.assert_array_equal(ink.cpu().numpy(), ccl.binarize(gray, window=15, device="cpu"))
 
 
 def test_torch_errors_and_the_host_path(torch):
