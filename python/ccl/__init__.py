@@ -367,10 +367,45 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
     return labels, num, tables[-1] if stats else None
 
 
-def _label_any(image, connectivity, algorithm, device, stats: bool, output=None):
+_BINARIZE_KEYS = ("method", "window", "k", "r", "formula", "kernel")
+
+
+def _binarize_args(binarize) -> tuple:
+    """``binarize`` (a method name, or a dict of :func:`binarize`'s keyword arguments) as the
+    native calls take it: (method, window, k, r, formula, kernel)."""
+    if isinstance(binarize, str):
+        binarize = {"method": binarize}
+    if not isinstance(binarize, dict):
+        raise TypeError(f"binarize={binarize!r}: a method name (e.g. 'nick') or a dict of ccl.binarize's arguments")
+    unknown = sorted(set(binarize) - set(_BINARIZE_KEYS))
+    if unknown:
+        raise TypeError(f"binarize: unknown arguments {unknown} (it takes {', '.join(_BINARIZE_KEYS)})")
+    window, k, r = (binarize.get(key) for key in ("window", "k", "r"))
+    return (
+        str(binarize.get("method", "nick")),
+        None if window is None else operator.index(window),
+        None if k is None else float(k),
+        None if r is None else float(r),
+        binarize.get("formula"),
+        binarize.get("kernel"),
+    )
+
+
+def _label_any(image, connectivity, algorithm, device, stats: bool, output=None, binarize=None):
     """Labels ``image`` (NumPy, or in CUDA memory) as :func:`label` says; returns (labels, N,
     and with ``stats`` OpenCV's ``stats`` and ``centroids``)."""
     gpu = _gpu_array(image)
+    if binarize is not None:
+        args = _binarize_args(binarize)
+        page = _gray(image if gpu is None else gpu.host())
+        if gpu is not None and not _on_host(device):
+            # A page on a GPU: binarized through the host, its ink labeled on that GPU.
+            ink = gpu.from_host(_ccl._binarize(page, *args, device))
+            return _label_any(ink, connectivity, algorithm, device, stats, output)
+        conn = _connectivity(2, connectivity)
+        target = None if output is None else _host_output(output, page.shape)
+        labels, num, table = _ccl._label(page, conn, algorithm, device, stats, target, args)
+        return (labels if output is None else output), num, table if stats else None
     if gpu is not None and not _on_host(device):
         with gpu.device():
             labels, num, table = _label_gpu(gpu, connectivity, algorithm, device, stats, output)
@@ -385,7 +420,7 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None)
     return labels, num, table if stats else None
 
 
-def label(image, connectivity=None, algorithm=None, device=None, return_num=False, output=None):
+def label(image, connectivity=None, algorithm=None, device=None, return_num=False, output=None, binarize=None):
     """Label the connected components of a binary image or volume.
 
     Parameters
@@ -413,6 +448,12 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         ``uint32`` or ``int32`` array of the image's shape, NumPy for a NumPy image, on the
         same GPU for a GPU array. It is returned as ``labels``. Reusing one output over many
         calls saves its allocation; one from :func:`host_array` is copied into by DMA.
+    binarize : str or dict, optional
+        Label the ink of a gray page: ``image`` is a page as :func:`binarize` takes it, and
+        ``binarize`` its method (``"nick"``) or a dict of its keyword arguments (``{"method":
+        "sauvola", "window": 31}``). The page is copied to the device once, binarized and
+        labeled there, and only the labels come back (a page on a GPU is binarized through the
+        host, then labeled on its GPU).
 
     Returns
     -------
@@ -444,11 +485,11 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         import cupy
         labels, n = ccl.label(cupy.random.random((4096, 4096)) < 0.5, return_num=True)
     """
-    labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output)
+    labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output, binarize)
     return (labels, num) if return_num else labels
 
 
-def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None):
+def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None, binarize=None):
     """Label a binary image or volume and compute each component's statistics on the device.
 
     Returns what OpenCV's ``connectedComponentsWithStats`` returns, in its format: row 0 is the
@@ -456,8 +497,8 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
 
     Parameters
     ----------
-    image, connectivity, algorithm, device, output
-        As for :func:`label` (GPU arrays included).
+    image, connectivity, algorithm, device, output, binarize
+        As for :func:`label` (GPU arrays and gray pages included).
 
     Returns
     -------
@@ -475,7 +516,7 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
         Mean ``x, y`` (and ``z``) of each component's pixels; exact sums divided in float64.
         On the GPU for a GPU array, as ``stats``.
     """
-    labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True, output)
+    labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True, output, binarize)
     return num + 1, labels, stats, centroids
 
 

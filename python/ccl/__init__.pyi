@@ -20,6 +20,7 @@ def label(
     device: Optional[str] = ...,
     return_num: Literal[False] = ...,
     output: Optional[CudaArray] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> Any: ...
 @overload
 def label(
@@ -30,6 +31,7 @@ def label(
     *,
     return_num: Literal[True],
     output: Optional[CudaArray] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> tuple[Any, int]: ...
 @overload
 def label(
@@ -39,6 +41,7 @@ def label(
     device: Optional[str] = ...,
     return_num: Literal[False] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> Labels: ...
 @overload
 def label(
@@ -49,6 +52,7 @@ def label(
     *,
     return_num: Literal[True],
     output: Optional[npt.NDArray[Any]] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> tuple[Labels, int]: ...
 @overload
 def label_with_stats(
@@ -57,6 +61,7 @@ def label_with_stats(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     output: Optional[CudaArray] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> tuple[int, Any, Any, Any]: ...
 @overload
 def label_with_stats(
@@ -65,6 +70,7 @@ def label_with_stats(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
+    binarize: Optional[str | dict[str, Any]] = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 Method = Literal["nick", "sauvola", "niblack", "wolf", "otsu"]
 Formula = Literal["paper", "doxa", "opencv"]

@@ -12,6 +12,9 @@ def _label(
     device: Optional[str],
     stats: bool,
     output: Optional[npt.NDArray[np.uint32]] = ...,
+    binarize: Optional[
+        tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
+    ] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _binarize(
     image: npt.NDArray[np.uint8],

@@ -97,6 +97,35 @@ fn with_labeler<T>(
     work(cache.labelers.get_mut(&key).expect("inserted above"))
 }
 
+/// [`with_labeler`] with, when `binarizing`, the binarizer of the same device too (made at its
+/// first use).
+fn with_labeler_and_binarizer<T>(
+    id: Option<DeviceId>,
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    binarizing: bool,
+    work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
+) -> ccl::Result<T> {
+    if !binarizing {
+        return with_labeler(id, algorithm, connectivity, |labeler| work(labeler, None));
+    }
+    let id = id.unwrap_or_else(|| ccl::auto_device().id);
+    let device_key = id.to_string();
+    let key = (device_key.clone(), algorithm, connectivity);
+    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let cache = &mut *guard;
+    if !cache.labelers.contains_key(&key) {
+        let labeler = cache.device(id)?.labeler_for(algorithm, connectivity)?;
+        cache.labelers.insert(key.clone(), labeler);
+    }
+    if !cache.binarizers.contains_key(&device_key) {
+        let binarizer = cache.device(id)?.binarizer()?;
+        cache.binarizers.insert(device_key.clone(), binarizer);
+    }
+    let Cache { labelers, binarizers, .. } = cache;
+    work(labelers.get_mut(&key).expect("inserted above"), binarizers.get_mut(&device_key))
+}
+
 /// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
 /// device and making the binarizer at their first use.
 fn with_binarizer<T>(id: Option<DeviceId>, work: impl FnOnce(&mut Binarizer) -> ccl::Result<T>) -> ccl::Result<T> {
@@ -114,6 +143,9 @@ fn with_binarizer<T>(id: Option<DeviceId>, work: impl FnOnce(&mut Binarizer) -> 
 /// OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x ndim float64) as
 /// NumPy arrays.
 type PyTable<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<f64>>);
+
+/// `_binarize`'s parameters as `_label` takes them: method, window, k, r, formula, kernel.
+type BinarizeArgs = (String, Option<i64>, Option<f64>, Option<f64>, Option<String>, Option<String>);
 
 /// What `_label` returns: labels, their count, and OpenCV's statistics tables when asked.
 type Labeled<'py> = (Bound<'py, PyArrayDyn<u32>>, u32, Option<PyTable<'py>>);
@@ -178,8 +210,12 @@ fn finish(
 /// host). The pixels are copied to the device straight from the
 /// array, and the labels straight into `output` (a C-contiguous uint32 array of the same shape)
 /// when given, which is then what is returned; page-locked arrays from `_pinned` go by DMA.
+/// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image` is a gray
+/// page (shape (H, W)), binarized on the device and its ink labeled there: the page goes up
+/// once and only the labels come back.
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None))]
+#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None, binarize=None))]
+#[allow(clippy::too_many_arguments)]
 fn _label<'py>(
     py: Python<'py>,
     image: PyReadonlyArrayDyn<'py, u8>,
@@ -188,6 +224,7 @@ fn _label<'py>(
     device: Option<&str>,
     stats: bool,
     mut output: Option<PyReadwriteArrayDyn<'py, u32>>,
+    binarize: Option<BinarizeArgs>,
 ) -> PyResult<Labeled<'py>> {
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
     let shape = shape_of(image.shape()).map_err(to_py)?;
@@ -208,10 +245,26 @@ fn _label<'py>(
         None => None,
     };
     let ndim = image.shape().len();
+    let params = binarize
+        .map(|(method, window, k, r, formula, kernel)| {
+            binarize_params(&method, window, k, r, formula.as_deref(), kernel.as_deref())
+        })
+        .transpose()
+        .map_err(to_py)?;
+    if params.is_some() && image.shape().len() != 2 {
+        return Err(PyValueError::new_err(format!("a page to binarize of shape {:?}; expected (H, W)", image.shape())));
+    }
     let (labels, n, table) = py
         .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<OpenCvStats>)> {
-            with_labeler(id, algorithm, connectivity, |labeler| {
-                let upload = |l: &mut AnyLabeler| l.upload_array(shape, pixels);
+            with_labeler_and_binarizer(id, algorithm, connectivity, params.is_some(), |labeler, binarizer| {
+                let upload = |l: &mut AnyLabeler| match (binarizer, &params) {
+                    (Some(binarizer), Some(params)) => {
+                        let page = GrayImage::new(shape.width, shape.height, pixels.to_vec())?;
+                        let gray = binarizer.upload(&page)?;
+                        binarizer.binarize_on_device(&gray, params).map(|(ink, _)| ink)
+                    }
+                    _ => l.upload_array(shape, pixels),
+                };
                 let on_device = |l: &mut AnyLabeler, labels: &mut DeviceLabels| {
                     finish(l, labels, stats, ndim).map(|counted| (counted, ccl::Timings::default()))
                 };

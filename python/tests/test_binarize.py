@@ -220,3 +220,48 @@ def test_doxas_golden_page():
     for device in DEVICES:
         ink = ccl.binarize(gray, window=45, k=-0.1, formula="doxa", device=device)
         assert int((ink != want).sum()) == 0, device
+
+
+FUSED = [
+    ("nick", dict()),
+    ({"method": "sauvola", "window": 31, "k": 0.2}, dict(method="sauvola", window=31, k=0.2)),
+    ({"method": "nick", "window": 15, "formula": "doxa", "kernel": "shared"}, dict(window=15, formula="doxa")),
+    ({"method": "otsu"}, dict(method="otsu")),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_label_with_binarize_labels_the_ink(device):
+    gray = page(150, 210)
+    for spec, kwargs in FUSED:
+        ink = ccl.binarize(gray, device="cpu", **kwargs)
+        want, n = ccl.label(ink, device="cpu", return_num=True)
+        labels, num = ccl.label(gray, device=device, binarize=spec, return_num=True)
+        assert num == n > 1, spec
+        np.testing.assert_array_equal(labels, want, err_msg=str(spec))
+        got = ccl.label_with_stats(gray, device=device, binarize=spec)
+        expected = ccl.label_with_stats(ink, device="cpu")
+        assert got[0] == expected[0]
+        for a, b in zip(got[1:], expected[1:]):
+            np.testing.assert_array_equal(a, b, err_msg=str(spec))
+    # A color page, 4-connectivity, into an output array.
+    out = np.empty(gray.shape, np.uint32)
+    got = ccl.label(np.dstack([gray] * 3), connectivity=4, device=device, binarize="nick", output=out)
+    assert got is out
+    np.testing.assert_array_equal(out, ccl.label(ccl.binarize(gray, device="cpu"), connectivity=4, device="cpu"))
+
+
+def test_label_with_binarize_errors():
+    gray = page(20, 30)
+    for spec in [3, ["nick"], {"windw": 15}]:
+        with pytest.raises(TypeError, match="binarize"):
+            ccl.label(gray, binarize=spec, device="cpu")
+    for spec, name in [({"window": 0}, "window"), ("bernsen", "method"), ({"k": float("nan")}, "k")]:
+        with pytest.raises(ValueError, match=name):
+            ccl.label(gray, binarize=spec, device="cpu")
+    with pytest.raises(ValueError, match="connectivity"):
+        ccl.label(gray, connectivity=6, binarize="nick", device="cpu")
+    with pytest.raises(ValueError, match="shape"):
+        ccl.label(np.zeros((3, 4, 5), np.uint8), binarize="nick", device="cpu")
+    with pytest.raises(ValueError, match="dtype"):
+        ccl.label(gray > 100, binarize="nick", device="cpu")  # a mask is not a page

@@ -237,6 +237,11 @@ def test_the_cupy_path_binarizes_pages_through_the_host(fake_cuda):
     assert type(on_host) is np.ndarray
     np.testing.assert_array_equal(on_host, want)
     assert fake_cuda == []  # nothing labeled
+    # Labeling a page's ink: binarized through the host, the ink labeled on the GPU.
+    labels = ccl.label(fake(gray), binarize={"method": "nick", "window": 9})
+    assert type(labels) is FakeCupyArray
+    np.testing.assert_array_equal(np.asarray(labels), ccl.label(want, device="cpu"))
+    assert len(fake_cuda) == 1
 
 
 @pytest.mark.parametrize("shape", [(73, 129), (1, 50), (9, 17, 23), (1, 17, 23)])
@@ -482,8 +487,11 @@ def test_cupy_pages_binarize_as_numpy(cp):
         ink = ccl.binarize(cp.asarray(gray), **kwargs)
         assert isinstance(ink, cp.ndarray) and ink.dtype == cp.bool_ and ink.device.id == 0
         np.testing.assert_array_equal(ink.get(), ccl.binarize(gray, device="cpu", **kwargs))
-    labels = ccl.label(ccl.binarize(cp.asarray(gray)))
-    np.testing.assert_array_equal(labels.get(), ccl.label(ccl.binarize(gray, device="cpu"), device="cpu"))
+    want = ccl.label(ccl.binarize(gray, device="cpu"), device="cpu")
+    np.testing.assert_array_equal(ccl.label(ccl.binarize(cp.asarray(gray))).get(), want)
+    labels = ccl.label(cp.asarray(gray), binarize="nick")
+    assert isinstance(labels, cp.ndarray)
+    np.testing.assert_array_equal(labels.get(), want)
 
 
 def test_cupy_interface_objects_of_other_libraries(cp):
