@@ -210,6 +210,37 @@ fn binarized_pages_are_labeled_without_leaving_the_device() {
     assert!(failures.is_empty(), "binarize + label differs from the reference:\n{}", failures.join("\n"));
 }
 
+/// `binarize_on_device_into` writes the same ink into an array the caller made (a borrowed one
+/// on CUDA, from Python's GPU arrays; here an uploaded page reused as the output), over what
+/// was there; a wrong shape is refused, and borrowing is for CUDA devices only.
+#[test]
+fn binarizing_into_an_existing_array_equals_binarizing() {
+    let page = document(173, 61, 5);
+    let cases = [Method::Nick.defaults(), Method::Otsu.defaults(), Params { window: 9, ..Method::Wolf.defaults() }];
+    for d in common::shared_devices() {
+        let mut binarizer = d.device.binarizer().unwrap();
+        let gray = binarizer.upload(&page).unwrap();
+        let filler = GrayImage::new(173, 61, vec![7; 173 * 61]).unwrap();
+        for params in &cases {
+            let expected = reference::binarize(&page, params).unwrap();
+            let mut ink = binarizer.upload(&filler).unwrap();
+            binarizer.binarize_on_device_into(&gray, params, &mut ink).unwrap();
+            let got = binarizer.download(&ink).unwrap();
+            assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+        }
+        let mut small = binarizer.upload(&GrayImage::new(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
+        let err = binarizer.binarize_on_device_into(&gray, &cases[0], &mut small).unwrap_err();
+        assert!(err.to_string().contains("ink"), "{}: {err}", d.token);
+        if d.device.info().id.backend() != ccl::BackendKind::Cuda {
+            // SAFETY: refused before the address is used.
+            let Err(err) = (unsafe { binarizer.borrow(ccl::Shape::image(4, 4), 0x1000, None) }) else {
+                panic!("{}: borrowed device memory", d.token)
+            };
+            assert!(matches!(err, ccl::Error::Unsupported { .. }), "{}: {err}", d.token);
+        }
+    }
+}
+
 /// A binarizer whose first use is a window past 257 builds (and warms up) the 64-bit program
 /// itself (it once warmed up with a 32-bit one it had not built, and panicked).
 #[test]

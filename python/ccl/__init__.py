@@ -129,9 +129,12 @@ class _CupyArray:
         with self.device():
             return self.array.get()
 
-    def from_host(self, array: np.ndarray):
-        with self.device():
-            return self.cupy.asarray(array)
+    def gray(self):
+        return _gray(self.array, self.cupy)
+
+    def empty_ink(self, shape):
+        return self.cupy.empty(shape, dtype=self.cupy.bool_)
+
 
 
 class _TorchArray:
@@ -181,8 +184,25 @@ class _TorchArray:
     def host(self) -> np.ndarray:
         return self.array.detach().cpu().numpy()
 
-    def from_host(self, array: np.ndarray):
-        return self.torch.from_numpy(array).to(self.array.device)
+    def gray(self):
+        torch, x = self.torch, self.array.detach()
+        if x.dtype not in (torch.uint8, getattr(torch, "uint16", torch.uint8)):
+            raise ValueError(f"a page of dtype {x.dtype}; expected uint8 or uint16 gray levels")
+        if x.dtype != torch.uint8:
+            x = torch.div(x.to(torch.int32) + 128, 257, rounding_mode="floor").to(torch.uint8)
+        if x.dim() == 3 and x.shape[2] in (1, 3, 4):
+            if x.shape[2] == 1:
+                x = x[:, :, 0]
+            else:
+                rgb = x[:, :, :3].to(torch.int32)
+                x = ((4899 * rgb[..., 0] + 9617 * rgb[..., 1] + 1868 * rgb[..., 2] + 8192) >> 14).to(torch.uint8)
+        elif x.dim() != 2:
+            raise ValueError(f"a page of shape {tuple(x.shape)}; expected (H, W) gray, or (H, W, 3) / (H, W, 4) RGB / RGBA")
+        return x.contiguous()
+
+    def empty_ink(self, shape):
+        return self.torch.empty(tuple(shape), dtype=self.torch.bool, device=self.array.device)
+
 
 
 class _InterfaceArray:
@@ -247,9 +267,23 @@ class _InterfaceArray:
 
     def host(self) -> np.ndarray:
         raise ValueError(
-            "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be binarized by ccl: pass a "
-            "CuPy array, a PyTorch tensor or a NumPy array"
+            "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be copied to the host by "
+            "ccl: binarize it on its CUDA device (device=None or 'cuda:N'), or pass a NumPy array"
         )
+
+    def gray(self):
+        if self.interface["typestr"] != "|u1" or len(self.shape) != 2:
+            raise ValueError(
+                "a page in CUDA memory other than a CuPy array or a PyTorch tensor must be uint8 of shape (H, W) "
+                f"(typestr {self.interface['typestr']!r}, shape {self.shape})"
+            )
+        return self.array
+
+    def empty_ink(self, shape):
+        cupy = self._cupy()
+        ink = cupy.empty(shape, dtype=cupy.bool_)
+        cupy.cuda.get_current_stream().synchronize()  # as empty_labels
+        return ink
 
 
 def _gpu_array(image):
@@ -331,11 +365,12 @@ def _gpu_output(output, shape, ordinal: int):
     return address
 
 
-def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
+def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None, binarize=None):
     """Labels an array in CUDA memory on its device, into ``output`` when given; returns
-    (labels, N, and with ``stats`` OpenCV's stats and centroids, built on the device). Runs with
-    the array's device current."""
-    binary = gpu.binary()
+    (labels, N, and with ``stats`` OpenCV's stats and centroids, built on the device). With
+    ``binarize`` (native binarization arguments) the array is a gray page, binarized there and
+    its ink labeled. Runs with the array's device current."""
+    binary = gpu.binary() if binarize is None else gpu.gray()
     image_at, shape = _interface_of(binary)
     if 0 in shape:
         raise ValueError(f"invalid input: the image is empty (shape {shape})")
@@ -363,6 +398,7 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None):
         algorithm,
         device,
         allocate if stats else None,
+        binarize,
     )
     return labels, num, tables[-1] if stats else None
 
@@ -397,11 +433,10 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None,
     gpu = _gpu_array(image)
     if binarize is not None:
         args = _binarize_args(binarize)
-        page = _gray(image if gpu is None else gpu.host())
         if gpu is not None and not _on_host(device):
-            # A page on a GPU: binarized through the host, its ink labeled on that GPU.
-            ink = gpu.from_host(_ccl._binarize(page, *args, device))
-            return _label_any(ink, connectivity, algorithm, device, stats, output)
+            with gpu.device():
+                return _label_gpu(gpu, connectivity, algorithm, device, stats, output, args)
+        page = _gray(image if gpu is None else gpu.host())
         conn = _connectivity(2, connectivity)
         target = None if output is None else _host_output(output, page.shape)
         labels, num, table = _ccl._label(page, conn, algorithm, device, stats, target, args)
@@ -452,8 +487,8 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         Label the ink of a gray page: ``image`` is a page as :func:`binarize` takes it, and
         ``binarize`` its method (``"nick"``) or a dict of its keyword arguments (``{"method":
         "sauvola", "window": 31}``). The page is copied to the device once, binarized and
-        labeled there, and only the labels come back (a page on a GPU is binarized through the
-        host, then labeled on its GPU).
+        labeled there, and only the labels come back (a page on a GPU is binarized and labeled
+        on that GPU).
 
     Returns
     -------
@@ -520,11 +555,11 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
     return num + 1, labels, stats, centroids
 
 
-def _gray(image) -> np.ndarray:
+def _gray(image, xp=np):
     """``image`` as a C-contiguous uint8 gray page, converted as ``ccl binarize`` converts a
     ``.npy`` page: 16-bit samples to 8 bits (v / 257, rounded), then RGB(A) to gray as OpenCV's
-    ``cvtColor(RGB2GRAY)``."""
-    array = np.asarray(image)
+    ``cvtColor(RGB2GRAY)``. ``xp``: NumPy, or CuPy for a page on its GPU (converted there)."""
+    array = xp.asarray(image)
     if array.dtype == np.uint16:
         array = ((array.astype(np.uint32) + 128) // 257).astype(np.uint8)
     elif array.dtype != np.uint8:
@@ -542,7 +577,21 @@ def _gray(image) -> np.ndarray:
         raise ValueError(
             f"a page of shape {array.shape}; expected (H, W) gray, or (H, W, 3) / (H, W, 4) RGB / RGBA"
         )
-    return np.ascontiguousarray(array)
+    return xp.ascontiguousarray(array)
+
+
+def _binarize_gpu(gpu, page, args, device):
+    """Binarizes ``page`` (a C-contiguous uint8 (H, W) array in CUDA memory, made from ``gpu``'s
+    array) on its device, into a bool array of ``gpu``'s library there. Runs with the array's
+    device current."""
+    page_at, shape = _interface_of(page)
+    if 0 in shape:
+        raise ValueError(f"invalid input: the page is empty (shape {shape})")
+    ordinal = _ccl._cuda_device_of(page_at)
+    device = _cuda_device(device, ordinal)
+    ink = gpu.empty_ink(shape)
+    _ccl._binarize_cuda(page_at, _interface_of(ink)[0], list(shape), gpu.stream(), *args, device)
+    return ink
 
 
 def binarize(image, method="nick", window=None, k=None, r=None, formula=None, kernel=None, device=None):
@@ -557,8 +606,10 @@ def binarize(image, method="nick", window=None, k=None, r=None, formula=None, ke
     image : array_like, CuPy array or PyTorch CUDA tensor
         The page: (H, W) gray, or (H, W, 3) / (H, W, 4) RGB / RGBA, of uint8 or uint16 (16-bit
         samples become 8-bit as v / 257, rounded). Color becomes gray as OpenCV's
-        ``cvtColor(..., COLOR_RGB2GRAY)``: ``(4899 R + 9617 G + 1868 B + 8192) >> 14``. A GPU
-        array is copied to the host first (and the result back to its GPU).
+        ``cvtColor(..., COLOR_RGB2GRAY)``: ``(4899 R + 9617 G + 1868 B + 8192) >> 14``. A CuPy
+        array or a PyTorch CUDA tensor is converted and binarized on its GPU (``device`` None
+        or the ``"cuda:N"`` that holds it), nothing going through the host; with an OpenCL or
+        CPU ``device`` it goes through the host.
     method : {"nick", "sauvola", "niblack", "wolf", "otsu"}, optional
         With S1, S2 the sums of p and p^2 over the window, NP its pixel count, m = S1 / NP and s
         the window's standard deviation: ``nick`` T = m + k sqrt((S2 - m^2) / NP) (Khurshid et
@@ -615,14 +666,13 @@ def binarize(image, method="nick", window=None, k=None, r=None, formula=None, ke
     >>> int(ccl.label(ccl.binarize(page, window=3, device="cpu"), device="cpu").max())
     1
     """
+    args = _binarize_args({"method": method, "window": window, "k": k, "r": r, "formula": formula, "kernel": kernel})
     gpu = _gpu_array(image)
+    if gpu is not None and not _on_host(device):
+        with gpu.device():
+            return _binarize_gpu(gpu, gpu.gray(), args, device)
     page = _gray(image if gpu is None else gpu.host())
-    if window is not None:
-        window = operator.index(window)  # a whole number (an int or a NumPy integer), not 45.5
-    k = None if k is None else float(k)
-    r = None if r is None else float(r)
-    ink = _ccl._binarize(page, str(method), window, k, r, formula, kernel, device)
-    return ink if gpu is None or _on_host(device) else gpu.from_host(ink)
+    return _ccl._binarize(page, *args, device)
 
 
 def host_array(shape, dtype=np.uint8, device=None):

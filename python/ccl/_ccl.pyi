@@ -34,8 +34,24 @@ def _label_cuda(
     connectivity: int,
     algorithm: Optional[str],
     device: str,
-    stats_alloc: Optional[Callable[[int], tuple[int, int]]] = ...
+    stats_alloc: Optional[Callable[[int], tuple[int, int]]] = ...,
+    binarize: Optional[
+        tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
+    ] = ...,
 ) -> int: ...
+def _binarize_cuda(
+    image_ptr: int,
+    ink_ptr: int,
+    shape: list[int],
+    stream: Optional[int],
+    method: str,
+    window: Optional[int],
+    k: Optional[float],
+    r: Optional[float],
+    formula: Optional[str],
+    kernel: Optional[str],
+    device: str,
+) -> None: ...
 def _cuda_device_of(address: int) -> int: ...
 def _pinned(nbytes: int, device: Optional[str] = ...) -> npt.NDArray[np.uint8]: ...
 def devices() -> list[tuple[str, str, str, str]]: ...

@@ -350,6 +350,68 @@ fn _binarize<'py>(
     ink.into_pyarray(py).reshape([height, width])
 }
 
+/// Binarizes a gray page in CUDA memory where it lies, on `device` (`cuda:N`, the device that
+/// holds both arrays): `image_ptr` is the device address of a C-contiguous uint8 array of
+/// `shape` (H, W), `ink_ptr` that of a C-contiguous array of 1-byte elements of the same shape
+/// (bool), which receives 1 where the pixel is ink and 0 elsewhere. `stream` as for
+/// `_label_cuda`: its work so far is waited for before either array is used. When it returns,
+/// the ink is written and ccl no longer uses either array. Nothing goes through the host.
+#[pyfunction]
+#[pyo3(signature = (image_ptr, ink_ptr, shape, stream, method, window, k, r, formula, kernel, device))]
+#[allow(clippy::too_many_arguments)]
+fn _binarize_cuda(
+    py: Python<'_>,
+    image_ptr: u64,
+    ink_ptr: u64,
+    shape: Vec<usize>,
+    stream: Option<u64>,
+    method: &str,
+    window: Option<i64>,
+    k: Option<f64>,
+    r: Option<f64>,
+    formula: Option<&str>,
+    kernel: Option<&str>,
+    device: &str,
+) -> PyResult<()> {
+    let params = binarize_params(method, window, k, r, formula, kernel).map_err(to_py)?;
+    let id = cuda_device_id(device)?;
+    let shape = page_shape(&shape)?;
+    py.detach(|| {
+        with_binarizer(Some(id), |binarizer| {
+            // SAFETY: the Python layer passes the data pointers of two C-contiguous arrays of
+            // one byte per pixel of `shape` on this device (the binarizer checks the latter with
+            // the driver), which it keeps alive and leaves alone until this call returns; both
+            // borrowed arrays are dropped before it returns, and the binarization has finished
+            // by then (its timings are read).
+            let gray = unsafe { binarizer.borrow(shape, image_ptr, stream)? };
+            // SAFETY: as above; nothing else reads the ink array meanwhile.
+            let mut ink = unsafe { binarizer.borrow(shape, ink_ptr, None)? };
+            binarizer.binarize_on_device_into(&gray, &params, &mut ink).map(|_| ())
+        })
+    })
+    .map_err(to_py)
+}
+
+/// `device` as a CUDA device id, else a `ValueError`: arrays in CUDA memory are worked on where
+/// they lie, on `cuda:N` only.
+fn cuda_device_id(device: &str) -> PyResult<DeviceId> {
+    let id = DeviceId::from_str(device).map_err(to_py)?;
+    if id.backend() != BackendKind::Cuda {
+        return Err(PyValueError::new_err(format!(
+            "device '{device}' is not a CUDA device: arrays in CUDA memory are labeled in place on cuda:N only"
+        )));
+    }
+    Ok(id)
+}
+
+/// The extent of a gray page of NumPy shape (H, W).
+fn page_shape(shape: &[usize]) -> PyResult<Shape> {
+    match *shape {
+        [height, width] => Ok(Shape::image(width, height)),
+        _ => Err(PyValueError::new_err(format!("a page to binarize of shape {shape:?}; expected (H, W)"))),
+    }
+}
+
 /// Page-locked host memory of a device, owned by the NumPy arrays made on it.
 #[pyclass(frozen)]
 struct PinnedMemory {
@@ -384,8 +446,10 @@ fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResul
 /// arrays it made, OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x
 /// ndim float64), those tables are built there, on the device (row 0 the background). Returns N; when it returns, everything is written and ccl no
 /// longer uses any of the arrays. Nothing is copied through the host and nothing freed.
+/// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image_ptr` is a
+/// gray page (shape (H, W)), binarized on the device first, its ink then labeled.
 #[pyfunction]
-#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None))]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None))]
 #[allow(clippy::too_many_arguments)]
 fn _label_cuda(
     py: Python<'_>,
@@ -397,27 +461,40 @@ fn _label_cuda(
     algorithm: Option<&str>,
     device: &str,
     stats_alloc: Option<Py<PyAny>>,
+    binarize: Option<BinarizeArgs>,
 ) -> PyResult<u32> {
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm, connectivity)?;
-    let id = DeviceId::from_str(device).map_err(to_py)?;
-    if id.backend() != BackendKind::Cuda {
-        return Err(PyValueError::new_err(format!(
-            "device '{device}' is not a CUDA device: arrays in CUDA memory are labeled in place on cuda:N only"
-        )));
+    let id = cuda_device_id(device)?;
+    let params = binarize
+        .map(|(method, window, k, r, formula, kernel)| {
+            binarize_params(&method, window, k, r, formula.as_deref(), kernel.as_deref())
+        })
+        .transpose()
+        .map_err(to_py)?;
+    if params.is_some() {
+        page_shape(&shape)?;
     }
     let ndim = shape.len() as u8;
     let shape = shape_of(&shape).map_err(to_py)?;
     // A failure of the callable (a Python exception) is kept apart from the library's errors.
     let mut alloc_error: Option<PyErr> = None;
     let result = py.detach(|| {
-        with_labeler(Some(id), algorithm, connectivity, |labeler| {
+        with_labeler_and_binarizer(Some(id), algorithm, connectivity, params.is_some(), |labeler, binarizer| {
             // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
             // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
             // device (the labeler checks the latter with the driver), fresh or its caller's,
             // which it keeps alive and leaves alone until this call returns; both borrowed
             // arrays are dropped before it returns (dropping waits for the labeler's stream).
-            let image = unsafe { labeler.borrow_image(shape, image_ptr, stream)? };
+            // A page is borrowed by the binarizer (whose queue waits for `stream`), and its
+            // ink, made and finished before the labeling starts, labeled instead.
+            let image = match (binarizer, &params) {
+                (Some(binarizer), Some(params)) => {
+                    let gray = unsafe { binarizer.borrow(shape, image_ptr, stream)? };
+                    binarizer.binarize_on_device(&gray, params)?.0
+                }
+                _ => unsafe { labeler.borrow_image(shape, image_ptr, stream)? },
+            };
             // SAFETY: as above.
             let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
             let (n, _) = labeler.label_on_device_into_consecutive(&image, connectivity, &mut labels)?;
@@ -479,6 +556,7 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
     m.add_function(wrap_pyfunction!(_binarize, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(_binarize_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_device_of, m)?)?;
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;

@@ -220,7 +220,7 @@ impl GpuBinarizer {
             let window = if params.wide_sums() { 259 } else { params.window.min(31) };
             let warm = Params { window, ..*params };
             for kernel in KernelKind::ALL {
-                self.run(&on_device, &Params { kernel, ..warm })?;
+                self.run(&on_device, &Params { kernel, ..warm }, None)?;
             }
             self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         }
@@ -282,17 +282,57 @@ impl GpuBinarizer {
 
     pub(crate) fn binarize_on_device(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
         self.prepare(params)?;
-        self.run(gray, params)
+        let (out, timings) = self.run(gray, params, None)?;
+        let out = out.expect("allocated without an output");
+        Ok((DeviceArray::new(gray.shape(), self.device.owner(), Storage::Device(out)), timings))
     }
 
-    /// The schedule: allocation, statistics (Wolf, Otsu), threshold, deallocation.
-    fn run(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
+    /// [`Self::binarize_on_device`] into `ink`, an array of this device of the page's shape.
+    pub(crate) fn binarize_on_device_into(
+        &mut self,
+        gray: &DeviceGray,
+        params: &Params,
+        ink: &mut DeviceImage,
+    ) -> Result<Timings> {
+        if ink.shape() != gray.shape() {
+            return Err(Error::InvalidParameter {
+                name: "ink".into(),
+                reason: format!("its shape {} is not the page's {}", ink.shape(), gray.shape()),
+            });
+        }
+        self.prepare(params)?;
+        let out = self.buffer(ink)?;
+        let (_, timings) = self.run(gray, params, Some(out))?;
+        Ok(timings)
+    }
+
+    /// Wraps `shape.len()` bytes of device memory at `address` as an array of this device,
+    /// waiting on this binarizer's queue for the work so far of stream `ready_on` (see
+    /// [`crate::GpuLabeler::borrow_image`]).
+    ///
+    /// # Safety
+    /// As [`crate::GpuLabeler::borrow_image`]: the memory stays allocated, and nothing else
+    /// writes it, for as long as the returned array lives.
+    pub(crate) unsafe fn borrow(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceGray> {
+        crate::image::check_size(shape.width, shape.height)?;
+        // SAFETY: the caller's contract (`shape.len()` bytes, one per pixel).
+        let buffer = unsafe { self.gpu.borrow(address, shape.len(), ready_on)? };
+        Ok(DeviceArray::new(shape, self.device.owner(), Storage::Device(buffer)))
+    }
+
+    /// The schedule: allocation, statistics (Wolf, Otsu), threshold, deallocation; into `into`
+    /// when given, else into a new buffer, returned.
+    fn run(&mut self, gray: &DeviceGray, params: &Params, into: Option<&Buffer>) -> Result<(Option<Buffer>, Timings)> {
         let input = self.buffer(gray)?;
         let shape = gray.shape();
         let (width, height, n) = (shape.width, shape.height, shape.len());
         let gpu = self.gpu.as_ref();
         let mut recorder = PhaseRecorder::start(gpu)?;
-        let out = gpu.alloc(n)?;
+        let allocated = match into {
+            Some(_) => None,
+            None => Some(gpu.alloc(n)?),
+        };
+        let out = into.or(allocated.as_ref()).expect("one of the two");
         let threshold = Config::of(params, false);
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
         let window = params.window;
@@ -315,7 +355,7 @@ impl GpuBinarizer {
                 gpu.launch(&mut p.otsu_threshold, &one, &[Arg::Buffer(&histogram), Arg::Buffer(&t)])?;
                 recorder.end(Phase::Statistics)?;
                 let range = LaunchRange::over([n, 1, 1], [FAST_GROUP, 1, 1]);
-                let args = [Arg::Buffer(input), Arg::Buffer(&out), Arg::Buffer(&t), Arg::U32(n as u32)];
+                let args = [Arg::Buffer(input), Arg::Buffer(out), Arg::Buffer(&t), Arg::U32(n as u32)];
                 gpu.launch(&mut p.otsu_apply, &range, &args)?;
                 recorder.end(Phase::Threshold)?;
                 scratch.extend([histogram, t]);
@@ -342,7 +382,7 @@ impl GpuBinarizer {
                         fast.column_blocks(gpu, &mut p.column_blocks, input, blocks)?;
                     }
                     let kernel = p.threshold(KernelKind::Fast);
-                    let buffers = FastBuffers { input, out: &out, stats: &self.no_stats, partial: &partial, blocks };
+                    let buffers = FastBuffers { input, out, stats: &self.no_stats, partial: &partial, blocks };
                     fast.launch(gpu, kernel, &buffers, window, params, blocks.is_some())?;
                     let one = LaunchRange::over([1, 1, 1], [1, 1, 1]);
                     let args = [Arg::Buffer(&partial), Arg::U32(fast.groups() as u32), Arg::Buffer(&stats)];
@@ -361,8 +401,7 @@ impl GpuBinarizer {
                         fast.column_blocks(gpu, &mut p.column_blocks, input, blocks)?;
                     }
                     let kernel = p.threshold(params.kernel);
-                    let buffers =
-                        FastBuffers { input, out: &out, stats: stats_buffer, partial: &self.no_stats, blocks };
+                    let buffers = FastBuffers { input, out, stats: stats_buffer, partial: &self.no_stats, blocks };
                     // (It follows column_blocks directly, except after Wolf's statistics.)
                     let after_blocks = blocks.is_some() && method != Method::Wolf;
                     fast.launch(gpu, kernel, &buffers, window, params, after_blocks)?;
@@ -371,7 +410,7 @@ impl GpuBinarizer {
                     let range = LaunchRange::over([width, height, 1], [BLOCK, BLOCK, 1]);
                     let args = [
                         Arg::Buffer(input),
-                        Arg::Buffer(&out),
+                        Arg::Buffer(out),
                         Arg::U32(width as u32),
                         Arg::U32(height as u32),
                         Arg::U32(window),
@@ -388,8 +427,7 @@ impl GpuBinarizer {
         drop(scratch);
         recorder.end(Phase::Deallocation)?;
         let phases = recorder.finish()?;
-        let out = DeviceArray::new(shape, self.device.owner(), Storage::Device(out));
-        Ok((out, Timings { phases, iterations: None }))
+        Ok((allocated, Timings { phases, iterations: None }))
     }
 }
 

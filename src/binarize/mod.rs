@@ -166,6 +166,58 @@ impl Binarizer {
         }
     }
 
+    /// [`Self::binarize_on_device`] into `ink`, an array of this device of the page's shape (one
+    /// made by [`Self::borrow`], say), which receives 1 for ink and 0 elsewhere.
+    pub fn binarize_on_device_into(
+        &mut self,
+        gray: &DeviceGray,
+        params: &Params,
+        ink: &mut DeviceImage,
+    ) -> Result<Timings> {
+        params.validate()?;
+        match &mut self.inner {
+            Inner::Cpu => {
+                let (out, timings) = self.binarize_on_device(gray, params)?;
+                if ink.shape() != gray.shape() {
+                    return Err(Error::InvalidParameter {
+                        name: "ink".into(),
+                        reason: format!("its shape {} is not the page's {}", ink.shape(), gray.shape()),
+                    });
+                }
+                match (&mut ink.storage, out.storage) {
+                    (Storage::Host(target), Storage::Host(pixels)) => target.copy_from_slice(&pixels),
+                    _ => return Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+                }
+                Ok(timings)
+            }
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => g.binarize_on_device_into(gray, params, ink),
+        }
+    }
+
+    /// Wraps one byte per pixel of `shape` of CUDA device memory at `address` (a gray page, or
+    /// where [`Self::binarize_on_device_into`] writes the ink) as an array of this binarizer's
+    /// device, without copying; the binarizer's queue first waits for the work so far of stream
+    /// `ready_on` (a `CUstream` value; 1 the legacy default stream, 2 the per-thread one). The
+    /// array never frees the memory. CUDA devices only (elsewhere [`Error::Unsupported`]);
+    /// memory of another device is an [`Error::InvalidMemory`].
+    ///
+    /// # Safety
+    /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
+    /// nothing else writes (nor reads, while the binarizer writes it), for as long as the
+    /// returned array lives.
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_variables))]
+    pub unsafe fn borrow(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceGray> {
+        match &mut self.inner {
+            Inner::Cpu => {
+                Err(Error::Unsupported { device: self.info.name.clone(), what: "borrowing device memory".into() })
+            }
+            // SAFETY: the caller's contract.
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            Inner::Gpu(g) => unsafe { g.borrow(shape, address, ready_on) },
+        }
+    }
+
     /// Copies a binarization back (1 = ink).
     pub fn download(&mut self, image: &DeviceImage) -> Result<BinaryImage> {
         match &mut self.inner {
