@@ -623,6 +623,11 @@ def test_torch_pages_binarize_as_numpy(torch):
     np.testing.assert_array_equal(
         ccl.binarize(torch.as_tensor(rgb, device="cuda")).cpu().numpy(), ccl.binarize(rgb, device="cpu")
     )
+    if hasattr(torch, "uint16"):  # 16-bit samples: v / 257, rounded, on the GPU
+        wide = torch.as_tensor(gray.astype(np.int32) * 257 + 100 * (gray < 255), device="cuda").to(torch.uint16)
+        np.testing.assert_array_equal(ccl.binarize(wide).cpu().numpy(), ccl.binarize(gray, device="cpu"))
+    with pytest.raises(ValueError, match="dtype"):
+        ccl.binarize(torch.as_tensor(gray, device="cuda").float())
     labels = ccl.label(torch.as_tensor(gray, device="cuda"), binarize="sauvola")
     assert isinstance(labels, torch.Tensor) and labels.dtype == torch.int32
     want = ccl.label(ccl.binarize(gray, "sauvola", device="cpu"), device="cpu")
