@@ -291,3 +291,55 @@ fn bench_binarize_times_the_fast_kernel_and_binarize_plus_label() {
     let (out, text) = run(ccl().args(["bench", "binarize", "--timing", "busy", "--out"]).arg(&dir));
     assert!(!out.status.success() && text.contains("queued, idle"), "{text}");
 }
+
+/// `ccl binarize DIR -o OUTDIR` and `ccl label DIR --binarize ... -o OUTDIR`: every page of a
+/// folder, each output equal to the one-page command's; a page that cannot be read is named and
+/// skipped, the others written, and the exit status is 1 at the end.
+#[test]
+fn folders_of_pages_binarize_and_label_page_by_page() {
+    let dir = scratch("pages");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pages: Vec<GrayImage> = ["a.png", "b.png"].iter().map(|name| color_page(&dir.join(name))).collect();
+    std::fs::write(dir.join("broken.png"), b"not a png").unwrap();
+    std::fs::write(dir.join("notes.txt"), b"ignored").unwrap();
+    let params = Params { window: 21, ..Method::Nick.defaults() };
+
+    let inks = scratch("inks");
+    let (out, text) = run(ccl().arg("binarize").arg(&dir).arg("-o").arg(&inks).args(["--window", "21"]));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("broken.png") && text.contains("1 of 3"), "{text}");
+    assert!(text.contains("ignoring 1 file"), "{text}");
+    for (name, page) in ["a", "b"].iter().zip(&pages) {
+        let expected = reference::binarize(page, &params).unwrap();
+        let written = image::open(inks.join(format!("{name}.png"))).unwrap().to_luma8();
+        assert!(written.pixels().zip(expected.pixels()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }), "{name}");
+    }
+    assert!(!inks.join("broken.png").exists());
+
+    let labels = scratch("page-labels");
+    let (out, text) = run(ccl().arg("label").arg(&dir).arg("-o").arg(&labels).args([
+        "--binarize",
+        "nick:window=21",
+        "--connectivity",
+        "4",
+        "--format",
+        "npy",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for (name, page) in ["a", "b"].iter().zip(&pages) {
+        let ink = reference::binarize(page, &params).unwrap();
+        let (expected, _) = ccl::reference::label(&ink, ccl::Connectivity::Four).into_consecutive();
+        let bytes = std::fs::read(labels.join(format!("{name}.npy"))).unwrap();
+        let got: Vec<u32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+        assert_eq!(got, expected.labels(), "{name}");
+    }
+
+    // Statistics take one page; an output folder that is a file of a known format is refused.
+    let (out, text) =
+        run(ccl().arg("label").arg(&dir).arg("-o").arg(&labels).args(["--binarize", "nick", "--stats", "s.csv"]));
+    assert!(!out.status.success() && text.contains("not a folder"), "{text}");
+    let file = scratch("ink-file.png");
+    std::fs::write(&file, b"x").unwrap();
+    let (out, text) = run(ccl().arg("binarize").arg(&dir).arg("-o").arg(&file));
+    assert!(!out.status.success() && text.contains("output folder"), "{text}");
+}

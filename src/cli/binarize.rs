@@ -7,7 +7,7 @@ use ccl::binarize::{KernelKind, Method, NickFormula, Params};
 use ccl::{io, Error, Result};
 
 use super::console::say;
-use super::label::{note_slow_builds, open_device, BackendChoice};
+use super::label::{note_slow_builds, open_device, BackendChoice, FolderFormat};
 
 /// The method and parameters, as `ccl binarize` takes them.
 #[derive(clap::Args, Clone, Debug)]
@@ -81,11 +81,15 @@ pub struct BinarizeArgs {
     /// Input page: any image format `ccl label` reads, or a .npy of uint8 or uint16 in C order,
     /// shape (H, W) gray or (H, W, 3|4) RGB(A); color becomes gray as OpenCV's
     /// cvtColor(RGB2GRAY): (4899 R + 9617 G + 1868 B + 8192) >> 14; 16-bit samples are brought
-    /// to 8 bits (v / 257, rounded).
+    /// to 8 bits (v / 257, rounded). A folder: every image in it (see --format).
     pub(super) input: PathBuf,
-    /// Output: .png or .tiff (8-bit gray) or .npy (uint8), ink 0 and background 255.
+    /// Output: .png or .tiff (8-bit gray) or .npy (uint8), ink 0 and background 255; for a
+    /// folder input, the output folder (made if missing).
     #[arg(short, long)]
     pub(super) output: PathBuf,
+    /// For a folder input: the format of every output page, written as OUTDIR/NAME.FORMAT.
+    #[arg(long, value_enum, default_value_t = FolderFormat::Png)]
+    pub(super) format: FolderFormat,
     #[command(flatten)]
     pub(super) method: MethodArgs,
     /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
@@ -103,6 +107,12 @@ pub struct BinarizeArgs {
 pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let params = args.method.params();
     params.validate()?;
+    if args.input.is_dir() {
+        let (device, how) = open_device(args.device, args.backend)?;
+        say!("device: {} {} ({how})", device.info().id, device.info().name);
+        let ext = args.format.extension();
+        return super::folder::pages_folder(&args.input, &args.output, ext, &params, None, &device, args.max_pixels);
+    }
     io::check_output(&args.output, Some(&args.input))?;
     let (page, source) = io::read_gray(&args.input, args.max_pixels)?;
     say!("input: {} ({}x{}, {})", args.input.display(), page.width(), page.height(), source.describe());

@@ -358,18 +358,28 @@ pub fn label(args: LabelArgs) -> Result<()> {
         return label_volume_input(&args);
     }
     if let Some(folder) = args.input.as_deref().filter(|p| p.is_dir()) {
-        if args.binarize.is_some() {
-            return Err(Error::InvalidParameter {
-                name: "binarize".into(),
-                reason: "takes one page, not a folder (binarize each page, or label the folder with --threshold)"
-                    .into(),
-            });
-        }
         if wants_stats(&args) {
             return Err(Error::InvalidParameter {
                 name: if args.stats.is_some() { "stats" } else { "min-size / keep-largest" }.into(),
                 reason: "takes one image or volume, not a folder of images".into(),
             });
+        }
+        if let Some(params) = &args.binarize {
+            let connectivity = args.image_connectivity();
+            let labeling =
+                super::folder::PageLabeling { algorithm: args.algorithm(connectivity), connectivity, raw: args.raw };
+            let (device, how) = open_device(args.device, args.backend)?;
+            say!("device: {} {} ({how})", device.info().id, device.info().name);
+            let ext = args.format.extension();
+            return super::folder::pages_folder(
+                folder,
+                &args.output,
+                ext,
+                params,
+                Some(labeling),
+                &device,
+                args.max_pixels,
+            );
         }
         return super::folder::label_folder(folder, &args);
     }
