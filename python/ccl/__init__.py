@@ -590,7 +590,7 @@ def _binarize_gpu(gpu, page, args, device):
     ordinal = _ccl._cuda_device_of(page_at)
     device = _cuda_device(device, ordinal)
     ink = gpu.empty_ink(shape)
-    _ccl._binarize_cuda(page_at, _interface_of(ink)[0], list(shape), gpu.stream(), *args, device)
+    _ccl._binarize_cuda(page_at, _interface_of(ink)[0], list(shape), gpu.stream(), args, device)
     return ink
 
 
@@ -672,7 +672,7 @@ def binarize(image, method="nick", window=None, k=None, r=None, formula=None, ke
         with gpu.device():
             return _binarize_gpu(gpu, gpu.gray(), args, device)
     page = _gray(image if gpu is None else gpu.host())
-    return _ccl._binarize(page, *args, device)
+    return _ccl._binarize(page, args, device)
 
 
 def host_array(shape, dtype=np.uint8, device=None):

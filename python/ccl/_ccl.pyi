@@ -4,6 +4,8 @@ import numpy as np
 import numpy.typing as npt
 
 Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]  # OpenCV's stats and centroids
+# method, window, k, r, formula, kernel (None: the method's usual value)
+BinarizeArgs = tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
 
 def _label(
     image: npt.NDArray[np.uint8],
@@ -12,19 +14,10 @@ def _label(
     device: Optional[str],
     stats: bool,
     output: Optional[npt.NDArray[np.uint32]] = ...,
-    binarize: Optional[
-        tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
-    ] = ...,
+    binarize: Optional[BinarizeArgs] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _binarize(
-    image: npt.NDArray[np.uint8],
-    method: str,
-    window: Optional[int],
-    k: Optional[float],
-    r: Optional[float],
-    formula: Optional[str],
-    kernel: Optional[str],
-    device: Optional[str],
+    image: npt.NDArray[np.uint8], binarize: BinarizeArgs, device: Optional[str]
 ) -> npt.NDArray[np.bool_]: ...
 def _label_cuda(
     image_ptr: int,
@@ -35,22 +28,10 @@ def _label_cuda(
     algorithm: Optional[str],
     device: str,
     stats_alloc: Optional[Callable[[int], tuple[int, int]]] = ...,
-    binarize: Optional[
-        tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
-    ] = ...,
+    binarize: Optional[BinarizeArgs] = ...,
 ) -> int: ...
 def _binarize_cuda(
-    image_ptr: int,
-    ink_ptr: int,
-    shape: list[int],
-    stream: Optional[int],
-    method: str,
-    window: Optional[int],
-    k: Optional[float],
-    r: Optional[float],
-    formula: Optional[str],
-    kernel: Optional[str],
-    device: str,
+    image_ptr: int, ink_ptr: int, shape: list[int], stream: Optional[int], binarize: BinarizeArgs, device: str
 ) -> None: ...
 def _cuda_device_of(address: int) -> int: ...
 def _pinned(nbytes: int, device: Optional[str] = ...) -> npt.NDArray[np.uint8]: ...

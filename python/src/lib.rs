@@ -79,36 +79,15 @@ fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Resul
 }
 
 /// Runs `work` with the labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
-/// picks when `None`), opening the device and making the labeler at their first use.
+/// picks when `None`) and, when `binarizing`, the binarizer of that device, opening the device
+/// and making them at their first use.
 fn with_labeler<T>(
-    id: Option<DeviceId>,
-    algorithm: Algorithm,
-    connectivity: Connectivity,
-    work: impl FnOnce(&mut AnyLabeler) -> ccl::Result<T>,
-) -> ccl::Result<T> {
-    let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let key = (id.to_string(), algorithm, connectivity);
-    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    let cache = &mut *guard;
-    if !cache.labelers.contains_key(&key) {
-        let labeler = cache.device(id)?.labeler_for(algorithm, connectivity)?;
-        cache.labelers.insert(key.clone(), labeler);
-    }
-    work(cache.labelers.get_mut(&key).expect("inserted above"))
-}
-
-/// [`with_labeler`] with, when `binarizing`, the binarizer of the same device too (made at its
-/// first use).
-fn with_labeler_and_binarizer<T>(
     id: Option<DeviceId>,
     algorithm: Algorithm,
     connectivity: Connectivity,
     binarizing: bool,
     work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
 ) -> ccl::Result<T> {
-    if !binarizing {
-        return with_labeler(id, algorithm, connectivity, |labeler| work(labeler, None));
-    }
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
     let device_key = id.to_string();
     let key = (device_key.clone(), algorithm, connectivity);
@@ -118,12 +97,13 @@ fn with_labeler_and_binarizer<T>(
         let labeler = cache.device(id)?.labeler_for(algorithm, connectivity)?;
         cache.labelers.insert(key.clone(), labeler);
     }
-    if !cache.binarizers.contains_key(&device_key) {
+    if binarizing && !cache.binarizers.contains_key(&device_key) {
         let binarizer = cache.device(id)?.binarizer()?;
         cache.binarizers.insert(device_key.clone(), binarizer);
     }
     let Cache { labelers, binarizers, .. } = cache;
-    work(labelers.get_mut(&key).expect("inserted above"), binarizers.get_mut(&device_key))
+    let binarizer = if binarizing { binarizers.get_mut(&device_key) } else { None };
+    work(labelers.get_mut(&key).expect("inserted above"), binarizer)
 }
 
 /// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
@@ -245,18 +225,13 @@ fn _label<'py>(
         None => None,
     };
     let ndim = image.shape().len();
-    let params = binarize
-        .map(|(method, window, k, r, formula, kernel)| {
-            binarize_params(&method, window, k, r, formula.as_deref(), kernel.as_deref())
-        })
-        .transpose()
-        .map_err(to_py)?;
+    let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() && image.shape().len() != 2 {
         return Err(PyValueError::new_err(format!("a page to binarize of shape {:?}; expected (H, W)", image.shape())));
     }
     let (labels, n, table) = py
         .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<OpenCvStats>)> {
-            with_labeler_and_binarizer(id, algorithm, connectivity, params.is_some(), |labeler, binarizer| {
+            with_labeler(id, algorithm, connectivity, params.is_some(), |labeler, binarizer| {
                 let upload = |l: &mut AnyLabeler| match (binarizer, &params) {
                     (Some(binarizer), Some(params)) => {
                         let page = GrayImage::new(shape.width, shape.height, pixels.to_vec())?;
@@ -289,54 +264,44 @@ fn _label<'py>(
     Ok((array, n, to_numpy(py, table)?))
 }
 
-/// The binarization of `method` (a name of [`Method`]) with its usual parameters, the given ones
-/// replacing them; checked, so that a bad one is a `ValueError` naming it.
-fn binarize_params(
-    method: &str,
-    window: Option<i64>,
-    k: Option<f64>,
-    r: Option<f64>,
-    formula: Option<&str>,
-    kernel: Option<&str>,
-) -> ccl::Result<Params> {
-    let mut params = Method::from_str(method)?.defaults();
-    if let Some(window) = window {
-        params.window = u32::try_from(window).map_err(|_| Error::InvalidParameter {
-            name: "window".into(),
-            reason: format!("{window} is outside 1..={}", ccl::binarize::MAX_WINDOW),
-        })?;
-    }
-    params.k = k.unwrap_or(params.k);
-    params.r = r.unwrap_or(params.r);
-    if let Some(formula) = formula {
-        params.formula = NickFormula::from_str(formula)?;
-    }
-    if let Some(kernel) = kernel {
-        params.kernel = KernelKind::from_str(kernel)?;
-    }
-    params.validate()?;
-    Ok(params)
+/// `binarize` (method, window, k, r, formula, kernel: a name of [`Method`], then `None` for the
+/// method's usual value) as checked parameters, so that a bad one is a `ValueError` naming it.
+fn parse_binarize_args((method, window, k, r, formula, kernel): BinarizeArgs) -> PyResult<Params> {
+    let parse = || -> ccl::Result<Params> {
+        let mut params = Method::from_str(&method)?.defaults();
+        if let Some(window) = window {
+            params.window = u32::try_from(window).map_err(|_| Error::InvalidParameter {
+                name: "window".into(),
+                reason: format!("{window} is outside 1..={}", ccl::binarize::MAX_WINDOW),
+            })?;
+        }
+        params.k = k.unwrap_or(params.k);
+        params.r = r.unwrap_or(params.r);
+        if let Some(formula) = &formula {
+            params.formula = NickFormula::from_str(formula)?;
+        }
+        if let Some(kernel) = &kernel {
+            params.kernel = KernelKind::from_str(kernel)?;
+        }
+        params.validate()?;
+        Ok(params)
+    };
+    parse().map_err(to_py)
 }
 
-/// Binarizes `image` (a C-contiguous uint8 gray page, shape (H, W)) with `method` on `device`
+/// Binarizes `image` (a C-contiguous uint8 gray page, shape (H, W)) as `binarize` says (see
+/// `parse_binarize_args`) on `device`
 /// (the one `ccl` picks when None): True where the pixel is ink (p <= T), False elsewhere. The
 /// page is uploaded once, thresholded on the device and the result downloaded, with the GIL
 /// released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (image, method, window, k, r, formula, kernel, device))]
-#[allow(clippy::too_many_arguments)]
 fn _binarize<'py>(
     py: Python<'py>,
     image: PyReadonlyArray2<'py, u8>,
-    method: &str,
-    window: Option<i64>,
-    k: Option<f64>,
-    r: Option<f64>,
-    formula: Option<&str>,
-    kernel: Option<&str>,
+    binarize: BinarizeArgs,
     device: Option<&str>,
 ) -> PyResult<Bound<'py, PyArray2<bool>>> {
-    let params = binarize_params(method, window, k, r, formula, kernel).map_err(to_py)?;
+    let params = parse_binarize_args(binarize)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let [height, width] = [image.shape()[0], image.shape()[1]];
     let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?.to_vec();
@@ -357,23 +322,16 @@ fn _binarize<'py>(
 /// `_label_cuda`: its work so far is waited for before either array is used. When it returns,
 /// the ink is written and ccl no longer uses either array. Nothing goes through the host.
 #[pyfunction]
-#[pyo3(signature = (image_ptr, ink_ptr, shape, stream, method, window, k, r, formula, kernel, device))]
-#[allow(clippy::too_many_arguments)]
 fn _binarize_cuda(
     py: Python<'_>,
     image_ptr: u64,
     ink_ptr: u64,
     shape: Vec<usize>,
     stream: Option<u64>,
-    method: &str,
-    window: Option<i64>,
-    k: Option<f64>,
-    r: Option<f64>,
-    formula: Option<&str>,
-    kernel: Option<&str>,
+    binarize: BinarizeArgs,
     device: &str,
 ) -> PyResult<()> {
-    let params = binarize_params(method, window, k, r, formula, kernel).map_err(to_py)?;
+    let params = parse_binarize_args(binarize)?;
     let id = cuda_device_id(device)?;
     let shape = page_shape(&shape)?;
     py.detach(|| {
@@ -466,12 +424,7 @@ fn _label_cuda(
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm, connectivity)?;
     let id = cuda_device_id(device)?;
-    let params = binarize
-        .map(|(method, window, k, r, formula, kernel)| {
-            binarize_params(&method, window, k, r, formula.as_deref(), kernel.as_deref())
-        })
-        .transpose()
-        .map_err(to_py)?;
+    let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {
         page_shape(&shape)?;
     }
@@ -480,7 +433,7 @@ fn _label_cuda(
     // A failure of the callable (a Python exception) is kept apart from the library's errors.
     let mut alloc_error: Option<PyErr> = None;
     let result = py.detach(|| {
-        with_labeler_and_binarizer(Some(id), algorithm, connectivity, params.is_some(), |labeler, binarizer| {
+        with_labeler(Some(id), algorithm, connectivity, params.is_some(), |labeler, binarizer| {
             // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
             // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
             // device (the labeler checks the latter with the driver), fresh or its caller's,

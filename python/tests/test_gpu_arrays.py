@@ -170,7 +170,7 @@ def fake_cuda(monkeypatch):
         image = host(image_ptr, ctypes.c_uint8, n).reshape(shape)
         out = host(labels_ptr, ctypes.c_uint32, n).reshape(shape)
         if binarize is not None:  # a gray page: its ink is labeled
-            image = real._binarize(np.array(image), *binarize, "cpu").view(np.uint8)
+            image = real._binarize(np.array(image), binarize, "cpu").view(np.uint8)
         labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None)
         out[...] = labels
         if stats_alloc is not None:
@@ -182,12 +182,12 @@ def fake_cuda(monkeypatch):
         calls.append({"stream": stream, "device": device, "shape": tuple(shape)})
         return num
 
-    def binarize_cuda(image_ptr, ink_ptr, shape, stream, method, window, k, r, formula, kernel, device):
+    def binarize_cuda(image_ptr, ink_ptr, shape, stream, binarize, device):
         n = int(np.prod(shape))
         page = np.array(host(image_ptr, ctypes.c_uint8, n).reshape(shape))
         ink = host(ink_ptr, ctypes.c_uint8, n).reshape(shape)
-        ink[...] = real._binarize(page, method, window, k, r, formula, kernel, "cpu")
-        calls.append({"stream": stream, "device": device, "shape": tuple(shape), "binarize": method})
+        ink[...] = real._binarize(page, binarize, "cpu")
+        calls.append({"stream": stream, "device": device, "shape": tuple(shape), "binarize": binarize[0]})
 
     native = types.SimpleNamespace(
         _label=real._label,
