@@ -112,6 +112,17 @@
 //! 1.82-1.83 / 1.97 -> 1.88 / 1.99-2.01 at 10 / 50 % (the fused kernel takes 128 registers);
 //! `stats_accumulate` waits on its hand-overs, not on reading the labels, so the read saved
 //! hardly shows.
+//!
+//! Also measured and dropped (2026-11-28, one H200, CUDA, a kernel variant through
+//! `CCL_KERNEL_DIR`, timing only, base and variant alternated twice, `ccl bench density --stats`
+//! minimum of 30 runs, mean of 2 images): a component's box as 4 adjacent words and its two sums
+//! side by side (3 sectors a component instead of 7), in the hope that the scattered entries of
+//! sparse images would cost less. Slower: TUF + stats at 2048^2 and 10 / 30 / 50 / 90 %
+//! 59.4-59.5 / 83.8-84.1 / 71.9-72.2 / 57.4-57.7 -> 67.2-67.5 / 89.8-90.1 / 72.3-72.7 /
+//! 57.2-57.4 us, 8192^2 and 10 / 50 % 0.780-0.781 / 0.777-0.781 -> 0.865-0.867 / 0.842-0.845
+//! ms. Neighbouring work-items hand over neighbouring labels, whose entries share a sector in
+//! each column of the kept layout (a column per field), so a warp's atomics on them combine;
+//! interleaved, each component's four atomics meet on one sector instead.
 
 use super::common::launch_after;
 use super::scratch::Scratch;
