@@ -58,6 +58,11 @@ impl BinaryImage {
         &self.pixels
     }
 
+    /// The pixels, row-major, as a vector.
+    pub fn into_pixels(self) -> Vec<u8> {
+        self.pixels
+    }
+
     /// Whether pixel (x, y) is foreground.
     pub fn is_foreground(&self, x: usize, y: usize) -> bool {
         self.pixels[y * self.width + x] != 0

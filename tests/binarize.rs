@@ -212,7 +212,8 @@ fn binarized_pages_are_labeled_without_leaving_the_device() {
 
 /// `binarize_on_device_into` writes the same ink into an array the caller made (a borrowed one
 /// on CUDA, from Python's GPU arrays; here an uploaded page reused as the output), over what
-/// was there; a wrong shape is refused, and borrowing is for CUDA devices only.
+/// was there; a wrong shape is refused, and borrowing is for CUDA devices only. Pages uploaded
+/// from their pixels (`upload_pixels`, what the Python package does) binarize the same.
 #[test]
 fn binarizing_into_an_existing_array_equals_binarizing() {
     let page = document(173, 61, 5);
@@ -228,6 +229,13 @@ fn binarizing_into_an_existing_array_equals_binarizing() {
             let got = binarizer.download(&ink).unwrap();
             assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
         }
+        // A page uploaded from its pixels binarizes as one uploaded as a GrayImage; a length
+        // that does not match is refused.
+        let from_pixels = binarizer.upload_pixels(173, 61, page.pixels()).unwrap();
+        let (ink, _) = binarizer.binarize_on_device(&from_pixels, &cases[0]).unwrap();
+        let expected = reference::binarize(&page, &cases[0]).unwrap();
+        assert_eq!(binarizer.download(&ink).unwrap().into_pixels(), expected.pixels(), "{}", d.token);
+        assert!(matches!(binarizer.upload_pixels(173, 60, page.pixels()), Err(ccl::Error::SizeMismatch { .. })));
         let mut small = binarizer.upload(&GrayImage::new(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
         let err = binarizer.binarize_on_device_into(&gray, &cases[0], &mut small).unwrap_err();
         assert!(err.to_string().contains("ink"), "{}: {err}", d.token);

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::params::{Border, KernelKind, Method, NickFormula, Params};
-use super::{DeviceGray, GrayImage};
+use super::DeviceGray;
 use crate::array::{DeviceArray, Storage};
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET};
 use crate::labeler::{GpuLabeler, Opened};
@@ -213,8 +213,8 @@ impl GpuBinarizer {
         }
         if fresh {
             let start = std::time::Instant::now();
-            let page = GrayImage::new(67, 37, (0..67 * 37).map(|i| (i * 37 % 251) as u8).collect())?;
-            let on_device = self.upload(&page)?;
+            let page: Vec<u8> = (0..67 * 37).map(|i| (i * 37 % 251) as u8).collect();
+            let on_device = self.upload(Shape::image(67, 37), &page)?;
             // A small window keeps the paper's O(W^2) kernels quick, but it must select the
             // same program: 64-bit sums from 258 on (odd, for the opencv formula).
             let window = if params.wide_sums() { 259 } else { params.window.min(31) };
@@ -255,10 +255,10 @@ impl GpuBinarizer {
         Ok(true)
     }
 
-    pub(crate) fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
-        let mut buffer = self.gpu.alloc(gray.pixels().len())?;
-        self.gpu.write(&mut buffer, gray.pixels())?;
-        let shape = Shape::image(gray.width(), gray.height());
+    /// Copies `pixels`, a page of `shape` checked by the caller, to the device.
+    pub(crate) fn upload(&mut self, shape: Shape, pixels: &[u8]) -> Result<DeviceGray> {
+        let mut buffer = self.gpu.alloc(pixels.len())?;
+        self.gpu.write(&mut buffer, pixels)?;
         Ok(DeviceArray::new(shape, self.device.owner(), Storage::Device(buffer)))
     }
 
@@ -294,14 +294,8 @@ impl GpuBinarizer {
         params: &Params,
         ink: &mut DeviceImage,
     ) -> Result<Timings> {
-        if ink.shape() != gray.shape() {
-            return Err(Error::InvalidParameter {
-                name: "ink".into(),
-                reason: format!("its shape {} is not the page's {}", ink.shape(), gray.shape()),
-            });
-        }
         self.prepare(params)?;
-        let out = self.buffer(ink)?;
+        let out = self.buffer(ink)?; // (its shape checked by `Binarizer`)
         let (_, timings) = self.run(gray, params, Some(out))?;
         Ok(timings)
     }

@@ -135,12 +135,21 @@ impl Binarizer {
 
     /// Copies a gray page to the device.
     pub fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
+        self.upload_pixels(gray.width, gray.height, &gray.pixels)
+    }
+
+    /// Copies a gray page given as `width` x `height` row-major gray levels to the device,
+    /// straight from `pixels` (no [`GrayImage`] to build first).
+    pub fn upload_pixels(&mut self, width: usize, height: usize, pixels: &[u8]) -> Result<DeviceGray> {
+        check_size(width, height)?;
+        if pixels.len() != width * height {
+            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
+        }
+        let shape = Shape::image(width, height);
         match &mut self.inner {
-            Inner::Cpu => {
-                Ok(DeviceArray::new(Shape::image(gray.width, gray.height), 0, Storage::Host(gray.pixels.clone())))
-            }
+            Inner::Cpu => Ok(DeviceArray::new(shape, 0, Storage::Host(pixels.to_vec()))),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
-            Inner::Gpu(g) => g.upload(gray),
+            Inner::Gpu(g) => g.upload(shape, pixels),
         }
     }
 
@@ -175,15 +184,15 @@ impl Binarizer {
         ink: &mut DeviceImage,
     ) -> Result<Timings> {
         params.validate()?;
+        if ink.shape() != gray.shape() {
+            return Err(Error::InvalidParameter {
+                name: "ink".into(),
+                reason: format!("its shape {} is not the page's {}", ink.shape(), gray.shape()),
+            });
+        }
         match &mut self.inner {
             Inner::Cpu => {
                 let (out, timings) = self.binarize_on_device(gray, params)?;
-                if ink.shape() != gray.shape() {
-                    return Err(Error::InvalidParameter {
-                        name: "ink".into(),
-                        reason: format!("its shape {} is not the page's {}", ink.shape(), gray.shape()),
-                    });
-                }
                 match (&mut ink.storage, out.storage) {
                     (Storage::Host(target), Storage::Host(pixels)) => target.copy_from_slice(&pixels),
                     _ => return Err(Error::DeviceMismatch { device: self.info.name.clone() }),
