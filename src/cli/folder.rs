@@ -164,7 +164,9 @@ pub fn pages_folder(
     let jobs = plan(folder, out_dir, ext)?;
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
-    let mut labeler = labeling.as_ref().map(|l| device.labeler_for(l.algorithm, l.connectivity)).transpose()?;
+    // Each labeling with its labeler.
+    let mut labeling =
+        labeling.map(|l| device.labeler_for(l.algorithm, l.connectivity).map(|labeler| (l, labeler))).transpose()?;
     let what = if labeling.is_some() { "binarizing and labeling" } else { "binarizing" };
     say!(
         "{what} {} pages of {} into {} (.{ext}) with {}",
@@ -187,8 +189,8 @@ pub fn pages_folder(
             }
         });
         for (input, output, page) in pages {
-            let done = page.and_then(|(page, _)| match (&mut labeler, &labeling) {
-                (Some(labeler), Some(l)) => {
+            let done = page.and_then(|(page, _)| match &mut labeling {
+                Some((l, labeler)) => {
                     let gray = binarizer.upload(&page)?;
                     let (ink, _) = binarizer.binarize_on_device(&gray, params)?;
                     drop(gray);
@@ -199,7 +201,7 @@ pub fn pages_folder(
                     };
                     io::write_labels(output, &labeler.download(&labels)?)
                 }
-                _ => io::write_binary(output, &binarizer.binarize(&page, params)?.0),
+                None => io::write_binary(output, &binarizer.binarize(&page, params)?.0),
             });
             match done {
                 Ok(()) => written += 1,
