@@ -672,7 +672,7 @@ def binarize(image, method="nick", window=None, k=None, r=None, formula=None, ke
         with gpu.device():
             return _binarize_gpu(gpu, gpu.gray(), args, device)
     page = _gray(image if gpu is None else gpu.host())
-    return _ccl._binarize(page, args, device)
+    return _ccl._binarize(page, args, device).view(np.bool_)  # 0 / 1 bytes
 
 
 def host_array(shape, dtype=np.uint8, device=None):

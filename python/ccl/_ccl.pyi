@@ -18,7 +18,7 @@ def _label(
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _binarize(
     image: npt.NDArray[np.uint8], binarize: BinarizeArgs, device: Optional[str]
-) -> npt.NDArray[np.bool_]: ...
+) -> npt.NDArray[np.uint8]: ...  # 1 = ink
 def _label_cuda(
     image_ptr: int,
     labels_ptr: int,

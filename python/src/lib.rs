@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
-use ccl::binarize::{Binarizer, GrayImage, KernelKind, Method, NickFormula, Params};
+use ccl::binarize::{Binarizer, KernelKind, Method, NickFormula, Params};
 use ccl::{
     Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler,
     OpenCvStats, Shape,
@@ -69,6 +69,24 @@ impl Cache {
             Entry::Vacant(slot) => Ok(slot.insert(Device::open(id)?)),
         }
     }
+
+    /// Makes the labeler of `key` (device id, algorithm, connectivity) if it is not there yet.
+    fn ensure_labeler(&mut self, id: DeviceId, key: &Key) -> ccl::Result<()> {
+        if !self.labelers.contains_key(key) {
+            let labeler = self.device(id)?.labeler_for(key.1, key.2)?;
+            self.labelers.insert(key.clone(), labeler);
+        }
+        Ok(())
+    }
+
+    /// Makes the binarizer of device `id` if it is not there yet.
+    fn ensure_binarizer(&mut self, id: DeviceId) -> ccl::Result<()> {
+        if !self.binarizers.contains_key(&id.to_string()) {
+            let binarizer = self.device(id)?.binarizer()?;
+            self.binarizers.insert(id.to_string(), binarizer);
+        }
+        Ok(())
+    }
 }
 
 /// Runs `work` with device `id` (the one `ccl` picks when `None`), opened at its first use.
@@ -89,35 +107,25 @@ fn with_labeler<T>(
     work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
 ) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let device_key = id.to_string();
-    let key = (device_key.clone(), algorithm, connectivity);
+    let key = (id.to_string(), algorithm, connectivity);
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
     let cache = &mut *guard;
-    if !cache.labelers.contains_key(&key) {
-        let labeler = cache.device(id)?.labeler_for(algorithm, connectivity)?;
-        cache.labelers.insert(key.clone(), labeler);
-    }
-    if binarizing && !cache.binarizers.contains_key(&device_key) {
-        let binarizer = cache.device(id)?.binarizer()?;
-        cache.binarizers.insert(device_key.clone(), binarizer);
+    cache.ensure_labeler(id, &key)?;
+    if binarizing {
+        cache.ensure_binarizer(id)?;
     }
     let Cache { labelers, binarizers, .. } = cache;
-    let binarizer = if binarizing { binarizers.get_mut(&device_key) } else { None };
-    work(labelers.get_mut(&key).expect("inserted above"), binarizer)
+    let binarizer = if binarizing { binarizers.get_mut(&key.0) } else { None };
+    work(labelers.get_mut(&key).expect("made above"), binarizer)
 }
 
 /// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
 /// device and making the binarizer at their first use.
 fn with_binarizer<T>(id: Option<DeviceId>, work: impl FnOnce(&mut Binarizer) -> ccl::Result<T>) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let key = id.to_string();
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    let cache = &mut *guard;
-    if !cache.binarizers.contains_key(&key) {
-        let binarizer = cache.device(id)?.binarizer()?;
-        cache.binarizers.insert(key.clone(), binarizer);
-    }
-    work(cache.binarizers.get_mut(&key).expect("inserted above"))
+    guard.ensure_binarizer(id)?;
+    work(guard.binarizers.get_mut(&id.to_string()).expect("made above"))
 }
 
 /// OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x ndim float64) as
@@ -226,16 +234,15 @@ fn _label<'py>(
     };
     let ndim = image.shape().len();
     let params = binarize.map(parse_binarize_args).transpose()?;
-    if params.is_some() && image.shape().len() != 2 {
-        return Err(PyValueError::new_err(format!("a page to binarize of shape {:?}; expected (H, W)", image.shape())));
+    if params.is_some() {
+        page_shape(image.shape())?;
     }
     let (labels, n, table) = py
         .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<OpenCvStats>)> {
             with_labeler(id, algorithm, connectivity, params.is_some(), |labeler, binarizer| {
                 let upload = |l: &mut AnyLabeler| match (binarizer, &params) {
                     (Some(binarizer), Some(params)) => {
-                        let page = GrayImage::new(shape.width, shape.height, pixels.to_vec())?;
-                        let gray = binarizer.upload(&page)?;
+                        let gray = binarizer.upload_pixels(shape.width, shape.height, pixels)?;
                         binarizer.binarize_on_device(&gray, params).map(|(ink, _)| ink)
                     }
                     _ => l.upload_array(shape, pixels),
@@ -290,29 +297,32 @@ fn parse_binarize_args((method, window, k, r, formula, kernel): BinarizeArgs) ->
 }
 
 /// Binarizes `image` (a C-contiguous uint8 gray page, shape (H, W)) as `binarize` says (see
-/// `parse_binarize_args`) on `device`
-/// (the one `ccl` picks when None): True where the pixel is ink (p <= T), False elsewhere. The
-/// page is uploaded once, thresholded on the device and the result downloaded, with the GIL
-/// released meanwhile.
+/// `parse_binarize_args`) on `device` (the one `ccl` picks when None): 1 where the pixel is ink
+/// (p <= T), 0 elsewhere, as a uint8 array (the Python layer views it as bool). The page is
+/// copied to the device straight from the array, thresholded there and the result downloaded,
+/// with the GIL released meanwhile.
 #[pyfunction]
 fn _binarize<'py>(
     py: Python<'py>,
     image: PyReadonlyArray2<'py, u8>,
     binarize: BinarizeArgs,
     device: Option<&str>,
-) -> PyResult<Bound<'py, PyArray2<bool>>> {
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let params = parse_binarize_args(binarize)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let [height, width] = [image.shape()[0], image.shape()[1]];
-    let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?.to_vec();
+    let pixels = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
     let ink = py
         .detach(move || {
-            let page = GrayImage::new(width, height, pixels)?;
-            with_binarizer(id, |binarizer| binarizer.binarize(&page, &params)).map(|(ink, _)| ink)
+            with_binarizer(id, |binarizer| {
+                binarizer.prepare(&params)?;
+                let gray = binarizer.upload_pixels(width, height, pixels)?;
+                let (ink, _) = binarizer.binarize_on_device(&gray, &params)?;
+                binarizer.download(&ink)
+            })
         })
         .map_err(to_py)?;
-    let ink: Vec<bool> = ink.pixels().iter().map(|&p| p != 0).collect();
-    ink.into_pyarray(py).reshape([height, width])
+    ink.into_pixels().into_pyarray(py).reshape([height, width])
 }
 
 /// Binarizes a gray page in CUDA memory where it lies, on `device` (`cuda:N`, the device that
