@@ -429,7 +429,7 @@ KERNEL void threshold_shared(GLOBAL const uchar *gray, GLOBAL uchar *out, uint w
 // Item i owns the FAST_COLS consecutive span columns from FAST_COLS * i (whole 4-byte words of a
 // row on pages whose width is a multiple of 4) and keeps their vertical window sums in registers,
 // first over the window of the tile's first row: row by row, or, when the host passes
-// `use_blocks` (windows taller than two blocks), from the whole blocks of 32 rows that
+// `use_blocks` (windows taller than 64 rows), from the whole blocks of FAST_BLOCK_ROWS rows that
 // column_blocks summed, plus the rows around them. Then the group walks
 // down the tile FAST_BATCH rows at a time, in four steps separated by barriers:
 //  1. each item reads the batch's rows entering and leaving its columns' windows (two reads per
@@ -599,8 +599,9 @@ DEVICE_FN int window_row(int y, int h)
 #endif
 }
 
-// Rows per block of the column sums that start a tile whose window is tall (column_blocks).
-#define FAST_BLOCK_ROWS 32
+// FAST_BLOCK_ROWS (a define): rows per block of the column sums that start a tile whose window is
+// tall (column_blocks): 16 or 32, as the host picks for the window (block_rows in
+// src/binarize/device.rs).
 // Blocks whose sums a work-item of threshold_fast loads at once, before it adds any: 4 (one wait
 // for memory instead of 4; 6 or more made the batch loop spill registers), but 1 with
 // BORDER_REPLICATE, whose build spilled with more (NVRTC 13.0, sm_90).

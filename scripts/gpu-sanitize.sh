@@ -121,6 +121,7 @@ sanitize_binarize --method otsu
 sanitize_binarize --method nick --kernel fast --window 15
 sanitize_binarize --method nick --kernel fast --window 101
 sanitize_binarize --method wolf --kernel fast --window 31
+sanitize_binarize --method wolf --kernel fast --window 101
 # A page wider than the fast kernel's span: several tiles across, the first and last (with the
 # clipped border) wider than the others, with the replicated border all alike.
 "$ccl" generate -o "$page" --width 2600 --height 300 --density 30 --granularity 3 --seed 9

@@ -32,9 +32,10 @@ const FAST_SPAN_WIDE: usize = 3072;
 const FAST_BATCH_WIDE: usize = 1;
 /// Output rows per group of the fast kernel.
 const FAST_ROWS: usize = 32;
-/// Rows per block of the column sums that start the fast kernel's tiles (FAST_BLOCK_ROWS in
-/// the kernel source).
-const FAST_BLOCK_ROWS: usize = 32;
+/// Rows per block of the column sums under windows of 65 to 128 rows ([`block_rows`]).
+const SHORT_BLOCK_ROWS: usize = 16;
+/// Rows per block of the column sums under windows taller than 128 rows ([`block_rows`]).
+const LONG_BLOCK_ROWS: usize = 32;
 /// Pixels per group of the histogram kernel.
 const HISTOGRAM_CHUNK: usize = FAST_GROUP * 64;
 
@@ -46,12 +47,15 @@ struct Config {
     border: Border,
     wide: bool,
     stats: bool,
+    /// Rows per block of `column_blocks`' sums ([`block_rows`]; 32 where the window takes none).
+    block_rows: usize,
 }
 
 impl Config {
     fn of(params: &Params, stats: bool) -> Self {
         let formula = if params.method == Method::Nick { params.formula } else { NickFormula::Paper };
-        Self { method: params.method, formula, border: params.border(), wide: params.wide_sums(), stats }
+        let block_rows = block_rows(params.window as usize).unwrap_or(LONG_BLOCK_ROWS);
+        Self { method: params.method, formula, border: params.border(), wide: params.wide_sums(), stats, block_rows }
     }
 
     fn defines(&self) -> Vec<Define> {
@@ -83,6 +87,7 @@ impl Config {
             Define::int("FAST_GROUPS_PER_UNIT", self.fast_groups_per_unit() as i64),
             Define::int(REGISTER_BUDGET, self.register_budget() as i64),
             Define::flag("FLOAT64", true),
+            Define::int("FAST_BLOCK_ROWS", self.block_rows as i64),
             // The single-precision decision keeps its operands normal (root_float), and the
             // exact one meets no denormal double (see kernels/binarize.kernel).
             Define::flag(FLUSH_DENORMALS, true),
@@ -133,7 +138,7 @@ pub fn all_builds() -> Vec<Vec<Define>> {
     for method in Method::ALL {
         let formulas: &[NickFormula] = if method == Method::Nick { &NickFormula::ALL } else { &[NickFormula::Paper] };
         for &formula in formulas {
-            for window in [45, 301] {
+            for window in [45, 101, 301] {
                 let params = Params { formula, window, ..method.defaults() };
                 out.push(Config::of(&params, false).defines());
                 if method == Method::Wolf {
@@ -215,10 +220,7 @@ impl GpuBinarizer {
             let start = std::time::Instant::now();
             let page: Vec<u8> = (0..67 * 37).map(|i| (i * 37 % 251) as u8).collect();
             let on_device = self.upload(Shape::image(67, 37), &page)?;
-            // A small window keeps the paper's O(W^2) kernels quick, but it must select the
-            // same program: 64-bit sums from 258 on (odd, for the opencv formula).
-            let window = if params.wide_sums() { 259 } else { params.window.min(31) };
-            let warm = Params { window, ..*params };
+            let warm = Params { window: warm_window(params), ..*params };
             for kernel in KernelKind::ALL {
                 self.run(&on_device, &Params { kernel, ..warm }, None)?;
             }
@@ -477,15 +479,17 @@ impl FastTiles {
     }
 
     /// Words of the column block sums (`column_blocks`) that start tiles under a window taller
-    /// than two blocks; None when the window is shorter or the page has no whole block.
+    /// than 64 rows ([`block_rows`]); None when the window is shorter or the page has no whole
+    /// block.
     fn block_words(&self) -> Option<usize> {
-        let blocks_down = self.height / FAST_BLOCK_ROWS;
-        (self.window > 2 * FAST_BLOCK_ROWS && blocks_down > 0).then_some(2 * self.width * blocks_down)
+        let blocks_down = self.height / block_rows(self.window)?;
+        (blocks_down > 0).then_some(2 * self.width * blocks_down)
     }
 
     /// Launches `column_blocks` over the page into `blocks` (of `block_words` words).
     fn column_blocks(&self, gpu: &dyn Gpu, kernel: &mut Kernel, input: &Buffer, blocks: &Buffer) -> Result<()> {
-        let range = LaunchRange::over([self.width, self.height / FAST_BLOCK_ROWS, 1], [FAST_GROUP, 1, 1]);
+        let blocks_down = self.height / block_rows(self.window).unwrap_or(LONG_BLOCK_ROWS);
+        let range = LaunchRange::over([self.width, blocks_down, 1], [FAST_GROUP, 1, 1]);
         let args = [Arg::Buffer(input), Arg::Buffer(blocks), Arg::U32(self.width as u32), Arg::U32(self.height as u32)];
         Ok(gpu.launch(kernel, &range, &args)?)
     }
@@ -527,6 +531,42 @@ impl FastTiles {
         } else {
             Ok(gpu.launch(kernel, &range, &args)?)
         }
+    }
+}
+
+/// The window of [`GpuBinarizer::prepare`]'s warm-up runs for `params`: small, so that the
+/// paper's O(W^2) kernels are quick, but selecting the same program ([`Config`]): 64-bit sums from
+/// 258 on, short column blocks from 65 to 128 (odd, for the opencv formula).
+fn warm_window(params: &Params) -> u32 {
+    if params.wide_sums() {
+        259
+    } else if block_rows(params.window as usize) == Some(SHORT_BLOCK_ROWS) {
+        65
+    } else {
+        params.window.min(31)
+    }
+}
+
+/// Rows per block of the column sums (`column_blocks`) that start the fast kernel's tiles under
+/// `window` (FAST_BLOCK_ROWS in the kernel source, so a program's [`Config`]): none up to 64 rows
+/// (a tile reads its first window's rows itself), 16 up to 128, [`LONG_BLOCK_ROWS`] beyond. A
+/// tile reads the rows of its first window outside whole blocks one by one, up to 2 * (rows - 1)
+/// of them, while `column_blocks` takes longer the shorter its blocks. H200, CUDA, `ccl bench
+/// binarize --kernels fast`, medians of 30 runs, two rounds, 10 Mpx page / DIBCO 2009-H01 in us,
+/// W = 65 / 101 / 151 / 201: blocks of 32 rows 48.2-48.4 / 50.1 / 49.4-49.5 / 49.5-49.8 and
+/// 16.5-16.7 / 18.5 / 20.0 / 20.2; of 16 rows 47.7-48.1 / 49.1-49.3 / 50.2-50.3 / 50.8 and 14.2 /
+/// 15.9-16.0 / 17.0 / 18.5-18.7; of 24 rows 48.8-49.0 / 49.4-49.7 / 50.3-50.6 / 51.0 (10 Mpx);
+/// of 8, 64 or 96 rows 52-60 at W = 101 and 201 (10 Mpx). Blocks of 16 rows at W = 33 and 45 took
+/// 1.3-2 us more on the 10 Mpx page (1.4 us less on the DIBCO page). The block height as a kernel
+/// argument instead of a define cost threshold_fast 1-2 us at W = 65-201 (10 Mpx). A/B of the
+/// builds in one call, two rounds: CUDA 10 Mpx W = 65 / 101 48.6 / 50.3 -> 48.2 / 49.4-49.5 us,
+/// DIBCO 2009-H01 16.5-16.6 / 18.3-18.5 -> 14.2 / 15.9-16.0, W = 9-45 and 151-201 within noise;
+/// NVIDIA OpenCL (ptxas) 2009-H01 W = 65 / 101 20.5-20.7 / 22.5-23.1 -> 18.2-19.8 / 20.3-21.3.
+fn block_rows(window: usize) -> Option<usize> {
+    match window {
+        0..=64 => None,
+        65..=128 => Some(SHORT_BLOCK_ROWS),
+        _ => Some(LONG_BLOCK_ROWS),
     }
 }
 
@@ -587,6 +627,23 @@ struct FastBuffers<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The warm-up of every window runs the program of that window (its sums' width and column
+    /// blocks), and opencv-formula windows stay odd.
+    #[test]
+    fn warm_up_windows_select_the_same_program() {
+        for method in Method::ALL {
+            for formula in NickFormula::ALL {
+                for window in 1..=2048 {
+                    let params = Params { method, formula, window, ..method.defaults() };
+                    let warm = Params { window: warm_window(&params), ..params };
+                    assert_eq!(Config::of(&warm, false), Config::of(&params, false), "window {window}");
+                    assert!(warm.window <= window.max(259), "window {window}");
+                    assert!(window % 2 == 0 || warm.window % 2 == 1, "window {window}");
+                }
+            }
+        }
+    }
 
     /// Every tile's span, as the kernel computes it, fits the span and covers the windows of the
     /// tile's columns, and the tiles cover the page once.
