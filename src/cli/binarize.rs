@@ -7,7 +7,7 @@ use ccl::binarize::{KernelKind, Method, NickFormula, Params};
 use ccl::{io, Error, Result};
 
 use super::console::say;
-use super::label::{note_slow_builds, open_device, BackendChoice, FolderFormat};
+use super::label::{note_slow_builds, open_device_announced, BackendChoice, FolderFormat};
 
 /// The method and parameters, as `ccl binarize` takes them.
 #[derive(clap::Args, Clone, Debug)]
@@ -108,16 +108,14 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let params = args.method.params();
     params.validate()?;
     if args.input.is_dir() {
-        let (device, how) = open_device(args.device, args.backend)?;
-        say!("device: {} {} ({how})", device.info().id, device.info().name);
+        let device = open_device_announced(args.device, args.backend)?;
         let ext = args.format.extension();
         return super::folder::pages_folder(&args.input, &args.output, ext, &params, None, &device, args.max_pixels);
     }
     io::check_output(&args.output, Some(&args.input))?;
     let (page, source) = io::read_gray(&args.input, args.max_pixels)?;
     say!("input: {} ({}x{}, {})", args.input.display(), page.width(), page.height(), source.describe());
-    let (device, how) = open_device(args.device, args.backend)?;
-    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    let device = open_device_announced(args.device, args.backend)?;
     let mut binarizer = device.binarizer()?;
     let (ink, timings) = binarizer.binarize(&page, &params)?;
     note_slow_builds(&device);

@@ -17,7 +17,7 @@ use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
-use super::label::{open_device, LabelArgs};
+use super::label::{open_device_announced, LabelArgs};
 
 /// The files of a folder job: each input image of `folder` with its output,
 /// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file
@@ -99,8 +99,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let ext = args.format.extension();
     let jobs = plan(folder, out_dir, ext)?;
-    let (device, how) = open_device(args.device, args.backend)?;
-    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    let device = open_device_announced(args.device, args.backend)?;
     say!("labeling {} images of {} into {} (.{ext})", jobs.len(), folder.display(), out_dir.display());
 
     let read = args.read_options();

@@ -157,6 +157,13 @@ pub(super) fn note_slow_builds(device: &Device) {
     }
 }
 
+/// [`open_device`], then says which device it is and how it was chosen ("device: ID NAME (HOW)").
+pub(super) fn open_device_announced(device: Option<DeviceId>, backend: BackendChoice) -> Result<Device> {
+    let (device, how) = open_device(device, backend)?;
+    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    Ok(device)
+}
+
 /// Opens the device to use, and says how it was chosen.
 pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> Result<(Device, &'static str)> {
     if let Some(id) = device {
@@ -368,8 +375,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
             let connectivity = args.image_connectivity();
             let labeling =
                 super::folder::PageLabeling { algorithm: args.algorithm(connectivity), connectivity, raw: args.raw };
-            let (device, how) = open_device(args.device, args.backend)?;
-            say!("device: {} {} ({how})", device.info().id, device.info().name);
+            let device = open_device_announced(args.device, args.backend)?;
             let ext = args.format.extension();
             return super::folder::pages_folder(
                 folder,
@@ -484,8 +490,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         source.describe(),
         params.describe()
     );
-    let (device, how) = open_device(args.device, args.backend)?;
-    say!("device: {} {} ({how})", device.info().id, device.info().name);
+    let device = open_device_announced(args.device, args.backend)?;
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
     let algorithm = args.algorithm(args.image_connectivity());
