@@ -482,13 +482,22 @@ impl FastTiles {
     /// than 64 rows ([`block_rows`]); None when the window is shorter or the page has no whole
     /// block.
     fn block_words(&self) -> Option<usize> {
-        let blocks_down = self.height / block_rows(self.window)?;
-        (blocks_down > 0).then_some(2 * self.width * blocks_down)
+        self.blocks_down().map(|blocks_down| 2 * self.width * blocks_down)
     }
 
-    /// Launches `column_blocks` over the page into `blocks` (of `block_words` words).
+    /// Whole blocks of column sums down the page under this window ([`block_rows`]); None when
+    /// the window takes none or the page is shorter than a block.
+    fn blocks_down(&self) -> Option<usize> {
+        let blocks_down = self.height / block_rows(self.window)?;
+        (blocks_down > 0).then_some(blocks_down)
+    }
+
+    /// Launches `column_blocks` over the page into `blocks` (of `block_words` words; nothing
+    /// where the window takes no blocks).
     fn column_blocks(&self, gpu: &dyn Gpu, kernel: &mut Kernel, input: &Buffer, blocks: &Buffer) -> Result<()> {
-        let blocks_down = self.height / block_rows(self.window).unwrap_or(LONG_BLOCK_ROWS);
+        let Some(blocks_down) = self.blocks_down() else {
+            return Ok(());
+        };
         let range = LaunchRange::over([self.width, blocks_down, 1], [FAST_GROUP, 1, 1]);
         let args = [Arg::Buffer(input), Arg::Buffer(blocks), Arg::U32(self.width as u32), Arg::U32(self.height as u32)];
         Ok(gpu.launch(kernel, &range, &args)?)
