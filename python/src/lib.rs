@@ -315,7 +315,6 @@ fn _binarize<'py>(
     let ink = py
         .detach(move || {
             with_binarizer(id, |binarizer| {
-                binarizer.prepare(&params)?;
                 let gray = binarizer.upload_pixels(width, height, pixels)?;
                 let (ink, _) = binarizer.binarize_on_device(&gray, &params)?;
                 binarizer.download(&ink)
