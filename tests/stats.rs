@@ -63,6 +63,15 @@ fn images() -> Vec<(String, BinaryImage)> {
     for (density, seed) in [(10, 11), (45, 12), (60, 13)] {
         out.push((format!("2100x45 d{density}"), random(2100, 45, density, 1, seed)));
     }
+    // Work-groups' spans (512 x 8 pixels) crowded far past their table (64 slots), so that most
+    // hand-overs go to the global entries: isolated dots (1024 components a span), a checkerboard
+    // at 4-connectivity (2048), and columns crossing every span's top and bottom rows (256
+    // components a span, each over several spans).
+    out.extend([
+        ("dots 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| x % 2 == 0 && y % 2 == 0).unwrap()),
+        ("checkerboard 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| (x + y) % 2 == 0).unwrap()),
+        ("columns 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| x % 2 == 0 && y % 19 != 18).unwrap()),
+    ]);
     out
 }
 
@@ -88,8 +97,11 @@ fn statistics_mismatches(algorithms: &[Algorithm], label: LabelWithStats) -> (Ve
                         })
                         .collect()
                 } else {
+                    // (Heights of whole work-groups of rows, 8 and 16: every group's rows lie in
+                    // one slice, so volumes use the groups' tables too.)
                     [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (65, 17, 9, 0)]
                         .into_iter()
+                        .chain([(40, 16, 9, 60), (33, 8, 20, 20), (600, 8, 3, 40)])
                         .map(|(w, h, dd, density)| {
                             let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
                             let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
