@@ -83,7 +83,8 @@ volumes() {
 }
 statistics() {
   # What component statistics add to device-resident labeling (issue 13): TUF, UF, KE_IC and BKE_IC
-  # alone and followed by relabeling + statistics on the device (rows NAME+stats), at both
+  # alone, into consecutive labels (rows NAME+consecutive) and followed by relabeling +
+  # statistics on the device (rows NAME+stats), at both
   # sizes and on the real pages, on the GPUs.
   local algos=tuf,uf,ke_ic,bke_ic
   for s in "$small" "$big"; do

@@ -408,8 +408,9 @@ fn results_written_before_volumes_still_read() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// `--stats`: every algorithm is also timed with the component statistics after it, as rows
-/// `NAME+stats` whose phases include the relabeling and the statistics; end-to-end refuses it.
+/// `--stats`: every algorithm is also timed into consecutive labels, as rows `NAME+consecutive`,
+/// and with the component statistics after it, as rows `NAME+stats` whose phases include the
+/// relabeling and the statistics; end-to-end refuses it.
 #[test]
 fn stats_option_times_labeling_with_statistics() {
     let dir = scratch("stats");
@@ -423,7 +424,12 @@ fn stats_option_times_labeling_with_statistics() {
     let records = rows(&dir.join("results.csv"));
     let gpu_devices = ccl::discover().devices.iter().filter(|d| d.id.backend() != ccl::BackendKind::Cpu).count();
     assert!(gpu_devices > 0, "a GPU or OpenCL device is needed");
-    assert_eq!(records.len(), 2 * 2 * (4 * gpu_devices + 1), "2 images x 2 runs x (2 algorithms x 2 + the reference)");
+    assert_eq!(records.len(), 2 * 2 * (6 * gpu_devices + 1), "2 images x 2 runs x (2 algorithms x 3 + the reference)");
+    for name in ["UF+consecutive", "BKE+consecutive"] {
+        let consecutive: Vec<_> = records.iter().filter(|r| r.algorithm == name).collect();
+        assert_eq!(consecutive.len(), 2 * 2 * gpu_devices, "{name}");
+        assert!(consecutive.iter().all(|r| !r.phases.contains("component-stats=")), "{consecutive:?}");
+    }
     for name in ["UF+stats", "BKE+stats"] {
         let with_stats: Vec<_> = records.iter().filter(|r| r.algorithm == name).collect();
         assert_eq!(with_stats.len(), 2 * 2 * gpu_devices, "{name}");
@@ -433,7 +439,7 @@ fn stats_option_times_labeling_with_statistics() {
         }
     }
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    assert!(summary.contains("BKE+stats"), "{summary}");
+    assert!(summary.contains("BKE+stats") && summary.contains("BKE+consecutive"), "{summary}");
 
     let out = ccl()
         .args(["bench", "end-to-end", "--size", "16x16", "--devices", "cpu", "--stats", "--out"])

@@ -32,9 +32,10 @@ pub struct BenchOptions {
     pub warmup: u32,
     /// Show a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
-    /// Also time each algorithm into consecutive labels followed by the component statistics on
-    /// the device ([`Labeler::label_on_device_consecutive`], [`Labeler::component_stats`]),
-    /// recorded as algorithm `NAME+stats` (device-resident modes only).
+    /// Also time each algorithm into consecutive labels ([`Labeler::label_on_device_consecutive`],
+    /// recorded as algorithm `NAME+consecutive`: the labels that statistics describe), and into
+    /// consecutive labels followed by the component statistics on the device
+    /// ([`Labeler::label_on_device_with_stats`], `NAME+stats`); device-resident modes only.
     pub stats: bool,
     /// How the device-resident modes time a run (end-to-end runs use the host clock).
     pub timing: Timing,
@@ -192,6 +193,17 @@ fn device_runs<T>(
     Ok((timings, last))
 }
 
+/// The warm-up and timed runs of labeling `input` into consecutive labels on the device
+/// ([`Labeler::label_on_device_consecutive`]): one entry per timed run.
+fn timed_consecutive(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
+    let once = || {
+        hold(labeler, options)?;
+        let (_, _, timings) = labeler.label_on_device_consecutive(input, options.connectivity)?;
+        Ok(((), timings))
+    };
+    device_runs(options, once).map(|(timings, _)| timings)
+}
+
 /// The warm-up and timed runs of labeling `input` into consecutive labels with their component
 /// statistics on the device ([`Labeler::label_on_device_with_stats`], as the command line does):
 /// the timings of both, one entry per timed run.
@@ -228,7 +240,7 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
     options.check_inputs(inputs)?;
     let machine = machine_description();
     let algorithms = options.runnable_algorithms();
-    let per_algorithm = if options.stats { 2 } else { 1 };
+    let per_algorithm = if options.stats { 3 } else { 1 };
     let per_device =
         |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { per_algorithm * algorithms.len() };
     let total: usize = options.devices.iter().map(|d| per_device(d) * inputs.len()).sum();
@@ -303,14 +315,18 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 }
                 bar.inc(1);
                 if options.stats && id.backend() != BackendKind::Cpu {
-                    let name = format!("{name}+stats");
-                    bar.set_message(format!("{id} {name} {}", input.name));
-                    for (run, t) in timed_stats(labeler, &on_device, options)?.iter().enumerate() {
-                        let record = Record { upload_ms, ..record(options, &machine, &info, &name, input, run, t) };
-                        writer.write(&record)?;
-                        records.push(record);
+                    type Timed = fn(&mut AnyLabeler, &DeviceImage, &BenchOptions) -> Result<Vec<Timings>>;
+                    let kinds: [(&str, Timed); 2] = [("consecutive", timed_consecutive), ("stats", timed_stats)];
+                    for (suffix, timed) in kinds {
+                        let name = format!("{name}+{suffix}");
+                        bar.set_message(format!("{id} {name} {}", input.name));
+                        for (run, t) in timed(labeler, &on_device, options)?.iter().enumerate() {
+                            let record = Record { upload_ms, ..record(options, &machine, &info, &name, input, run, t) };
+                            writer.write(&record)?;
+                            records.push(record);
+                        }
+                        bar.inc(1);
                     }
-                    bar.inc(1);
                 }
             }
         }

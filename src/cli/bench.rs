@@ -71,8 +71,9 @@ pub struct Common {
     /// volumes, and images/inputs.csv) for the peers script.
     #[arg(long)]
     save_images: bool,
-    /// Also time each algorithm followed by the component statistics on the device
-    /// (relabeling included), as rows NAME+stats (not with end-to-end).
+    /// Also time each algorithm into consecutive labels (rows NAME+consecutive), and followed by
+    /// the component statistics on the device (relabeling included, rows NAME+stats); not with
+    /// end-to-end.
     #[arg(long)]
     stats: bool,
 }
