@@ -123,6 +123,26 @@
 //! ms. Neighbouring work-items hand over neighbouring labels, whose entries share a sector in
 //! each column of the kept layout (a column per field), so a warp's atomics on them combine;
 //! interleaved, each component's four atomics meet on one sector instead.
+//!
+//! Also measured and dropped (2026-11-29, one H200): statistics by owners, after a relabeling.
+//! Its rank entries mark each component's first pixel, so the work-group whose span holds that
+//! pixel owns the component, and the labels of a span row's first pixels are consecutive: a
+//! table of 512 owned slots in local memory, addressed by label with no search, whose entries
+//! the owner wrote with plain stores (no `stats_init`, no global atomics for them); the parts
+//! of components owned elsewhere went through a hashed table to a per-group list that a second
+//! kernel added with atomics, and a span with more owned components or a full hashed table was
+//! walked again by it. Exact on POCL (CUDA's one fault, work-groups of a folded grid past the
+//! last row writing past the list, did not touch the timed images). A/B in one call, two
+//! rounds, TUF + stats, `ccl bench density --stats`: CUDA 8192^2 0.771-0.772 / 0.774 /
+//! 0.585-0.586 -> 0.645 / 0.870-0.871 / 0.648-0.649 ms at 10 / 50 / 90 %; NVIDIA OpenCL 8192^2
+//! 0.792-0.795 / 0.785-0.789 / 0.618-0.620 -> 0.672-0.675 / 0.881-0.885 / 0.687-0.689, 2048^2
+//! 69-70 / 93-95 / 81 / 66-67 -> 70 / 123-124 / 88-89 / 70-71 us at 10 / 30 / 50 / 90 %.
+//! Nsight Compute (CUDA, 2048^2): the two kernels 26.2 + 9.5 us at 10 % against 4.9 + 24.9 for
+//! `stats_init` and `stats_accumulate`, 36.1 + 56 at 30 % (most spans walked twice: more
+//! components from outside a span than its hashed table holds), 27 + 7 at 50 %; at 8192^2 and
+//! 10 % 280 + 40 against 46 + 324 us. Its walk alone, with nothing to hand over, took 17 us at
+//! 2048^2 (a table of 31 KiB a group: 7 groups a compute unit, two waves) and 189 us at 8192^2:
+//! more than the whole of `stats_accumulate` at 90 %.
 
 use super::common::launch_after;
 use super::scratch::Scratch;
