@@ -193,25 +193,27 @@ fn device_runs<T>(
     Ok((timings, last))
 }
 
-/// The warm-up and timed runs of labeling `input` into consecutive labels on the device
-/// ([`Labeler::label_on_device_consecutive`]): one entry per timed run.
-fn timed_consecutive(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
-    let once = || {
-        hold(labeler, options)?;
-        let (_, _, timings) = labeler.label_on_device_consecutive(input, options.connectivity)?;
-        Ok(((), timings))
-    };
-    device_runs(options, once).map(|(timings, _)| timings)
-}
+/// One device-resident call that a `--stats` row times: its timings.
+type DeviceCall = fn(&mut AnyLabeler, &DeviceImage, Connectivity) -> Result<Timings>;
 
-/// The warm-up and timed runs of labeling `input` into consecutive labels with their component
-/// statistics on the device ([`Labeler::label_on_device_with_stats`], as the command line does):
-/// the timings of both, one entry per timed run.
-fn timed_stats(labeler: &mut AnyLabeler, input: &DeviceImage, options: &BenchOptions) -> Result<Vec<Timings>> {
+/// The `--stats` rows: `NAME+consecutive`, labeling into consecutive labels on the device
+/// ([`Labeler::label_on_device_consecutive`]), and `NAME+stats`, the same with the component
+/// statistics ([`Labeler::label_on_device_with_stats`], as the command line does).
+const STATS_ROWS: [(&str, DeviceCall); 2] = [
+    ("consecutive", |labeler, input, c| labeler.label_on_device_consecutive(input, c).map(|(_, _, t)| t)),
+    ("stats", |labeler, input, c| labeler.label_on_device_with_stats(input, c).map(|(_, _, t)| t)),
+];
+
+/// The warm-up and timed runs of `call` on `input`: one entry per timed run.
+fn timed_calls(
+    labeler: &mut AnyLabeler,
+    input: &DeviceImage,
+    options: &BenchOptions,
+    call: DeviceCall,
+) -> Result<Vec<Timings>> {
     let once = || {
         hold(labeler, options)?;
-        let (_, _, timings) = labeler.label_on_device_with_stats(input, options.connectivity)?;
-        Ok(((), timings))
+        Ok(((), call(labeler, input, options.connectivity)?))
     };
     device_runs(options, once).map(|(timings, _)| timings)
 }
@@ -315,12 +317,10 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 }
                 bar.inc(1);
                 if options.stats && id.backend() != BackendKind::Cpu {
-                    type Timed = fn(&mut AnyLabeler, &DeviceImage, &BenchOptions) -> Result<Vec<Timings>>;
-                    let kinds: [(&str, Timed); 2] = [("consecutive", timed_consecutive), ("stats", timed_stats)];
-                    for (suffix, timed) in kinds {
+                    for (suffix, call) in STATS_ROWS {
                         let name = format!("{name}+{suffix}");
                         bar.set_message(format!("{id} {name} {}", input.name));
-                        for (run, t) in timed(labeler, &on_device, options)?.iter().enumerate() {
+                        for (run, t) in timed_calls(labeler, &on_device, options, call)?.iter().enumerate() {
                             let record = Record { upload_ms, ..record(options, &machine, &info, &name, input, run, t) };
                             writer.write(&record)?;
                             records.push(record);
