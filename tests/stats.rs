@@ -97,18 +97,26 @@ fn statistics_mismatches(algorithms: &[Algorithm], label: LabelWithStats) -> (Ve
                         })
                         .collect()
                 } else {
-                    // (Heights of whole work-groups of rows, 8 and 16: every group's rows lie in
-                    // one slice, so volumes use the groups' tables too.)
-                    [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (65, 17, 9, 0)]
-                        .into_iter()
-                        .chain([(40, 16, 9, 60), (33, 8, 20, 20), (600, 8, 3, 40)])
-                        .map(|(w, h, dd, density)| {
-                            let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
-                            let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
-                            let on_device = labeler.upload_volume(&volume).expect("upload");
-                            (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
-                        })
-                        .collect()
+                    // (The last three have heights of whole work-groups of rows, 8 and 16: every
+                    // group's rows lie in one slice, so volumes use the groups' tables too.)
+                    [
+                        (1, 1, 1, 100),
+                        (37, 9, 11, 30),
+                        (40, 33, 21, 60),
+                        (2, 3, 70, 50),
+                        (65, 17, 9, 0),
+                        (40, 16, 9, 60),
+                        (33, 8, 20, 20),
+                        (600, 8, 3, 40),
+                    ]
+                    .into_iter()
+                    .map(|(w, h, dd, density)| {
+                        let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
+                        let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
+                        let on_device = labeler.upload_volume(&volume).expect("upload");
+                        (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
+                    })
+                    .collect()
                 };
                 for (name, on_device, want, n) in arrays {
                     let (labels, stats, timings) = label(&mut labeler, &on_device, connectivity);

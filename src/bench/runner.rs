@@ -242,7 +242,7 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
     options.check_inputs(inputs)?;
     let machine = machine_description();
     let algorithms = options.runnable_algorithms();
-    let per_algorithm = if options.stats { 3 } else { 1 };
+    let per_algorithm = if options.stats { 1 + STATS_ROWS.len() } else { 1 };
     let per_device =
         |id: &DeviceId| if id.backend() == BackendKind::Cpu { 1 } else { per_algorithm * algorithms.len() };
     let total: usize = options.devices.iter().map(|d| per_device(d) * inputs.len()).sum();
