@@ -84,8 +84,7 @@ volumes() {
 statistics() {
   # What component statistics add to device-resident labeling (issue 13): TUF, UF, KE_IC and BKE_IC
   # alone, into consecutive labels (rows NAME+consecutive) and followed by relabeling +
-  # statistics on the device (rows NAME+stats), at both
-  # sizes and on the real pages, on the GPUs.
+  # statistics on the device (rows NAME+stats), at both sizes and on the real pages, on the GPUs.
   local algos=tuf,uf,ke_ic,bke_ic
   for s in "$small" "$big"; do
     "$ccl" bench density --size "$s" --densities 10,50,90 --granularities 1 --images 1 --algos "$algos" --devices "$gpus" --runs "$runs" --warmup "$warmup" --stats --out "$out/stats/stats${s%%x*}"
