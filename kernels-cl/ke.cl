@@ -23,12 +23,11 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
 #define ATOMIC_MAX(p, v) atom_max((p), (v))
@@ -39,6 +38,105 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other work-items of the same launch write
+// (or read while this one writes): a plain access there would be a data race, undefined
+// behaviour in the OpenCL memory model. LOAD_RELAXED / STORE_RELAXED take a global uint,
+// LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL a local one, LOAD_LABEL / STORE_LABEL a global
+// label_t (32 or 64 bits). The OpenCL backend sets ATOMICS from what the device's OpenCL C offers:
+//   ATOMICS_C11: OpenCL C 2.0, or 3.0 with device-scope atomics (built with -cl-std=CL2.0 or
+//     CL3.0): atomic_load_explicit / atomic_store_explicit, memory_order_relaxed;
+//   ATOMICS_PTX: NVIDIA's OpenCL, whose compiler turns volatile accesses into PTX's ld.volatile
+//     and st.volatile, which the PTX memory model defines as relaxed atomics at system scope;
+//   ATOMICS_RMW (the default): OpenCL C 1.2, whose only atomic reads and writes are
+//     read-modify-writes: atomic_or(p, 0) reads, atomic_xchg writes.
+#define ATOMICS_RMW 0
+#define ATOMICS_PTX 1
+#define ATOMICS_C11 2
+#ifndef ATOMICS
+#define ATOMICS ATOMICS_RMW
+#endif
+// STORE_LABEL4 stores four 32-bit labels from a 16-byte aligned p, each a relaxed atomic store.
+// LOAD_OWN_LABEL (a global label_t) and LOAD_OWN_LABEL4 (four 32-bit labels from a 16-byte aligned
+// p) read labels that only this work-item writes and that others read with LOAD_LABEL: a plain
+// load, except with read-modify-write atomics, where the others' reads are writes too.
+// GLOBAL_FENCE orders this work-item's global accesses before and after it, for the work-items of
+// every group (a store before a ticket's atomic, the ticket before loads of what other groups
+// stored): in OpenCL C 2.0 and later a plain mem_fence only reaches the work-group.
+#if ATOMICS == ATOMICS_C11
+#define GLOBAL_FENCE() atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acq_rel, memory_scope_device)
+#else
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#if ATOMICS == ATOMICS_C11
+#define LOAD_RELAXED(p) atomic_load_explicit((volatile __global atomic_uint *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_RELAXED(p, v) atomic_store_explicit((volatile __global atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_device)
+#define LOAD_RELAXED_LOCAL(p) atomic_load_explicit((volatile __local atomic_uint *)(p), memory_order_relaxed, memory_scope_work_group)
+#define STORE_RELAXED_LOCAL(p, v) atomic_store_explicit((volatile __local atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_work_group)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atomic_load_explicit((volatile __global atomic_ulong *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_LABEL(p, v) atomic_store_explicit((volatile __global atomic_ulong *)(p), (v), memory_order_relaxed, memory_scope_device)
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#elif ATOMICS == ATOMICS_PTX
+#define LOAD_RELAXED(p) (*(volatile __global const uint *)(p))
+#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
+#define LOAD_RELAXED_LOCAL(p) (*(volatile __local const uint *)(p))
+#define STORE_RELAXED_LOCAL(p, v) (*(volatile __local uint *)(p) = (v))
+// (A volatile vector store is st.volatile.v4.u32: four relaxed stores in the PTX memory model.)
+#define STORE_LABEL4(p, v) (*(volatile __global uint4 *)(p) = (v))
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) (*(volatile __global const ulong *)(p))
+#define STORE_LABEL(p, v) (*(volatile __global ulong *)(p) = (v))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#else
+#define LOAD_RELAXED(p) atomic_or((volatile __global uint *)(p), 0u)
+#define STORE_RELAXED(p, v) ((void)atomic_xchg((volatile __global uint *)(p), (v)))
+#define LOAD_RELAXED_LOCAL(p) atomic_or((volatile __local uint *)(p), 0u)
+#define STORE_RELAXED_LOCAL(p, v) ((void)atomic_xchg((volatile __local uint *)(p), (v)))
+#define LOAD_OWN_LABEL(p) LOAD_LABEL(p)
+#define LOAD_OWN_LABEL4(p) ccl_load_own_label4(p)
+DEVICE_FN uint4 ccl_load_own_label4(__global const uint *p)
+{
+    uint4 v;
+    v.x = LOAD_RELAXED(p);
+    v.y = LOAD_RELAXED(p + 1);
+    v.z = LOAD_RELAXED(p + 2);
+    v.w = LOAD_RELAXED(p + 3);
+    return v;
+}
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atom_or((volatile __global ulong *)(p), 0ul)
+#define STORE_LABEL(p, v) ((void)atom_xchg((volatile __global ulong *)(p), (v)))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#endif
 // Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
@@ -109,15 +207,22 @@ typedef uint index_t;
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
+//
+// Other work-items hang roots and shorten paths while a find walks, so every read of a parent
+// is a relaxed atomic load (LOAD, the preludes' LOAD_LABEL or LOAD_RELAXED_LOCAL) and every
+// write that is not an atomic minimum a relaxed atomic store: a stale parent is still an
+// ancestor (parents only ever move to a smaller index of the same tree), so no ordering is
+// needed, only freedom from data races. find_read_only walks a forest that nothing writes in the
+// launch, with plain loads.
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T, LOAD)                                            \
     /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        T parent = L[i] - 1;                                                                     \
+        T parent = LOAD(&L[i]) - 1;                                                              \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
-            parent = L[i] - 1;                                                                   \
+            parent = LOAD(&L[i]) - 1;                                                            \
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
@@ -159,8 +264,19 @@ typedef uint index_t;
         CCL_UNION_LOOP(T, FIND_BOTH(L, &a, &b))                                                  \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
-CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t, LOAD_LABEL)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint, LOAD_RELAXED_LOCAL)
+
+// The root of node i in a forest that no work-item writes during the launch (plain loads).
+DEVICE_FN index_t find_read_only(GLOBAL const label_t *L, index_t i)
+{
+    index_t parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        parent = L[i] - 1;
+    }
+    return i;
+}
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
@@ -169,14 +285,14 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
     const index_t start = i;
-    label_t parent = L[i] - 1;
+    label_t parent = LOAD_LABEL(&L[i]) - 1;
     while (parent != i) {
         i = parent;
-        L[start] = i + 1;
-        parent = L[i] - 1;
+        STORE_LABEL(&L[start], i + 1);
+        parent = LOAD_LABEL(&L[i]) - 1;
     }
 #else
-    L[i] = find_global(L, i) + 1;
+    STORE_LABEL(&L[i], find_global(L, i) + 1);
 #endif
 }
 
@@ -192,7 +308,7 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (L[i] != 0)
+    if (LOAD_OWN_LABEL(&L[i]) != 0)
         compress_global(L, i);
 }
 

@@ -23,12 +23,11 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
 #define ATOMIC_MAX(p, v) atom_max((p), (v))
@@ -39,6 +38,105 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other work-items of the same launch write
+// (or read while this one writes): a plain access there would be a data race, undefined
+// behaviour in the OpenCL memory model. LOAD_RELAXED / STORE_RELAXED take a global uint,
+// LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL a local one, LOAD_LABEL / STORE_LABEL a global
+// label_t (32 or 64 bits). The OpenCL backend sets ATOMICS from what the device's OpenCL C offers:
+//   ATOMICS_C11: OpenCL C 2.0, or 3.0 with device-scope atomics (built with -cl-std=CL2.0 or
+//     CL3.0): atomic_load_explicit / atomic_store_explicit, memory_order_relaxed;
+//   ATOMICS_PTX: NVIDIA's OpenCL, whose compiler turns volatile accesses into PTX's ld.volatile
+//     and st.volatile, which the PTX memory model defines as relaxed atomics at system scope;
+//   ATOMICS_RMW (the default): OpenCL C 1.2, whose only atomic reads and writes are
+//     read-modify-writes: atomic_or(p, 0) reads, atomic_xchg writes.
+#define ATOMICS_RMW 0
+#define ATOMICS_PTX 1
+#define ATOMICS_C11 2
+#ifndef ATOMICS
+#define ATOMICS ATOMICS_RMW
+#endif
+// STORE_LABEL4 stores four 32-bit labels from a 16-byte aligned p, each a relaxed atomic store.
+// LOAD_OWN_LABEL (a global label_t) and LOAD_OWN_LABEL4 (four 32-bit labels from a 16-byte aligned
+// p) read labels that only this work-item writes and that others read with LOAD_LABEL: a plain
+// load, except with read-modify-write atomics, where the others' reads are writes too.
+// GLOBAL_FENCE orders this work-item's global accesses before and after it, for the work-items of
+// every group (a store before a ticket's atomic, the ticket before loads of what other groups
+// stored): in OpenCL C 2.0 and later a plain mem_fence only reaches the work-group.
+#if ATOMICS == ATOMICS_C11
+#define GLOBAL_FENCE() atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acq_rel, memory_scope_device)
+#else
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#if ATOMICS == ATOMICS_C11
+#define LOAD_RELAXED(p) atomic_load_explicit((volatile __global atomic_uint *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_RELAXED(p, v) atomic_store_explicit((volatile __global atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_device)
+#define LOAD_RELAXED_LOCAL(p) atomic_load_explicit((volatile __local atomic_uint *)(p), memory_order_relaxed, memory_scope_work_group)
+#define STORE_RELAXED_LOCAL(p, v) atomic_store_explicit((volatile __local atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_work_group)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atomic_load_explicit((volatile __global atomic_ulong *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_LABEL(p, v) atomic_store_explicit((volatile __global atomic_ulong *)(p), (v), memory_order_relaxed, memory_scope_device)
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#elif ATOMICS == ATOMICS_PTX
+#define LOAD_RELAXED(p) (*(volatile __global const uint *)(p))
+#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
+#define LOAD_RELAXED_LOCAL(p) (*(volatile __local const uint *)(p))
+#define STORE_RELAXED_LOCAL(p, v) (*(volatile __local uint *)(p) = (v))
+// (A volatile vector store is st.volatile.v4.u32: four relaxed stores in the PTX memory model.)
+#define STORE_LABEL4(p, v) (*(volatile __global uint4 *)(p) = (v))
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) (*(volatile __global const ulong *)(p))
+#define STORE_LABEL(p, v) (*(volatile __global ulong *)(p) = (v))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#else
+#define LOAD_RELAXED(p) atomic_or((volatile __global uint *)(p), 0u)
+#define STORE_RELAXED(p, v) ((void)atomic_xchg((volatile __global uint *)(p), (v)))
+#define LOAD_RELAXED_LOCAL(p) atomic_or((volatile __local uint *)(p), 0u)
+#define STORE_RELAXED_LOCAL(p, v) ((void)atomic_xchg((volatile __local uint *)(p), (v)))
+#define LOAD_OWN_LABEL(p) LOAD_LABEL(p)
+#define LOAD_OWN_LABEL4(p) ccl_load_own_label4(p)
+DEVICE_FN uint4 ccl_load_own_label4(__global const uint *p)
+{
+    uint4 v;
+    v.x = LOAD_RELAXED(p);
+    v.y = LOAD_RELAXED(p + 1);
+    v.z = LOAD_RELAXED(p + 2);
+    v.w = LOAD_RELAXED(p + 3);
+    return v;
+}
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atom_or((volatile __global ulong *)(p), 0ul)
+#define STORE_LABEL(p, v) ((void)atom_xchg((volatile __global ulong *)(p), (v)))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#endif
 // Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
@@ -120,68 +218,81 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
 
 // The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
 // and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, uint width, uint height,
-                                      label_t own)
-{
-    const index_t i = PIXEL_INDEX(x, y, width);
-    const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
-    label_t mn = own;
-    if (west)
-        mn = min_label(mn, L[i - 1]);
-    if (east)
-        mn = min_label(mn, L[i + 1]);
-    if (north)
-        mn = min_label(mn, L[i - width]);
-    if (south)
-        mn = min_label(mn, L[i + width]);
-#if CONNECTIVITY == 8
-    if (north && west)
-        mn = min_label(mn, L[i - width - 1]);
-    if (north && east)
-        mn = min_label(mn, L[i - width + 1]);
-    if (south && west)
-        mn = min_label(mn, L[i + width - 1]);
-    if (south && east)
-        mn = min_label(mn, L[i + width + 1]);
-#endif
-    return mn;
-}
+// Two instances: min_neighbour_label reads L with relaxed atomic loads (OLE's scan stores into L
+// meanwhile), min_neighbour_label_read_only with plain ones (LE's scan only reads L).
+#define CCL_DEFINE_MIN_NEIGHBOUR(NAME, LOAD)                                                      \
+    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint width, uint height, label_t own) \
+    {                                                                                            \
+        const index_t i = PIXEL_INDEX(x, y, width);                                              \
+        const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;     \
+        label_t mn = own;                                                                        \
+        if (west)                                                                                \
+            mn = min_label(mn, LOAD(&L[i - 1]));                                                 \
+        if (east)                                                                                \
+            mn = min_label(mn, LOAD(&L[i + 1]));                                                 \
+        if (north)                                                                               \
+            mn = min_label(mn, LOAD(&L[i - width]));                                             \
+        if (south)                                                                               \
+            mn = min_label(mn, LOAD(&L[i + width]));                                             \
+        if (CONNECTIVITY == 8 && north && west)                                                  \
+            mn = min_label(mn, LOAD(&L[i - width - 1]));                                         \
+        if (CONNECTIVITY == 8 && north && east)                                                  \
+            mn = min_label(mn, LOAD(&L[i - width + 1]));                                         \
+        if (CONNECTIVITY == 8 && south && west)                                                  \
+            mn = min_label(mn, LOAD(&L[i + width - 1]));                                         \
+        if (CONNECTIVITY == 8 && south && east)                                                  \
+            mn = min_label(mn, LOAD(&L[i + width + 1]));                                         \
+        return mn;                                                                               \
+    }
 
 #if DIMS == 3
 // The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
 // 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
-// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates).
-DEVICE_FN label_t min_neighbour_label_3d(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height,
-                                         uint depth, label_t own)
-{
-    const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);
-    label_t mn = own;
-    for (int dz = -1; dz <= 1; dz++) {
-        for (int dy = -1; dy <= 1; dy++) {
-            for (int dx = -1; dx <= 1; dx++) {
-                const int differing = (dx != 0) + (dy != 0) + (dz != 0);
-                if (differing == 0 || differing > most)
-                    continue;
-                const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;
-                if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth)
-                    continue;
-                mn = min_label(mn, L[VOXEL_INDEX(nx, ny, nz, width, height)]);
-            }
-        }
+// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates). Two
+// instances, as in 2D.
+#define CCL_DEFINE_MIN_NEIGHBOUR_3D(NAME, LOAD)                                                   \
+    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height, uint depth, \
+                           label_t own)                                                          \
+    {                                                                                            \
+        const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);                   \
+        label_t mn = own;                                                                        \
+        for (int dz = -1; dz <= 1; dz++) {                                                       \
+            for (int dy = -1; dy <= 1; dy++) {                                                   \
+                for (int dx = -1; dx <= 1; dx++) {                                               \
+                    const int differing = (dx != 0) + (dy != 0) + (dz != 0);                     \
+                    if (differing == 0 || differing > most)                                      \
+                        continue;                                                                \
+                    const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;          \
+                    if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth) \
+                        continue;                                                                \
+                    mn = min_label(mn, LOAD(&L[VOXEL_INDEX(nx, ny, nz, width, height)]));        \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        return mn;                                                                               \
     }
-    return mn;
-}
+#endif
+
+// A plain load, for what no work-item writes during the launch.
+#define LOAD_PLAIN(p) (*(p))
+#if DIMS == 3
+CCL_DEFINE_MIN_NEIGHBOUR_3D(min_neighbour_label_3d, LOAD_LABEL)
+CCL_DEFINE_MIN_NEIGHBOUR_3D(min_neighbour_label_3d_read_only, LOAD_PLAIN)
+#else
+CCL_DEFINE_MIN_NEIGHBOUR(min_neighbour_label, LOAD_LABEL)
+CCL_DEFINE_MIN_NEIGHBOUR(min_neighbour_label_read_only, LOAD_PLAIN)
 #endif
 
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
-// label that refers to itself. Other work-items may lower entries of R meanwhile; every value
-// read is still a label of the same component on the same decreasing chain, so the walk ends.
+// label that refers to itself. Other work-items may lower entries of R meanwhile (relaxed atomic
+// loads, LOAD_LABEL); every value read is still a label of the same component on the same
+// decreasing chain, so the walk ends.
 DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 {
-    label_t next = R[label - 1];
+    label_t next = LOAD_LABEL(&R[label - 1]);
     while (next != label) {
         label = next;
-        next = R[label - 1];
+        next = LOAD_LABEL(&R[label - 1]);
     }
     return label;
 }
@@ -213,8 +324,9 @@ KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uin
 }
 
 // Scan: a foreground pixel that sees a smaller label mn in its neighbourhood lowers the
-// representative of its own label to mn. As in the paper this is a plain store, no atomics:
-// when pixels of one label race, one of their values survives. Every value stored is a label of
+// representative of its own label to mn. As in the paper this is a store, no read-modify-write
+// (a relaxed atomic one, as every access to L here: other work-items read and write it
+// meanwhile): when pixels of one label race, one of their values survives. Every value stored is a label of
 // the same component smaller than the label it replaced at the start of the kernel, so no chain
 // grows a cycle and labels never rise across iterations; a lost (smaller) value only costs
 // iterations, never correctness, and any store sets `changed`, so the loop goes on.
@@ -223,7 +335,7 @@ KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint h
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
         return;
-    const label_t label = L[VOXEL_INDEX(x, y, z, width, height)];
+    const label_t label = LOAD_LABEL(&L[VOXEL_INDEX(x, y, z, width, height)]);
     if (label == 0)
         return;
 #if DIMS == 3
@@ -232,8 +344,8 @@ KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint h
     const label_t mn = min_neighbour_label(L, x, y, width, height, label);
 #endif
     if (mn < label) {
-        L[label - 1] = mn;
-        changed[0] = 1;
+        STORE_LABEL(&L[label - 1], mn);
+        STORE_RELAXED(changed, 1u);
     }
 }
 
@@ -245,8 +357,8 @@ KERNEL void ole_analysis(GLOBAL label_t *L, uint width, uint height, uint depth)
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    const label_t label = L[i];
+    const label_t label = LOAD_LABEL(&L[i]);
     if (label != 0)
-        L[i] = chain_end(L, label);
+        STORE_LABEL(&L[i], chain_end(L, label));
 }
 

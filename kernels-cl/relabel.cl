@@ -23,12 +23,11 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
 #define ATOMIC_MAX(p, v) atom_max((p), (v))
@@ -39,6 +38,105 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other work-items of the same launch write
+// (or read while this one writes): a plain access there would be a data race, undefined
+// behaviour in the OpenCL memory model. LOAD_RELAXED / STORE_RELAXED take a global uint,
+// LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL a local one, LOAD_LABEL / STORE_LABEL a global
+// label_t (32 or 64 bits). The OpenCL backend sets ATOMICS from what the device's OpenCL C offers:
+//   ATOMICS_C11: OpenCL C 2.0, or 3.0 with device-scope atomics (built with -cl-std=CL2.0 or
+//     CL3.0): atomic_load_explicit / atomic_store_explicit, memory_order_relaxed;
+//   ATOMICS_PTX: NVIDIA's OpenCL, whose compiler turns volatile accesses into PTX's ld.volatile
+//     and st.volatile, which the PTX memory model defines as relaxed atomics at system scope;
+//   ATOMICS_RMW (the default): OpenCL C 1.2, whose only atomic reads and writes are
+//     read-modify-writes: atomic_or(p, 0) reads, atomic_xchg writes.
+#define ATOMICS_RMW 0
+#define ATOMICS_PTX 1
+#define ATOMICS_C11 2
+#ifndef ATOMICS
+#define ATOMICS ATOMICS_RMW
+#endif
+// STORE_LABEL4 stores four 32-bit labels from a 16-byte aligned p, each a relaxed atomic store.
+// LOAD_OWN_LABEL (a global label_t) and LOAD_OWN_LABEL4 (four 32-bit labels from a 16-byte aligned
+// p) read labels that only this work-item writes and that others read with LOAD_LABEL: a plain
+// load, except with read-modify-write atomics, where the others' reads are writes too.
+// GLOBAL_FENCE orders this work-item's global accesses before and after it, for the work-items of
+// every group (a store before a ticket's atomic, the ticket before loads of what other groups
+// stored): in OpenCL C 2.0 and later a plain mem_fence only reaches the work-group.
+#if ATOMICS == ATOMICS_C11
+#define GLOBAL_FENCE() atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acq_rel, memory_scope_device)
+#else
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#if ATOMICS == ATOMICS_C11
+#define LOAD_RELAXED(p) atomic_load_explicit((volatile __global atomic_uint *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_RELAXED(p, v) atomic_store_explicit((volatile __global atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_device)
+#define LOAD_RELAXED_LOCAL(p) atomic_load_explicit((volatile __local atomic_uint *)(p), memory_order_relaxed, memory_scope_work_group)
+#define STORE_RELAXED_LOCAL(p, v) atomic_store_explicit((volatile __local atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_work_group)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atomic_load_explicit((volatile __global atomic_ulong *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_LABEL(p, v) atomic_store_explicit((volatile __global atomic_ulong *)(p), (v), memory_order_relaxed, memory_scope_device)
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#elif ATOMICS == ATOMICS_PTX
+#define LOAD_RELAXED(p) (*(volatile __global const uint *)(p))
+#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
+#define LOAD_RELAXED_LOCAL(p) (*(volatile __local const uint *)(p))
+#define STORE_RELAXED_LOCAL(p, v) (*(volatile __local uint *)(p) = (v))
+// (A volatile vector store is st.volatile.v4.u32: four relaxed stores in the PTX memory model.)
+#define STORE_LABEL4(p, v) (*(volatile __global uint4 *)(p) = (v))
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) (*(volatile __global const ulong *)(p))
+#define STORE_LABEL(p, v) (*(volatile __global ulong *)(p) = (v))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#else
+#define LOAD_RELAXED(p) atomic_or((volatile __global uint *)(p), 0u)
+#define STORE_RELAXED(p, v) ((void)atomic_xchg((volatile __global uint *)(p), (v)))
+#define LOAD_RELAXED_LOCAL(p) atomic_or((volatile __local uint *)(p), 0u)
+#define STORE_RELAXED_LOCAL(p, v) ((void)atomic_xchg((volatile __local uint *)(p), (v)))
+#define LOAD_OWN_LABEL(p) LOAD_LABEL(p)
+#define LOAD_OWN_LABEL4(p) ccl_load_own_label4(p)
+DEVICE_FN uint4 ccl_load_own_label4(__global const uint *p)
+{
+    uint4 v;
+    v.x = LOAD_RELAXED(p);
+    v.y = LOAD_RELAXED(p + 1);
+    v.z = LOAD_RELAXED(p + 2);
+    v.w = LOAD_RELAXED(p + 3);
+    return v;
+}
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atom_or((volatile __global ulong *)(p), 0ul)
+#define STORE_LABEL(p, v) ((void)atom_xchg((volatile __global ulong *)(p), (v)))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#endif
 // Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
@@ -101,7 +199,7 @@ typedef uint index_t;
 
 // ---- ranks.h
 // Consecutive labels from relabel.kernel's rank tables: R holds, per word of 32 pixels, the count
-// of first pixels before it in its span and the word's marks of first pixels (relabel_rank);
+// of first pixels before it in its span and the word's marks of first pixels (relabel_rank_labels);
 // offsets, per span, the count of first pixels before the span (scan_spans, scan_add).
 
 // The rank of first pixel f among the first pixels of its span, from its word's entry in R.
@@ -125,7 +223,7 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // / 2 entries). Every pixel of a component lies at or after its root, and its first pixel within
 // two lines (rows of an image, slices of a volume) of it: only pixels there take part, which
 // keeps the atomics off the rest of a large component. Then:
-//   1. relabel_rank: the pixels are cut into spans of RANK_SPAN; the first pixels of a span are
+//   1. relabel_rank_labels: the pixels are cut into spans of RANK_SPAN; the first pixels of a span are
 //      marked in a bitmask in local memory, and the span's count goes to counts[span]. Each word
 //      of 32 pixels keeps its marks and the count of marks before it in its span (R, a pair per
 //      word, written whole: 8 bytes per 32 pixels, instead of a rank written at each first
@@ -138,17 +236,17 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // One-dimensional launches: work-group g handles elements [g * SPAN, (g + 1) * SPAN), its work-items
 // striding by GROUP_SIZE so that neighbouring items touch neighbouring elements.
 // Build-time defines: GROUP_SIZE (work-items per group, a power of two, at least 32 and at most
-// 1024), ITEMS (elements per item of the scans), RANK_ITEMS (pixels per item of relabel_rank, at
+// 1024), ITEMS (elements per item of the scans), RANK_ITEMS (pixels per item of relabel_rank_labels, at
 // most 32), PASS_ITEMS (pixels per item of relabel_first_pixels and relabel_final).
 
 #define SPAN (GROUP_SIZE * ITEMS)
 #define RANK_SPAN (GROUP_SIZE * RANK_ITEMS)
 // Pixels per group of relabel_first_pixels and relabel_final.
 #define PASS_SPAN (GROUP_SIZE * PASS_ITEMS)
-// Words of relabel_rank's bitmask: one bit per pixel of its span.
+// Words of relabel_rank_labels's bitmask: one bit per pixel of its span.
 #define RANK_WORDS (RANK_SPAN / 32)
 #if RANK_ITEMS > 32 || RANK_WORDS % 32 || RANK_WORDS / 32 > GROUP_SIZE
-#error "relabel_rank needs RANK_ITEMS <= 32 and whole runs of 32 words, one item per run"
+#error "relabel_rank_labels needs RANK_ITEMS <= 32 and whole runs of 32 words, one item per run"
 #endif
 
 // An exclusive scan of the work-group's `value`s in work-item order, in local memory (Hillis and
@@ -234,10 +332,10 @@ DEVICE_FN index_t first_entry(label_t l)
     return l != 0 ? (index_t)((l - 1) >> 1) : 0;
 }
 
-// Lookups of F per batch in relabel_rank (it divides RANK_ITEMS).
+// Lookups of F per batch in relabel_rank_labels (it divides RANK_ITEMS).
 #define RANK_LOOKUPS (RANK_ITEMS < 16 ? RANK_ITEMS : 16)
 #if RANK_ITEMS % RANK_LOOKUPS
-#error "relabel_rank looks up F in whole batches"
+#error "relabel_rank_labels looks up F in whole batches"
 #endif
 
 // The end of step 1 for a span whose marks are in local memory (from `base`): each word's count
@@ -268,7 +366,7 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
             partial[r] = sum;
             sum += c;
         }
-        counts[GROUP_ID_X] = sum;
+        STORE_RELAXED(&counts[GROUP_ID_X], sum); // (read by the last group: scan_if_last)
     }
     LOCAL_BARRIER();
     const index_t words = (n + 31) / 32;
@@ -285,11 +383,13 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
 
 // Step 2 in step 1's launch, where the spans' counts fit one scan span (`scan_groups`, the
 // launch's groups, at most SPAN, else 0: every array up to 8 Mpx): the group that finishes last
-// scans the `groups` counts
-// in place and writes their total, as scan_spans would, one launch fewer. Each group's count is
-// stored (by item 0), fenced, and only then its ticket taken; the group that takes the last
-// ticket reads the counts with atomics (other groups wrote them) and puts the ticket counter
-// back to 0 for the next launch. `scratch` holds 2 * GROUP_SIZE words, `last` one.
+// scans the `groups` counts in place and writes their total, as scan_spans would, one launch
+// fewer. Each group's count is stored (by item 0, a relaxed atomic store), fenced, and only then
+// its ticket taken; the group that takes the last ticket fences, reads the counts (relaxed atomic
+// loads: other groups wrote them), writes them back scanned and puts the ticket counter back to
+// 0 for the next launch (relaxed atomic stores: the other groups' accesses to both came before
+// their tickets, but a plain access would still race with them in the memory model).
+// `scratch` holds 2 * GROUP_SIZE words, `last` one.
 DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint *tickets, uint groups,
                             LOCAL uint *scratch, LOCAL uint *last)
 {
@@ -306,15 +406,15 @@ DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint
     uint v[ITEMS], all;
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
-        v[k] = first + k < groups ? ATOMIC_ADD(&counts[first + k], 0u) : 0u;
+        v[k] = first + k < groups ? LOAD_RELAXED(&counts[first + k]) : 0u;
     span_exclusive_scan(scratch, v, lid, &all);
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         if (first + k < groups)
-            counts[first + k] = v[k];
+            STORE_RELAXED(&counts[first + k], v[k]);
     if (lid == 0) {
         *total = all;
-        *tickets = 0;
+        STORE_RELAXED(tickets, 0u);
     }
 }
 
@@ -323,7 +423,7 @@ DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint
 // pixel order), and the count of each span. Item lid reads pixels base + k * GROUP_SIZE + lid
 // (k < RANK_ITEMS), whose marks are bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the
 // words are in pixel order.
-KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
+KERNEL void relabel_rank_labels(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
                          index_t n, uint blocks, uint line, GLOBAL uint *total, GLOBAL uint *tickets, uint scan_groups)
 {
     LOCAL_ARRAY(uint, marks, RANK_WORDS);

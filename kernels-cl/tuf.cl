@@ -23,12 +23,11 @@
 #define GLOBAL_ID_Y ((uint)get_global_id(1))
 #define GLOBAL_ID_Z ((uint)get_global_id(2))
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-// Orders this work-item's global writes before its later ones (a store before a ticket's atomic).
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 // Kernels of an in-order queue never overlap here: nothing to wait for (see the CUDA prelude).
 #define WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
 #define LET_NEXT_KERNEL_START() ((void)0)
 #if defined(LABEL_BITS) && LABEL_BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define ATOMIC_MIN(p, v) atom_min((p), (v))
 #define ATOMIC_MAX(p, v) atom_max((p), (v))
@@ -39,6 +38,105 @@
 #define ATOMIC_ADD(p, v) atomic_add((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other work-items of the same launch write
+// (or read while this one writes): a plain access there would be a data race, undefined
+// behaviour in the OpenCL memory model. LOAD_RELAXED / STORE_RELAXED take a global uint,
+// LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL a local one, LOAD_LABEL / STORE_LABEL a global
+// label_t (32 or 64 bits). The OpenCL backend sets ATOMICS from what the device's OpenCL C offers:
+//   ATOMICS_C11: OpenCL C 2.0, or 3.0 with device-scope atomics (built with -cl-std=CL2.0 or
+//     CL3.0): atomic_load_explicit / atomic_store_explicit, memory_order_relaxed;
+//   ATOMICS_PTX: NVIDIA's OpenCL, whose compiler turns volatile accesses into PTX's ld.volatile
+//     and st.volatile, which the PTX memory model defines as relaxed atomics at system scope;
+//   ATOMICS_RMW (the default): OpenCL C 1.2, whose only atomic reads and writes are
+//     read-modify-writes: atomic_or(p, 0) reads, atomic_xchg writes.
+#define ATOMICS_RMW 0
+#define ATOMICS_PTX 1
+#define ATOMICS_C11 2
+#ifndef ATOMICS
+#define ATOMICS ATOMICS_RMW
+#endif
+// STORE_LABEL4 stores four 32-bit labels from a 16-byte aligned p, each a relaxed atomic store.
+// LOAD_OWN_LABEL (a global label_t) and LOAD_OWN_LABEL4 (four 32-bit labels from a 16-byte aligned
+// p) read labels that only this work-item writes and that others read with LOAD_LABEL: a plain
+// load, except with read-modify-write atomics, where the others' reads are writes too.
+// GLOBAL_FENCE orders this work-item's global accesses before and after it, for the work-items of
+// every group (a store before a ticket's atomic, the ticket before loads of what other groups
+// stored): in OpenCL C 2.0 and later a plain mem_fence only reaches the work-group.
+#if ATOMICS == ATOMICS_C11
+#define GLOBAL_FENCE() atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acq_rel, memory_scope_device)
+#else
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#if ATOMICS == ATOMICS_C11
+#define LOAD_RELAXED(p) atomic_load_explicit((volatile __global atomic_uint *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_RELAXED(p, v) atomic_store_explicit((volatile __global atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_device)
+#define LOAD_RELAXED_LOCAL(p) atomic_load_explicit((volatile __local atomic_uint *)(p), memory_order_relaxed, memory_scope_work_group)
+#define STORE_RELAXED_LOCAL(p, v) atomic_store_explicit((volatile __local atomic_uint *)(p), (v), memory_order_relaxed, memory_scope_work_group)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atomic_load_explicit((volatile __global atomic_ulong *)(p), memory_order_relaxed, memory_scope_device)
+#define STORE_LABEL(p, v) atomic_store_explicit((volatile __global atomic_ulong *)(p), (v), memory_order_relaxed, memory_scope_device)
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#elif ATOMICS == ATOMICS_PTX
+#define LOAD_RELAXED(p) (*(volatile __global const uint *)(p))
+#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
+#define LOAD_RELAXED_LOCAL(p) (*(volatile __local const uint *)(p))
+#define STORE_RELAXED_LOCAL(p, v) (*(volatile __local uint *)(p) = (v))
+// (A volatile vector store is st.volatile.v4.u32: four relaxed stores in the PTX memory model.)
+#define STORE_LABEL4(p, v) (*(volatile __global uint4 *)(p) = (v))
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) (*(volatile __global const ulong *)(p))
+#define STORE_LABEL(p, v) (*(volatile __global ulong *)(p) = (v))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#else
+#define LOAD_RELAXED(p) atomic_or((volatile __global uint *)(p), 0u)
+#define STORE_RELAXED(p, v) ((void)atomic_xchg((volatile __global uint *)(p), (v)))
+#define LOAD_RELAXED_LOCAL(p) atomic_or((volatile __local uint *)(p), 0u)
+#define STORE_RELAXED_LOCAL(p, v) ((void)atomic_xchg((volatile __local uint *)(p), (v)))
+#define LOAD_OWN_LABEL(p) LOAD_LABEL(p)
+#define LOAD_OWN_LABEL4(p) ccl_load_own_label4(p)
+DEVICE_FN uint4 ccl_load_own_label4(__global const uint *p)
+{
+    uint4 v;
+    v.x = LOAD_RELAXED(p);
+    v.y = LOAD_RELAXED(p + 1);
+    v.z = LOAD_RELAXED(p + 2);
+    v.w = LOAD_RELAXED(p + 3);
+    return v;
+}
+#define STORE_LABEL4(p, v)                                                                             \
+    do {                                                                                               \
+        const uint4 four_ = (v);                                                                       \
+        STORE_RELAXED((p), four_.x);                                                                   \
+        STORE_RELAXED((p) + 1, four_.y);                                                               \
+        STORE_RELAXED((p) + 2, four_.z);                                                               \
+        STORE_RELAXED((p) + 3, four_.w);                                                               \
+    } while (0)
+#if defined(LABEL_BITS) && LABEL_BITS == 64
+#define LOAD_LABEL(p) atom_or((volatile __global ulong *)(p), 0ul)
+#define STORE_LABEL(p, v) ((void)atom_xchg((volatile __global ulong *)(p), (v)))
+#else
+#define LOAD_LABEL(p) LOAD_RELAXED(p)
+#define STORE_LABEL(p, v) STORE_RELAXED(p, v)
+#endif
+#endif
 // Atomic bitwise or and and on a 32-bit word (local or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomic_or((p), (v))
@@ -124,15 +222,22 @@ DEVICE_FN uint lowest_bit(uint w)
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
+//
+// Other work-items hang roots and shorten paths while a find walks, so every read of a parent
+// is a relaxed atomic load (LOAD, the preludes' LOAD_LABEL or LOAD_RELAXED_LOCAL) and every
+// write that is not an atomic minimum a relaxed atomic store: a stale parent is still an
+// ancestor (parents only ever move to a smaller index of the same tree), so no ordering is
+// needed, only freedom from data races. find_read_only walks a forest that nothing writes in the
+// launch, with plain loads.
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T, LOAD)                                            \
     /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        T parent = L[i] - 1;                                                                     \
+        T parent = LOAD(&L[i]) - 1;                                                              \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
-            parent = L[i] - 1;                                                                   \
+            parent = LOAD(&L[i]) - 1;                                                            \
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
@@ -174,8 +279,19 @@ DEVICE_FN uint lowest_bit(uint w)
         CCL_UNION_LOOP(T, FIND_BOTH(L, &a, &b))                                                  \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
-CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t, LOAD_LABEL)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint, LOAD_RELAXED_LOCAL)
+
+// The root of node i in a forest that no work-item writes during the launch (plain loads).
+DEVICE_FN index_t find_read_only(GLOBAL const label_t *L, index_t i)
+{
+    index_t parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        parent = L[i] - 1;
+    }
+    return i;
+}
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
@@ -184,20 +300,20 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
     const index_t start = i;
-    label_t parent = L[i] - 1;
+    label_t parent = LOAD_LABEL(&L[i]) - 1;
     while (parent != i) {
         i = parent;
-        L[start] = i + 1;
-        parent = L[i] - 1;
+        STORE_LABEL(&L[start], i + 1);
+        parent = LOAD_LABEL(&L[i]) - 1;
     }
 #else
-    L[i] = find_global(L, i) + 1;
+    STORE_LABEL(&L[i], find_global(L, i) + 1);
 #endif
 }
 
 // ---- ranks.h
 // Consecutive labels from relabel.kernel's rank tables: R holds, per word of 32 pixels, the count
-// of first pixels before it in its span and the word's marks of first pixels (relabel_rank);
+// of first pixels before it in its span and the word's marks of first pixels (relabel_rank_labels);
 // offsets, per span, the count of first pixels before the span (scan_spans, scan_add).
 
 // The rank of first pixel f among the first pixels of its span, from its word's entry in R.
@@ -210,7 +326,7 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // TUF: tiled run union-find, this project's algorithm (beyond the papers; issue 12). The image is
 // cut into tiles of 32 x 32 pixels. Three passes:
 //
-// 1. tuf_tiles (LocalMerge): a 32 x 32 tile is labeled in local memory with its rows as 32-bit
+// 1. tuf_tiles_groups (LocalMerge): a 32 x 32 tile is labeled in local memory with its rows as 32-bit
 //    masks (Playne & Hawick, TPDS 2018, label tiles in shared memory). Only the first pixel of
 //    each horizontal run is a union-find node (run starts as in Hennequin et al., DASIP 2018),
 //    and one work-item per row handles all the runs of its row with bit operations: a run hangs
@@ -219,12 +335,12 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 //    of the row bridges need a union. A work-group's 8 tiles side by side are joined across the
 //    borders between them there too. Each pixel then stores (global index of its group-local
 //    root) + 1.
-// 2. tuf_border_merge (BorderMerge): the pixel pairs across the borders of the work-groups'
+// 2. tuf_border_merge_2d (BorderMerge): the pixel pairs across the borders of the work-groups'
 //    tiles are joined in global memory (union-find with atomic_min, union_find.h), skipping a
 //    pair when the pixel before it along the border, on the same side, already joins the same
 //    pieces.
-// 3. tuf_compress (Compression): every pixel whose local root was joined to another is linked to
-//    its root. For consecutive labels, tuf_compress_ranked instead writes each pixel's root's
+// 3. tuf_compress_2d (Compression): every pixel whose local root was joined to another is linked to
+//    its root. For consecutive labels, tuf_compress_ranked_2d instead writes each pixel's root's
 //    rank (ranks.h) into the output, from the forest passes 1 and 2 left in scratch memory; with
 //    8 tiles per work-group passes 1 and 2 also leave a bit per pixel on the components' first
 //    pixels (mark_roots, union_tracked), which the relabeling ranks (relabel_rank_marks)
@@ -321,16 +437,17 @@ DEVICE_FN uint run_from(uint mask, uint b)
 
 // Find with path halving in local memory: each node on the way is linked to its grandparent
 // (with atomic_min: parents only ever move to a smaller index, an ancestor, whatever the order of
-// concurrent updates), so trees stay shallow while unions go on.
+// concurrent updates), so trees stay shallow while unions go on. Parents are read with relaxed
+// atomic loads (LOAD_RELAXED_LOCAL): other work-items of the group update them meanwhile.
 DEVICE_FN uint find_halving(LOCAL uint *parents, uint i)
 {
-    uint parent = parents[i] - 1;
+    uint parent = LOAD_RELAXED_LOCAL(&parents[i]) - 1;
     while (parent != i) {
-        const uint grandparent = parents[parent] - 1;
+        const uint grandparent = LOAD_RELAXED_LOCAL(&parents[parent]) - 1;
         if (grandparent != parent)
             ATOMIC_MIN(&parents[i], grandparent + 1);
         i = grandparent;
-        parent = parents[i] - 1;
+        parent = LOAD_RELAXED_LOCAL(&parents[i]) - 1;
     }
     return i;
 }
@@ -343,17 +460,18 @@ CCL_DEFINE_UNION(LOCAL, halving, uint, find_halving)
 // plus its longest other walk. A walk at its root steps onto itself.
 DEVICE_FN void find_halving_both(LOCAL uint *parents, uint *a, uint *b)
 {
-    uint parent_a = parents[*a] - 1, parent_b = parents[*b] - 1;
+    uint parent_a = LOAD_RELAXED_LOCAL(&parents[*a]) - 1, parent_b = LOAD_RELAXED_LOCAL(&parents[*b]) - 1;
     while (parent_a != *a || parent_b != *b) {
-        const uint grandparent_a = parents[parent_a] - 1, grandparent_b = parents[parent_b] - 1;
+        const uint grandparent_a = LOAD_RELAXED_LOCAL(&parents[parent_a]) - 1;
+        const uint grandparent_b = LOAD_RELAXED_LOCAL(&parents[parent_b]) - 1;
         if (grandparent_a != parent_a)
             ATOMIC_MIN(&parents[*a], grandparent_a + 1);
         if (grandparent_b != parent_b)
             ATOMIC_MIN(&parents[*b], grandparent_b + 1);
         *a = grandparent_a;
         *b = grandparent_b;
-        parent_a = parents[*a] - 1;
-        parent_b = parents[*b] - 1;
+        parent_a = LOAD_RELAXED_LOCAL(&parents[*a]) - 1;
+        parent_b = LOAD_RELAXED_LOCAL(&parents[*b]) - 1;
     }
 }
 
@@ -563,7 +681,8 @@ DEVICE_FN void jump_pointers(LOCAL uint *parents, uint starts, uint row_node, ui
     for (uint round = 0; round < rounds; round++) {
         uint moved = 0;
         for (uint i = row_node + first; i < end; i += step) {
-            const uint parent = parents[i], grandparent = parents[parent - 1];
+            const uint parent = LOAD_RELAXED_LOCAL(&parents[i]);
+            const uint grandparent = LOAD_RELAXED_LOCAL(&parents[parent - 1]);
             if (grandparent != parent) {
                 ATOMIC_MIN(&parents[i], grandparent);
                 moved = 1;
@@ -684,7 +803,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // step), then every run start is linked to its root again: work-item r of tile t > 0 joins its
     // pixel (0, r) with its foreground neighbours in column 31 of tile t - 1, within the tiles'
     // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
-    // is joined already as tuf_border_merge does (border_joins).
+    // is joined already as tuf_border_merge_2d does (border_joins).
     if (group_tiles > 1 && t > 0 && sub == 0 && (mask & 1u) != 0) {
         LOCAL const uint *left = masks - TILE_H; // tile t - 1's
         const uint left_node = row_node - START_SLOTS;
@@ -764,7 +883,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 // Pass 1 on 8 tiles per work-group (32 x 8 work-items, a warp per tile), for images of many
 // tiles.
 // (With `track`, it also writes the root marks of consecutive labelings: mark_roots.)
-KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height,
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_groups(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height,
                                                        GLOBAL uint *marks, uint track)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
@@ -1078,12 +1197,12 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
 // bandwidth, where images are small. (A walk that has reached its root steps onto itself.)
 DEVICE_FN void find_both(GLOBAL const label_t *L, label_t *a, label_t *b)
 {
-    label_t parent_a = L[*a] - 1, parent_b = L[*b] - 1;
+    label_t parent_a = LOAD_LABEL(&L[*a]) - 1, parent_b = LOAD_LABEL(&L[*b]) - 1;
     while (parent_a != *a || parent_b != *b) {
         *a = parent_a;
         *b = parent_b;
-        parent_a = L[parent_a] - 1;
-        parent_b = L[parent_b] - 1;
+        parent_a = LOAD_LABEL(&L[parent_a]) - 1;
+        parent_b = LOAD_LABEL(&L[parent_b]) - 1;
     }
 }
 
@@ -1165,8 +1284,8 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
             union_both(L, union_start(b, region, word, mask, 0, defer, deferred, slots, run_slots),
                        union_start(b - 1, region - 1, word - REGION_ROWS, mid_mask, TILE_W - 1, defer, deferred,
                                    slots, run_slots));
-            dirty[region] = 1;
-            dirty[region - 1] = 1;
+            STORE_RELAXED(&dirty[region], 1u);
+            STORE_RELAXED(&dirty[region - 1], 1u);
         }
         return;
     }
@@ -1206,8 +1325,8 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
                                defer, deferred, slots, run_slots));
     }
     if (lane == 0) {
-        dirty[region] = 1;
-        dirty[mid_region] = 1;
+        STORE_RELAXED(&dirty[region], 1u);
+        STORE_RELAXED(&dirty[mid_region], 1u);
     }
 }
 
@@ -1218,7 +1337,7 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
 // pixel along the border (in the same region) is foreground and already joined to them; a
 // region's first pixel along a border makes all its unions, so each skip rests on the region's
 // labeling and on the previous pixel of the same border.
-KERNEL void tuf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
+KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
                              uint vertical, uint total, GLOBAL uint *marks, uint track)
 {
     const uint id = GLOBAL_ID_X;
@@ -1279,6 +1398,9 @@ DEVICE_FN label_t compressed(GLOBAL const label_t *L, label_t label)
 {
     return label == 0 ? 0 : find_global(L, label - 1) + 1;
 }
+// (Other work-items read a pixel's label in their finds while its own work-item writes it, so the
+// writes below are relaxed atomic stores, STORE_LABEL and STORE_LABEL4; a work-item reads its own
+// pixels with LOAD_OWN_LABEL and LOAD_OWN_LABEL4: no one else writes them.)
 
 // A work-item takes 4 pixels of a row (x = 4 * GLOBAL_ID_X ...; a volume is an image of height
 // x depth rows): where they lie on 16 bytes, as one 16-byte word, with one find per run of equal
@@ -1289,25 +1411,25 @@ DEVICE_FN void compress_quad(GLOBAL label_t *L, index_t i, uint x, uint width)
 #if LABEL_BITS == 32
     if (x + 4 <= width && (size_t)(L + i) % 16u == 0) {
         GLOBAL uint4 *quad = (GLOBAL uint4 *)(L + i);
-        const uint4 old = *quad;
+        const uint4 old = LOAD_OWN_LABEL4((GLOBAL const uint *)quad);
         uint4 now;
         now.x = compressed(L, old.x);
         now.y = old.y == old.x ? now.x : compressed(L, old.y);
         now.z = old.z == old.y ? now.y : compressed(L, old.z);
         now.w = old.w == old.z ? now.z : compressed(L, old.w);
         if (now.x != old.x || now.y != old.y || now.z != old.z || now.w != old.w)
-            *quad = now;
+            STORE_LABEL4((GLOBAL uint *)quad, now);
         return;
     }
 #endif
     for (uint k = 0; k < 4 && x + k < width; k++) {
-        const label_t label = L[i + k], root = compressed(L, label);
+        const label_t label = LOAD_OWN_LABEL(&L[i + k]), root = compressed(L, label);
         if (root != label)
-            L[i + k] = root;
+            STORE_LABEL(&L[i + k], root);
     }
 }
 
-KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
+KERNEL void tuf_compress_2d(GLOBAL label_t *L, uint width, uint height)
 {
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the border merge, as it may be)
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
@@ -1317,17 +1439,17 @@ KERNEL void tuf_compress(GLOBAL label_t *L, uint width, uint height)
 }
 
 // Pass 3 fused with consecutive relabeling (src/schedule/relabel.rs): passes 1 and 2 left their
-// forest in F (a scratch buffer, not the output), relabel_rank and the scans ranked its roots
+// forest in F (a scratch buffer, not the output), relabel_rank_labels and the scans ranked its roots
 // (R, offsets: ranks.h; a span is 2^rank_shift pixels), and every pixel of a quad now takes its
 // root's consecutive label (background 0) in L. F is only read, so every walk sees the whole
-// forest. A work-item takes 4 pixels of a row, as tuf_compress does, one find and one rank per
+// forest. A work-item takes 4 pixels of a row, as tuf_compress_2d does, one find and one rank per
 // run of equal labels among them, and writes them all (L starts unwritten).
 DEVICE_FN label_t ranked(GLOBAL const label_t *F, GLOBAL const uint2 *R, GLOBAL const uint *offsets, uint rank_shift,
                          label_t label)
 {
     if (label == 0)
         return 0;
-    const index_t root = find_global(F, label - 1);
+    const index_t root = find_read_only(F, label - 1);
     return offsets[root >> rank_shift] + rank_in_span(R[root / 32], root) + 1;
 }
 
@@ -1352,7 +1474,7 @@ DEVICE_FN void ranked_quad(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL co
         L[i + k] = ranked(F, R, offsets, rank_shift, F[i + k]);
 }
 
-KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
+KERNEL void tuf_compress_ranked_2d(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
                                 GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
 {
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
@@ -1367,7 +1489,7 @@ KERNEL void tuf_compress_ranked(GLOBAL const label_t *F, GLOBAL label_t *L, GLOB
 // - a region pass 1 deferred (`deferred`: its roots' count + 1) has every voxel written here,
 //   once: its roots' final labels first (a find each, into local memory), then each voxel its
 //   run's slot's, from the row masks and `run_slots`;
-// - any other: tuf_compress's, on the regions that a union on a face reached (`dirty`) only (in
+// - any other: tuf_compress_2d's, on the regions that a union on a face reached (`dirty`) only (in
 //   the others every region-local root is a root).
 // Work-item (lane, warp) takes quad lane % 8 of row lane / 8 of each 4 rows from row 4 warp on,
 // 32 rows apart.
@@ -1403,8 +1525,10 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
             quad_runs(masks[r], q, run);
             for (uint b = 0; b < 4u; b++)
                 w[b] = m >> b & 1u ? finals[run_slot(bytes, run[b])] : 0u;
-            *(GLOBAL uint4 *)(L + VOXEL_INDEX(g.x0 + q, g.y0 + r % REGION_H, g.z0 + r / REGION_H, width, height)) =
-                uint4_of(w[0], w[1], w[2], w[3]);
+            // (Relaxed atomic stores: the region's roots are on other regions' find paths.)
+            STORE_LABEL4((GLOBAL uint *)(L + VOXEL_INDEX(g.x0 + q, g.y0 + r % REGION_H, g.z0 + r / REGION_H, width,
+                                                         height)),
+                         uint4_of(w[0], w[1], w[2], w[3]));
         }
     } else if (g.z0 < depth && dirty[g.index] != 0) {
         const uint x = g.x0 + lane % 8 * 4;
@@ -1416,7 +1540,7 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
     }
 }
 
-// tuf_compress_ranked on volumes: every region (not only those a face union reached: every voxel
+// tuf_compress_ranked_2d on volumes: every region (not only those a face union reached: every voxel
 // is written), its quads taken as tuf_compress_3d takes them.
 KERNEL void tuf_compress_ranked_3d(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
                                    GLOBAL const uint *offsets, uint width, uint height, uint depth, uint rank_shift)

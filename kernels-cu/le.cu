@@ -51,6 +51,38 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
+// read while this one writes), where a plain access would be a data race: volatile accesses,
+// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
+// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
+// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
+// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
+// STORE_LABEL (global labels).
+template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+{
+    return *(const volatile T *)p;
+}
+template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
+{
+    *(volatile T *)p = (T)v;
+}
+// Four 32-bit labels from a 16-byte aligned p: one st.volatile.v4.u32, which the PTX memory
+// model takes as four relaxed stores.
+__device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
+{
+    asm volatile("st.volatile.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#define LOAD_RELAXED(p) ccl_load_relaxed(p)
+#define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_LABEL(p) ccl_load_relaxed(p)
+#define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))
+#define STORE_LABEL4(p, v) ccl_store_relaxed4((p), (v))
+// Labels only this thread writes, which others read with LOAD_LABEL: plain loads.
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(const uint4 *)(p))
 // Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
@@ -130,68 +162,81 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
 
 // The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
 // and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-DEVICE_FN label_t min_neighbour_label(GLOBAL const label_t *L, uint x, uint y, uint width, uint height,
-                                      label_t own)
-{
-    const index_t i = PIXEL_INDEX(x, y, width);
-    const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;
-    label_t mn = own;
-    if (west)
-        mn = min_label(mn, L[i - 1]);
-    if (east)
-        mn = min_label(mn, L[i + 1]);
-    if (north)
-        mn = min_label(mn, L[i - width]);
-    if (south)
-        mn = min_label(mn, L[i + width]);
-#if CONNECTIVITY == 8
-    if (north && west)
-        mn = min_label(mn, L[i - width - 1]);
-    if (north && east)
-        mn = min_label(mn, L[i - width + 1]);
-    if (south && west)
-        mn = min_label(mn, L[i + width - 1]);
-    if (south && east)
-        mn = min_label(mn, L[i + width + 1]);
-#endif
-    return mn;
-}
+// Two instances: min_neighbour_label reads L with relaxed atomic loads (OLE's scan stores into L
+// meanwhile), min_neighbour_label_read_only with plain ones (LE's scan only reads L).
+#define CCL_DEFINE_MIN_NEIGHBOUR(NAME, LOAD)                                                      \
+    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint width, uint height, label_t own) \
+    {                                                                                            \
+        const index_t i = PIXEL_INDEX(x, y, width);                                              \
+        const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;     \
+        label_t mn = own;                                                                        \
+        if (west)                                                                                \
+            mn = min_label(mn, LOAD(&L[i - 1]));                                                 \
+        if (east)                                                                                \
+            mn = min_label(mn, LOAD(&L[i + 1]));                                                 \
+        if (north)                                                                               \
+            mn = min_label(mn, LOAD(&L[i - width]));                                             \
+        if (south)                                                                               \
+            mn = min_label(mn, LOAD(&L[i + width]));                                             \
+        if (CONNECTIVITY == 8 && north && west)                                                  \
+            mn = min_label(mn, LOAD(&L[i - width - 1]));                                         \
+        if (CONNECTIVITY == 8 && north && east)                                                  \
+            mn = min_label(mn, LOAD(&L[i - width + 1]));                                         \
+        if (CONNECTIVITY == 8 && south && west)                                                  \
+            mn = min_label(mn, LOAD(&L[i + width - 1]));                                         \
+        if (CONNECTIVITY == 8 && south && east)                                                  \
+            mn = min_label(mn, LOAD(&L[i + width + 1]));                                         \
+        return mn;                                                                               \
+    }
 
 #if DIMS == 3
 // The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
 // 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
-// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates).
-DEVICE_FN label_t min_neighbour_label_3d(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height,
-                                         uint depth, label_t own)
-{
-    const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);
-    label_t mn = own;
-    for (int dz = -1; dz <= 1; dz++) {
-        for (int dy = -1; dy <= 1; dy++) {
-            for (int dx = -1; dx <= 1; dx++) {
-                const int differing = (dx != 0) + (dy != 0) + (dz != 0);
-                if (differing == 0 || differing > most)
-                    continue;
-                const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;
-                if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth)
-                    continue;
-                mn = min_label(mn, L[VOXEL_INDEX(nx, ny, nz, width, height)]);
-            }
-        }
+// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates). Two
+// instances, as in 2D.
+#define CCL_DEFINE_MIN_NEIGHBOUR_3D(NAME, LOAD)                                                   \
+    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height, uint depth, \
+                           label_t own)                                                          \
+    {                                                                                            \
+        const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);                   \
+        label_t mn = own;                                                                        \
+        for (int dz = -1; dz <= 1; dz++) {                                                       \
+            for (int dy = -1; dy <= 1; dy++) {                                                   \
+                for (int dx = -1; dx <= 1; dx++) {                                               \
+                    const int differing = (dx != 0) + (dy != 0) + (dz != 0);                     \
+                    if (differing == 0 || differing > most)                                      \
+                        continue;                                                                \
+                    const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;          \
+                    if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth) \
+                        continue;                                                                \
+                    mn = min_label(mn, LOAD(&L[VOXEL_INDEX(nx, ny, nz, width, height)]));        \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        return mn;                                                                               \
     }
-    return mn;
-}
+#endif
+
+// A plain load, for what no work-item writes during the launch.
+#define LOAD_PLAIN(p) (*(p))
+#if DIMS == 3
+CCL_DEFINE_MIN_NEIGHBOUR_3D(min_neighbour_label_3d, LOAD_LABEL)
+CCL_DEFINE_MIN_NEIGHBOUR_3D(min_neighbour_label_3d_read_only, LOAD_PLAIN)
+#else
+CCL_DEFINE_MIN_NEIGHBOUR(min_neighbour_label, LOAD_LABEL)
+CCL_DEFINE_MIN_NEIGHBOUR(min_neighbour_label_read_only, LOAD_PLAIN)
 #endif
 
 // The end of the reference chain that starts at `label` (nonzero): follows R[label - 1] until a
-// label that refers to itself. Other work-items may lower entries of R meanwhile; every value
-// read is still a label of the same component on the same decreasing chain, so the walk ends.
+// label that refers to itself. Other work-items may lower entries of R meanwhile (relaxed atomic
+// loads, LOAD_LABEL); every value read is still a label of the same component on the same
+// decreasing chain, so the walk ends.
 DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 {
-    label_t next = R[label - 1];
+    label_t next = LOAD_LABEL(&R[label - 1]);
     while (next != label) {
         label = next;
-        next = R[label - 1];
+        next = LOAD_LABEL(&R[label - 1]);
     }
     return label;
 }
@@ -236,18 +281,19 @@ KERNEL void le_scan(GLOBAL const label_t *L, GLOBAL label_t *R, GLOBAL uint *cha
     if (label == 0)
         return;
 #if DIMS == 3
-    const label_t mn = min_neighbour_label_3d(L, x, y, z, width, height, depth, label);
+    const label_t mn = min_neighbour_label_3d_read_only(L, x, y, z, width, height, depth, label);
 #else
-    const label_t mn = min_neighbour_label(L, x, y, width, height, label);
+    const label_t mn = min_neighbour_label_read_only(L, x, y, width, height, label);
 #endif
     if (mn < label) {
         ATOMIC_MIN(&R[label - 1], mn);
-        changed[0] = 1;
+        STORE_RELAXED(changed, 1u);
     }
 }
 
 // Analysis: every pixel that is still its own label resolves its reference chain to the end,
-// so that the labelling step reaches the smallest equivalent label in one read.
+// so that the labelling step reaches the smallest equivalent label in one read (its entry of R
+// a relaxed atomic store: other chains walk through it meanwhile).
 KERNEL void le_analysis(GLOBAL const label_t *L, GLOBAL label_t *R, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
@@ -255,7 +301,7 @@ KERNEL void le_analysis(GLOBAL const label_t *L, GLOBAL label_t *R, uint width, 
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
     if (L[i] == i + 1)
-        R[i] = chain_end(R, i + 1);
+        STORE_LABEL(&R[i], chain_end(R, i + 1));
 }
 
 // Labelling: every foreground pixel takes the reference of its label. R is only read here.

@@ -47,6 +47,38 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
+// read while this one writes), where a plain access would be a data race: volatile accesses,
+// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
+// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
+// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
+// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
+// STORE_LABEL (global labels).
+template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+{
+    return *(const volatile T *)p;
+}
+template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
+{
+    *(volatile T *)p = (T)v;
+}
+// Four 32-bit labels from a 16-byte aligned p: one st.volatile.v4.u32, which the PTX memory
+// model takes as four relaxed stores.
+__device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
+{
+    asm volatile("st.volatile.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#define LOAD_RELAXED(p) ccl_load_relaxed(p)
+#define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_LABEL(p) ccl_load_relaxed(p)
+#define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))
+#define STORE_LABEL4(p, v) ccl_store_relaxed4((p), (v))
+// Labels only this thread writes, which others read with LOAD_LABEL: plain loads.
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(const uint4 *)(p))
 // Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))

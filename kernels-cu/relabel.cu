@@ -51,6 +51,38 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
+// read while this one writes), where a plain access would be a data race: volatile accesses,
+// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
+// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
+// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
+// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
+// STORE_LABEL (global labels).
+template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+{
+    return *(const volatile T *)p;
+}
+template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
+{
+    *(volatile T *)p = (T)v;
+}
+// Four 32-bit labels from a 16-byte aligned p: one st.volatile.v4.u32, which the PTX memory
+// model takes as four relaxed stores.
+__device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
+{
+    asm volatile("st.volatile.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#define LOAD_RELAXED(p) ccl_load_relaxed(p)
+#define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_LABEL(p) ccl_load_relaxed(p)
+#define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))
+#define STORE_LABEL4(p, v) ccl_store_relaxed4((p), (v))
+// Labels only this thread writes, which others read with LOAD_LABEL: plain loads.
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(const uint4 *)(p))
 // Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
@@ -111,7 +143,7 @@ typedef uint index_t;
 
 // ---- ranks.h
 // Consecutive labels from relabel.kernel's rank tables: R holds, per word of 32 pixels, the count
-// of first pixels before it in its span and the word's marks of first pixels (relabel_rank);
+// of first pixels before it in its span and the word's marks of first pixels (relabel_rank_labels);
 // offsets, per span, the count of first pixels before the span (scan_spans, scan_add).
 
 // The rank of first pixel f among the first pixels of its span, from its word's entry in R.
@@ -135,7 +167,7 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // / 2 entries). Every pixel of a component lies at or after its root, and its first pixel within
 // two lines (rows of an image, slices of a volume) of it: only pixels there take part, which
 // keeps the atomics off the rest of a large component. Then:
-//   1. relabel_rank: the pixels are cut into spans of RANK_SPAN; the first pixels of a span are
+//   1. relabel_rank_labels: the pixels are cut into spans of RANK_SPAN; the first pixels of a span are
 //      marked in a bitmask in local memory, and the span's count goes to counts[span]. Each word
 //      of 32 pixels keeps its marks and the count of marks before it in its span (R, a pair per
 //      word, written whole: 8 bytes per 32 pixels, instead of a rank written at each first
@@ -148,17 +180,17 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // One-dimensional launches: work-group g handles elements [g * SPAN, (g + 1) * SPAN), its work-items
 // striding by GROUP_SIZE so that neighbouring items touch neighbouring elements.
 // Build-time defines: GROUP_SIZE (work-items per group, a power of two, at least 32 and at most
-// 1024), ITEMS (elements per item of the scans), RANK_ITEMS (pixels per item of relabel_rank, at
+// 1024), ITEMS (elements per item of the scans), RANK_ITEMS (pixels per item of relabel_rank_labels, at
 // most 32), PASS_ITEMS (pixels per item of relabel_first_pixels and relabel_final).
 
 #define SPAN (GROUP_SIZE * ITEMS)
 #define RANK_SPAN (GROUP_SIZE * RANK_ITEMS)
 // Pixels per group of relabel_first_pixels and relabel_final.
 #define PASS_SPAN (GROUP_SIZE * PASS_ITEMS)
-// Words of relabel_rank's bitmask: one bit per pixel of its span.
+// Words of relabel_rank_labels's bitmask: one bit per pixel of its span.
 #define RANK_WORDS (RANK_SPAN / 32)
 #if RANK_ITEMS > 32 || RANK_WORDS % 32 || RANK_WORDS / 32 > GROUP_SIZE
-#error "relabel_rank needs RANK_ITEMS <= 32 and whole runs of 32 words, one item per run"
+#error "relabel_rank_labels needs RANK_ITEMS <= 32 and whole runs of 32 words, one item per run"
 #endif
 
 // An exclusive scan of the work-group's `value`s in work-item order, in local memory (Hillis and
@@ -244,10 +276,10 @@ DEVICE_FN index_t first_entry(label_t l)
     return l != 0 ? (index_t)((l - 1) >> 1) : 0;
 }
 
-// Lookups of F per batch in relabel_rank (it divides RANK_ITEMS).
+// Lookups of F per batch in relabel_rank_labels (it divides RANK_ITEMS).
 #define RANK_LOOKUPS (RANK_ITEMS < 16 ? RANK_ITEMS : 16)
 #if RANK_ITEMS % RANK_LOOKUPS
-#error "relabel_rank looks up F in whole batches"
+#error "relabel_rank_labels looks up F in whole batches"
 #endif
 
 // The end of step 1 for a span whose marks are in local memory (from `base`): each word's count
@@ -278,7 +310,7 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
             partial[r] = sum;
             sum += c;
         }
-        counts[GROUP_ID_X] = sum;
+        STORE_RELAXED(&counts[GROUP_ID_X], sum); // (read by the last group: scan_if_last)
     }
     LOCAL_BARRIER();
     const index_t words = (n + 31) / 32;
@@ -295,11 +327,13 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
 
 // Step 2 in step 1's launch, where the spans' counts fit one scan span (`scan_groups`, the
 // launch's groups, at most SPAN, else 0: every array up to 8 Mpx): the group that finishes last
-// scans the `groups` counts
-// in place and writes their total, as scan_spans would, one launch fewer. Each group's count is
-// stored (by item 0), fenced, and only then its ticket taken; the group that takes the last
-// ticket reads the counts with atomics (other groups wrote them) and puts the ticket counter
-// back to 0 for the next launch. `scratch` holds 2 * GROUP_SIZE words, `last` one.
+// scans the `groups` counts in place and writes their total, as scan_spans would, one launch
+// fewer. Each group's count is stored (by item 0, a relaxed atomic store), fenced, and only then
+// its ticket taken; the group that takes the last ticket fences, reads the counts (relaxed atomic
+// loads: other groups wrote them), writes them back scanned and puts the ticket counter back to
+// 0 for the next launch (relaxed atomic stores: the other groups' accesses to both came before
+// their tickets, but a plain access would still race with them in the memory model).
+// `scratch` holds 2 * GROUP_SIZE words, `last` one.
 DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint *tickets, uint groups,
                             LOCAL uint *scratch, LOCAL uint *last)
 {
@@ -316,15 +350,15 @@ DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint
     uint v[ITEMS], all;
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
-        v[k] = first + k < groups ? ATOMIC_ADD(&counts[first + k], 0u) : 0u;
+        v[k] = first + k < groups ? LOAD_RELAXED(&counts[first + k]) : 0u;
     span_exclusive_scan(scratch, v, lid, &all);
 #pragma unroll
     for (uint k = 0; k < ITEMS; k++)
         if (first + k < groups)
-            counts[first + k] = v[k];
+            STORE_RELAXED(&counts[first + k], v[k]);
     if (lid == 0) {
         *total = all;
-        *tickets = 0;
+        STORE_RELAXED(tickets, 0u);
     }
 }
 
@@ -333,7 +367,7 @@ DEVICE_FN void scan_if_last(GLOBAL uint *counts, GLOBAL uint *total, GLOBAL uint
 // pixel order), and the count of each span. Item lid reads pixels base + k * GROUP_SIZE + lid
 // (k < RANK_ITEMS), whose marks are bit lid % 32 of word k * (GROUP_SIZE / 32) + lid / 32: the
 // words are in pixel order.
-KERNEL void relabel_rank(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
+KERNEL void relabel_rank_labels(GLOBAL const label_t *L, GLOBAL const label_t *F, GLOBAL uint2 *R, GLOBAL uint *counts,
                          index_t n, uint blocks, uint line, GLOBAL uint *total, GLOBAL uint *tickets, uint scan_groups)
 {
     LOCAL_ARRAY(uint, marks, RANK_WORDS);

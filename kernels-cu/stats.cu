@@ -51,6 +51,38 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
+// read while this one writes), where a plain access would be a data race: volatile accesses,
+// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
+// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
+// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
+// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
+// STORE_LABEL (global labels).
+template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+{
+    return *(const volatile T *)p;
+}
+template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
+{
+    *(volatile T *)p = (T)v;
+}
+// Four 32-bit labels from a 16-byte aligned p: one st.volatile.v4.u32, which the PTX memory
+// model takes as four relaxed stores.
+__device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
+{
+    asm volatile("st.volatile.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#define LOAD_RELAXED(p) ccl_load_relaxed(p)
+#define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_LABEL(p) ccl_load_relaxed(p)
+#define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))
+#define STORE_LABEL4(p, v) ccl_store_relaxed4((p), (v))
+// Labels only this thread writes, which others read with LOAD_LABEL: plain loads.
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(const uint4 *)(p))
 // Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
@@ -260,8 +292,9 @@ DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count
 {
     uint slot = ((uint)label * 2654435761u) & (TABLE - 1);
     for (uint probe = 0; probe < PROBES; probe++) {
-        // A plain read first: a slot that holds the label (or another) needs no atomic to tell.
-        uint old = t->label[slot];
+        // A load first: a slot that holds the label (or another) needs no read-modify-write to
+        // tell. (Every load of the table is a relaxed atomic one: other items update it.)
+        uint old = LOAD_RELAXED_LOCAL(&t->label[slot]);
         if (old == 0)
             old = ATOMIC_CMPXCHG(&t->label[slot], 0u, (uint)label);
         if (old == 0 || old == (uint)label) {
@@ -271,11 +304,11 @@ DEVICE_FN int stats_local(LOCAL struct stats_table *t, label_t label, uint count
             // (even one read before another item's atomic) needs no atomic: a component that
             // fills the group's rows (the large one of a dense image) then costs two atomics a
             // hand-over on its slot, not five.
-            if (t->min_dx[slot] > first_dx)
+            if (LOAD_RELAXED_LOCAL(&t->min_dx[slot]) > first_dx)
                 ATOMIC_MIN(&t->min_dx[slot], first_dx);
-            if (t->max_dx[slot] < last_dx)
+            if (LOAD_RELAXED_LOCAL(&t->max_dx[slot]) < last_dx)
                 ATOMIC_MAX(&t->max_dx[slot], last_dx);
-            if ((t->rows[slot] >> dy & 1u) == 0)
+            if ((LOAD_RELAXED_LOCAL(&t->rows[slot]) >> dy & 1u) == 0)
                 ATOMIC_OR(&t->rows[slot], 1u << dy);
             return 1;
         }
@@ -526,13 +559,13 @@ KERNEL void stats_background_box(GLOBAL const label_t *L, uint width, uint heigh
     }
     if (!any)
         return;
-    // (Read first: once the box is found, most work-items leave it alone.)
+    // (Read first, relaxed atomic loads: once the box is found, most work-items leave it alone.)
     for (uint a = 0; a < axes; a++) {
         if ((open >> a & 1u) == 0)
             continue;
-        if (low[a] < box[2 * a])
+        if (low[a] < LOAD_RELAXED(&box[2 * a]))
             ATOMIC_MIN(&box[2 * a], low[a]);
-        if (high[a] > box[2 * a + 1])
+        if (high[a] > LOAD_RELAXED(&box[2 * a + 1]))
             ATOMIC_MAX(&box[2 * a + 1], high[a]);
     }
 }

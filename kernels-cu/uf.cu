@@ -51,6 +51,38 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
+// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
+// read while this one writes), where a plain access would be a data race: volatile accesses,
+// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
+// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
+// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
+// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
+// STORE_LABEL (global labels).
+template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+{
+    return *(const volatile T *)p;
+}
+template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
+{
+    *(volatile T *)p = (T)v;
+}
+// Four 32-bit labels from a 16-byte aligned p: one st.volatile.v4.u32, which the PTX memory
+// model takes as four relaxed stores.
+__device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
+{
+    asm volatile("st.volatile.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#define LOAD_RELAXED(p) ccl_load_relaxed(p)
+#define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
+#define LOAD_LABEL(p) ccl_load_relaxed(p)
+#define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))
+#define STORE_LABEL4(p, v) ccl_store_relaxed4((p), (v))
+// Labels only this thread writes, which others read with LOAD_LABEL: plain loads.
+#define LOAD_OWN_LABEL(p) (*(p))
+#define LOAD_OWN_LABEL4(p) (*(const uint4 *)(p))
 // Atomic bitwise or and and on a 32-bit word (shared or global), the count of set bits of one,
 // and its count of leading zero bits (32 for 0).
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
@@ -119,15 +151,22 @@ typedef uint index_t;
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
+//
+// Other work-items hang roots and shorten paths while a find walks, so every read of a parent
+// is a relaxed atomic load (LOAD, the preludes' LOAD_LABEL or LOAD_RELAXED_LOCAL) and every
+// write that is not an atomic minimum a relaxed atomic store: a stale parent is still an
+// ancestor (parents only ever move to a smaller index of the same tree), so no ordering is
+// needed, only freedom from data races. find_read_only walks a forest that nothing writes in the
+// launch, with plain loads.
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T, LOAD)                                            \
     /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        T parent = L[i] - 1;                                                                     \
+        T parent = LOAD(&L[i]) - 1;                                                              \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
-            parent = L[i] - 1;                                                                   \
+            parent = LOAD(&L[i]) - 1;                                                            \
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
@@ -169,8 +208,19 @@ typedef uint index_t;
         CCL_UNION_LOOP(T, FIND_BOTH(L, &a, &b))                                                  \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
-CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t, LOAD_LABEL)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint, LOAD_RELAXED_LOCAL)
+
+// The root of node i in a forest that no work-item writes during the launch (plain loads).
+DEVICE_FN index_t find_read_only(GLOBAL const label_t *L, index_t i)
+{
+    index_t parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        parent = L[i] - 1;
+    }
+    return i;
+}
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
@@ -179,14 +229,14 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
     const index_t start = i;
-    label_t parent = L[i] - 1;
+    label_t parent = LOAD_LABEL(&L[i]) - 1;
     while (parent != i) {
         i = parent;
-        L[start] = i + 1;
-        parent = L[i] - 1;
+        STORE_LABEL(&L[start], i + 1);
+        parent = LOAD_LABEL(&L[i]) - 1;
     }
 #else
-    L[i] = find_global(L, i) + 1;
+    STORE_LABEL(&L[i], find_global(L, i) + 1);
 #endif
 }
 
@@ -202,7 +252,7 @@ KERNEL void compress_pixels(GLOBAL label_t *L, uint width, uint height, uint dep
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (L[i] != 0)
+    if (LOAD_OWN_LABEL(&L[i]) != 0)
         compress_global(L, i);
 }
 
@@ -325,13 +375,15 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 }
 
 // Phase 2: unions of the voxel pairs that cross a tile border, in global memory: each foreground
-// voxel joins its foreground backward neighbours that lie in another tile.
+// voxel joins its foreground backward neighbours that lie in another tile. Launched over the
+// tiles as phase 1 is, so a voxel's place in its tile is its place in its work-group (see the
+// image version for why not x % TILE_W).
 KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
         return;
-    const int lx = (int)(x % TILE_W), ly = (int)(y % TILE_H), lz = (int)(z % TILE_D);
+    const int lx = (int)LOCAL_ID_X, ly = (int)LOCAL_ID_Y, lz = (int)LOCAL_ID_Z;
 #if CONNECTIVITY == 6
     if (lx != 0 && ly != 0 && lz != 0)
         return;
@@ -405,12 +457,16 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 
 // Phase 2: unions of the pixel pairs that cross a tile border, in global memory. Only threads
 // on the first row, first column or (8-connectivity) last column of a tile have such pairs.
+// Launched over the tiles as phase 1 is: a pixel's column and row in its tile are its work-item's
+// in its group. (From x % TILE_W, Clang turned the 8-connectivity test below into a switch on
+// the low 5 bits of x, an i5, which Oclgrind 21.10 compares whole: it skipped the border pixels
+// of every tile but the first column of tiles, and UF labeled wrongly there.)
 KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
-    const uint lx = x % TILE_W, ly = y % TILE_H;
+    const uint lx = LOCAL_ID_X, ly = LOCAL_ID_Y;
 #if CONNECTIVITY == 8
     if (lx != 0 && ly != 0 && lx != TILE_W - 1)
         return;

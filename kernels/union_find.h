@@ -7,15 +7,22 @@
 //
 // OpenCL C 1.2 has no generic address space, so the functions are instantiated once for global
 // memory (labels of type label_t) and once for local (shared) memory (tile-local uint labels).
+//
+// Other work-items hang roots and shorten paths while a find walks, so every read of a parent
+// is a relaxed atomic load (LOAD, the preludes' LOAD_LABEL or LOAD_RELAXED_LOCAL) and every
+// write that is not an atomic minimum a relaxed atomic store: a stale parent is still an
+// ancestor (parents only ever move to a smaller index of the same tree), so no ordering is
+// needed, only freedom from data races. find_read_only walks a forest that nothing writes in the
+// launch, with plain loads.
 
-#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T)                                                  \
+#define CCL_DEFINE_UNION_FIND(SPACE, SUFFIX, T, LOAD)                                            \
     /* Find: the root of the tree holding node i. */                                             \
     DEVICE_FN T find_##SUFFIX(SPACE const T *L, T i)                                             \
     {                                                                                            \
-        T parent = L[i] - 1;                                                                     \
+        T parent = LOAD(&L[i]) - 1;                                                              \
         while (parent != i) {                                                                    \
             i = parent;                                                                          \
-            parent = L[i] - 1;                                                                   \
+            parent = LOAD(&L[i]) - 1;                                                            \
         }                                                                                        \
         return i;                                                                                \
     }                                                                                            \
@@ -57,8 +64,19 @@
         CCL_UNION_LOOP(T, FIND_BOTH(L, &a, &b))                                                  \
     }
 
-CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t)
-CCL_DEFINE_UNION_FIND(LOCAL, local, uint)
+CCL_DEFINE_UNION_FIND(GLOBAL, global, label_t, LOAD_LABEL)
+CCL_DEFINE_UNION_FIND(LOCAL, local, uint, LOAD_RELAXED_LOCAL)
+
+// The root of node i in a forest that no work-item writes during the launch (plain loads).
+DEVICE_FN index_t find_read_only(GLOBAL const label_t *L, index_t i)
+{
+    index_t parent = L[i] - 1;
+    while (parent != i) {
+        i = parent;
+        parent = L[i] - 1;
+    }
+    return i;
+}
 
 // Compress (TPDS 2020 Alg. 1): links node i directly to its root. With INLINE_COMPRESSION=1
 // (the _IC variants) it is InlineCompress instead: every step of the walk rewrites i's parent,
@@ -67,13 +85,13 @@ DEVICE_FN void compress_global(GLOBAL label_t *L, index_t i)
 {
 #if INLINE_COMPRESSION
     const index_t start = i;
-    label_t parent = L[i] - 1;
+    label_t parent = LOAD_LABEL(&L[i]) - 1;
     while (parent != i) {
         i = parent;
-        L[start] = i + 1;
-        parent = L[i] - 1;
+        STORE_LABEL(&L[start], i + 1);
+        parent = LOAD_LABEL(&L[i]) - 1;
     }
 #else
-    L[i] = find_global(L, i) + 1;
+    STORE_LABEL(&L[i], find_global(L, i) + 1);
 #endif
 }

@@ -78,7 +78,7 @@ sanitize_stats() {
 }
 # TUF (kernels/tuf.kernel) on images of whole and partial 32 x 32 tiles, dense and sparse, and
 # one of more 8-tile work-groups than an H100 has SMs (2100x1000: 288), whose tiles are joined
-# in local memory (fewer groups take the one-tile-per-group kernel): `tuf_tiles` with
+# in local memory (fewer groups take the one-tile-per-group kernel): `tuf_tiles_groups` with
 # 8-connectivity, `tuf_tiles_wide` (two warps a tile) with 4; consecutive labels, and on the
 # last image raw ones too.
 sanitize_tuf() {

@@ -159,10 +159,11 @@ fn opencl_devices() -> Result<Vec<(DeviceInfo, ccl_opencl::DeviceDesc)>> {
                     ccl_opencl::DeviceKind::Other => DeviceType::Other,
                 },
                 driver: format!(
-                    "{}, driver {}{}",
+                    "{}, driver {}{}, {}",
                     d.platform_name,
                     d.driver_version,
-                    d.ptxas.map(|p| format!(", programs assembled by ptxas {}", p.release())).unwrap_or_default()
+                    d.ptxas.map(|p| format!(", programs assembled by ptxas {}", p.release())).unwrap_or_default(),
+                    d.atomics
                 ),
             };
             (info, d)

@@ -111,6 +111,23 @@ pub enum Error {
     },
     /// The device cannot do what was asked (e.g. the CPU reference or an OpenCL device
     /// borrowing CUDA memory).
+    /// A kernel needs more of a device's resources than the device allows: the algorithm or stage
+    /// cannot run there (the default algorithm falls back to one that can, see
+    /// [`crate::Algorithm::default_on`]).
+    #[error("{kernel} needs {needs} {limit} on {device}, which allows {allows}")]
+    DeviceLimit {
+        /// The device.
+        device: String,
+        /// The kernel (or algorithm) that does not fit.
+        kernel: String,
+        /// The limit met, e.g. "work-items per work-group" or "bytes of local memory per
+        /// work-group".
+        limit: &'static str,
+        /// What it needs.
+        needs: u64,
+        /// What the device allows.
+        allows: u64,
+    },
     #[error("{device} does not support {what}")]
     Unsupported {
         /// The device.
@@ -260,6 +277,9 @@ impl From<ccl_backend::Error> for Error {
             }
             B::Unsupported { device, what } => Error::Unsupported { device, what },
             B::InvalidMemory { device, reason } => Error::InvalidMemory { device, reason },
+            B::DeviceLimit { device, kernel, limit, needs, allows } => {
+                Error::DeviceLimit { device, kernel, limit, needs, allows }
+            }
         }
     }
 }

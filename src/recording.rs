@@ -260,6 +260,7 @@ impl Gpu for RecordingGpu {
                 self.invalid(&name, format!("global {:?} is not whole groups of {:?}", range.global, range.local))
             );
         }
+        kernel.check_group(&self.name, range.local, &self.limits)?;
         let group: usize = range.local.iter().product();
         if group > self.limits.max_group_size {
             return Err(

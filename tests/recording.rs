@@ -12,7 +12,15 @@ use ccl::{Algorithm, Connectivity, Error, Phase, Shape};
 use ccl_backend::Limits;
 
 /// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
-const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535], compute_units: 132 };
+const CUDA: Limits = Limits {
+    max_group_size: 1024,
+    max_group_sizes: [1024, 1024, 64],
+    max_groups: [(1 << 31) - 1, 65535, 65535],
+    compute_units: 132,
+    local_memory: 48 * 1024,
+    max_allocation: u64::MAX,
+    group_multiple: 32,
+};
 
 const SHAPES: [(usize, usize); 8] =
     [(1, 1), (3, 5), (67, 37), (64, 64), (1, 600_000), (600_000, 1), (2, 1_100_000), (1, u32::MAX as usize)];
@@ -34,7 +42,7 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                 };
                 let pixels = [w as u64, h as u64];
                 let blocks = [w.div_ceil(2) as u64, h.div_ceil(2) as u64];
-                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (tuf_tiles,
+                // TUF: one 32 x 8 work-group per 8 tiles of 32 x 32 side by side (tuf_tiles_groups,
                 // which joins them in local memory) or per tile on small images
                 // (tuf_tiles_small), then one work-item per pixel just after the border of a
                 // group's tiles (every row of each column 256k, or 32k after tuf_tiles_small,
@@ -52,15 +60,15 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                     // Every launch covers the pixels or the 2x2 blocks, in whole groups.
                     let covers = |e: [u64; 2]| covered[0] >= e[0] && covered[1] >= e[1];
                     match kernel {
-                        "tuf_tiles" => region = 256,
+                        "tuf_tiles_groups" => region = 256,
                         "tuf_tiles_small" => region = 32,
                         _ => {}
                     }
                     let tuf = algorithm == Algorithm::TUF
-                        && ((kernel == "tuf_tiles" && covers(tiles8))
+                        && ((kernel == "tuf_tiles_groups" && covers(tiles8))
                             || (kernel == "tuf_tiles_small" && covers(tiles1))
-                            || (kernel == "tuf_compress" && covers(quads))
-                            || (kernel == "tuf_border_merge"
+                            || (kernel == "tuf_compress_2d" && covers(quads))
+                            || (kernel == "tuf_border_merge_2d"
                                 && region > 0
                                 && covered[1] == 1
                                 && covered[0] >= border(region)
@@ -78,7 +86,7 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                     }
                     // TUF's border merge: the region width of the tile kernel that ran, its
                     // vertical and total border pixels, and whether it keeps root marks (0 or 1).
-                    if kernel == "tuf_border_merge" {
+                    if kernel == "tuf_border_merge_2d" {
                         let vertical = ((w.div_ceil(region.max(1)) - 1) * h) as u64;
                         let expected = [region as u64, vertical, border(region)];
                         if !matches!(scalars[2..], [r, v, b, 0 | 1] if [r, v, b] == expected) {
@@ -229,7 +237,7 @@ fn tall_images_fold_into_the_cuda_grid() {
         }
     }
     // A device whose grid cannot hold the range refuses the launch with the reason.
-    let tiny = Limits { max_group_size: 1024, max_groups: [65535, 16, 16], compute_units: 1 };
+    let tiny = Limits { max_groups: [65535, 16, 16], ..CUDA };
     match record(Algorithm::KE, Connectivity::Four, Shape::image(8, 8 * 257), tiny) {
         Err(Error::Device { message, .. }) => assert!(message.contains("cannot be folded"), "{message}"),
         other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
@@ -270,7 +278,7 @@ fn every_kernel_is_launched() {
 /// Labelings straight into consecutive labels launch only what the recording device accepts
 /// (arguments matching each kernel's parameters, whole groups) and end with the relabeling. TUF
 /// renumbers in its last pass: passes 1 and 2 label a scratch forest, the relabeling ranks it
-/// (no relabel_final), and tuf_compress_ranked reads the forest and writes 4 pixels of a row of
+/// (no relabel_final), and tuf_compress_ranked_2d reads the forest and writes 4 pixels of a row of
 /// the output per work-item (tuf_compress_ranked_3d: a work-group per region).
 #[test]
 fn consecutive_labelings_launch_valid_ranges_and_arguments() {
@@ -300,11 +308,11 @@ fn consecutive_labelings_launch_valid_ranges_and_arguments() {
                 }
                 let kernels: Vec<&str> = recording.launches().map(|(k, _, _)| k).collect();
                 let fused = algorithm == Algorithm::TUF;
-                let ranked = if shape.depth > 1 { "tuf_compress_ranked_3d" } else { "tuf_compress_ranked" };
+                let ranked = if shape.depth > 1 { "tuf_compress_ranked_3d" } else { "tuf_compress_ranked_2d" };
                 if kernels.contains(&"relabel_final") == fused || kernels.contains(&ranked) != fused {
                     failures.push(format!("{case}: launches {kernels:?}"));
                 }
-                for (kernel, range, args) in recording.launches().filter(|(k, _, _)| *k == "tuf_compress_ranked") {
+                for (kernel, range, args) in recording.launches().filter(|(k, _, _)| *k == "tuf_compress_ranked_2d") {
                     let quads = [shape.width.div_ceil(4), shape.height];
                     let forest = matches!(args[0], RecordedArg::Buffer { bytes, .. } if bytes == shape.len() * 4);
                     let distinct = matches!((&args[0], &args[1]), (RecordedArg::Buffer { id: a, .. }, RecordedArg::Buffer { id: b, .. }) if a != b);

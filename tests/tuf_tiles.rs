@@ -1,7 +1,7 @@
 //! TUF labels an image with one of three tile kernels, chosen by the image's size, the device's
 //! compute units and the connectivity: `tuf_tiles_small` (one 32 x 32 tile per work-group, its 8
 //! warps sharing each row's runs) where the image has few tiles, `tuf_tiles_wide` (8 tiles per
-//! work-group, two warps each) at 4-connectivity where it has a few more, else `tuf_tiles` (8
+//! work-group, two warps each) at 4-connectivity where it has a few more, else `tuf_tiles_groups` (8
 //! tiles per work-group, a warp each). The conformance matrix reaches the small and wide kernels
 //! on a device of few compute units (as POCL in CI) only for a few image sizes; here each kernel
 //! is forced on every conformance image, at 4- and 8-connectivity, on every GPU backend present.
@@ -37,7 +37,7 @@ fn every_tile_kernel_labels_every_conformance_image_exactly() {
     let mut labelings = 0;
     for (kernel, name) in [
         (TufTileKernel::Small, "tuf_tiles_small"),
-        (TufTileKernel::Groups, "tuf_tiles"),
+        (TufTileKernel::Groups, "tuf_tiles_groups"),
         (TufTileKernel::Wide, "tuf_tiles_wide"),
     ] {
         ccl::testing::force_tuf_tile_kernel(Some(kernel));

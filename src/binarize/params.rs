@@ -143,7 +143,7 @@ impl KernelKind {
     /// The kernel's function name in `kernels/binarize.kernel`.
     pub(crate) fn function(self) -> &'static str {
         match self {
-            KernelKind::Global => "threshold_global",
+            KernelKind::Global => "threshold_global_only",
             KernelKind::GlobalShared => "threshold_global_shared",
             KernelKind::Shared => "threshold_shared",
             KernelKind::Fast => "threshold_fast",

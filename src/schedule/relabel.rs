@@ -107,7 +107,14 @@ impl Relabel {
         let [first_pixels, rank, rank_marks, scan, add, finish] = super::kernels(
             gpu,
             program,
-            ["relabel_first_pixels", "relabel_rank", "relabel_rank_marks", "scan_spans", "scan_add", "relabel_final"],
+            [
+                "relabel_first_pixels",
+                "relabel_rank_labels",
+                "relabel_rank_marks",
+                "scan_spans",
+                "scan_add",
+                "relabel_final",
+            ],
         )?;
         Ok(Self { first_pixels, rank, rank_marks, scan, add, finish, scratch: Scratch::default(), tickets: None })
     }

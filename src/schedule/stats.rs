@@ -94,7 +94,7 @@
 //! the statistics phase (0.5-0.76 ms) is the per-component entries: most work-groups meet
 //! several hundred components, far more than their table holds.
 //!
-//! Tried on the H100 and dropped: TUF's last pass (`tuf_compress_ranked`) and the statistics
+//! Tried on the H100 and dropped: TUF's last pass (`tuf_compress_ranked_2d`) and the statistics
 //! as one kernel, behind a `label_on_device_with_stats` call: each work-item ranked 8 quads of
 //! the scratch forest (one find per run of equal labels in a quad), wrote them out and staged
 //! them for the segment walk. `ccl bench density/average --stats`, A/B on one H100, two rounds,

@@ -11,9 +11,9 @@
 //!
 //! Consecutive labels (`Labeler::label_on_device_consecutive`, behind the host paths, the
 //! command line's statistics and `count_components`): passes 1 and 2 label a scratch forest,
-//! the relabeling ranks its roots (each component's first pixel, `relabel_rank` and the scans),
+//! the relabeling ranks its roots (each component's first pixel, `relabel_rank_labels` and the scans),
 //! and pass 3 writes each pixel's root's consecutive label into the output
-//! (`tuf_compress_ranked`), so the relabeling's own final pass (a full read and write of the
+//! (`tuf_compress_ranked_2d`), so the relabeling's own final pass (a full read and write of the
 //! labels) is not needed. H100, `ccl bench density/average --stats` (consecutive labels, then
 //! statistics), A/B on one machine, two rounds, CUDA: 8192^2 1.28 / 1.16 / 0.98 -> 1.20-1.22 /
 //! 0.99-1.00 / 0.80 ms at 10 / 50 / 90 %; 2048^2 0.139-0.149 / 0.131-0.141 / 0.112-0.119 ->
@@ -47,7 +47,7 @@
 //! - `tuf_tiles_small` shares each row's runs among its 8 warps (the k-th run start and union
 //!   for k = warp, warp + 8, ...) instead of leaving them to the first: 1024^2 at 10/50/90 %
 //!   0.026-0.028/0.046-0.050/0.039-0.040 -> 0.023/0.037/0.032 ms, the DIBCO pages' tile pass
-//!   0.012 -> 0.010 ms; `tuf_tiles` (a warp per tile) is unchanged.
+//!   0.012 -> 0.010 ms; `tuf_tiles_groups` (a warp per tile) is unchanged.
 //! - The border merges find both roots of a pair together, a step of each walk at a time
 //!   (`union_both`), and read a border pixel's neighbours with it: border merge at 50 % 0.0150
 //!   -> 0.0135 ms at 2048^2, 0.106 -> 0.091-0.101 at 8192^2 (0.084 -> 0.072 at 90 %), 0.072
@@ -157,7 +157,7 @@ use crate::{Connectivity, Phase, RawLabels, Result, Shape};
 const TILE_W: usize = 32;
 /// Rows per tile: a work-item per row.
 const TILE_H: usize = 32;
-/// Tiles side by side per work-group of `tuf_tiles` (a warp each) and of `tuf_tiles_small` (all
+/// Tiles side by side per work-group of `tuf_tiles_groups` (a warp each) and of `tuf_tiles_small` (all
 /// 8 warps on one tile); both run 32 x 8 work-items.
 const GROUP_TILES: usize = 8;
 const SMALL_GROUP_TILES: usize = 1;
@@ -200,7 +200,7 @@ pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
 pub enum TileKernel {
     /// `tuf_tiles_small`: one tile per work-group, its 8 warps sharing each row's runs.
     Small,
-    /// `tuf_tiles`: 8 tiles side by side per work-group, a warp each.
+    /// `tuf_tiles_groups`: 8 tiles side by side per work-group, a warp each.
     Groups,
     /// `tuf_tiles_wide`: 8 tiles per work-group of 512 work-items, two warps each.
     Wide,
@@ -280,7 +280,14 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
     let [tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked] = kernels(
         gpu,
         program,
-        ["tuf_tiles", "tuf_tiles_wide", "tuf_tiles_small", "tuf_border_merge", "tuf_compress", "tuf_compress_ranked"],
+        [
+            "tuf_tiles_groups",
+            "tuf_tiles_wide",
+            "tuf_tiles_small",
+            "tuf_border_merge_2d",
+            "tuf_compress_2d",
+            "tuf_compress_ranked_2d",
+        ],
     )?;
     let scratch = Scratch::default();
     Ok(Box::new(Tuf { tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked, connectivity, scratch }))
@@ -305,7 +312,7 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
 /// With 4-connectivity, where the 8-tile groups would fill at most half of each unit (up to 4
 /// of its 8), they take two warps a tile instead (`tuf_tiles_wide`, groups of 512, 4 a unit):
 /// with so few warps the tiles' run loops wait on local memory (H100, 2048^2, 512 groups: Nsight
-/// Compute had `tuf_tiles` issuing on 0.58 of its cycles with 28 warps a unit, the wide kernel
+/// Compute had `tuf_tiles_groups` issuing on 0.58 of its cycles with 28 warps a unit, the wide kernel
 /// on 0.72 with 51, for 12 % more instructions). `ccl bench density`, 4-connectivity, 2048^2,
 /// H100, A/B in one call, two rounds, CUDA, at 10 / 30 / 50 / 60 / 70 / 90 %: 23.5-23.6 /
 /// 30.2-30.3 / 36.3-36.4 / 48.9-49.3 / 43.2-43.4 / 37.4-37.5 -> 22.7-22.8 / 29.1-29.2 /
@@ -313,7 +320,7 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
 /// 24.3-24.4 -> 25.2: little to share, a barrier of 16 warps); with the statistics at 50 % 102.4
 /// -> 99.7-100.0; NVIDIA OpenCL 41.1-41.4 -> 39.1-39.8 at 50 %; granularity 4 2-4 % faster at
 /// 20-90 %, granularity 16 within 0.5 us slower. With 8-connectivity the wide kernel was 1-3 %
-/// faster at 10-40 % and up to 4 % slower at 50-80 %, so those images keep `tuf_tiles`; so do
+/// faster at 10-40 % and up to 4 % slower at 50-80 %, so those images keep `tuf_tiles_groups`; so do
 /// larger images (8192^2: 8-12 % slower with it, many waves of groups, where its extra
 /// instructions cost). Four tiles per group of 256 (two warps each) did as well at
 /// 4-connectivity, worse at 8.
@@ -445,7 +452,7 @@ impl Schedule for Tuf {
 
     /// Passes 1 and 2 into a scratch forest, whose roots (the components' first pixels) the
     /// relabeling ranks; pass 3 then writes each pixel's root's consecutive label into the
-    /// output (`tuf_compress_ranked`): the relabeling's own final pass, a full read and write
+    /// output (`tuf_compress_ranked_2d`): the relabeling's own final pass, a full read and write
     /// of the labels, is not needed.
     fn run_ranked(
         &mut self,

@@ -51,6 +51,21 @@ pub enum Error {
         /// What is wrong with the range.
         reason: String,
     },
+    /// A kernel needs more of a device's resources than the device (or its compiler, for this
+    /// kernel) allows: local memory, or work-items per work-group.
+    #[error("{kernel} needs {needs} {limit} on {device}, which allows {allows}")]
+    DeviceLimit {
+        /// The device.
+        device: String,
+        /// The kernel.
+        kernel: String,
+        /// The limit met, e.g. "work-items per work-group".
+        limit: &'static str,
+        /// What the kernel needs.
+        needs: u64,
+        /// What the device allows.
+        allows: u64,
+    },
     /// The device cannot do what was asked (e.g. an OpenCL device borrowing a CUDA pointer).
     #[error("{device} does not support {what}")]
     Unsupported {

@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::{Error, Result};
+use crate::{Error, KernelLimits, Limits, Result};
 
 fn unwrap<'a, T: 'static>(inner: &'a (dyn Any + Send + Sync), device: &str) -> Result<&'a T> {
     inner.downcast_ref::<T>().ok_or_else(|| Error::WrongHandle { device: device.to_string() })
@@ -98,17 +98,60 @@ impl std::fmt::Debug for Program {
 pub struct Kernel {
     inner: Box<dyn Any + Send>,
     name: String,
+    limits: KernelLimits,
 }
 
 impl Kernel {
-    /// Wraps a backend's kernel.
+    /// Wraps a backend's kernel, with no limits of its own beyond the device's.
     pub fn new<T: Any + Send>(native: T, name: &str) -> Self {
-        Self { inner: Box::new(native), name: name.to_string() }
+        Self { inner: Box::new(native), name: name.to_string(), limits: KernelLimits::NONE }
+    }
+
+    /// The same kernel, with what its compiled code allows on its device.
+    pub fn with_limits(mut self, limits: KernelLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The kernel's function name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// What the kernel's compiled code allows on its device.
+    pub fn limits(&self) -> KernelLimits {
+        self.limits
+    }
+
+    /// Whether the kernel runs in work-groups of `group` (x, y, z) on a device named `device`
+    /// with `limits`: else [`Error::DeviceLimit`] naming the limit it meets (its local memory, or
+    /// the work-items of a group, in all or along one axis).
+    pub fn check_group(&self, device: &str, group: [usize; 3], limits: &Limits) -> Result<()> {
+        let refuse = |limit: &'static str, needs: usize, allows: usize| {
+            Err(Error::DeviceLimit {
+                device: device.to_string(),
+                kernel: self.name.clone(),
+                limit,
+                needs: needs as u64,
+                allows: allows as u64,
+            })
+        };
+        if self.limits.local_memory > limits.local_memory {
+            return refuse("bytes of local memory per work-group", self.limits.local_memory, limits.local_memory);
+        }
+        let items: usize = group.iter().product();
+        if items > limits.max_group_size {
+            return refuse("work-items per work-group", items, limits.max_group_size);
+        }
+        if items > self.limits.max_group_size {
+            return refuse("work-items per work-group of this kernel", items, self.limits.max_group_size);
+        }
+        for (d, limit) in ["work-items along x", "work-items along y", "work-items along z"].into_iter().enumerate() {
+            if group[d] > limits.max_group_sizes[d] {
+                return refuse(limit, group[d], limits.max_group_sizes[d]);
+            }
+        }
+        Ok(())
     }
 
     /// The backend's kernel, mutably, if it is of type `T`.

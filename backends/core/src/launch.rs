@@ -118,16 +118,73 @@ impl fmt::Display for DefineValue {
 pub struct Limits {
     /// Most work-items in one work-group (thread block).
     pub max_group_size: usize,
+    /// Most work-items of a work-group along x, y and z (OpenCL `CL_DEVICE_MAX_WORK_ITEM_SIZES`,
+    /// CUDA 1024, 1024, 64).
+    pub max_group_sizes: [usize; 3],
     /// Most work-groups along x, y and z (CUDA: 2^31 - 1, 65535, 65535).
     pub max_groups: [u64; 3],
     /// Compute units (CUDA multiprocessors, OpenCL `CL_DEVICE_MAX_COMPUTE_UNITS`): how many
     /// groups run at once is a multiple of it, which schedules may size their grids by.
     pub compute_units: usize,
+    /// Bytes of local (shared) memory one work-group may use (OpenCL `CL_DEVICE_LOCAL_MEM_SIZE`,
+    /// at least 32 KiB on a conformant full-profile device; CUDA 48 KiB of static shared memory).
+    pub local_memory: usize,
+    /// Bytes of the largest single allocation (OpenCL `CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
+    pub max_allocation: u64,
+    /// Work-group sizes that run best are multiples of this (OpenCL's preferred work-group size
+    /// multiple, a SIMD or wavefront width: 8 to 64; CUDA's warp of 32).
+    pub group_multiple: usize,
 }
 
 impl Limits {
-    /// A device without grid limits (OpenCL ranges are bounded only by `size_t`).
-    pub const UNBOUNDED: Limits = Limits { max_group_size: 256, max_groups: [u64::MAX; 3], compute_units: 1 };
+    /// A device without grid limits (OpenCL ranges are bounded only by `size_t`) and with the
+    /// OpenCL minimum of local memory.
+    pub const UNBOUNDED: Limits = Limits {
+        max_group_size: 256,
+        max_group_sizes: [256, 256, 256],
+        max_groups: [u64::MAX; 3],
+        compute_units: 1,
+        local_memory: 32 * 1024,
+        max_allocation: u64::MAX,
+        group_multiple: 1,
+    };
+
+    /// Whether work-groups of `group` work-items (x, y, z) fit these limits.
+    pub fn fits(&self, group: [usize; 3]) -> bool {
+        group.iter().product::<usize>() <= self.max_group_size && (0..3).all(|d| group[d] <= self.max_group_sizes[d])
+    }
+
+    /// The work-group shape to launch where `preferred` is the best, for kernels that work with
+    /// any shape: `preferred` where it fits; else each dimension capped at the device's maximum
+    /// along it, then the last dimension above 1 halved (z, then y, then x: rows stay long, for
+    /// coalesced accesses) until the group fits. Never empty: 1 x 1 x 1 fits every device.
+    pub fn fit_group(&self, preferred: [usize; 3]) -> [usize; 3] {
+        let mut group: [usize; 3] = std::array::from_fn(|d| preferred[d].clamp(1, self.max_group_sizes[d].max(1)));
+        while !self.fits(group) {
+            match (0..3).rev().find(|&d| group[d] > 1) {
+                Some(d) => group[d] /= 2,
+                None => break,
+            }
+        }
+        group
+    }
+}
+
+/// What one compiled kernel allows on its device: compilers cap the work-group of a kernel that
+/// needs many registers below the device's maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelLimits {
+    /// Most work-items in one work-group of this kernel (OpenCL `CL_KERNEL_WORK_GROUP_SIZE`, CUDA
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    pub max_group_size: usize,
+    /// Bytes of local memory the kernel's own arrays take (OpenCL `CL_KERNEL_LOCAL_MEM_SIZE`, CUDA
+    /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
+    pub local_memory: usize,
+}
+
+impl KernelLimits {
+    /// No cap beyond the device's.
+    pub const NONE: KernelLimits = KernelLimits { max_group_size: usize::MAX, local_memory: 0 };
 }
 
 /// A launch range: `global` work-items in groups of `local`, in x, y and z; `global` is a
@@ -194,7 +251,15 @@ impl LaunchRange {
 mod tests {
     use super::*;
 
-    const CUDA: Limits = Limits { max_group_size: 1024, max_groups: [(1 << 31) - 1, 65535, 65535], compute_units: 132 };
+    const CUDA: Limits = Limits {
+        max_group_size: 1024,
+        max_group_sizes: [1024, 1024, 64],
+        max_groups: [(1 << 31) - 1, 65535, 65535],
+        compute_units: 132,
+        local_memory: 48 * 1024,
+        max_allocation: u64::MAX,
+        group_multiple: 32,
+    };
 
     #[test]
     fn ranges_round_up_to_whole_groups() {
@@ -222,11 +287,25 @@ mod tests {
 
     #[test]
     fn ranges_that_cannot_fold_are_refused() {
-        let tiny = Limits { max_group_size: 64, max_groups: [4, 4, 4], compute_units: 1 };
+        let tiny = Limits { max_group_size: 64, max_groups: [4, 4, 4], ..Limits::UNBOUNDED };
         assert!(LaunchRange::over([1, 200, 1], [1, 8, 1]).fold(&tiny).is_err(), "25 > 4 x 4");
         assert_eq!(LaunchRange::over([1, 100, 1], [1, 8, 1]).fold(&tiny).unwrap(), [1, 4, 4]);
         assert!(LaunchRange::over([8, 8, 40], [1, 1, 8]).fold(&tiny).is_err(), "3D is not folded");
         assert!(LaunchRange::over([40, 1, 1], [8, 1, 1]).fold(&tiny).is_err());
+    }
+
+    #[test]
+    fn groups_shrink_to_fit_the_device() {
+        assert_eq!(CUDA.fit_group([32, 8, 1]), [32, 8, 1]);
+        let small = Limits { max_group_size: 64, ..Limits::UNBOUNDED };
+        assert_eq!(small.fit_group([32, 8, 1]), [32, 2, 1]);
+        assert_eq!(small.fit_group([8, 8, 4]), [8, 8, 1]);
+        assert_eq!(small.fit_group([32, 4, 2]), [32, 2, 1]);
+        let narrow = Limits { max_group_sizes: [16, 256, 256], ..Limits::UNBOUNDED };
+        assert_eq!(narrow.fit_group([32, 8, 1]), [16, 8, 1]);
+        let one = Limits { max_group_size: 1, max_group_sizes: [1, 1, 1], ..Limits::UNBOUNDED };
+        assert_eq!(one.fit_group([32, 4, 2]), [1, 1, 1]);
+        assert!(one.fits([1, 1, 1]) && !one.fits([2, 1, 1]));
     }
 
     #[test]

@@ -18,7 +18,9 @@ mod loader;
 pub use cache::{CacheKey, KernelCache, FORMAT_VERSION as CACHE_FORMAT_VERSION};
 pub use error::{Error, Result};
 pub use handle::{Buffer, HostBuffer, Kernel, Mark, Program};
-pub use launch::{Arg, Define, DefineValue, Dialect, LaunchRange, Limits, FLUSH_DENORMALS, REGISTER_BUDGET};
+pub use launch::{
+    Arg, Define, DefineValue, Dialect, KernelLimits, LaunchRange, Limits, FLUSH_DENORMALS, REGISTER_BUDGET,
+};
 pub use loader::broken_library;
 
 /// A device, or one queue (stream) of it: everything the algorithms' host schedules use.

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ccl_backend::{
-    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange, Limits, Mark,
-    Program, Result,
+    Arg, Buffer, CacheKey, Define, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, KernelLimits, LaunchRange,
+    Limits, Mark, Program, Result,
 };
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
@@ -361,6 +361,15 @@ impl Runtime {
                 attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
             compute_units: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
+            max_group_sizes: [
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)? as usize,
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)? as usize,
+                attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)? as usize,
+            ],
+            // Static shared memory (the kernels' arrays are fixed at compile time): 48 KiB.
+            local_memory: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
+            max_allocation: ctx.total_mem().map_or(u64::MAX, |m| m as u64),
+            group_multiple: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as usize,
         };
         let pool = Pool::new(&ctx).map_err(driver_error(&desc.name, "cuMemPoolCreate"))?.map(Arc::new);
         let stream = ctx.new_stream().map_err(driver_error(&desc.name, "cuStreamCreate"))?;
@@ -494,6 +503,7 @@ impl Runtime {
     /// The groups of `range` along x, y, z, folded into the device's grid limits
     /// ([`LaunchRange::fold`]), or an error naming `kernel`.
     fn grid(&self, kernel: &Kernel, range: &LaunchRange) -> Result<[u64; 3]> {
+        kernel.check_group(&self.desc.name, range.local, &self.limits)?;
         range.fold(&self.limits).map_err(|reason| Error::InvalidLaunch {
             device: self.desc.name.clone(),
             kernel: kernel.name().to_string(),
@@ -848,7 +858,12 @@ impl Gpu for Runtime {
     fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
         let module = program.native::<Arc<CudaModule>>(&self.desc.name)?;
         let function: CudaFunction = module.load_function(name).map_err(self.err("cuModuleGetFunction"))?;
-        Ok(Kernel::new(function, name))
+        let attribute = |value: std::result::Result<i32, _>| value.map_err(self.err("cuFuncGetAttribute"));
+        let limits = KernelLimits {
+            max_group_size: attribute(function.max_threads_per_block())?.max(1) as usize,
+            local_memory: attribute(function.shared_size_bytes())?.max(0) as usize,
+        };
+        Ok(Kernel::new(function, name).with_limits(limits))
     }
 
     /// Memory a dropped buffer of this handle left (of at least `bytes` bytes and at most twice

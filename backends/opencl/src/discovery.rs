@@ -3,6 +3,7 @@
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
 use opencl3::error_codes::CL_DEVICE_NOT_FOUND;
 
+use crate::atomics::Atomics;
 use crate::ptxas::Ptxas;
 use crate::{call_error, driver_lock};
 use ccl_backend::Result;
@@ -38,6 +39,8 @@ pub struct DeviceDesc {
     /// The ptxas that assembles this device's programs: NVIDIA OpenCL (`cl_nv_compiler_options`)
     /// where a CUDA toolkit's ptxas is found (see [`crate::ptxas`]).
     pub ptxas: Option<&'static Ptxas>,
+    /// How its kernels make their relaxed atomic loads and stores.
+    pub atomics: Atomics,
 }
 
 /// Lists every device of every OpenCL platform.
@@ -76,6 +79,7 @@ pub(crate) fn describe(platform: usize, device: usize, platform_name: &str, dev:
     } else {
         DeviceKind::Other
     };
+    let nvidia = takes_nv_options(&dev);
     DeviceDesc {
         platform,
         device,
@@ -84,7 +88,8 @@ pub(crate) fn describe(platform: usize, device: usize, platform_name: &str, dev:
         vendor: dev.vendor().unwrap_or_default().trim().to_string(),
         driver_version: dev.driver_version().unwrap_or_default().trim().to_string(),
         kind,
-        ptxas: if takes_nv_options(&dev) { Ptxas::installed() } else { None },
+        ptxas: if nvidia { Ptxas::installed() } else { None },
+        atomics: Atomics::of(&dev, nvidia),
     }
 }
 

@@ -6,11 +6,13 @@
 //! OpenCL ICD loader: every call then returns [`ccl_backend::Error::Unavailable`] with the
 //! reason (loader missing or broken, no platform and where the loader looked).
 
+mod atomics;
 mod discovery;
 mod pool;
 pub mod ptxas;
 mod runtime;
 
+pub use atomics::{Atomics, ATOMICS_VAR};
 pub use discovery::{devices, DeviceDesc, DeviceKind};
 pub use ptxas::Ptxas;
 pub use runtime::Runtime;

@@ -5,8 +5,8 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 use ccl_backend::{
-    Arg, Buffer, CacheKey, Define, DefineValue, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, LaunchRange,
-    Limits, Mark, Program, Result, FLUSH_DENORMALS, REGISTER_BUDGET,
+    Arg, Buffer, CacheKey, Define, DefineValue, Dialect, Error, Gpu, HostBuffer, Kernel, KernelCache, KernelLimits,
+    LaunchRange, Limits, Mark, Program, Result, FLUSH_DENORMALS, REGISTER_BUDGET,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -131,10 +131,7 @@ impl Runtime {
         let desc = describe(platform, device, &pl.name().unwrap_or_default(), dev);
         let name = format!("{} ({})", desc.name, desc.platform_name);
         let context = Context::from_device(&dev).map_err(|e| call_error(&name, "clCreateContext", e))?;
-        let max_group_size = dev.max_work_group_size().unwrap_or(256);
-        // OpenCL ranges are bounded by size_t only: no folding is ever needed.
-        let compute_units = dev.max_compute_units().map_or(1, |n| n.max(1) as usize);
-        let limits = Limits { max_group_size, compute_units, ..Limits::UNBOUNDED };
+        let limits = device_limits(&dev);
         let nv_options = takes_nv_options(&dev);
         // Programs assembled by ptxas are other binaries than the driver's: their own entries.
         let assembler = desc.ptxas.map_or("the driver", |p| p.version());
@@ -160,9 +157,10 @@ impl Runtime {
         Self::with_queue(shared, KernelCache::from_env())
     }
 
-    /// The `clBuildProgram` options of `defines` on this device ([`build_options`]).
+    /// The `clBuildProgram` options of `defines` on this device ([`build_options`]), with how its
+    /// kernels make their atomic loads and stores ([`crate::Atomics::options`]).
     fn build_options(&self, defines: &[Define]) -> String {
-        build_options(defines, self.shared.nv_options)
+        format!("{} {}", build_options(defines, self.shared.nv_options), self.shared.desc.atomics.options())
     }
 
     /// This runtime, keeping compiled programs in `cache` instead of the one
@@ -170,6 +168,17 @@ impl Runtime {
     pub fn with_cache(mut self, cache: KernelCache) -> Self {
         self.cache = cache;
         self
+    }
+
+    /// This runtime, building its programs with `atomics` instead of what its device offers
+    /// best ([`crate::Atomics::of`]; for tests, which compile every model on every device). Only
+    /// before queues are made from it: [`Error::Unsupported`] afterwards.
+    pub fn with_atomics(mut self, atomics: crate::Atomics) -> Result<Self> {
+        let name = self.shared.name.clone();
+        let shared = Arc::get_mut(&mut self.shared)
+            .ok_or_else(|| Error::Unsupported { device: name, what: "changing atomics once queues exist".into() })?;
+        shared.desc.atomics = atomics;
+        Ok(self)
     }
 
     /// The ptxas that assembles this device's programs (NVIDIA OpenCL where a CUDA toolkit is
@@ -320,6 +329,31 @@ impl<E> Timeline<E> {
     fn span(&self, from: usize, to: usize) -> Option<(&E, &E)> {
         (from < to && to <= self.events.len()).then(|| (&self.events[from], &self.events[to - 1]))
     }
+}
+
+/// What `dev` allows (OpenCL ranges are bounded by size_t only: no folding is ever needed). A
+/// query the driver refuses takes the conformant minimum of a full-profile device.
+fn device_limits(dev: &Device) -> Limits {
+    let max_group_size = dev.max_work_group_size().unwrap_or(1).max(1);
+    let sizes = dev.max_work_item_sizes().unwrap_or_default();
+    let max_group_sizes = std::array::from_fn(|d| sizes.get(d).copied().unwrap_or(1).max(1));
+    // CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE is OpenCL 3.0; before, 1 (no preference).
+    let group_multiple = dev.preferred_work_group_size_multiple().unwrap_or(1).max(1);
+    Limits {
+        max_group_size,
+        max_group_sizes,
+        compute_units: dev.max_compute_units().map_or(1, |n| n.max(1) as usize),
+        local_memory: dev.local_mem_size().map_or(32 * 1024, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+        max_allocation: dev.max_mem_alloc_size().unwrap_or(128 << 20),
+        group_multiple,
+        ..Limits::UNBOUNDED
+    }
+}
+
+/// The bytes an allocation of `bytes` takes, and a zero fill of it covers: whole 32-bit words, at
+/// least one.
+fn zero_fill_len(bytes: usize) -> usize {
+    bytes.max(1).next_multiple_of(4)
 }
 
 /// The `clBuildProgram` options of `defines`: `-D NAME=VALUE` each, `-cl-denorms-are-zero` where
@@ -496,13 +530,21 @@ impl Gpu for Runtime {
         let program = program.native::<SerialProgram>(self.name())?.get();
         let _serialised = driver_lock();
         let kernel = ClKernel::create(program, name).map_err(self.err("clCreateKernel"))?;
-        Ok(Kernel::new(SerialKernel { inner: Some(kernel), launched: false }, name))
+        let id = self.shared.device.id();
+        // CL_KERNEL_WORK_GROUP_SIZE: what the compiled kernel allows (its registers may cap it
+        // below the device's maximum); CL_KERNEL_LOCAL_MEM_SIZE: its own local arrays.
+        let limits = KernelLimits {
+            max_group_size: kernel.get_work_group_size(id).map_err(self.err("clGetKernelWorkGroupInfo"))?.max(1),
+            local_memory: usize::try_from(kernel.get_local_mem_size(id).unwrap_or(0)).unwrap_or(usize::MAX),
+        };
+        Ok(Kernel::new(SerialKernel { inner: Some(kernel), launched: false }, name).with_limits(limits))
     }
 
     /// A buffer of this queue's pool (see [`crate::pool`]): one the queue's owners released, of
     /// the same size, or a new one (after releasing the kept ones if the driver refuses it).
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
-        let size = bytes.max(1);
+        // Whole 32-bit words, so that `zero` fills with a word pattern (see there).
+        let size = zero_fill_len(bytes);
         let create = || {
             // SAFETY: no host pointer is passed, so OpenCL owns the storage.
             unsafe { ClBuffer::<u8>::create(&self.shared.context, CL_MEM_READ_WRITE, size, ptr::null_mut()) }
@@ -603,17 +645,19 @@ impl Gpu for Runtime {
     }
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        let len = buffer.len().max(1);
+        let len = zero_fill_len(buffer.len());
         let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
-        let zero = 0u8;
-        // The raw entry point: the fill covers exactly the buffer, with the one-byte pattern
-        // `zero`, which outlives the call (the driver copies a pattern when it enqueues).
+        let zero = 0u32;
+        // The raw entry point: the fill covers the buffer's whole words (its allocation), with
+        // the 4-byte pattern `zero`, which outlives the call (the driver copies a pattern when it
+        // enqueues). A word pattern rather than a byte: Oclgrind's uninitialized-memory check
+        // does not count a fill with a one-byte pattern as a write.
         self.enqueue_timed("clEnqueueFillBuffer", |event| {
             library.clEnqueueFillBuffer(
                 self.queue.get(),
                 mem,
                 (&raw const zero).cast(),
-                1,
+                4,
                 0,
                 len,
                 0,
@@ -627,6 +671,7 @@ impl Gpu for Runtime {
     /// [`SerialKernel`]); later ones are queued freely.
     fn launch(&self, kernel: &mut Kernel, range: &LaunchRange, args: &[Arg]) -> Result<()> {
         let device = self.shared.name.as_str();
+        kernel.check_group(device, range.local, &self.shared.limits)?;
         let serial = kernel.native_mut::<SerialKernel>(device)?;
         let first = !serial.launched || self.shared.serial;
         let _serialised = first.then(driver_lock);
