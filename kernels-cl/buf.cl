@@ -45,13 +45,19 @@
 // label_t (32 or 64 bits). The OpenCL backend sets ATOMICS from what the device's OpenCL C offers:
 //   ATOMICS_C11: OpenCL C 2.0, or 3.0 with device-scope atomics (built with -cl-std=CL2.0 or
 //     CL3.0): atomic_load_explicit / atomic_store_explicit, memory_order_relaxed;
-//   ATOMICS_PTX: NVIDIA's OpenCL, whose compiler turns volatile accesses into PTX's ld.volatile
-//     and st.volatile, which the PTX memory model defines as relaxed atomics at system scope;
+//   ATOMICS_PTX_WEAK (NVIDIA's OpenCL, by default): volatile stores, which its compiler turns into
+//     PTX's st.volatile, relaxed atomic stores at system scope in the PTX memory model, and PTX
+//     weak loads as inline assembly, which its compiler cannot assume free of races and which the
+//     PTX memory model gives a meaning when they race (see kernels-cu/prelude.cuh: CUDA's
+//     kernels make the same accesses, and why not strong loads);
+//   ATOMICS_PTX (NVIDIA's OpenCL with CCL_ATOMIC_LOADS=strict): volatile loads too (PTX's
+//     ld.volatile, relaxed atomic loads at system scope);
 //   ATOMICS_RMW (the default): OpenCL C 1.2, whose only atomic reads and writes are
 //     read-modify-writes: atomic_or(p, 0) reads, atomic_xchg writes.
 #define ATOMICS_RMW 0
 #define ATOMICS_PTX 1
 #define ATOMICS_C11 2
+#define ATOMICS_PTX_WEAK 3
 #ifndef ATOMICS
 #define ATOMICS ATOMICS_RMW
 #endif
@@ -89,17 +95,43 @@
     } while (0)
 #define LOAD_OWN_LABEL(p) (*(p))
 #define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
-#elif ATOMICS == ATOMICS_PTX
+#elif ATOMICS == ATOMICS_PTX || ATOMICS == ATOMICS_PTX_WEAK
+#if ATOMICS == ATOMICS_PTX_WEAK
+DEVICE_FN uint ccl_weak_load(__global const uint *p)
+{
+    uint v;
+    asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+DEVICE_FN ulong ccl_weak_load64(__global const ulong *p)
+{
+    ulong v;
+    asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+}
+// (A local pointer converts to its offset in the shared window, what ld.shared takes.)
+DEVICE_FN uint ccl_weak_load_local(__local const uint *p)
+{
+    uint v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "l"((ulong)p));
+    return v;
+}
+#define LOAD_RELAXED(p) ccl_weak_load((__global const uint *)(p))
+#define LOAD_RELAXED_LOCAL(p) ccl_weak_load_local((__local const uint *)(p))
+#define LOAD_WIDE_LABEL(p) ccl_weak_load64((__global const ulong *)(p))
+#else
 #define LOAD_RELAXED(p) (*(volatile __global const uint *)(p))
-#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
 #define LOAD_RELAXED_LOCAL(p) (*(volatile __local const uint *)(p))
+#define LOAD_WIDE_LABEL(p) (*(volatile __global const ulong *)(p))
+#endif
+#define STORE_RELAXED(p, v) (*(volatile __global uint *)(p) = (v))
 #define STORE_RELAXED_LOCAL(p, v) (*(volatile __local uint *)(p) = (v))
 // (A volatile vector store is st.volatile.v4.u32: four relaxed stores in the PTX memory model.)
 #define STORE_LABEL4(p, v) (*(volatile __global uint4 *)(p) = (v))
 #define LOAD_OWN_LABEL(p) (*(p))
 #define LOAD_OWN_LABEL4(p) (*(__global const uint4 *)(p))
 #if defined(LABEL_BITS) && LABEL_BITS == 64
-#define LOAD_LABEL(p) (*(volatile __global const ulong *)(p))
+#define LOAD_LABEL(p) LOAD_WIDE_LABEL(p)
 #define STORE_LABEL(p, v) (*(volatile __global ulong *)(p) = (v))
 #else
 #define LOAD_LABEL(p) LOAD_RELAXED(p)

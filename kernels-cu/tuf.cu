@@ -51,16 +51,55 @@ typedef unsigned long long ulong;
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 // 32-bit compare-and-swap: returns the old value, stores v where it equalled cmp.
 #define ATOMIC_CMPXCHG(p, cmp, v) atomicCAS((p), (cmp), (v))
-// Relaxed atomic loads and stores of locations that other threads of the same launch write (or
-// read while this one writes), where a plain access would be a data race: volatile accesses,
-// which NVRTC compiles to PTX's ld.volatile and st.volatile, and which the PTX memory model
-// defines as relaxed atomics at system scope (as LLVM's NVPTX back end also uses them). One
-// template for every width and memory space (CUDA pointers are generic): LOAD_RELAXED /
-// STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared), LOAD_LABEL /
-// STORE_LABEL (global labels).
-template <typename T> __device__ __forceinline__ T ccl_load_relaxed(const T *p)
+// Loads and stores of locations that other threads of the same launch write (or read while this
+// one writes), where a plain C++ access would be a data race, undefined behaviour in CUDA C++.
+// LOAD_RELAXED / STORE_RELAXED (global), LOAD_RELAXED_LOCAL / STORE_RELAXED_LOCAL (shared),
+// LOAD_LABEL / STORE_LABEL (global labels, 32 or 64 bits), STORE_LABEL4 (four 32-bit labels).
+// - Stores: volatile, which NVRTC compiles to PTX's st.volatile, a relaxed atomic store at system
+//   scope in the PTX memory model (as LLVM's NVPTX back end uses it); they cost nothing measured.
+// - Loads, by default: PTX weak loads (ld) as inline assembly, which the C++ compiler cannot
+//   assume free of races, and which the PTX memory model, unlike C++, gives a meaning when they
+//   race: each returns a value some write committed to the word (PTX ISA, Memory Consistency
+//   Model: "each read operation returns the value committed by some write operation"). Every
+//   racing read here is a union-find parent, a label or a flag, and any value a write committed
+//   there is one the algorithm expects (parents only move to ancestors). PTX promises single-copy
+//   atomicity only to morally strong accesses; NVIDIA GPUs read and write naturally aligned
+//   words whole.
+// - Loads with STRICT_LOADS=1 (CCL_ATOMIC_LOADS=strict): relaxed atomics (ld.relaxed.gpu, as
+//   cuda::atomic_ref<T, thread_scope_device>::load(memory_order_relaxed); volatile shared loads,
+//   ld.volatile.shared). Strong loads bypass the L1 cache, so every find reads from L2: on an
+//   H200 TUF, BKE_IC and KE take 1.1-2.9x their time at 2048^2 and 8192^2 (50 and 90 %
+//   density most), which is why weak loads are the default (docs/atomics.md).
+#if defined(STRICT_LOADS) && STRICT_LOADS
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#define CCL_GLOBAL_LOAD "ld.volatile" // (no scoped atomics before Volta: volatile is relaxed there)
+#else
+#define CCL_GLOBAL_LOAD "ld.relaxed.gpu"
+#endif
+__device__ __forceinline__ unsigned int ccl_load_shared(const unsigned int *p)
 {
-    return *(const volatile T *)p;
+    return *(const volatile unsigned int *)p;
+}
+#else
+#define CCL_GLOBAL_LOAD "ld" // (weak: ld.weak from PTX ISA 6.0, plain ld before)
+__device__ __forceinline__ unsigned int ccl_load_shared(const unsigned int *p)
+{
+    unsigned int v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"((unsigned int)__cvta_generic_to_shared(p)));
+    return v;
+}
+#endif
+__device__ __forceinline__ unsigned int ccl_load_relaxed(const unsigned int *p)
+{
+    unsigned int v;
+    asm volatile(CCL_GLOBAL_LOAD ".u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ unsigned long long ccl_load_relaxed(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile(CCL_GLOBAL_LOAD ".u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
 }
 template <typename T, typename V> __device__ __forceinline__ void ccl_store_relaxed(T *p, V v)
 {
@@ -75,7 +114,7 @@ __device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
 }
 #define LOAD_RELAXED(p) ccl_load_relaxed(p)
 #define STORE_RELAXED(p, v) ccl_store_relaxed((p), (v))
-#define LOAD_RELAXED_LOCAL(p) ccl_load_relaxed(p)
+#define LOAD_RELAXED_LOCAL(p) ccl_load_shared(p)
 #define STORE_RELAXED_LOCAL(p, v) ccl_store_relaxed((p), (v))
 #define LOAD_LABEL(p) ccl_load_relaxed(p)
 #define STORE_LABEL(p, v) ccl_store_relaxed((p), (v))

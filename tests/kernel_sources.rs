@@ -50,6 +50,10 @@ fn builds_with_both_label_widths() -> Vec<(String, &'static str, Vec<Define>)> {
         let mut wide = build.defines.clone();
         wide.push(Define::int("LABEL_BITS", 64));
         out.push((format!("{name}/64-bit labels"), build.file.source(Dialect::Cuda), wide));
+        // Strict loads (CCL_ATOMIC_LOADS=strict): relaxed atomics instead of weak loads.
+        let mut strict = build.defines.clone();
+        strict.push(Define::flag("STRICT_LOADS", true));
+        out.push((format!("{name}/strict loads"), build.file.source(Dialect::Cuda), strict));
     }
     out
 }
@@ -83,10 +87,13 @@ fn every_kernel_build_compiles_with_every_opencl_device() {
     let mut failures = Vec::new();
     for desc in descs {
         // Each way of making atomic loads and stores (kernels-cl/prelude.h): C11 atomics where the
-        // device has them, PTX's volatile accesses and OpenCL 1.2's read-modify-writes everywhere.
+        // device has them, PTX's weak loads (inline assembly) on NVIDIA's OpenCL, volatile
+        // accesses and OpenCL 1.2's read-modify-writes everywhere.
         let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
-        if let ccl_opencl::Atomics::C11(_) = desc.atomics {
-            models.push(desc.atomics);
+        match desc.atomics {
+            ccl_opencl::Atomics::C11(_) => models.push(desc.atomics),
+            ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
+            ccl_opencl::Atomics::ReadModifyWrite => {}
         }
         for atomics in models {
             let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)

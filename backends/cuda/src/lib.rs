@@ -842,6 +842,13 @@ impl Gpu for Runtime {
     /// compiles (a CUBIN, or PTX where NVRTC lacks the device's architecture), loads, and
     /// stores the image (a store that fails is ignored).
     fn build(&self, source: &str, defines: &[Define]) -> Result<Program> {
+        // How the kernels read what other threads write (kernels-cu/prelude.cuh): weak loads
+        // unless CCL_ATOMIC_LOADS=strict.
+        let mut with_loads = defines.to_vec();
+        if ccl_backend::strict_loads() {
+            with_loads.push(Define::flag("STRICT_LOADS", true));
+        }
+        let defines = with_loads.as_slice();
         self.cache.build(
             || self.cache_key(source, defines),
             // An image the driver refuses (another driver, a bad entry) is compiled again.

@@ -14,9 +14,13 @@ pub enum Atomics {
     /// OpenCL C 1.2: read-modify-writes (`atomic_or(p, 0)` reads, `atomic_xchg` writes), the
     /// only atomic reads and writes that version has. Right on every device, and the slowest.
     ReadModifyWrite,
-    /// NVIDIA's OpenCL: volatile accesses, which its compiler turns into PTX's `ld.volatile` and
-    /// `st.volatile`, relaxed atomics at system scope in the PTX memory model (as CUDA's kernels
-    /// make them).
+    /// NVIDIA's OpenCL by default: volatile stores (PTX's `st.volatile`, relaxed atomic stores at
+    /// system scope in the PTX memory model) and PTX weak loads as inline assembly, as CUDA's
+    /// kernels make them (see `kernels-cu/prelude.cuh` for why and what PTX promises).
+    PtxWeak,
+    /// NVIDIA's OpenCL with `CCL_ATOMIC_LOADS=strict` ([`ccl_backend::ATOMIC_LOADS_VAR`]):
+    /// volatile loads and stores, PTX's `ld.volatile` and `st.volatile`, relaxed atomics at
+    /// system scope.
     Ptx,
     /// OpenCL C 2.0, or 3.0 with device-scope atomics and acquire-release fences:
     /// `atomic_load_explicit` / `atomic_store_explicit` with `memory_order_relaxed`, built with
@@ -28,19 +32,23 @@ pub enum Atomics {
 pub const ATOMICS_VAR: &str = "CCL_OPENCL_ATOMICS";
 
 impl Atomics {
-    /// What `dev` offers: NVIDIA's OpenCL takes PTX's volatile accesses; a device with OpenCL C
+    /// What `dev` offers: NVIDIA's OpenCL takes PTX's accesses (weak loads unless
+    /// [`ccl_backend::strict_loads`]); a device with OpenCL C
     /// 3.0 and the features `__opencl_c_atomic_scope_device` and
     /// `__opencl_c_atomic_order_acq_rel`, or with OpenCL C 2.x, C11 atomics; any other
-    /// read-modify-writes. [`ATOMICS_VAR`] overrides it (`c11` only where the device offers it).
+    /// read-modify-writes. [`ATOMICS_VAR`] overrides it (`rmw`, `ptx`, `ptx-weak`, or `c11` where
+    /// the device offers it; the PTX ones only compile on NVIDIA's OpenCL).
     pub fn of(dev: &Device, nvidia: bool) -> Atomics {
         let c11 = c11_version(dev);
         let chosen = match std::env::var(ATOMICS_VAR).ok().as_deref().map(str::trim) {
             Some("rmw") => Some(Atomics::ReadModifyWrite),
             Some("ptx") => Some(Atomics::Ptx),
+            Some("ptx-weak") => Some(Atomics::PtxWeak),
             Some("c11") => c11.map(Atomics::C11),
             _ => None,
         };
-        chosen.unwrap_or(if nvidia { Atomics::Ptx } else { c11.map_or(Atomics::ReadModifyWrite, Atomics::C11) })
+        let ptx = if ccl_backend::strict_loads() { Atomics::Ptx } else { Atomics::PtxWeak };
+        chosen.unwrap_or(if nvidia { ptx } else { c11.map_or(Atomics::ReadModifyWrite, Atomics::C11) })
     }
 
     /// The build options it adds: the prelude's `ATOMICS` define, and the language version C11
@@ -49,6 +57,7 @@ impl Atomics {
         match self {
             Atomics::ReadModifyWrite => "-D ATOMICS=0".to_string(),
             Atomics::Ptx => "-D ATOMICS=1".to_string(),
+            Atomics::PtxWeak => "-D ATOMICS=3".to_string(),
             Atomics::C11(std) => format!("-D ATOMICS=2 -cl-std={std}"),
         }
     }
@@ -59,6 +68,7 @@ impl fmt::Display for Atomics {
         match self {
             Atomics::ReadModifyWrite => f.write_str("OpenCL C 1.2 read-modify-write atomics"),
             Atomics::Ptx => f.write_str("PTX relaxed atomics"),
+            Atomics::PtxWeak => f.write_str("PTX weak loads and relaxed stores"),
             Atomics::C11(std) => write!(f, "relaxed C11 atomics ({std})"),
         }
     }
@@ -106,6 +116,7 @@ mod tests {
     fn options_name_the_prelude_define_and_the_language() {
         assert_eq!(Atomics::ReadModifyWrite.options(), "-D ATOMICS=0");
         assert_eq!(Atomics::Ptx.options(), "-D ATOMICS=1");
+        assert_eq!(Atomics::PtxWeak.options(), "-D ATOMICS=3");
         assert_eq!(Atomics::C11("CL3.0").options(), "-D ATOMICS=2 -cl-std=CL3.0");
     }
 }
