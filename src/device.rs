@@ -364,6 +364,43 @@ impl Device {
         self.labeler_with(algorithm, &[connectivity])
     }
 
+    /// The algorithm that labels `connectivity` on this device when a call names none: the
+    /// fastest of [`Algorithm::ranking`] that the device runs ([`Algorithm::default_for`] on
+    /// every device with work-groups of 512 work-items and 32 KiB of local memory), and, when it
+    /// is not the first, a one-line note saying why (the first one's [`Error::DeviceLimit`]).
+    /// Chosen once per device and connectivity, by building the labelers in turn (their kernels
+    /// then come from the kernel cache).
+    pub fn default_algorithm(&self, connectivity: crate::Connectivity) -> Result<(Algorithm, Option<String>)> {
+        let ranking = Algorithm::ranking(connectivity);
+        match &self.inner {
+            DeviceInner::Cpu => Ok((ranking[0], None)),
+            #[cfg(any(feature = "opencl", feature = "cuda"))]
+            DeviceInner::Gpu(opened) => {
+                let mut chosen = opened.defaults.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some((_, algorithm, note)) = chosen.iter().find(|(c, _, _)| *c == connectivity) {
+                    return Ok((*algorithm, note.clone()));
+                }
+                let mut first_refusal = None;
+                for &algorithm in ranking {
+                    match self.labeler_for(algorithm, connectivity) {
+                        Ok(_) => {
+                            let note = first_refusal.as_ref().map(|why: &Error| {
+                                format!("{} cannot run here ({why}); labeling with {algorithm}", ranking[0])
+                            });
+                            chosen.push((connectivity, algorithm, note.clone()));
+                            return Ok((algorithm, note));
+                        }
+                        Err(e @ Error::DeviceLimit { .. }) => {
+                            first_refusal.get_or_insert(e);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(first_refusal.expect("a ranking is never empty"))
+            }
+        }
+    }
+
     /// Creates a binarizer of this device ([`crate::binarize`]); its kernels are built at the
     /// first use of each method configuration, or by [`crate::binarize::Binarizer::prepare`].
     pub fn binarizer(&self) -> Result<crate::binarize::Binarizer> {

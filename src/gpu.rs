@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 pub(crate) use ccl_backend::{
-    Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Mark, Program, FLUSH_DENORMALS, REGISTER_BUDGET,
+    Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, Mark, Program, FLUSH_DENORMALS, REGISTER_BUDGET,
 };
 
 use crate::{Phase, PhaseTime, Result};

@@ -329,7 +329,7 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     algorithm.check(connectivity)?;
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
-    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity))?;
+    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
     let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;
@@ -350,10 +350,10 @@ pub fn record_consecutive(
     algorithm.check(connectivity)?;
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
-    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity))?;
+    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
     let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
     let relabel_program =
-        gpu.build(crate::kernels::RELABEL.source(Dialect::OpenCl), &crate::schedule::relabel::defines())?;
+        gpu.build(crate::kernels::RELABEL.source(Dialect::OpenCl), &crate::schedule::relabel::defines(gpu.limits()))?;
     let mut relabel = crate::schedule::relabel::Relabel::build(&gpu, &relabel_program)?;
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;

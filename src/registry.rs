@@ -7,7 +7,7 @@
 //! Adding an algorithm takes a schedule file in `src/schedule/`, a kernel file in `kernels/`
 //! (listed in `crate::kernels`) and one entry below.
 
-use crate::gpu::Define;
+use crate::gpu::{Define, Limits};
 use crate::kernels::{self, KernelFile};
 use crate::schedule::{self, ScheduleBuilder};
 use crate::{Algorithm, Connectivity, Phase, RawLabels};
@@ -29,7 +29,7 @@ pub struct AlgorithmInfo {
     /// The kernel phases its timings report, in order of first appearance.
     pub phases: &'static [Phase],
     kernel: KernelFile,
-    defines: fn(Connectivity) -> Vec<Define>,
+    defines: fn(Connectivity, &Limits) -> Vec<Define>,
     variant: &'static [Define],
     pub(crate) schedule: ScheduleBuilder,
 }
@@ -40,10 +40,11 @@ impl AlgorithmInfo {
         &self.kernel
     }
 
-    /// The compile-time defines of its kernel file for `connectivity`: the schedule's, then the
-    /// variant's (e.g. `INLINE_COMPRESSION=1`).
-    pub fn defines(&self, connectivity: Connectivity) -> Vec<Define> {
-        let mut defines = (self.defines)(connectivity);
+    /// The compile-time defines of its kernel file for `connectivity` on a device with `limits`
+    /// (tile shapes fit its work-groups): the schedule's, then the variant's (e.g.
+    /// `INLINE_COMPRESSION=1`).
+    pub fn defines(&self, connectivity: Connectivity, limits: &Limits) -> Vec<Define> {
+        let mut defines = (self.defines)(connectivity, limits);
         defines.extend_from_slice(self.variant);
         defines
     }
@@ -62,7 +63,8 @@ pub struct KernelBuild {
     pub defines: Vec<Define>,
 }
 
-/// Every compilation the GPU labelers perform: each algorithm x supported connectivity.
+/// Every compilation the GPU labelers perform on a device of work-groups of up to 256 work-items
+/// (the shapes every schedule prefers): each algorithm x supported connectivity.
 pub fn kernel_builds() -> Vec<KernelBuild> {
     Algorithm::ALL
         .iter()
@@ -71,7 +73,7 @@ pub fn kernel_builds() -> Vec<KernelBuild> {
                 algorithm,
                 connectivity,
                 file: *algorithm.info().kernel(),
-                defines: algorithm.info().defines(connectivity),
+                defines: algorithm.info().defines(connectivity, &Limits::UNBOUNDED),
             })
         })
         .collect()
@@ -133,7 +135,7 @@ const fn direct(
     raw_labels: RawLabels,
     phases: &'static [Phase],
     kernel: KernelFile,
-    defines: fn(Connectivity) -> Vec<Define>,
+    defines: fn(Connectivity, &Limits) -> Vec<Define>,
     schedule: ScheduleBuilder,
 ) -> AlgorithmInfo {
     AlgorithmInfo {

@@ -101,15 +101,21 @@ fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Resul
 /// and making them at their first use.
 fn with_labeler<T>(
     id: Option<DeviceId>,
-    algorithm: Algorithm,
+    algorithm: Option<Algorithm>,
     connectivity: Connectivity,
     binarizing: bool,
     work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
 ) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let key = (id.to_string(), algorithm, connectivity);
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
     let cache = &mut *guard;
+    // No algorithm named: the fastest the device runs (the first of Algorithm::ranking where it
+    // can), as `ccl label` chooses.
+    let algorithm = match algorithm {
+        Some(algorithm) => algorithm,
+        None => cache.device(id)?.default_algorithm(connectivity)?.0,
+    };
+    let key = (id.to_string(), algorithm, connectivity);
     cache.ensure_labeler(id, &key)?;
     if binarizing {
         cache.ensure_binarizer(id)?;
@@ -156,12 +162,10 @@ fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
     })
 }
 
-/// The named algorithm, or without a name the default for `connectivity`.
-fn parse_algorithm(algorithm: Option<&str>, connectivity: Connectivity) -> PyResult<Algorithm> {
-    match algorithm {
-        Some(name) => Algorithm::from_str(name).map_err(|e| PyValueError::new_err(e.to_string())),
-        None => Ok(Algorithm::default_for(connectivity)),
-    }
+/// The named algorithm; without a name, `None`: the device's default for the connectivity
+/// ([`ccl::Device::default_algorithm`], chosen with the device in [`with_labeler`]).
+fn parse_algorithm(algorithm: Option<&str>) -> PyResult<Option<Algorithm>> {
+    algorithm.map(|name| Algorithm::from_str(name).map_err(|e| PyValueError::new_err(e.to_string()))).transpose()
 }
 
 /// The extent of an array of NumPy shape (H, W) or (D, H, W).
@@ -218,7 +222,7 @@ fn _label<'py>(
     let shape = shape_of(image.shape()).map_err(to_py)?;
     let pixels = image.as_slice().map_err(not_contiguous)?;
     let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm, connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
@@ -431,7 +435,7 @@ fn _label_cuda(
     binarize: Option<BinarizeArgs>,
 ) -> PyResult<u32> {
     let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm, connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
     let id = cuda_device_id(device)?;
     let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {

@@ -49,13 +49,20 @@ struct Config {
     stats: bool,
     /// Rows per block of `column_blocks`' sums ([`block_rows`]; 32 where the window takes none).
     block_rows: usize,
+    /// The fast kernel's rows per batch: as many as the device's local memory holds
+    /// ([`fast_batch`]).
+    batch: usize,
 }
 
 impl Config {
-    fn of(params: &Params, stats: bool) -> Self {
+    /// The program of `params` (with `stats`, Wolf's statistics pass) on a device of
+    /// `local_memory` bytes of local memory per work-group.
+    fn of(params: &Params, stats: bool, local_memory: usize) -> Self {
         let formula = if params.method == Method::Nick { params.formula } else { NickFormula::Paper };
         let block_rows = block_rows(params.window as usize).unwrap_or(LONG_BLOCK_ROWS);
-        Self { method: params.method, formula, border: params.border(), wide: params.wide_sums(), stats, block_rows }
+        let wide = params.wide_sums();
+        let batch = fast_batch(wide, stats, local_memory);
+        Self { method: params.method, formula, border: params.border(), wide, stats, block_rows, batch }
     }
 
     fn defines(&self) -> Vec<Define> {
@@ -83,7 +90,7 @@ impl Config {
             Define::int("BLOCK", BLOCK as i64),
             Define::int("FAST_GROUP", FAST_GROUP as i64),
             Define::int("FAST_SPAN", fast_span(self.wide) as i64),
-            Define::int("FAST_BATCH", self.fast_batch() as i64),
+            Define::int("FAST_BATCH", self.batch as i64),
             Define::int("FAST_GROUPS_PER_UNIT", self.fast_groups_per_unit() as i64),
             Define::int(REGISTER_BUDGET, self.register_budget() as i64),
             Define::flag("FLOAT64", true),
@@ -109,18 +116,36 @@ impl Config {
     fn register_budget(&self) -> usize {
         (65536 / (FAST_GROUP * self.fast_groups_per_unit())).min(255) / 8 * 8
     }
+}
 
-    /// The fast kernel's rows per batch: fewer with 64-bit sums, and in the statistics build
-    /// (whose reductions need local memory too: CUDA allows 48 KiB of static shared memory).
-    fn fast_batch(&self) -> usize {
-        if self.wide {
-            FAST_BATCH_WIDE
-        } else if self.stats {
-            FAST_BATCH / 2
-        } else {
-            FAST_BATCH
-        }
+/// The fast kernel's rows per batch: fewer with 64-bit sums, and in the statistics build (whose
+/// reductions need local memory too: CUDA allows 48 KiB of static shared memory), and halved
+/// again while the work-group's local memory ([`fast_local_bytes`]) exceeds the device's
+/// `local_memory` (4 rows take 42 KiB, 2 take 22: an OpenCL device may have only 32 KiB). At
+/// one row, what still does not fit is refused at the launch (the device's limit named).
+fn fast_batch(wide: bool, stats: bool, local_memory: usize) -> usize {
+    let mut batch = if wide {
+        FAST_BATCH_WIDE
+    } else if stats {
+        FAST_BATCH / 2
+    } else {
+        FAST_BATCH
+    };
+    while batch > 1 && fast_local_bytes(wide, batch, stats) > local_memory {
+        batch /= 2;
     }
+    batch
+}
+
+/// Bytes of local memory of a work-group of the fast kernel (`threshold_fast` in
+/// kernels/binarize.kernel): its prefix rows (FAST_SPAN + 4 entries each), item totals, chunks
+/// and super-chunks of window sums, 12 bytes an entry with 64-bit sums (a 32-bit and a 64-bit
+/// array) else 8, and with the statistics a double and a word per item.
+fn fast_local_bytes(wide: bool, batch: usize, stats: bool) -> usize {
+    let row_items = FAST_GROUP / batch;
+    let supers = FAST_GROUP / if row_items >= 256 { 16 } else { 8 };
+    let entries = batch * (fast_span(wide) + 4) + batch * FAST_GROUP + FAST_GROUP + supers;
+    entries * if wide { 12 } else { 8 } + if stats { FAST_GROUP * 12 } else { 0 }
 }
 
 /// The fast kernel's span columns, with 64-bit sums or not.
@@ -140,9 +165,9 @@ pub fn all_builds() -> Vec<Vec<Define>> {
         for &formula in formulas {
             for window in [45, 101, 301] {
                 let params = Params { formula, window, ..method.defaults() };
-                out.push(Config::of(&params, false).defines());
+                out.push(Config::of(&params, false, usize::MAX).defines());
                 if method == Method::Wolf {
-                    out.push(Config::of(&params, true).defines());
+                    out.push(Config::of(&params, true, usize::MAX).defines());
                 }
             }
         }
@@ -212,9 +237,10 @@ impl GpuBinarizer {
     /// Builds the programs `params` needs, and runs the binarization once, untimed, on a small
     /// page (some drivers finish preparing kernels at their first launch).
     pub(crate) fn prepare(&mut self, params: &Params) -> Result<()> {
-        let mut fresh = self.ensure(Config::of(params, false))?;
+        let local = self.gpu.limits().local_memory;
+        let mut fresh = self.ensure(Config::of(params, false, local))?;
         if params.method == Method::Wolf {
-            fresh |= self.ensure(Config::of(params, true))?;
+            fresh |= self.ensure(Config::of(params, true, local))?;
         }
         if fresh {
             let start = std::time::Instant::now();
@@ -222,7 +248,14 @@ impl GpuBinarizer {
             let on_device = self.upload(Shape::image(67, 37), &page)?;
             let warm = Params { window: warm_window(params), ..*params };
             for kernel in KernelKind::ALL {
-                self.run(&on_device, &Params { kernel, ..warm }, None)?;
+                // A kernel the device cannot run (its local memory, or its work-group) is
+                // refused when asked for, naming the limit; the others still serve.
+                match self.run(&on_device, &Params { kernel, ..warm }, None) {
+                    Err(Error::DeviceLimit { .. }) => {}
+                    other => {
+                        other?;
+                    }
+                }
             }
             self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         }
@@ -329,7 +362,8 @@ impl GpuBinarizer {
             None => Some(gpu.alloc(n)?),
         };
         let out = into.or(allocated.as_ref()).expect("one of the two");
-        let threshold = Config::of(params, false);
+        let local = gpu.limits().local_memory;
+        let threshold = Config::of(params, false, local);
         let program = self.programs.iter().position(|p| p.config == threshold).expect("prepared");
         let window = params.window;
         let slots = gpu.limits().compute_units * threshold.fast_groups_per_unit();
@@ -371,8 +405,11 @@ impl GpuBinarizer {
                     let partial = gpu.alloc(fast.groups() * 2 * 8)?;
                     let stats = gpu.alloc(16)?;
                     recorder.end(Phase::Allocation)?;
-                    let pass =
-                        self.programs.iter().position(|p| p.config == Config::of(params, true)).expect("prepared");
+                    let pass = self
+                        .programs
+                        .iter()
+                        .position(|p| p.config == Config::of(params, true, local))
+                        .expect("prepared");
                     let p = &mut self.programs[pass];
                     if let Some(blocks) = blocks {
                         fast.column_blocks(gpu, &mut p.column_blocks, input, blocks)?;
@@ -637,6 +674,19 @@ struct FastBuffers<'a> {
 mod tests {
     use super::*;
 
+    /// The fast kernel's local memory as the OpenCL devices report it (43392 bytes on Oclgrind
+    /// for 4 rows of 32-bit sums), and the batch halved to fit 32 KiB.
+    #[test]
+    fn fast_batches_fit_the_local_memory() {
+        assert_eq!(fast_local_bytes(false, 4, false), 43392);
+        assert_eq!(fast_batch(false, false, 48 << 10), 4);
+        assert_eq!(fast_batch(false, false, 32 << 10), 2);
+        assert!(fast_local_bytes(false, 2, false) <= 32 << 10);
+        assert_eq!(fast_batch(false, true, 32 << 10), 2);
+        assert!(fast_local_bytes(false, 2, true) <= 32 << 10);
+        assert_eq!(fast_batch(true, false, 32 << 10), 1);
+    }
+
     /// The warm-up of every window runs the program of that window (its sums' width and column
     /// blocks), and opencv-formula windows stay odd.
     #[test]
@@ -646,7 +696,11 @@ mod tests {
                 for window in 1..=2048 {
                     let params = Params { method, formula, window, ..method.defaults() };
                     let warm = Params { window: warm_window(&params), ..params };
-                    assert_eq!(Config::of(&warm, false), Config::of(&params, false), "window {window}");
+                    assert_eq!(
+                        Config::of(&warm, false, 48 << 10),
+                        Config::of(&params, false, 48 << 10),
+                        "window {window}"
+                    );
                     assert!(warm.window <= window.max(259), "window {window}");
                     assert!(window % 2 == 0 || warm.window % 2 == 1, "window {window}");
                 }

@@ -106,7 +106,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let inputs = jobs.iter().map(|(input, output)| ((input, output), io::read_image(input, &read).map(|d| d.image)));
     let options = BatchOptions {
         consecutive: !args.raw,
-        ..BatchOptions::new(args.algorithm(args.image_connectivity()), args.image_connectivity())
+        ..BatchOptions::new(args.algorithm(&device, args.image_connectivity())?, args.image_connectivity())
     };
     let bar = progress(jobs.len());
     let start = Instant::now();

@@ -100,9 +100,17 @@ impl LabelArgs {
         self.connectivity.unwrap_or(Connectivity::Eight)
     }
 
-    /// `--algo`, or the default for `connectivity` (`Algorithm::default_for`).
-    pub(super) fn algorithm(&self, connectivity: Connectivity) -> Algorithm {
-        self.algo.unwrap_or_else(|| Algorithm::default_for(connectivity))
+    /// `--algo`, or the default for `connectivity` on `device` (`Device::default_algorithm`:
+    /// the fastest it runs), saying so on standard error where the device cannot run the first.
+    pub(super) fn algorithm(&self, device: &ccl::Device, connectivity: Connectivity) -> Result<Algorithm> {
+        if let Some(algorithm) = self.algo {
+            return Ok(algorithm);
+        }
+        let (algorithm, why) = device.default_algorithm(connectivity)?;
+        if let Some(why) = why {
+            note!("note: {why}");
+        }
+        Ok(algorithm)
     }
 
     /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
@@ -285,7 +293,7 @@ fn label_volume(
     let (device, how) = open_device(args.device, args.backend)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
-    let algorithm = args.algorithm(connectivity);
+    let algorithm = args.algorithm(&device, connectivity)?;
     let mut labeler = device.labeler_for(algorithm, connectivity)?;
     let ccl::VolumeLabeling { labels, components, timings } = if wants_stats(args) {
         let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
@@ -373,9 +381,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         if let Some(params) = &args.binarize {
             let connectivity = args.image_connectivity();
-            let labeling =
-                super::folder::PageLabeling { algorithm: args.algorithm(connectivity), connectivity, raw: args.raw };
             let device = open_device_announced(args.device, args.backend)?;
+            let labeling = super::folder::PageLabeling {
+                algorithm: args.algorithm(&device, connectivity)?,
+                connectivity,
+                raw: args.raw,
+            };
             let ext = args.format.extension();
             return super::folder::pages_folder(
                 folder,
@@ -425,7 +436,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
     clock.lap("open device");
-    let algorithm = args.algorithm(args.image_connectivity());
+    let algorithm = args.algorithm(&device, args.image_connectivity())?;
     let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     clock.lap("kernels");
     // Consecutive labels are renumbered (and counted) on the device.
@@ -493,7 +504,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let device = open_device_announced(args.device, args.backend)?;
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
-    let algorithm = args.algorithm(args.image_connectivity());
+    let algorithm = args.algorithm(&device, args.image_connectivity())?;
     let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     let start = std::time::Instant::now();
     let gray = binarizer.upload(&page)?;

@@ -22,11 +22,14 @@ pub(crate) struct Opened {
     gpu: Box<dyn Gpu>,
     info: DeviceInfo,
     owner: u64,
+    /// The default algorithm chosen per connectivity, and why not the first (see
+    /// [`crate::Device::default_algorithm`]).
+    pub(crate) defaults: std::sync::Mutex<Vec<(Connectivity, Algorithm, Option<String>)>>,
 }
 
 impl Opened {
     pub(crate) fn new(gpu: Box<dyn Gpu>, info: DeviceInfo) -> Arc<Self> {
-        Arc::new(Self { gpu, info, owner: next_owner_id() })
+        Arc::new(Self { gpu, info, owner: next_owner_id(), defaults: Default::default() })
     }
 
     /// The device handle the labelers and binarizers of this device take their queues from.
@@ -111,7 +114,12 @@ impl GpuLabeler {
             return Ok(());
         }
         let info = self.algorithm.info();
-        let program = Self::build(self.gpu.as_ref(), info.kernel(), &info.defines(connectivity), &mut self.builds)?;
+        let program = Self::build(
+            self.gpu.as_ref(),
+            info.kernel(),
+            &info.defines(connectivity, self.gpu.limits()),
+            &mut self.builds,
+        )?;
         let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity)?;
         self.schedules.push((connectivity, schedule));
         let start = std::time::Instant::now();
@@ -246,8 +254,12 @@ impl GpuLabeler {
     /// image: the launches are what some drivers finish preparing), like the labeling kernels.
     fn ensure_relabel(&mut self) -> Result<()> {
         if self.relabel.is_none() {
-            let program =
-                Self::build(self.gpu.as_ref(), &crate::kernels::RELABEL, &relabel::defines(), &mut self.builds)?;
+            let program = Self::build(
+                self.gpu.as_ref(),
+                &crate::kernels::RELABEL,
+                &relabel::defines(self.gpu.limits()),
+                &mut self.builds,
+            )?;
             let start = std::time::Instant::now();
             let mut stage = Relabel::build(self.gpu.as_ref(), &program)?;
             let warm = self.gpu.alloc(67 * 4)?;

@@ -14,7 +14,7 @@
 //! Raw labels: (raster index of the top-left pixel of the component's first block) + 1;
 //! background 0 ([`crate::RawLabels::FirstBlock`]).
 
-use super::common::over_voxels;
+use super::common::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
@@ -34,14 +34,16 @@ pub(crate) struct Be {
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, final_labeling] =
         kernels(gpu, program, ["be_init", "be_scan", "be_analysis", "be_final_labeling"])?;
-    Ok(Box::new(Be { init, scan, analysis, final_labeling, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &scan, &analysis, &final_labeling], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Be { init, scan, analysis, final_labeling, volumes }))
 }
 
 impl Schedule for Be {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
         let (bw, bh, bd) = (w.div_ceil(2), h.div_ceil(2), d.div_ceil(2));
-        let blocks = over_blocks(job.shape, self.volumes);
+        let blocks = over_blocks(gpu.limits(), job.shape, self.volumes);
         let count = bw as usize * bh as usize * bd as usize;
         // One connectivity bit per neighbour block: 8 in a byte, 26 in a word.
         let connection_bytes = if self.volumes { 4 } else { 1 };
@@ -65,7 +67,8 @@ impl Schedule for Be {
         recorder.end(Phase::Merge)?;
 
         let final_args = [[input, b, Arg::Buffer(job.labels)].as_slice(), &sizes, &block_sizes[..2]].concat();
-        let voxels = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let voxels =
+            if self.volumes { over_voxels(gpu.limits(), job.shape) } else { over_pixels(gpu.limits(), job.shape) };
         gpu.launch(&mut self.final_labeling, &voxels, &final_args)?;
         recorder.end(Phase::FinalLabeling)?;
 

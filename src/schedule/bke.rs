@@ -17,12 +17,13 @@
 //!
 //! Raw labels: top-left (front top-left) pixel index of the component's first block + 1;
 //! background 0.
+use super::common::{check_kernels, pixel_group};
 use super::{dims_defines, kernels, over_blocks, Job, Schedule, LABEL_BYTES};
-use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape};
 
 /// The compile-time defines of `kernels/bke.kernel`: DIMS=3 for volumes.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
     dims_defines(connectivity)
 }
 
@@ -47,7 +48,9 @@ pub(crate) struct Bke {
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce, finish] =
         kernels(gpu, program, ["bke_init", "compress_blocks", "bke_reduce", "bke_final"])?;
-    Ok(Box::new(Bke { init, compress, reduce, finish, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &compress, &reduce, &finish], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Bke { init, compress, reduce, finish, volumes }))
 }
 
 impl Schedule for Bke {
@@ -62,7 +65,7 @@ impl Schedule for Bke {
         // Without the extra word the kernels never touch their `extra` argument.
         let extra_arg = Arg::Buffer(extra.as_ref().unwrap_or(job.labels));
         let [w, h, d] = job.extent();
-        let blocks = over_blocks(job.shape, self.volumes);
+        let blocks = over_blocks(gpu.limits(), job.shape, self.volumes);
         let (input, labels) = (Arg::Buffer(job.input), Arg::Buffer(job.labels));
         let image_args = [input, labels, extra_arg, Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         let reduce_args = [labels, extra_arg, Arg::U32(w), Arg::U32(h), Arg::U32(d)];

@@ -14,13 +14,14 @@
 //! Raw labels: top-left (front top-left) pixel index of the component's first block + 1;
 //! background 0.
 
+use super::common::{check_kernels, pixel_group};
 use super::{dims_defines, kernels, over_blocks, Job, Schedule};
-use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
 /// The compile-time defines of `kernels/buf.kernel`: DIMS=3 for volumes (2x2 blocks are
 /// 8-connected, 2x2x2 ones 26-connected, by construction).
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
     dims_defines(connectivity)
 }
 
@@ -37,13 +38,15 @@ pub(crate) struct Buf {
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, merge, compress, finish] =
         kernels(gpu, program, ["buf_init", "buf_merge", "compress_blocks", "buf_final"])?;
-    Ok(Box::new(Buf { init, merge, compress, finish, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &merge, &compress, &finish], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Buf { init, merge, compress, finish, volumes }))
 }
 
 impl Schedule for Buf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        let blocks = over_blocks(job.shape, self.volumes);
+        let blocks = over_blocks(gpu.limits(), job.shape, self.volumes);
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.init, &blocks, &label_args)?;

@@ -2,7 +2,7 @@
 //! 2x2 blocks, kernel lookup and the iterate-until-stable loop of LE, OLE and BE.
 
 use super::relabel::{RankTables, Relabel};
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape, Timings};
 
 /// Work-group shape of every 2D schedule: 32 x 8 = 256 work-items, a size every OpenCL device
@@ -153,24 +153,44 @@ pub(crate) fn kernels<const N: usize>(gpu: &dyn Gpu, program: &Program, names: [
     Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels were made")))
 }
 
-/// One work-item per pixel of `shape`.
-pub(crate) fn over_pixels(shape: Shape) -> LaunchRange {
-    LaunchRange::over([shape.width, shape.height, 1], GROUP)
+/// [`crate::Error::DeviceLimit`] unless `kernel` runs in work-groups of `group` on `gpu` (its
+/// local memory, and the work-items of a group in all and along each axis): a schedule checks its
+/// kernels when it is built, so that a labeler for an algorithm the device cannot run is refused
+/// at once, naming the limit, rather than at its first launch.
+pub(crate) fn check_group(gpu: &dyn Gpu, kernel: &Kernel, group: [usize; 3]) -> Result<()> {
+    Ok(kernel.check_group(gpu.name(), group, gpu.limits())?)
 }
 
-/// One work-item per voxel of `shape`, in VOXEL_GROUP groups (kernels built with DIMS=3).
-pub(crate) fn over_voxels(shape: Shape) -> LaunchRange {
-    LaunchRange::over([shape.width, shape.height, shape.depth], VOXEL_GROUP)
+/// The work-group of the kernels over pixels (GROUP) or, with `volumes`, over voxels
+/// (VOXEL_GROUP), fitted to a device with `limits` ([`Limits::fit_group`]): those kernels work
+/// with any shape.
+pub(crate) fn pixel_group(limits: &Limits, volumes: bool) -> [usize; 3] {
+    limits.fit_group(if volumes { VOXEL_GROUP } else { GROUP })
+}
+
+/// [`check_group`] for each of `kernels`, all launched in groups of `group`.
+pub(crate) fn check_kernels(gpu: &dyn Gpu, kernels: &[&Kernel], group: [usize; 3]) -> Result<()> {
+    kernels.iter().try_for_each(|kernel| check_group(gpu, kernel, group))
+}
+
+/// One work-item per pixel of `shape`, in groups of [`pixel_group`].
+pub(crate) fn over_pixels(limits: &Limits, shape: Shape) -> LaunchRange {
+    LaunchRange::over([shape.width, shape.height, 1], pixel_group(limits, false))
+}
+
+/// One work-item per voxel of `shape`, in groups of [`pixel_group`] (kernels built with DIMS=3).
+pub(crate) fn over_voxels(limits: &Limits, shape: Shape) -> LaunchRange {
+    LaunchRange::over([shape.width, shape.height, shape.depth], pixel_group(limits, true))
 }
 
 /// One work-item per 2x2 block of `shape` (`ceil(width / 2)` x `ceil(height / 2)` blocks), or
-/// with `volumes` per 2x2x2 block, in VOXEL_GROUP groups (kernels built with DIMS=3).
-pub(crate) fn over_blocks(shape: Shape, volumes: bool) -> LaunchRange {
+/// with `volumes` per 2x2x2 block, in groups of [`pixel_group`] (kernels built with DIMS=3).
+pub(crate) fn over_blocks(limits: &Limits, shape: Shape, volumes: bool) -> LaunchRange {
     let blocks = [shape.width.div_ceil(2), shape.height.div_ceil(2), shape.depth.div_ceil(2)];
     if volumes {
-        LaunchRange::over(blocks, VOXEL_GROUP)
+        LaunchRange::over(blocks, pixel_group(limits, true))
     } else {
-        LaunchRange::over([blocks[0], blocks[1], 1], GROUP)
+        LaunchRange::over([blocks[0], blocks[1], 1], pixel_group(limits, false))
     }
 }
 

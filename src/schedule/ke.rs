@@ -12,13 +12,13 @@
 //!
 //! No loop, no flag, no scratch buffer. Raw labels: first pixel index + 1; background 0.
 
-use super::common::over_voxels;
+use super::common::{check_kernels, over_voxels, pixel_group};
 use super::{dims_defines, kernels, over_pixels, Job, Schedule};
-use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
 /// The compile-time defines of `kernels/ke.kernel`: DIMS=3 for volumes.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
     let mut defines = vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())];
     defines.extend(dims_defines(connectivity));
     defines
@@ -35,13 +35,16 @@ pub(crate) struct Ke {
 /// Makes the KE schedule from its compiled program.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce] = kernels(gpu, program, ["ke_init", "compress_pixels", "ke_reduce"])?;
-    Ok(Box::new(Ke { init, compress, reduce, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &compress, &reduce], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Ke { init, compress, reduce, volumes }))
 }
 
 impl Schedule for Ke {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let range =
+            if self.volumes { over_voxels(gpu.limits(), job.shape) } else { over_pixels(gpu.limits(), job.shape) };
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.init, &range, &image_args)?;

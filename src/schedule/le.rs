@@ -13,13 +13,13 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::over_voxels;
+use super::common::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
-use crate::gpu::{Arg, Define, Gpu, Kernel, PhaseRecorder, Program};
+use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
 /// The compile-time defines of `kernels/le.kernel` (and of OLE and BE): DIMS=3 for volumes.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
     let mut defines = vec![Define::int("CONNECTIVITY", connectivity.neighbours().into())];
     if connectivity.dims() == 3 {
         defines.push(Define::int("DIMS", 3));
@@ -40,13 +40,16 @@ pub(crate) struct Le {
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, labelling] =
         kernels(gpu, program, ["le_init", "le_scan", "le_analysis", "le_labelling"])?;
-    Ok(Box::new(Le { init, scan, analysis, labelling, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &scan, &analysis, &labelling], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Le { init, scan, analysis, labelling, volumes }))
 }
 
 impl Schedule for Le {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let range =
+            if self.volumes { over_voxels(gpu.limits(), job.shape) } else { over_pixels(gpu.limits(), job.shape) };
         let references = gpu.alloc(job.shape.len() * LABEL_BYTES)?;
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;

@@ -13,7 +13,7 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::over_voxels;
+use super::common::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_pixels, until_stable, Job, Schedule};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
@@ -31,13 +31,16 @@ pub(crate) struct Ole {
 /// Makes the OLE schedule from its program compiled for `connectivity`.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis] = kernels(gpu, program, ["ole_init", "ole_scan", "ole_analysis"])?;
-    Ok(Box::new(Ole { init, scan, analysis, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&init, &scan, &analysis], pixel_group(gpu.limits(), volumes))?;
+    Ok(Box::new(Ole { init, scan, analysis, volumes }))
 }
 
 impl Schedule for Ole {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        let range = if self.volumes { over_voxels(job.shape) } else { over_pixels(job.shape) };
+        let range =
+            if self.volumes { over_voxels(gpu.limits(), job.shape) } else { over_pixels(gpu.limits(), job.shape) };
         let (w, h, d) = (Arg::U32(w), Arg::U32(h), Arg::U32(d));
         let mut changed = gpu.alloc(4)?;
         recorder.end(Phase::Allocation)?;

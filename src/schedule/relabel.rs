@@ -29,23 +29,67 @@
 use super::common::launch_after;
 use super::scratch::Scratch;
 use super::LABEL_BYTES;
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{Phase, RawLabels, Result, Shape};
 
-/// Work-items per group (a power of two).
+/// Work-items per group on a device that takes them (a power of two; fewer where the device's
+/// work-groups are smaller, [`Geometry::of`]).
 const GROUP_SIZE: usize = 256;
+/// The fewest work-items per group the kernels take: a rank span's words (one per work-item)
+/// are scanned in runs of 32.
+const MIN_GROUP_SIZE: usize = 32;
 /// Elements per work-item in the scan kernels.
 const ITEMS: usize = 4;
-/// Elements per span (one work-group of the scan kernels).
-const SPAN: usize = GROUP_SIZE * ITEMS;
 /// Pixels per work-item of the rank kernel (at most 32: a bit each in a word).
 const RANK_ITEMS: usize = 32;
-/// Pixels per span of the rank kernel (one work-group).
-const RANK_SPAN: usize = GROUP_SIZE * RANK_ITEMS;
 /// Pixels per work-item of the first-pixel and final kernels (their loads are issued together).
 const PASS_ITEMS: usize = 8;
-/// Pixels per work-group of the first-pixel and final kernels.
-const PASS_SPAN: usize = GROUP_SIZE * PASS_ITEMS;
+
+/// The relabeling's work-group size on one device, and the spans it sizes: a scan span (SPAN,
+/// ITEMS per work-item), a rank span (RANK_SPAN, RANK_ITEMS per work-item) and a pass span
+/// (PASS_SPAN, PASS_ITEMS per work-item).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    group: usize,
+}
+
+impl Geometry {
+    /// GROUP_SIZE work-items per group, or the largest power of two a device with `limits`
+    /// takes (at least MIN_GROUP_SIZE: a device of smaller work-groups is refused by
+    /// [`Relabel::build`], naming its limit).
+    pub(crate) fn of(limits: &Limits) -> Self {
+        let most = GROUP_SIZE.min(limits.max_group_size).min(limits.max_group_sizes[0]);
+        let group = if most >= MIN_GROUP_SIZE { 1 << most.ilog2() } else { GROUP_SIZE };
+        Self { group }
+    }
+
+    fn span(self) -> usize {
+        self.group * ITEMS
+    }
+
+    fn rank_span(self) -> usize {
+        self.group * RANK_ITEMS
+    }
+
+    fn pass_span(self) -> usize {
+        self.group * PASS_ITEMS
+    }
+
+    /// log2 of a rank span (the `rank_shift` of the kernels that read the rank tables).
+    pub(crate) fn rank_shift(self) -> u32 {
+        self.rank_span().trailing_zeros()
+    }
+
+    /// One work-item per element of `n`.
+    fn over(self, n: usize) -> LaunchRange {
+        LaunchRange::over([n, 1, 1], [self.group, 1, 1])
+    }
+
+    /// One work-group per `span` elements of `n`.
+    fn over_spans(self, n: usize, span: usize) -> LaunchRange {
+        LaunchRange { global: [n.div_ceil(span).max(1) * self.group, 1, 1], local: [self.group, 1, 1] }
+    }
+}
 
 /// The rank kernels' `scan_groups`: their group count where the counts fit one scan span (one
 /// level) and the device cannot start the scan kernel while they end, so that the last group to
@@ -61,10 +105,10 @@ fn scan_groups(gpu: &dyn Gpu, tables: &RankTables) -> u32 {
     }
 }
 
-/// The compile-time defines of `kernels/relabel.kernel`.
-pub(crate) fn defines() -> Vec<Define> {
+/// The compile-time defines of `kernels/relabel.kernel` on a device with `limits`.
+pub(crate) fn defines(limits: &Limits) -> Vec<Define> {
     vec![
-        Define::int("GROUP_SIZE", GROUP_SIZE as i64),
+        Define::int("GROUP_SIZE", Geometry::of(limits).group as i64),
         Define::int("ITEMS", ITEMS as i64),
         Define::int("RANK_ITEMS", RANK_ITEMS as i64),
         Define::int("PASS_ITEMS", PASS_ITEMS as i64),
@@ -79,6 +123,8 @@ pub(crate) struct Relabel {
     scan: Kernel,
     add: Kernel,
     finish: Kernel,
+    /// The work-group size and spans (those of the defines the program was built with).
+    geometry: Geometry,
     /// Rank words, first pixels, the total and the count levels, kept between calls.
     scratch: Scratch,
     /// The rank kernels' ticket counter (one `u32`, zero between launches: the last group puts
@@ -92,17 +138,13 @@ const FIRSTS: usize = 1;
 const TOTAL: usize = 2;
 const LEVELS: usize = 3;
 
-/// One work-item per element of `n`.
-fn over(n: usize) -> LaunchRange {
-    LaunchRange::over([n, 1, 1], [GROUP_SIZE, 1, 1])
-}
-
-/// One work-group per `span` elements of `n`.
-fn over_spans(n: usize, span: usize) -> LaunchRange {
-    LaunchRange { global: [n.div_ceil(span).max(1) * GROUP_SIZE, 1, 1], local: [GROUP_SIZE, 1, 1] }
-}
-
 impl Relabel {
+    /// log2 of the pixels per span of its rank tables (a span's offset is `offsets[first >>
+    /// shift]`).
+    pub(crate) fn rank_shift(&self) -> u32 {
+        self.geometry.rank_shift()
+    }
+
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
         let [first_pixels, rank, rank_marks, scan, add, finish] = super::kernels(
             gpu,
@@ -116,7 +158,13 @@ impl Relabel {
                 "relabel_final",
             ],
         )?;
-        Ok(Self { first_pixels, rank, rank_marks, scan, add, finish, scratch: Scratch::default(), tickets: None })
+        // Every kernel runs in groups of the geometry's size (the scans and the rank spans are
+        // sized by it): a device that cannot is refused here, naming its limit.
+        let geometry = Geometry::of(gpu.limits());
+        let group = [geometry.group, 1, 1];
+        super::common::check_kernels(gpu, &[&first_pixels, &rank, &rank_marks, &scan, &add, &finish], group)?;
+        let scratch = Scratch::default();
+        Ok(Self { first_pixels, rank, rank_marks, scan, add, finish, geometry, scratch, tickets: None })
     }
 
     /// Renumbers the raw labels of an array of `shape` in `labels` (of `convention`)
@@ -155,7 +203,7 @@ impl Relabel {
         let blocks = Arg::U32(u32::from(convention == RawLabels::FirstBlock));
         let (l, f, m) = (Arg::Buffer(labels), Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks));
         let args = [l, f, m, Arg::Buffer(&tables.levels[0]), Arg::U32(n as u32), blocks];
-        gpu.launch(&mut self.finish, &over_spans(n, PASS_SPAN), &args)?;
+        gpu.launch(&mut self.finish, &self.geometry.over_spans(n, self.geometry.pass_span()), &args)?;
         Ok(tables)
     }
 
@@ -172,14 +220,15 @@ impl Relabel {
         let firsts = self.scratch.take(gpu, FIRSTS, table)?;
         // Count levels: each holds one value per span of the level below, down to one span, whose
         // scan gives N.
-        let mut lengths = vec![n.div_ceil(RANK_SPAN).max(1)];
-        while *lengths.last().expect("one level") > SPAN {
-            lengths.push(lengths.last().expect("one level").div_ceil(SPAN));
+        let (rank_span, span) = (self.geometry.rank_span(), self.geometry.span());
+        let mut lengths = vec![n.div_ceil(rank_span).max(1)];
+        while *lengths.last().expect("one level") > span {
+            lengths.push(lengths.last().expect("one level").div_ceil(span));
         }
         let levels = lengths
             .iter()
             .enumerate()
-            .map(|(k, &len)| self.scratch.take(gpu, LEVELS + k, len * 4))
+            .map(|(k, &len)| self.scratch.take_written(gpu, LEVELS + k, len * 4))
             .collect::<Result<Vec<_>>>()?;
         let total = self.scratch.take(gpu, TOTAL, 4)?;
         Ok(RankTables { n, ranks, firsts, lengths, levels, total })
@@ -206,7 +255,7 @@ impl Relabel {
         if blocks {
             gpu.zero(&mut tables.firsts)?;
             let args = [l, Arg::Buffer(&tables.firsts), Arg::U32(count), line];
-            gpu.launch(&mut self.first_pixels, &over_spans(n, PASS_SPAN), &args)?;
+            gpu.launch(&mut self.first_pixels, &self.geometry.over_spans(n, self.geometry.pass_span()), &args)?;
         }
         let (f, m, blocks) = (Arg::Buffer(&tables.firsts), Arg::Buffer(&tables.ranks), Arg::U32(u32::from(blocks)));
         let tickets = self.take_tickets(gpu)?;
@@ -223,7 +272,8 @@ impl Relabel {
             Arg::Buffer(&tickets),
             scan_groups,
         ];
-        let launched = launch_after(gpu, overlap, &mut self.rank, &over_spans(n, RANK_SPAN), &args);
+        let ranges = self.geometry.over_spans(n, self.geometry.rank_span());
+        let launched = launch_after(gpu, overlap, &mut self.rank, &ranges, &args);
         self.tickets = Some(tickets);
         launched?;
         self.scan_counts(gpu, tables, overlap)
@@ -250,7 +300,8 @@ impl Relabel {
             Arg::Buffer(&tickets),
             Arg::U32(scan_groups(gpu, tables)),
         ];
-        let launched = launch_after(gpu, overlap, &mut self.rank_marks, &over_spans(n, RANK_SPAN), &args);
+        let ranges = self.geometry.over_spans(n, self.geometry.rank_span());
+        let launched = launch_after(gpu, overlap, &mut self.rank_marks, &ranges, &args);
         self.tickets = Some(tickets);
         launched?;
         self.scan_counts(gpu, tables, overlap)
@@ -266,13 +317,13 @@ impl Relabel {
         let (lengths, levels) = (&tables.lengths, &tables.levels);
         for k in 0..levels.len() {
             let sums = levels.get(k + 1).unwrap_or(&tables.total);
-            let range = over_spans(lengths[k], SPAN);
+            let range = self.geometry.over_spans(lengths[k], self.geometry.span());
             let args = [Arg::Buffer(&levels[k]), Arg::Buffer(sums), Arg::U32(lengths[k] as u32)];
             launch_after(gpu, overlap, &mut self.scan, &range, &args)?;
         }
         for k in (0..levels.len().saturating_sub(1)).rev() {
             let args = [Arg::Buffer(&levels[k]), Arg::Buffer(&levels[k + 1]), Arg::U32(lengths[k] as u32)];
-            launch_after(gpu, overlap, &mut self.add, &over(lengths[k]), &args)?;
+            launch_after(gpu, overlap, &mut self.add, &self.geometry.over(lengths[k]), &args)?;
         }
         Ok(())
     }
@@ -342,7 +393,3 @@ impl RankTables {
         &self.total
     }
 }
-
-/// log2 of the pixels per span of the rank tables (a span's offset is `offsets[first >> shift]`).
-pub(crate) const RANK_SHIFT: u32 = RANK_SPAN.trailing_zeros();
-const _: () = assert!(RANK_SPAN.is_power_of_two());

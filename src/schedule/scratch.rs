@@ -21,6 +21,19 @@ impl Scratch {
         self.take_if(gpu, slot, bytes, |len, bytes| len <= 2 * bytes)
     }
 
+    /// [`Scratch::take`], with a new buffer zeroed (queued), so that it never holds memory
+    /// nothing wrote: for buffers the kernels write with atomic stores (`STORE_RELAXED`), which
+    /// on OpenCL C 1.2 are atomic exchanges, and Oclgrind's uninitialized-memory check takes an
+    /// exchange onto memory never written for the write of an uninitialized value.
+    pub(crate) fn take_written(&mut self, gpu: &dyn Gpu, slot: usize, bytes: usize) -> Result<Buffer> {
+        let kept = self.slots.get(slot).and_then(Option::as_ref).map(|b| b.len());
+        let mut buffer = self.take(gpu, slot, bytes)?;
+        if kept != Some(buffer.len()) {
+            gpu.zero(&mut buffer)?;
+        }
+        Ok(buffer)
+    }
+
     /// Slot `slot`'s buffer if it has at least `bytes` bytes, however many more, else a new one
     /// of `bytes`: for a call that only needs a placeholder, without dropping a larger buffer
     /// that other calls use.

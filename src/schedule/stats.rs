@@ -204,6 +204,7 @@ impl OpenCv {
             program,
             ["stats_totals", "stats_background_faces", "stats_background_box", "stats_opencv"],
         )?;
+        super::common::check_kernels(gpu, &[&totals, &faces, &background, &format], [256, 1, 1])?;
         Ok(Self { totals, faces, background, format, scratch: Scratch::default() })
     }
 
@@ -307,6 +308,8 @@ impl Stats {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
         let [init, accumulate, remap] =
             super::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
+        super::common::check_kernels(gpu, &[&init, &remap], [256, 1, 1])?;
+        super::common::check_group(gpu, &accumulate, GROUP)?;
         Ok(Self { init, accumulate, remap, scratch: Scratch::default(), capacity: 0 })
     }
 

@@ -146,11 +146,11 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::common::{launch_after, run_then_rank, GROUP};
-use super::relabel::{RankTables, Relabel, RANK_SHIFT};
+use super::common::{check_group, launch_after, run_then_rank, GROUP};
+use super::relabel::{RankTables, Relabel};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program, REGISTER_BUDGET};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program, REGISTER_BUDGET};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape};
 
 /// Tile width: the bits of a row mask.
@@ -182,7 +182,7 @@ const REGION_D: usize = 16;
 const FACE_ROW_LANES: usize = 8;
 
 /// The compile-time defines of `kernels/tuf.kernel`.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
     // (Volumes too are built without DIMS=3: the volume kernels take 2D ranges, folded into the
     // grid as a tall image's.) The tile kernels ask for 8 work-groups of 256 per compute unit
     // (CUDA's launch bounds): 32 registers, which NVIDIA's OpenCL takes from REGISTER_BUDGET.
@@ -225,6 +225,8 @@ pub(crate) struct Tuf {
     compress: Kernel,
     compress_ranked: Kernel,
     connectivity: Connectivity,
+    /// Whether the device runs `tuf_tiles_wide`'s work-groups of 512.
+    wide: bool,
     /// The forest of consecutive labelings (slot FOREST), kept between calls.
     scratch: Scratch,
 }
@@ -274,6 +276,10 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
             program,
             ["tuf_tiles_3d", "tuf_border_merge_3d", "tuf_compress_3d", "tuf_compress_ranked_3d"],
         )?;
+        for kernel in [&tiles, &compress, &compress_ranked] {
+            check_group(gpu, kernel, TILE_GROUP)?;
+        }
+        check_group(gpu, &border_merge, BORDER_GROUP)?;
         let scratch = Scratch::default();
         return Ok(Box::new(Tuf3d { tiles, border_merge, compress, compress_ranked, scratch }));
     }
@@ -289,8 +295,28 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
             "tuf_compress_ranked_2d",
         ],
     )?;
+    for kernel in [&tiles, &tiles_small] {
+        check_group(gpu, kernel, TILE_GROUP)?;
+    }
+    check_group(gpu, &border_merge, BORDER_GROUP)?;
+    for kernel in [&compress, &compress_ranked] {
+        check_group(gpu, kernel, GROUP)?;
+    }
+    // The wide tile kernel (512 work-items) only where the device takes it: else the 8-tile groups
+    // of 256 do its images.
+    let wide = check_group(gpu, &tiles_wide, WIDE_TILE_GROUP).is_ok();
     let scratch = Scratch::default();
-    Ok(Box::new(Tuf { tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked, connectivity, scratch }))
+    Ok(Box::new(Tuf {
+        tiles,
+        tiles_wide,
+        tiles_small,
+        border_merge,
+        compress,
+        compress_ranked,
+        connectivity,
+        wide,
+        scratch,
+    }))
 }
 
 /// The border merge's work when the tile pass labeled regions `region_w` pixels wide (a
@@ -324,7 +350,9 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
 /// larger images (8192^2: 8-12 % slower with it, many waves of groups, where its extra
 /// instructions cost). Four tiles per group of 256 (two warps each) did as well at
 /// 4-connectivity, worse at 8.
-fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity) -> TileKernel {
+/// Where the device cannot run groups of 512 (`wide` false), the 8-tile groups of 256 take those
+/// images.
+fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity, wide: bool) -> TileKernel {
     match FORCED_TILE_KERNEL.load(Ordering::Relaxed) {
         1 => return TileKernel::Small,
         2 => return TileKernel::Groups,
@@ -335,7 +363,7 @@ fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity) -> TileK
     let units = gpu.limits().compute_units.max(1);
     if groups < 2 * units {
         TileKernel::Small
-    } else if connectivity == Connectivity::Four && groups <= WIDE_GROUPS_PER_UNIT * units {
+    } else if wide && connectivity == Connectivity::Four && groups <= WIDE_GROUPS_PER_UNIT * units {
         TileKernel::Wide
     } else {
         TileKernel::Groups
@@ -362,7 +390,7 @@ impl Tuf {
         let shape = job.shape;
         // One work-group per GROUP_TILES tiles side by side, or per tile ([`tile_kernel`]).
         let tile_rows = shape.height.div_ceil(TILE_H);
-        let choice = tile_kernel(gpu, shape, self.connectivity);
+        let choice = tile_kernel(gpu, shape, self.connectivity, self.wide);
         let small = choice == TileKernel::Small;
         let (kernel, group_tiles, group) = match choice {
             TileKernel::Small => (&mut self.tiles_small, SMALL_GROUP_TILES, TILE_GROUP),
@@ -430,7 +458,7 @@ fn rank_into_output(
     let mut args =
         vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
     args.extend(extent.iter().map(|&e| Arg::U32(e)));
-    args.push(Arg::U32(RANK_SHIFT));
+    args.push(Arg::U32(relabel.rank_shift()));
     launch_after(gpu, overlap, kernel, &range, &args)?;
     Ok(tables)
 }
@@ -474,7 +502,7 @@ impl Schedule for Tuf {
         // 90 % 1.047-1.055 / 0.894-0.897 / 0.736-0.739 -> 0.986 / 0.830-0.833 / 0.676-0.680 ms,
         // 8000x8000 at 50 %, marks or-ed, 0.859-0.863 -> 0.798-0.803; binarize + TUF on an
         // 8192^2 page 0.694-0.695 -> 0.637-0.640; 2048^2 within 2-3 %).
-        let choice = tile_kernel(gpu, shape, self.connectivity);
+        let choice = tile_kernel(gpu, shape, self.connectivity, self.wide);
         let mut marks = if choice == TileKernel::Small {
             None
         } else {

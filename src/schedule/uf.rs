@@ -12,24 +12,32 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::{GROUP, GROUP_3D};
-use super::{kernels, over_pixels, Job, Schedule};
-use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use super::common::{check_kernels, GROUP, GROUP_3D};
+use super::{kernels, Job, Schedule};
+use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};
 
-/// The compile-time defines of `kernels/uf.kernel`: the tile is the work-group.
-pub(crate) fn defines(connectivity: Connectivity) -> Vec<Define> {
+/// UF's tile, its work-group, on a device with `limits`: 32 x 8 pixels or 8 x 8 x 4 voxels, or
+/// the largest part of them the device's work-groups hold ([`Limits::fit_group`]).
+fn tile(limits: &Limits, volumes: bool) -> [usize; 3] {
+    limits.fit_group(if volumes { GROUP_3D } else { GROUP })
+}
+
+/// The compile-time defines of `kernels/uf.kernel` on a device with `limits`: the tile is the
+/// work-group ([`tile`]).
+pub(crate) fn defines(connectivity: Connectivity, limits: &Limits) -> Vec<Define> {
     let neighbours = Define::int("CONNECTIVITY", connectivity.neighbours().into());
+    let [w, h, d] = tile(limits, connectivity.dims() == 3);
     if connectivity.dims() == 3 {
         vec![
             neighbours,
             Define::int("DIMS", 3),
-            Define::int("TILE_W", GROUP_3D[0] as i64),
-            Define::int("TILE_H", GROUP_3D[1] as i64),
-            Define::int("TILE_D", GROUP_3D[2] as i64),
+            Define::int("TILE_W", w as i64),
+            Define::int("TILE_H", h as i64),
+            Define::int("TILE_D", d as i64),
         ]
     } else {
-        vec![neighbours, Define::int("TILE_W", GROUP[0] as i64), Define::int("TILE_H", GROUP[1] as i64)]
+        vec![neighbours, Define::int("TILE_W", w as i64), Define::int("TILE_H", h as i64)]
     }
 }
 
@@ -41,20 +49,21 @@ pub(crate) struct Uf {
     volumes: bool,
 }
 
-/// Makes the UF schedule from its program compiled for `connectivity`.
+/// Makes the UF schedule from its program compiled for `connectivity` on `gpu`.
 pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
     let [local_merge, border_merge, compress] =
         kernels(gpu, program, ["uf_local_merge", "uf_border_merge", "compress_pixels"])?;
-    Ok(Box::new(Uf { local_merge, border_merge, compress, volumes: connectivity.dims() == 3 }))
+    let volumes = connectivity.dims() == 3;
+    check_kernels(gpu, &[&local_merge, &border_merge, &compress], tile(gpu.limits(), volumes))?;
+    Ok(Box::new(Uf { local_merge, border_merge, compress, volumes }))
 }
 
 impl Schedule for Uf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
         let [w, h, d] = job.extent();
-        // On volumes every kernel runs over the 8 x 8 x 4 tiles (the local merge's work-groups).
+        // Every kernel runs over the tiles (the local merge's work-groups).
         let s = job.shape;
-        let range =
-            if self.volumes { LaunchRange::over([s.width, s.height, s.depth], GROUP_3D) } else { over_pixels(s) };
+        let range = LaunchRange::over([s.width, s.height, s.depth], tile(gpu.limits(), self.volumes));
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h), Arg::U32(d)];
         gpu.launch(&mut self.local_merge, &range, &image_args)?;
         recorder.end(Phase::LocalMerge)?;
