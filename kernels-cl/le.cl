@@ -175,11 +175,31 @@ DEVICE_FN uint4 ccl_load_own_label4(__global const uint *p)
 #define ATOMIC_AND(p, v) atomic_and((p), (v))
 #define POPCOUNT(x) popcount((uint)(x))
 #define LEADING_ZEROS(x) clz((uint)(x))
-// 64-bit add (kernels built with -D INT64_ATOMICS=1; the device must have
-// cl_khr_int64_base_atomics).
+// 64-bit add (kernels built with -D INT64_ATOMICS=1). With OpenCL C 1.2's atomics
+// (ATOMICS_RMW), where 64-bit atomics are an optional extension, as two 32-bit atomic adds: the
+// low word's, then its carry and the high part into the high word (every add's carry is counted
+// once, so the sum is exact once the adds are done; nothing reads it before). Else the
+// extension's atom_add (cl_khr_int64_base_atomics, which OpenCL C 2.0 and later devices with
+// 64-bit atomics have).
 #if defined(INT64_ATOMICS) && INT64_ATOMICS
+#if ATOMICS == ATOMICS_RMW
+DEVICE_FN void ccl_atomic_add64(volatile __global ulong *p, ulong v)
+{
+#if defined(__ENDIAN_LITTLE__)
+    volatile __global uint *low = (volatile __global uint *)p, *high = low + 1;
+#else
+    volatile __global uint *high = (volatile __global uint *)p, *low = high + 1;
+#endif
+    const uint part = (uint)v, old = atomic_add(low, part);
+    const uint carried = (uint)(v >> 32) + (old + part < old ? 1u : 0u);
+    if (carried != 0)
+        atomic_add(high, carried);
+}
+#define ATOMIC_ADD64(p, v) ccl_atomic_add64((p), (ulong)(v))
+#else
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #define ATOMIC_ADD64(p, v) atom_add((p), (v))
+#endif
 #endif
 // Double precision (kernels built with -D FLOAT64=1): IEEE operations, correctly rounded in
 // OpenCL for double, and never contracted into fused multiply-adds, so that a kernel's results

@@ -352,7 +352,8 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
         STORE_RELAXED(&counts[GROUP_ID_X], sum); // (read by the last group: scan_if_last)
     }
     LOCAL_BARRIER();
-    const index_t words = (n + 31) / 32;
+    // (R's entry 0 is written for no pixels too: relabel_final reads it for background.)
+    const index_t words = n > 0 ? (n + 31) / 32 : 1;
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE) {
         const index_t word = base / 32 + w;
         if (word < words) {

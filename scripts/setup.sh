@@ -2,6 +2,9 @@
 # Sets up what a fresh machine lacks, then labels the built-in sample page.
 #   - OpenCL: when no OpenCL platform is visible (no GPU driver), installs POCL (OpenCL on the
 #     CPU) and the ICD loader from Debian's packages (needs root, as on CI machines).
+#   - Oclgrind (Debian's package), an OpenCL simulator that checks every access, which the tests
+#     run every kernel on (tests/oclgrind.rs); not registered as a platform, so `ccl devices`
+#     does not list it.
 #   - NVRTC 13.0 (pip wheel nvidia-cuda-nvrtc==13.0.88) in .cache/nvrtc, so the CUDA kernels can
 #     be compiled (and checked) without a GPU; scripts/test.sh puts it on LD_LIBRARY_PATH.
 #   - ptxas 13.0 (from the pip wheel nvidia-cuda-nvcc==13.0.88) in .cache/ptxas, so the tests can
@@ -24,6 +27,14 @@ if ! have_opencl_platform; then
   $sudo apt-get install -y -qq --no-install-recommends pocl-opencl-icd ocl-icd-libopencl1 clinfo >/dev/null
 fi
 clinfo -l || true
+
+if [ ! -f /usr/lib/oclgrind/liboclgrind-rt-icd.so ] && command -v apt-get >/dev/null; then
+  echo "setup: installing Oclgrind (the OpenCL simulator the tests check every kernel on)"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends oclgrind >/dev/null
+fi
 
 nvrtc_dir=.cache/nvrtc
 if [ ! -f "$nvrtc_dir/nvidia/cu13/lib/libnvrtc.so.13" ]; then

@@ -15,7 +15,8 @@ pub struct TestDevice {
 
 /// Tokens `CCL_REQUIRE_BACKENDS` accepts.
 /// `ptxas`: NVIDIA OpenCL programs must be assembled by a CUDA toolkit's ptxas (`CCL_PTXAS`).
-pub const TOKENS: [&str; 6] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc", "ptxas"];
+/// `oclgrind`: the Oclgrind cells must run (tests/oclgrind.rs).
+pub const TOKENS: [&str; 7] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda", "nvrtc", "ptxas", "oclgrind"];
 
 /// The tokens listed in `CCL_REQUIRE_BACKENDS` (comma separated); panics on an unknown one.
 pub fn required() -> Vec<String> {

@@ -93,6 +93,8 @@ struct Shared {
     limits: Limits,
     /// The cache key's parts that name this device, its platform and driver.
     device_key: CacheKey,
+    /// Buffers are zeroed by writing zeros rather than by a fill (Oclgrind, see `zero`).
+    zero_by_writing: bool,
     /// What the pools of this device's queues keep between them: at most a quarter of its
     /// memory.
     kept_budget: Arc<KeptBudget>,
@@ -140,6 +142,7 @@ impl Runtime {
         // commands of several queues run at once (an assertion in pocl_release_dlhandle_cache,
         // seen on 88 concurrent test threads); its kernels run one at a time instead.
         let serial = desc.platform_name.contains("Portable Computing Language");
+        let zero_by_writing = desc.platform_name.contains("Oclgrind");
         let memory = dev.global_mem_size().unwrap_or(0);
         let kept_budget = KeptBudget::new(usize::try_from(memory / 4).unwrap_or(usize::MAX));
         let shared = Arc::new(Shared {
@@ -152,6 +155,7 @@ impl Runtime {
             context,
             limits,
             device_key,
+            zero_by_writing,
             kept_budget,
         });
         Self::with_queue(shared, KernelCache::from_env())
@@ -350,12 +354,6 @@ fn device_limits(dev: &Device) -> Limits {
     }
 }
 
-/// The bytes an allocation of `bytes` takes, and a zero fill of it covers: whole 32-bit words, at
-/// least one.
-fn zero_fill_len(bytes: usize) -> usize {
-    bytes.max(1).next_multiple_of(4)
-}
-
 /// The `clBuildProgram` options of `defines`: `-D NAME=VALUE` each, `-cl-denorms-are-zero` where
 /// [`FLUSH_DENORMALS`] is set, and with NVIDIA's compiler options (`nv_options`) the register
 /// cap a [`REGISTER_BUDGET`] define asks for.
@@ -543,8 +541,7 @@ impl Gpu for Runtime {
     /// A buffer of this queue's pool (see [`crate::pool`]): one the queue's owners released, of
     /// the same size, or a new one (after releasing the kept ones if the driver refuses it).
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
-        // Whole 32-bit words, so that `zero` fills with a word pattern (see there).
-        let size = zero_fill_len(bytes);
+        let size = bytes.max(1);
         let create = || {
             // SAFETY: no host pointer is passed, so OpenCL owns the storage.
             unsafe { ClBuffer::<u8>::create(&self.shared.context, CL_MEM_READ_WRITE, size, ptr::null_mut()) }
@@ -645,19 +642,23 @@ impl Gpu for Runtime {
     }
 
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
-        let len = zero_fill_len(buffer.len());
+        if self.shared.zero_by_writing {
+            // Oclgrind's uninitialized-memory check takes only a fill's first pattern (or one
+            // write of the whole range) as written: there, zeros are written from the host.
+            let zeros = vec![0u8; buffer.len().max(1)];
+            return self.write(buffer, &zeros);
+        }
+        let len = buffer.len().max(1);
         let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
-        let zero = 0u32;
-        // The raw entry point: the fill covers the buffer's whole words (its allocation), with
-        // the 4-byte pattern `zero`, which outlives the call (the driver copies a pattern when it
-        // enqueues). A word pattern rather than a byte: Oclgrind's uninitialized-memory check
-        // does not count a fill with a one-byte pattern as a write.
+        let zero = 0u8;
+        // The raw entry point: the fill covers exactly the buffer, with the one-byte pattern
+        // `zero`, which outlives the call (the driver copies a pattern when it enqueues).
         self.enqueue_timed("clEnqueueFillBuffer", |event| {
             library.clEnqueueFillBuffer(
                 self.queue.get(),
                 mem,
                 (&raw const zero).cast(),
-                4,
+                1,
                 0,
                 len,
                 0,
