@@ -14,6 +14,11 @@
 # `gpu-sanitize.sh volumes` runs every algorithm on volumes instead (memcheck and racecheck, each
 # of its 6/18/26 connectivities, a 37x29x19 random volume at 45 %, and TUF's raw labels on 68x35x33
 # ones at 45 and 85 %; needs python3 with numpy).
+# `gpu-sanitize.sh every-kernel` runs each CUDA kernel at least once under each of memcheck,
+# racecheck, synccheck and initcheck: every algorithm on a 512x512 image (8-connectivity, and 4
+# for the pixel algorithms), raw and consecutive labels, the statistics, every algorithm on a
+# 37x29x19 volume (26-connectivity, TUF 6), every binarization kernel, and the queue hold of
+# `ccl bench`; it needs python3 with numpy.
 set -uo pipefail
 what=${1:-all}
 ccl=${CCL_BIN:-.gpu/bin/ccl}
@@ -56,6 +61,33 @@ sanitize_volumes() {
   done
 }
 if [ "$what" = volumes ]; then sanitize_volumes; exit $rc; fi
+if [ "$what" = every-kernel ]; then
+  vol=/tmp/sanitize-volume.npy
+  python3 -c "import numpy as np; r = np.random.default_rng(19); np.save('$vol', (r.random((19, 29, 37)) < 0.45).astype(np.uint8))" || exit 1
+  "$ccl" generate -o "$img" --width 512 --height 512 --density 45 --seed 512
+  for tool in memcheck racecheck synccheck initcheck; do
+    for algo in LE OLE BE UF UF_IC KE KE_IC BUF BUF_IC BKE BKE_IC TUF; do
+      check "$tool" "$algo 8-conn" label "$img" --device cuda:0 --algo "$algo" --connectivity 8 -o /tmp/sanitize.npy
+      conn=26; [ "$algo" = TUF ] && conn=6
+      check "$tool" "$algo volume $conn-conn" label "$vol" --device cuda:0 --algo "$algo" --connectivity "$conn" -o /tmp/sanitize.npy
+    done
+    for algo in LE OLE UF KE TUF; do
+      check "$tool" "$algo 4-conn" label "$img" --device cuda:0 --algo "$algo" --connectivity 4 -o /tmp/sanitize.npy
+    done
+    for algo in TUF BKE_IC; do
+      check "$tool" "$algo raw" label "$img" --device cuda:0 --algo "$algo" --raw -o /tmp/sanitize.npy
+      check "$tool" "$algo stats" label "$img" --device cuda:0 --algo "$algo" --stats /tmp/sanitize-stats.csv -o /tmp/sanitize.npy
+    done
+    check "$tool" "TUF volume raw" label "$vol" --device cuda:0 --algo TUF --connectivity 6 --raw -o /tmp/sanitize.npy
+    for kernel in global global-shared shared fast; do
+      check "$tool" "binarize nick $kernel" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png --method nick --kernel "$kernel" --window 15
+    done
+    check "$tool" "binarize wolf" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png --method wolf --window 31
+    check "$tool" "binarize otsu" binarize "$page" --device cuda:0 -o /tmp/sanitize-ink.png --method otsu
+    check "$tool" "queue hold" bench density --devices cuda:0 --algos tuf --size 64x64 --densities 50 --runs 1 --warmup 0 --images 1 --out /tmp/sanitize-bench
+  done
+  exit $rc
+fi
 # Component statistics (kernels/stats.kernel) after a labeling into consecutive labels, on a
 # table sized before N is read back: UF (first-pixel labels, relabeled), BKE_IC (block labels,
 # relabeled) and TUF (renumbered in its last pass) on a 512x512 image, and on images wider than a work-group's 1024 columns,
