@@ -164,6 +164,7 @@ fn oclgrind_child() {
             label_cell(&device, algorithm, connectivity);
         }
         "binarize" => binarize_cell(&device, rest.parse().expect("method")),
+        "hold" => hold_cell(rest),
         "default" => {
             let (connectivity, fallback) = rest.split_once(':').expect("default:CONNECTIVITY:FALLBACK");
             let connectivity = Connectivity::from_neighbours(connectivity.parse().expect("number")).unwrap();
@@ -298,6 +299,27 @@ fn download(labeler: &mut AnyLabeler, labels: &ccl::DeviceLabels) -> Vec<u32> {
     out
 }
 
+/// `ccl bench`'s queued timing, which launches the queue hold (`kernels/hold.kernel`) before each
+/// run: a run of TUF (raw, consecutive, with the statistics) on a small image.
+fn hold_cell(folder: &str) {
+    use ccl::bench::{random_inputs, run, BenchOptions, Extent, Mode, RecordWriter, Timing};
+    let options = BenchOptions {
+        mode: Mode::Density,
+        algorithms: vec![Algorithm::TUF],
+        devices: vec![DeviceId::OpenCl(0)],
+        connectivity: Connectivity::Eight,
+        runs: 1,
+        warmup: 0,
+        progress: false,
+        stats: true,
+        timing: Timing::Queued,
+    };
+    let inputs = random_inputs(Extent::Image(40, 23), 50, 1, 1, 7).unwrap();
+    let mut writer = RecordWriter::create(&Path::new(folder).join("results.csv")).expect("results file");
+    let records = run(&options, &inputs, &mut writer).expect("bench");
+    assert_eq!(records.len(), 3, "a run of TUF, raw, consecutive and with statistics");
+}
+
 /// One binarization method with every kernel that computes it, on a small page whose windows
 /// reach past its edges and a wider one (more than one of the fast kernel's tiles).
 fn binarize_cell(device: &Device, method: Method) {
@@ -390,6 +412,26 @@ mod default {
         c6: "6",
         c18: "18",
         c26: "26",
+    }
+}
+
+/// The queue hold of `ccl bench` on each simulated device.
+mod hold {
+    use super::*;
+
+    fn cell(config: Config) {
+        let out = tempfile::tempdir().expect("temporary folder");
+        run(&format!("hold:{}", out.path().display()), config);
+    }
+
+    #[test]
+    fn roomy() {
+        cell(Config::Roomy)
+    }
+
+    #[test]
+    fn tight() {
+        cell(Config::Tight)
     }
 }
 
