@@ -1,6 +1,7 @@
 //! What a launch is made of: the range (global and local sizes in x, y, z), the device's
 //! limits and how a large 2D range is folded into them, kernel arguments and build defines.
 
+use crate::{Error, Result};
 use std::fmt;
 
 /// The language a device compiles.
@@ -154,6 +155,22 @@ impl Limits {
         group.iter().product::<usize>() <= self.max_group_size && (0..3).all(|d| group[d] <= self.max_group_sizes[d])
     }
 
+    /// Whether one buffer of `bytes` fits the device's largest single allocation: else
+    /// [`Error::DeviceLimit`] for the device named `device` (OpenCL drivers may otherwise fail
+    /// the allocation late, or, on some, hand out a buffer that wraps around).
+    pub fn check_allocation(&self, device: &str, bytes: usize) -> Result<()> {
+        if bytes as u64 > self.max_allocation {
+            return Err(Error::DeviceLimit {
+                device: device.to_string(),
+                kernel: "a buffer".to_string(),
+                limit: "bytes in one buffer",
+                needs: bytes as u64,
+                allows: self.max_allocation,
+            });
+        }
+        Ok(())
+    }
+
     /// The work-group shape to launch where `preferred` is the best, for kernels that work with
     /// any shape: `preferred` where it fits; else each dimension capped at the device's maximum
     /// along it, then the last dimension above 1 halved (z, then y, then x: rows stay long, for
@@ -260,6 +277,18 @@ mod tests {
         max_allocation: u64::MAX,
         group_multiple: 32,
     };
+
+    #[test]
+    fn buffers_past_the_largest_allocation_are_refused_by_name() {
+        let small = Limits { max_allocation: 1 << 20, ..Limits::UNBOUNDED };
+        assert!(small.check_allocation("dev", 1 << 20).is_ok());
+        match small.check_allocation("dev", (1 << 20) + 1) {
+            Err(Error::DeviceLimit { limit, needs, allows, .. }) => {
+                assert_eq!((limit, needs, allows), ("bytes in one buffer", (1 << 20) + 1, 1 << 20));
+            }
+            other => panic!("expected a device limit, got {other:?}"),
+        }
+    }
 
     #[test]
     fn ranges_round_up_to_whole_groups() {

@@ -541,6 +541,7 @@ impl Gpu for Runtime {
     /// A buffer of this queue's pool (see [`crate::pool`]): one the queue's owners released, of
     /// the same size, or a new one (after releasing the kept ones if the driver refuses it).
     fn alloc(&self, bytes: usize) -> Result<Buffer> {
+        self.shared.limits.check_allocation(&self.shared.name, bytes)?;
         let size = bytes.max(1);
         let create = || {
             // SAFETY: no host pointer is passed, so OpenCL owns the storage.
