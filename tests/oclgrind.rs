@@ -31,7 +31,7 @@ use std::process::Command;
 use ccl::binarize::{reference as binarize_reference, GrayImage, KernelKind, Method, Params};
 use ccl::{
     random_image, random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStats,
-    Connectivity, Device, DeviceId, Labeler, OpenCvStats, Shape,
+    Connectivity, Device, DeviceId, DeviceLabels, Labeler, OpenCvStats, Shape,
 };
 
 /// Where Oclgrind's ICD library may be.
@@ -229,23 +229,34 @@ fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity)
         if algorithm != Algorithm::TUF && algorithm != Algorithm::BKE_IC {
             continue;
         }
-        let all = ComponentStats::of_labels(&consecutive, shape, n);
-        let (stats, _) = labeler.component_stats(&mut direct).expect("statistics");
-        assert_eq!(stats, all, "{what}: statistics");
-        let dims = usize::from(shape.dims());
-        let (tables, _) = labeler.opencv_stats(&mut direct, dims as u8).expect("OpenCV tables");
-        let want = OpenCvStats::of_labels(&consecutive, shape, dims, n);
-        assert!(tables.stats == want.stats && tables.rows == want.rows, "{what}: OpenCV's tables");
-        let keep = all.at_least(3);
-        let (kept, _) = labeler.keep_components(&mut direct, &keep).expect("keep");
-        assert_eq!(kept as usize, keep.iter().filter(|&&k| k).count(), "{what}: kept");
-        assert_eq!(ComponentStats::of_labels(&download(&mut labeler, &direct), shape, kept), all.kept(&keep));
+        statistics_exact(&mut labeler, &mut direct, (shape, &consecutive, n), &what);
     }
+}
+
+/// The statistics of `direct`, consecutive labels (`consecutive`, `n` components, of `shape`),
+/// OpenCV's tables and the components of at least 3 pixels kept, against the reference.
+fn statistics_exact(
+    labeler: &mut AnyLabeler,
+    direct: &mut DeviceLabels,
+    (shape, consecutive, n): (Shape, &[u32], u32),
+    what: &str,
+) {
+    let all = ComponentStats::of_labels(consecutive, shape, n);
+    let (stats, _) = labeler.component_stats(direct).expect("statistics");
+    assert_eq!(stats, all, "{what}: statistics");
+    let dims = usize::from(shape.dims());
+    let (tables, _) = labeler.opencv_stats(direct, dims as u8).expect("OpenCV tables");
+    let want = OpenCvStats::of_labels(consecutive, shape, dims, n);
+    assert!(tables.stats == want.stats && tables.rows == want.rows, "{what}: OpenCV's tables");
+    let keep = all.at_least(3);
+    let (kept, _) = labeler.keep_components(direct, &keep).expect("keep");
+    assert_eq!(kept as usize, keep.iter().filter(|&&k| k).count(), "{what}: kept");
+    assert_eq!(ComponentStats::of_labels(&download(labeler, direct), shape, kept), all.kept(&keep));
 }
 
 /// The default algorithm for `connectivity` on this device: the first of the ranking, or (with
 /// `fallback`, on a device too small for it) another one, with a note; its raw and consecutive
-/// labels exact.
+/// labels and their statistics exact.
 fn default_cell(device: &Device, connectivity: Connectivity, fallback: bool) {
     let (algorithm, note) = device.default_algorithm(connectivity).expect("a default algorithm");
     let first = Algorithm::default_for(connectivity);
@@ -267,8 +278,11 @@ fn default_cell(device: &Device, connectivity: Connectivity, fallback: bool) {
         let on_device = labeler.upload_array(shape, &pixels).expect("upload");
         let (labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
         assert_eq!(download(&mut labeler, &labels), raw, "{algorithm} {connectivity} {shape}: raw");
-        let (direct, count, _) = labeler.label_on_device_consecutive(&on_device, connectivity).expect("label");
-        assert_eq!((download(&mut labeler, &direct), count), (consecutive, n), "{algorithm} {shape}: consecutive");
+        let (mut direct, count, _) = labeler.label_on_device_consecutive(&on_device, connectivity).expect("label");
+        let what = format!("{algorithm} {connectivity} {shape}");
+        assert_eq!((download(&mut labeler, &direct), count), (consecutive.clone(), n), "{what}: consecutive");
+        // The statistics' work-groups are fitted to the device as the labeling's are.
+        statistics_exact(&mut labeler, &mut direct, (shape, &consecutive, n), &what);
     }
 }
 

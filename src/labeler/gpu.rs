@@ -277,8 +277,12 @@ impl GpuLabeler {
     /// launched once per call, and their first launch is part of the first call).
     fn ensure_stats(&mut self) -> Result<()> {
         if self.stats.is_none() {
-            let program =
-                Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(false), &mut self.builds)?;
+            let program = Self::build(
+                self.gpu.as_ref(),
+                &crate::kernels::STATS,
+                &stats::defines(false, self.gpu.limits()),
+                &mut self.builds,
+            )?;
             self.stats = Some(Box::new(Stats::build(self.gpu.as_ref(), &program)?));
         }
         Ok(())
@@ -288,8 +292,12 @@ impl GpuLabeler {
     fn ensure_opencv(&mut self) -> Result<()> {
         self.ensure_stats()?;
         if self.opencv.is_none() {
-            let program =
-                Self::build(self.gpu.as_ref(), &crate::kernels::STATS, &stats::defines(true), &mut self.builds)?;
+            let program = Self::build(
+                self.gpu.as_ref(),
+                &crate::kernels::STATS,
+                &stats::defines(true, self.gpu.limits()),
+                &mut self.builds,
+            )?;
             self.opencv = Some(Box::new(OpenCv::build(self.gpu.as_ref(), &program)?));
         }
         Ok(())

@@ -146,14 +146,35 @@
 
 use super::common::launch_after;
 use super::scratch::Scratch;
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, Program};
+use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{ComponentStats, Phase, Result, Shape};
 
 /// Pixels per work-item of `stats_accumulate` (see the module's notes: 16, with pairs of
 /// segments handing a run across their boundary over once).
 const SEGMENT: usize = 16;
-/// The work-group of `stats_accumulate`: a warp of segments along x, 8 rows.
+/// The work-group of `stats_accumulate` where the device allows it: 32 segments along x, 8
+/// rows ([`accumulate_group`] fits it to the device).
 const GROUP: [usize; 3] = [32, 8, 1];
+/// The work-group of the kernels over components or segments (any size works).
+const LINE_GROUP: [usize; 3] = [256, 1, 1];
+
+/// The work-group of `stats_accumulate` on a device with `limits`: [`GROUP`], with fewer rows
+/// where the device's work-groups are smaller (at least 2: the group's table of [`TABLE`]
+/// slots needs as many work-items; a device with fewer is refused by name when the stage is
+/// built). `stats_totals` and `stats_background_faces` run in groups of as many work-items.
+pub(crate) fn accumulate_group(limits: &Limits) -> [usize; 3] {
+    let fitted = limits.fit_group(GROUP);
+    if fitted[0] == GROUP[0] && fitted[1] >= TABLE / GROUP[0] {
+        fitted
+    } else {
+        [GROUP[0], TABLE / GROUP[0], 1]
+    }
+}
+
+/// The work-group of the kernels over components or segments on a device with `limits`.
+fn line_group(limits: &Limits) -> [usize; 3] {
+    limits.fit_group(LINE_GROUP)
+}
 /// Slots of `stats_accumulate`'s table in local memory (a power of two).
 const TABLE: usize = 64;
 /// Slots a hand-over tries before it goes to the global entries.
@@ -161,12 +182,14 @@ const PROBES: usize = 4;
 
 /// The compile-time defines of `kernels/stats.kernel`; with `float64`, its kernels of OpenCV's
 /// format too (double precision: a separate build, so that devices without it keep the rest).
-pub(crate) fn defines(float64: bool) -> Vec<Define> {
+/// `stats_accumulate`'s work-group is [`accumulate_group`] of `limits`.
+pub(crate) fn defines(float64: bool, limits: &Limits) -> Vec<Define> {
+    let group = accumulate_group(limits);
     vec![
         Define::flag("FLOAT64", float64),
         Define::int("SEGMENT", SEGMENT as i64),
-        Define::int("GROUP_W", GROUP[0] as i64),
-        Define::int("GROUP_H", GROUP[1] as i64),
+        Define::int("GROUP_W", group[0] as i64),
+        Define::int("GROUP_H", group[1] as i64),
         Define::int("TABLE", TABLE as i64),
         Define::int("PROBES", PROBES as i64),
         Define::flag("INT64_ATOMICS", true),
@@ -195,6 +218,9 @@ pub(crate) struct OpenCv {
     format: Kernel,
     /// The totals, face flags and background box (slots 0, 1, 2), kept between calls.
     scratch: Scratch,
+    /// The work-groups of `stats_totals` and `stats_background_faces` ([`accumulate_group`],
+    /// as built) and of the others ([`line_group`]).
+    groups: [[usize; 3]; 2],
 }
 
 impl OpenCv {
@@ -204,8 +230,11 @@ impl OpenCv {
             program,
             ["stats_totals", "stats_background_faces", "stats_background_box", "stats_opencv"],
         )?;
-        super::common::check_kernels(gpu, &[&totals, &faces, &background, &format], [256, 1, 1])?;
-        Ok(Self { totals, faces, background, format, scratch: Scratch::default() })
+        let items = accumulate_group(gpu.limits()).iter().product::<usize>();
+        let groups = [[items, 1, 1], line_group(gpu.limits())];
+        super::common::check_kernels(gpu, &[&totals, &faces], groups[0])?;
+        super::common::check_kernels(gpu, &[&background, &format], groups[1])?;
+        Ok(Self { totals, faces, background, format, scratch: Scratch::default(), groups })
     }
 
     /// OpenCV's tables for consecutive `labels` of `shape` (`dims` dimensions: 3 for a volume,
@@ -233,17 +262,17 @@ impl OpenCv {
         let sizes = [shape.width, shape.height, shape.depth].map(|s| Arg::U32(s as u32));
         let (l, axes) = (Arg::Buffer(labels), Arg::U32(u32::from(dims)));
         if n > 0 {
-            let range = LaunchRange::over([n as usize, 1, 1], [GROUP[0] * GROUP[1], 1, 1]);
+            let range = LaunchRange::over([n as usize, 1, 1], self.groups[0]);
             let args = [Arg::Buffer(area), Arg::Buffer(sums), Arg::U32(n), volume, Arg::Buffer(&totals)];
             gpu.launch(&mut self.totals, &range, &args)?;
         }
-        let one_per_face = LaunchRange::over([2 * usize::from(dims) * GROUP[0] * GROUP[1], 1, 1], [256, 1, 1]);
+        let one_per_face = LaunchRange::over([2 * usize::from(dims) * self.groups[0][0], 1, 1], self.groups[0]);
         let args = [l, sizes[0], sizes[1], sizes[2], Arg::Buffer(&faces)];
         gpu.launch(&mut self.faces, &one_per_face, &args)?;
-        let segments = LaunchRange::over([shape.len().div_ceil(SEGMENT), 1, 1], [256, 1, 1]);
+        let segments = LaunchRange::over([shape.len().div_ceil(SEGMENT), 1, 1], self.groups[1]);
         let args = [l, sizes[0], sizes[1], sizes[2], axes, Arg::Buffer(&faces), Arg::Buffer(&bg_box)];
         gpu.launch(&mut self.background, &segments, &args)?;
-        let rows = LaunchRange::over([n as usize + 1, 1, 1], [256, 1, 1]);
+        let rows = LaunchRange::over([n as usize + 1, 1, 1], self.groups[1]);
         let args = [
             Arg::Buffer(area),
             Arg::Buffer(boxes),
@@ -278,6 +307,9 @@ pub(crate) struct Stats {
     /// Entries of the table that [`Stats::run_counted`] allocates before N is known: the last
     /// N it met, with room to grow (0 before the first call).
     capacity: u32,
+    /// The work-groups of `stats_accumulate` ([`accumulate_group`], as built) and of the
+    /// others ([`line_group`]).
+    groups: [[usize; 3]; 2],
 }
 
 /// A statistics table in a [`Stats`] stage's scratch buffers: room for `capacity` components of
@@ -308,9 +340,10 @@ impl Stats {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
         let [init, accumulate, remap] =
             super::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
-        super::common::check_kernels(gpu, &[&init, &remap], [256, 1, 1])?;
-        super::common::check_group(gpu, &accumulate, GROUP)?;
-        Ok(Self { init, accumulate, remap, scratch: Scratch::default(), capacity: 0 })
+        let groups = [accumulate_group(gpu.limits()), line_group(gpu.limits())];
+        super::common::check_kernels(gpu, &[&init, &remap], groups[1])?;
+        super::common::check_group(gpu, &accumulate, groups[0])?;
+        Ok(Self { init, accumulate, remap, scratch: Scratch::default(), capacity: 0, groups })
     }
 
     /// The statistics of the `n` components of consecutive `labels` of `shape`. Ends
@@ -470,12 +503,12 @@ impl Stats {
             None => (area, Arg::U32(0)),
         };
         let capacity_arg = Arg::U32(capacity);
-        let per_component = LaunchRange::over([capacity as usize, 1, 1], [256, 1, 1]);
+        let per_component = LaunchRange::over([capacity as usize, 1, 1], self.groups[1]);
         let volume = Arg::U32(u32::from(shape.depth > 1));
         let init_args = [area, boxes, sums, capacity_arg, volume, count, from_count];
         launch_after(gpu, overlap, &mut self.init, &per_component, &init_args)?;
         let rows = shape.height * shape.depth;
-        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], GROUP);
+        let segments = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], self.groups[0]);
         let sizes = [shape.width, shape.height, rows].map(|s| Arg::U32(s as u32));
         let args =
             [Arg::Buffer(labels), area, boxes, sums, sizes[0], sizes[1], sizes[2], capacity_arg, count, from_count];
@@ -501,7 +534,7 @@ impl Stats {
         let mut map_buf = gpu.alloc(map.len() * 4)?;
         recorder.end(Phase::Allocation)?;
         gpu.write(&mut map_buf, bytemuck::cast_slice(&map))?;
-        let range = LaunchRange::over([n.max(1), 1, 1], [256, 1, 1]);
+        let range = LaunchRange::over([n.max(1), 1, 1], self.groups[1]);
         gpu.launch(&mut self.remap, &range, &[Arg::Buffer(labels), Arg::Buffer(&map_buf), Arg::U32(n as u32)])?;
         recorder.end(Phase::ComponentStats)?;
         drop(map_buf);
