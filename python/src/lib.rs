@@ -21,7 +21,7 @@ use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArray2, PyReadonlyArrayDyn,
     PyReadwriteArrayDyn, PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 /// A library error as the Python exception users expect: bad arguments and inputs are
@@ -101,7 +101,7 @@ fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Resul
 /// and making them at their first use.
 fn with_labeler<T>(
     id: Option<DeviceId>,
-    algorithm: Option<Algorithm>,
+    algorithm: Algorithm,
     connectivity: Connectivity,
     binarizing: bool,
     work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
@@ -109,12 +109,6 @@ fn with_labeler<T>(
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
     let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
     let cache = &mut *guard;
-    // No algorithm named: the fastest the device runs (the first of Algorithm::ranking where it
-    // can), as `ccl label` chooses.
-    let algorithm = match algorithm {
-        Some(algorithm) => algorithm,
-        None => cache.device(id)?.default_algorithm(connectivity)?.0,
-    };
     let key = (id.to_string(), algorithm, connectivity);
     cache.ensure_labeler(id, &key)?;
     if binarizing {
@@ -123,6 +117,45 @@ fn with_labeler<T>(
     let Cache { labelers, binarizers, .. } = cache;
     let binarizer = if binarizing { binarizers.get_mut(&key.0) } else { None };
     work(labelers.get_mut(&key).expect("made above"), binarizer)
+}
+
+/// The algorithm a call labels with: the one it names, or the fastest that device `id` runs at
+/// `connectivity` ([`ccl::Device::default_algorithm`], as `ccl label` chooses). A fallback from
+/// the first of the ranking (a device with little local memory or small work-groups) is told
+/// as a `UserWarning` carrying the library's one-line note, as `ccl label` prints it.
+fn resolve_algorithm(
+    py: Python<'_>,
+    id: Option<DeviceId>,
+    algorithm: Option<Algorithm>,
+    connectivity: Connectivity,
+) -> PyResult<Algorithm> {
+    if let Some(algorithm) = algorithm {
+        return Ok(algorithm);
+    }
+    let (chosen, note) = py.detach(|| with_device(id, |d| d.default_algorithm(connectivity))).map_err(to_py)?;
+    if let Some(note) = note {
+        let message = std::ffi::CString::new(note).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, caller_stack_level(py)?)?;
+    }
+    Ok(chosen)
+}
+
+/// The `stacklevel` of a warning that points at the user's code: one past the frames of the
+/// `ccl` package that lead to this call, whichever public function it came through.
+fn caller_stack_level(py: Python<'_>) -> PyResult<i32> {
+    let package = py.import("ccl")?.getattr("__file__")?.extract::<String>()?;
+    let package = std::path::Path::new(&package).parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut frame = py.import("sys")?.call_method1("_getframe", (0,))?;
+    let mut level = 1;
+    while !frame.is_none() {
+        let file = frame.getattr("f_code")?.getattr("co_filename")?.extract::<String>()?;
+        if package.is_empty() || !file.starts_with(&package) {
+            break;
+        }
+        level += 1;
+        frame = frame.getattr("f_back")?;
+    }
+    Ok(level)
 }
 
 /// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
@@ -163,7 +196,7 @@ fn parse_connectivity(connectivity: u8) -> PyResult<Connectivity> {
 }
 
 /// The named algorithm; without a name, `None`: the device's default for the connectivity
-/// ([`ccl::Device::default_algorithm`], chosen with the device in [`with_labeler`]).
+/// ([`resolve_algorithm`]).
 fn parse_algorithm(algorithm: Option<&str>) -> PyResult<Option<Algorithm>> {
     algorithm.map(|name| Algorithm::from_str(name).map_err(|e| PyValueError::new_err(e.to_string()))).transpose()
 }
@@ -224,6 +257,7 @@ fn _label<'py>(
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let algorithm = resolve_algorithm(py, id, algorithm, connectivity)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
         Some(o) if o.shape() != image.shape() => {
@@ -437,6 +471,7 @@ fn _label_cuda(
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
     let id = cuda_device_id(device)?;
+    let algorithm = resolve_algorithm(py, Some(id), algorithm, connectivity)?;
     let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {
         page_shape(&shape)?;

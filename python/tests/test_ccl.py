@@ -198,3 +198,42 @@ def test_background_box_when_the_faces_are_foreground(device):
     image[8, 4:7] = 0
     _, _, stats, _ = ccl.label_with_stats(image, device=device)
     np.testing.assert_array_equal(stats[0], [4, 8, 3, 1, 3])
+
+
+OCLGRIND_ICDS = ["/usr/lib/oclgrind/liboclgrind-rt-icd.so", "/usr/lib/x86_64-linux-gnu/oclgrind/liboclgrind-rt-icd.so"]
+
+
+def test_default_falls_back_with_a_warning_on_a_device_with_small_work_groups(tmp_path):
+    # Oclgrind with work-groups of at most 128 work-items: the first of the 8-connectivity
+    # ranking cannot run there, so the default is the next that can, told as a UserWarning
+    # that points at the caller's line.
+    import os
+    import subprocess
+    import sys
+
+    icd = next((p for p in [os.environ.get("CCL_OCLGRIND_ICD")] + OCLGRIND_ICDS if p and os.path.exists(p)), None)
+    if icd is None:
+        if "oclgrind" in [t.strip().lower() for t in os.environ.get("CCL_REQUIRE_BACKENDS", "").split(",")]:
+            pytest.fail("CCL_REQUIRE_BACKENDS requires oclgrind, and no Oclgrind ICD library was found")
+        pytest.skip("Oclgrind is not installed")
+    (tmp_path / "oclgrind.icd").write_text(icd + "\n")
+    env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path), OCLGRIND_MAX_WGSIZE="128", OCLGRIND_LOCAL_MEM_SIZE="32768")
+    env.pop("OCL_ICD_FILENAMES", None)
+    env["CCL_CACHE_DIR"] = str(tmp_path / "cache")
+    script = """
+import warnings, numpy as np, ccl
+from scipy import ndimage
+image = np.random.default_rng(5).random((21, 37)) < 0.5
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    labels = ccl.label(image, connectivity=8, device="opencl:0")
+want, _ = ndimage.label(image, structure=np.ones((3, 3)))
+assert (labels == want).all(), "wrong labels"
+notes = [w for w in caught if issubclass(w.category, UserWarning)]
+assert len(notes) == 1, [str(w.message) for w in notes]
+assert notes[0].filename == "<string>", notes[0].filename  # the caller's line, not ccl's
+print(notes[0].message)
+"""
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "cannot run here" in run.stdout, run.stdout
