@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite behind the README's results: one command.
 #
-#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]
+#   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d|ranking|quick-ranking]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
 #            and headline.md, the README tables)
@@ -13,16 +13,18 @@
 # stats      only what component statistics add to device-resident labeling (OUT/stats/)
 # tuf        only TUF against the best published algorithms (BKE_IC, KE, UF) (OUT/tuf/)
 # tuf-3d     only TUF on the 256^3 grid at 6-connectivity, with CuPy (OUT/volumes/tuf-c6/)
+# ranking    every algorithm at every connectivity, one call, the GPUs (OUT/ranking/cN/): what
+#            Algorithm::ranking and the default follow (tests/default_algorithm.rs reads it)
 #
 # Devices: every device `ccl devices` lists (CUDA, OpenCL GPUs and CPUs, the CPU reference);
 # the slow CPU ones only run the smaller experiments. Peers (scripts/peers.py: NPP, CuPy,
 # OpenCV) run where numpy and those libraries are installed.
 set -euo pipefail
 ccl=${CCL_BIN:-target/release/ccl}
-out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]}
-pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d]}
+out=${1:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d|ranking|quick-ranking]}
+pages=${2:?usage: bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d|ranking|quick-ranking]}
 what=${3:-}
-quick=""; case "$what" in quick|quick-3d) quick=1;; esac
+quick=""; case "$what" in quick|quick-3d|quick-ranking) quick=1;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 
 all=$("$ccl" devices | awk '!/^#/{print $1}' | paste -sd, -)
@@ -120,6 +122,16 @@ tuf_3d() {
   fi
   rm -rf "$v/images"
 }
+ranking() {
+  # Every algorithm that supports the connectivity, on the small image (4, 8) or cube (6, 18, 26)
+  # at 10 / 30 / 50 / 70 / 90 %, granularity 1 and 4: the order Algorithm::ranking keeps.
+  local c size
+  for c in 4 8 6 18 26; do
+    case $c in 4|8) size=$small;; *) size=$cube;; esac
+    "$ccl" bench density --size "$size" --densities 10:90:20 --granularities 1,4 --images 1 --connectivity "$c" --devices "$gpus" --runs "$runs3" --warmup "$warmup3" --out "$out/ranking/c$c"
+  done
+}
+case "$what" in ranking|quick-ranking) ranking; exit 0;; esac
 if [ "$what" = tuf ]; then tuf; exit 0; fi
 if [ "$what" = tuf-3d ]; then tuf_3d; exit 0; fi
 case "$what" in 3d|quick-3d) volumes; python3 "$here/headline.py" "$out" > "$out/headline-3d.md"; cat "$out/headline-3d.md"; exit 0;; esac

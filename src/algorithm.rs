@@ -114,28 +114,30 @@ impl Algorithm {
     }
 
     /// The default for `connectivity`, what `ccl label` and the Python package use unless told:
-    /// the fastest exact labeler measured (README, Measured), the first of
-    /// [`Algorithm::ranking`]: TUF for images and 6-connected volumes, UF for 18- and 26-connected
-    /// volumes (TUF has no 18/26 version yet). A device that cannot run it takes the next one
+    /// the fastest exact labeler measured, the first of [`Algorithm::ranking`]: TUF for images
+    /// and 6-connected volumes, KE for 18-connected and BKE for 26-connected volumes (TUF has
+    /// no 18/26 version yet). A device that cannot run it takes the next one
     /// ([`crate::Device::default_algorithm`]).
     pub fn default_for(connectivity: Connectivity) -> Algorithm {
         Algorithm::ranking(connectivity)[0]
     }
 
-    /// Every algorithm that supports `connectivity`, fastest first as measured (README,
-    /// Measured: TUF, then the block algorithms where they apply, then KE, UF and the iterative
-    /// ones): the order in which a device that cannot run one falls back to the next.
+    /// Every algorithm that supports `connectivity`, fastest first: the order of the geometric
+    /// mean of their labeling times in `bench-results/h200/ranking/cN/` (H200, CUDA, 2048^2
+    /// images or 256^3 volumes at 10-90 % density; `bash scripts/bench-suite.sh OUT PAGES
+    /// ranking`), which `tests/default_algorithm.rs` holds it to. A device that cannot run one
+    /// falls back to the next.
     pub fn ranking(connectivity: Connectivity) -> &'static [Algorithm] {
         use Algorithm as A;
         match connectivity {
-            Connectivity::Four => &[A::TUF, A::KE, A::KE_IC, A::UF, A::UF_IC, A::OLE, A::LE],
+            Connectivity::Four => &[A::TUF, A::KE_IC, A::KE, A::UF, A::UF_IC, A::OLE, A::LE],
             Connectivity::Eight => {
-                &[A::TUF, A::BKE_IC, A::BKE, A::KE, A::KE_IC, A::BUF_IC, A::BUF, A::UF, A::UF_IC, A::BE, A::OLE, A::LE]
+                &[A::TUF, A::BKE_IC, A::BKE, A::BUF, A::BUF_IC, A::KE_IC, A::KE, A::UF, A::UF_IC, A::BE, A::OLE, A::LE]
             }
-            Connectivity::Six => &[A::TUF, A::KE, A::KE_IC, A::UF, A::UF_IC, A::OLE, A::LE],
-            Connectivity::Eighteen => &[A::UF, A::KE, A::KE_IC, A::UF_IC, A::OLE, A::LE],
+            Connectivity::Six => &[A::TUF, A::KE_IC, A::KE, A::UF, A::UF_IC, A::OLE, A::LE],
+            Connectivity::Eighteen => &[A::KE, A::KE_IC, A::UF, A::UF_IC, A::OLE, A::LE],
             Connectivity::TwentySix => {
-                &[A::UF, A::BKE, A::BKE_IC, A::BUF, A::BUF_IC, A::KE, A::KE_IC, A::UF_IC, A::BE, A::OLE, A::LE]
+                &[A::BKE, A::BKE_IC, A::BUF, A::BUF_IC, A::KE, A::KE_IC, A::BE, A::UF, A::UF_IC, A::OLE, A::LE]
             }
         }
     }

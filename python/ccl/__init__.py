@@ -468,9 +468,9 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26): pixels that share
         an edge (4, 6), also a corner (8) or, in 3D, an edge (18) or a corner (26).
     algorithm : str, optional
-        One of :func:`algorithms` (default ``"TUF"`` for images and 6-connected volumes, ``"UF"``
-        for 18- and 26-connected volumes, the fastest measured); every algorithm gives the same
-        labels.
+        One of :func:`algorithms` (default ``"TUF"`` for images and 6-connected volumes, ``"KE"``
+        for 18- and ``"BKE"`` for 26-connected volumes, the fastest measured); every algorithm
+        gives the same labels.
     device : str, optional
         ``"cuda:0"``, ``"opencl:1"``, ``"cpu"`` (see :func:`devices`); by default CUDA, else an
         OpenCL GPU, else any OpenCL device, else the CPU reference. For a GPU array, by default

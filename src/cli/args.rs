@@ -8,16 +8,24 @@ pub fn algorithm_help() -> String {
     format!("Algorithm (any case, - or _): {} [default: {}]", Algorithm::names(), default_algorithms())
 }
 
-/// The default algorithms, e.g. "TUF for images, UF for volumes" (naming 6-connected volumes
-/// apart where their default differs).
+/// The default algorithms, e.g. "TUF for images and 6-connected volumes, KE for 18-connected
+/// volumes, BKE for 26-connected volumes": the connectivities that share a default, named together.
 fn default_algorithms() -> String {
-    let name = |c: Connectivity| Algorithm::default_for(c).name();
-    let (images, six, volumes) = (name(Connectivity::Eight), name(Connectivity::Six), name(Connectivity::TwentySix));
-    if six == volumes {
-        format!("{images} for images, {volumes} for volumes")
-    } else {
-        format!("{images} for images and 6-connected volumes, {volumes} for 18- and 26-connected ones")
+    let place = |c: Connectivity| match c {
+        Connectivity::Four | Connectivity::Eight => "images".to_string(),
+        other => format!("{}-connected volumes", other.neighbours()),
+    };
+    let mut groups: Vec<(Algorithm, Vec<String>)> = Vec::new();
+    for c in [Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix] {
+        let algorithm = Algorithm::default_for(c);
+        match groups.iter_mut().find(|(a, _)| *a == algorithm) {
+            Some((_, places)) => places.push(place(c)),
+            None => groups.push((algorithm, vec![place(c)])),
+        }
     }
+    let named: Vec<String> =
+        groups.iter().map(|(a, places)| format!("{} for {}", a.name(), places.join(" and "))).collect();
+    named.join(", ")
 }
 
 /// `--algo` long help, from the registry: every algorithm with its summary and connectivities.
