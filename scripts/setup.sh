@@ -10,8 +10,12 @@
 #   - ptxas 13.0 (from the pip wheel nvidia-cuda-nvcc==13.0.88) in .cache/ptxas, so the tests can
 #     check the assembly of NVIDIA OpenCL's PTX (backends/opencl/src/ptxas.rs) without a GPU;
 #     scripts/test.sh points CCL_PTXAS at it.
-#   - builds ccl (release) and writes labels.png from the built-in sample.
-# Usage: bash scripts/setup.sh [--deps-only]
+#   - a Python virtual environment of the project's own, .venv, with what the tests compare
+#     against (NumPy, SciPy, pytest, OpenCV with its contrib modules, doxapy) and the ccl package
+#     itself (pip install ./python: maturin builds it); scripts/test.sh uses it.
+#   - builds ccl (release) and writes labels.png from the built-in sample, then builds the tests
+#     (profile checked), so that scripts/test.sh only runs them.
+# Usage: bash scripts/setup.sh [--deps-only]   (--deps-only: everything but the builds of ccl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,8 +65,20 @@ os.remove(wheel)
 PY
 fi
 
+if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" 2>/dev/null; then
+  echo "setup: installing python3-venv (Python's virtual environments)"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+echo "setup: the Python test environment in .venv (NumPy, SciPy, pytest, OpenCV contrib, doxapy, ccl)"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy
+.venv/bin/python -m pip install -q ./python
+
 [ "${1:-}" = "--deps-only" ] && exit 0
 
 cargo build --release
 ./target/release/ccl devices
 ./target/release/ccl label -o labels.png
+cargo test --profile checked --workspace --no-run

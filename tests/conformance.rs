@@ -5,7 +5,9 @@
 //! partition with background 0; then renumbers them on the device and requires the host's
 //! consecutive labels byte for byte, with the same count, and the same again from
 //! `label_on_device_consecutive` (TUF's fused renumbering). `cargo test --test conformance
-//! bke_ic::cuda` runs one cell.
+//! bke_ic::cuda` runs one cell. The large images (`large_cN`: megapixels, and images past
+//! CUDA's grid) and the real DIBCO pages (`pages_cN`, when ../shared/data has them) are slow on
+//! a CPU device: they run in full mode (`scripts/test.sh --full`).
 //!
 //! Backends: `cpu`, `opencl_cpu`, `opencl_gpu`, `cuda`. A cell of an absent backend passes with
 //! a note, unless `CCL_REQUIRE_BACKENDS` names it; a connectivity the algorithm does not
@@ -18,24 +20,37 @@ use std::sync::OnceLock;
 use ccl::io::{read_binary, Binarize};
 use ccl::reference::{self, partition_difference};
 use ccl::{Algorithm, Connectivity, Error, Labeler};
-use common::images::{conformance_cases, Case};
+use common::images::{conformance_cases, large_conformance_cases, Case};
 
-/// The images of every cell, made once per test process.
-fn cases() -> &'static [Case] {
+/// The synthetic images of every cell, made once per test process.
+fn synthetic() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(conformance_cases)
+}
+
+/// The large images (megapixels, and past CUDA's grid), made once per test process.
+fn large() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(large_conformance_cases)
+}
+
+/// Up to four real pages, dark ink as foreground (gray <= 128); none without the data folder.
+fn pages() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
-        let mut cases = conformance_cases();
-        cases.extend(common::dibco_pages(4).into_iter().map(|path| {
-            // Dark ink is foreground: gray <= 128.
-            let image = read_binary(&path, Binarize { threshold: Some(128.0), invert: true }).expect("readable page");
-            Case { name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()), image }
-        }));
-        cases
+        common::dibco_pages(4)
+            .into_iter()
+            .map(|path| {
+                let image =
+                    read_binary(&path, Binarize { threshold: Some(128.0), invert: true }).expect("readable page");
+                Case { name: format!("dibco-{}", path.file_stem().unwrap().to_string_lossy()), image }
+            })
+            .collect()
     })
 }
 
 /// Runs one cell: `algorithm` on the device named by `token`, at `connectivity`.
-fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity) {
+fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity, cases: fn() -> &'static [Case]) {
     let Some(dev) = common::shared_devices().iter().find(|d| d.token == token) else {
         assert!(!common::is_required(token), "CCL_REQUIRE_BACKENDS requires {token}, which is not present");
         eprintln!("note: no {token} device; {algorithm}/{token}/{connectivity} does not run");
@@ -44,12 +59,16 @@ fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity) {
     let mut labeler = dev.device.labeler(algorithm).expect("labeler");
     let name = |case: &str| format!("{algorithm}/{token}/{}/{case}", connectivity.neighbours());
     if !algorithm.supports(connectivity) {
-        let image = &cases()[0].image;
+        let image = &synthetic()[0].image;
         let on_device = labeler.upload(image).expect("upload");
         match labeler.label_on_device(&on_device, connectivity) {
             Err(Error::UnsupportedConnectivity { .. }) => return,
             other => panic!("{}: expected UnsupportedConnectivity, got {:?}", name("*"), other.map(|_| ())),
         }
+    }
+    if cases().is_empty() {
+        eprintln!("note: no real pages (../shared/data or CCL_DATA_DIR is absent); {} checks none", name("*"));
+        return;
     }
     let mut failures = Vec::new();
     for case in cases() {
@@ -140,11 +159,31 @@ macro_rules! cells {
             use super::*;
             #[test]
             fn c4() {
-                cell(Algorithm::$konst, $token, Connectivity::Four);
+                cell(Algorithm::$konst, $token, Connectivity::Four, synthetic);
             }
             #[test]
             fn c8() {
-                cell(Algorithm::$konst, $token, Connectivity::Eight);
+                cell(Algorithm::$konst, $token, Connectivity::Eight, synthetic);
+            }
+            #[test]
+            #[ignore = "full mode: scripts/test.sh --full"]
+            fn large_c4() {
+                cell(Algorithm::$konst, $token, Connectivity::Four, large);
+            }
+            #[test]
+            #[ignore = "full mode: scripts/test.sh --full"]
+            fn large_c8() {
+                cell(Algorithm::$konst, $token, Connectivity::Eight, large);
+            }
+            #[test]
+            #[ignore = "full mode: scripts/test.sh --full"]
+            fn pages_c4() {
+                cell(Algorithm::$konst, $token, Connectivity::Four, pages);
+            }
+            #[test]
+            #[ignore = "full mode: scripts/test.sh --full"]
+            fn pages_c8() {
+                cell(Algorithm::$konst, $token, Connectivity::Eight, pages);
             }
         }
     };

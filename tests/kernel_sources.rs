@@ -79,23 +79,15 @@ fn every_kernel_build_compiles_with_nvrtc() {
     eprintln!("NVRTC compiled {} kernel builds", builds.len());
 }
 
+/// Every kernel build, with 32- and 64-bit labels, compiles on every OpenCL device with the
+/// `atomics` models `models_of` picks for it; failures are collected and named.
 #[cfg(feature = "opencl")]
-#[test]
-fn every_kernel_build_compiles_with_every_opencl_device() {
+fn opencl_builds_compile(models_of: impl Fn(&ccl_opencl::DeviceDesc) -> Vec<ccl_opencl::Atomics>) {
     use ccl_backend::Gpu;
     let descs = common::opencl_devices("OpenCL kernel compilation");
     let mut failures = Vec::new();
     for desc in descs {
-        // Each way of making atomic loads and stores (kernels-cl/prelude.h): C11 atomics where the
-        // device has them, PTX's weak loads (inline assembly) on NVIDIA's OpenCL, volatile
-        // accesses and OpenCL 1.2's read-modify-writes everywhere.
-        let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
-        match desc.atomics {
-            ccl_opencl::Atomics::C11(_) => models.push(desc.atomics),
-            ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
-            ccl_opencl::Atomics::ReadModifyWrite => {}
-        }
-        for atomics in models {
+        for atomics in models_of(&desc) {
             let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)
                 .and_then(|r| r.with_atomics(atomics))
                 .expect("open OpenCL device");
@@ -118,6 +110,33 @@ fn every_kernel_build_compiles_with_every_opencl_device() {
         }
     }
     assert!(failures.is_empty(), "OpenCL build failures:\n{}", failures.join("\n"));
+}
+
+/// With the way of making atomic loads and stores each device takes by default
+/// (kernels-cl/prelude.h).
+#[cfg(feature = "opencl")]
+#[test]
+fn every_kernel_build_compiles_with_every_opencl_device() {
+    opencl_builds_compile(|desc| vec![desc.atomics]);
+}
+
+/// With every other way a device may be told to take (`CCL_OPENCL_ATOMICS`): OpenCL 1.2's
+/// read-modify-writes everywhere, PTX's volatile and weak loads (inline assembly) where NVIDIA's
+/// OpenCL or any device is forced to them.
+#[cfg(feature = "opencl")]
+#[test]
+#[ignore = "full mode: scripts/test.sh --full"]
+fn every_kernel_build_compiles_with_every_atomics_model() {
+    opencl_builds_compile(|desc| {
+        let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
+        match desc.atomics {
+            ccl_opencl::Atomics::C11(_) => {}
+            ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
+            ccl_opencl::Atomics::ReadModifyWrite => {}
+        }
+        models.retain(|&m| m != desc.atomics);
+        models
+    });
 }
 
 /// Every binarization program configuration compiles with NVRTC (double precision included).

@@ -7,7 +7,8 @@
 //! any report in Oclgrind's log (data races, reads of uninitialized memory, accesses out of
 //! bounds, or its own failures), except those listed in [`HARMLESS`].
 //!
-//! Two simulated devices, as a test of each cell (and a third for the default algorithm):
+//! Two simulated devices, as a test of each cell (and a third for the default algorithm); the
+//! `roomy` cells of the algorithms, slower, run in full mode (`scripts/test.sh --full`):
 //! - `roomy`: 64 KiB of local memory, work-groups of up to 1024; programs built without
 //!   optimisation (`-cl-opt-disable`), because Oclgrind's uninitialized-memory check (on here)
 //!   stops at LLVM's `freeze`, which Clang's optimiser writes;
@@ -365,12 +366,12 @@ macro_rules! label_cells {
         $(
             mod $lower {
                 use super::*;
-                label_cells!(@config $konst, roomy, Roomy);
-                label_cells!(@config $konst, tight, Tight);
+                label_cells!(@config $konst, roomy, Roomy, #[ignore = "full mode: scripts/test.sh --full"]);
+                label_cells!(@config $konst, tight, Tight, );
             }
         )*
     };
-    (@config $konst:ident, $config:ident, $variant:ident) => {
+    (@config $konst:ident, $config:ident, $variant:ident, $(#[$mode:meta])?) => {
         mod $config {
             use super::*;
             fn cell(connectivity: Connectivity) {
@@ -379,14 +380,19 @@ macro_rules! label_cells {
                 }
             }
             #[test]
+            $(#[$mode])?
             fn c4() { cell(Connectivity::Four) }
             #[test]
+            $(#[$mode])?
             fn c8() { cell(Connectivity::Eight) }
             #[test]
+            $(#[$mode])?
             fn c6() { cell(Connectivity::Six) }
             #[test]
+            $(#[$mode])?
             fn c18() { cell(Connectivity::Eighteen) }
             #[test]
+            $(#[$mode])?
             fn c26() { cell(Connectivity::TwentySix) }
         }
     };
@@ -459,6 +465,7 @@ mod binarize {
                 mod $name {
                     use super::*;
                     #[test]
+                    #[ignore = "full mode: scripts/test.sh --full"]
                     fn roomy() { run(concat!("binarize:", $method), Config::Roomy) }
                     #[test]
                     fn tight() { run(concat!("binarize:", $method), Config::Tight) }

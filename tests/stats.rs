@@ -43,8 +43,12 @@ fn the_reference_statistics_are_those_of_the_labels() {
 }
 
 fn images() -> Vec<(String, BinaryImage)> {
-    let mut out: Vec<(String, BinaryImage)> =
-        common::images::conformance_cases().into_iter().map(|c| (c.name, c.image)).collect();
+    // The large conformance images (megapixels) in full mode only (common::full_mode).
+    let mut cases = common::images::conformance_cases();
+    if common::full_mode() {
+        cases.extend(common::images::large_conformance_cases());
+    }
+    let mut out: Vec<(String, BinaryImage)> = cases.into_iter().map(|c| (c.name, c.image)).collect();
     out.extend([
         ("1x1 background".to_string(), BinaryImage::from_fn(1, 1, |_, _| false).unwrap()),
         ("1x1 foreground".to_string(), BinaryImage::from_fn(1, 1, |_, _| true).unwrap()),

@@ -15,14 +15,21 @@ mod common;
 use ccl::reference::{self, partition_difference};
 use ccl::testing::TufTileKernel;
 use ccl::{Algorithm, Connectivity, Labeler};
-use common::images::conformance_cases;
+use common::images::{conformance_cases, large_conformance_cases};
 
 #[test]
 fn every_tile_kernel_labels_every_conformance_image_exactly() {
     // The reference's labels, once per image and connectivity.
     let cases: Vec<_> = [Connectivity::Four, Connectivity::Eight]
         .into_iter()
-        .flat_map(|c| conformance_cases().into_iter().map(move |case| (c, case)))
+        .flat_map(|c| {
+            // The large images (TUF's wide region grids among them) in full mode only.
+            let mut cases = conformance_cases();
+            if common::full_mode() {
+                cases.extend(large_conformance_cases());
+            }
+            cases.into_iter().map(move |case| (c, case))
+        })
         .map(|(c, case)| {
             let expected = reference::label_as(&case.image, c, Algorithm::TUF.raw_labels());
             (c, case, expected)

@@ -11,7 +11,7 @@ import pytest
 
 import ccl
 
-DEVICES = [d[0] for d in ccl.devices()]
+from _devices import DEVICES
 REQUIRE_PEERS = os.environ.get("CCL_REQUIRE_PEERS") == "1"
 
 

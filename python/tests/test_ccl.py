@@ -10,7 +10,7 @@ import ccl
 scipy_ndimage = pytest.importorskip("scipy.ndimage")
 cv2 = pytest.importorskip("cv2")
 
-DEVICES = [d[0] for d in ccl.devices()]
+from _devices import DEVICES
 
 
 def random_image(shape, density, seed):

@@ -78,7 +78,8 @@ pub fn with_value(image: &BinaryImage, value: u8) -> BinaryImage {
     BinaryImage::new(image.width(), image.height(), pixels).expect("same size")
 }
 
-/// Every conformance image.
+/// The conformance images small enough for every device in quick mode (at most 256x256-ish);
+/// [`large_conformance_cases`] holds the rest.
 pub fn conformance_cases() -> Vec<Case> {
     let mut cases = vec![case("1x1-bg", from_fn(1, 1, |_, _| false)), case("1x1-fg", from_fn(1, 1, |_, _| true))];
     for n in [2usize, 7, 8, 33, 64, 257] {
@@ -108,10 +109,9 @@ pub fn conformance_cases() -> Vec<Case> {
             ));
         }
     }
-    cases.push(case("1000x1000-mt-d45-g1", random(1000, 1000, 45, 1, 45)));
     // The algorithm issue's additions: small and odd sizes, patterns, the density x granularity
     // grid, big images.
-    for (w, h) in [(2, 2), (3, 3), (15, 15), (16, 16), (31, 17), (255, 257), (1023, 1025)] {
+    for (w, h) in [(2, 2), (3, 3), (15, 15), (16, 16), (31, 17), (255, 257)] {
         cases.push(case(format!("{w}x{h}-mt-d50-g1"), random(w, h, 50, 1, (w * 31 + h) as u32)));
     }
     for (w, h) in [(2, 2), (3, 3), (15, 15), (16, 16), (31, 17)] {
@@ -133,15 +133,35 @@ pub fn conformance_cases() -> Vec<Case> {
             ));
         }
     }
+    cases.extend(tile_corner_cases(&[(131, 101)]));
+    let base = random(123, 77, 55, 2, 9);
+    for value in [2u8, 128, 255] {
+        cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
+    }
+    cases
+}
+
+/// The large conformance images (full mode: slow on a CPU device): 1-4 megapixels at three
+/// densities, a region grid of TUF's across a wide device, and the images past CUDA's grid.
+pub fn large_conformance_cases() -> Vec<Case> {
+    let mut cases = vec![case("1000x1000-mt-d45-g1", random(1000, 1000, 45, 1, 45))];
+    cases.push(case("1023x1025-mt-d50-g1", random(1023, 1025, 50, 1, 1023 * 31 + 1025)));
     for density in [10, 50, 90] {
         cases.push(case(format!("2048x2048-mt-d{density}-g1"), random(2048, 2048, density, 1, 2048 + density)));
     }
-    // Pieces that meet only at tile corners (every tile size in use is a multiple of 8): 2x2
-    // blocks across each corner, and pixel pairs touching diagonally or anti-diagonally there.
-    // 2048x544 also has corners where four of TUF's 256 x 32 regions meet (enough of them that
-    // even a device of 132 compute units labels 8 tiles per work-group).
+    // 2048x544 has corners where four of TUF's 256 x 32 regions meet (enough of them that even a
+    // device of 132 compute units labels 8 tiles per work-group).
+    cases.extend(tile_corner_cases(&[(2048, 544)]));
+    cases.extend(tall_and_wide_cases());
+    cases
+}
+
+/// Pieces that meet only at tile corners (every tile size in use is a multiple of 8): 2x2 blocks
+/// across each corner, and pixel pairs touching diagonally or anti-diagonally there.
+fn tile_corner_cases(sizes: &[(usize, usize)]) -> Vec<Case> {
     let corner = |c: usize| c % 8 == 7 || (c.is_multiple_of(8) && c > 0);
-    for (w, h) in [(131, 101), (2048, 544)] {
+    let mut cases = Vec::new();
+    for &(w, h) in sizes {
         cases.push(case(format!("{w}x{h}-tile-corner-blocks"), from_fn(w, h, |x, y| corner(x) && corner(y))));
         cases.push(case(
             format!("{w}x{h}-tile-corner-diagonals"),
@@ -152,11 +172,6 @@ pub fn conformance_cases() -> Vec<Case> {
             from_fn(w, h, |x, y| corner(x) && corner(y) && (x % 8 == 7) != (y % 8 == 7)),
         ));
     }
-    let base = random(123, 77, 55, 2, 9);
-    for value in [2u8, 128, 255] {
-        cases.push(case(format!("123x77-value{value}"), with_value(&base, value)));
-    }
-    cases.extend(tall_and_wide_cases());
     cases
 }
 

@@ -154,3 +154,10 @@ pub fn dibco_pages(limit: usize) -> Vec<PathBuf> {
     pages.truncate(limit);
     pages
 }
+
+/// Whether the long suites run: `scripts/test.sh --full` sets `CCL_TEST_FULL=1`. Tests that only
+/// grow in full mode (larger inputs) ask this; whole full-mode tests are
+/// `#[ignore = "full mode: scripts/test.sh --full"]` instead, so that cargo counts them.
+pub fn full_mode() -> bool {
+    std::env::var("CCL_TEST_FULL").is_ok_and(|v| v == "1")
+}
