@@ -40,13 +40,16 @@ fn generated_kernel_files_match_shared_sources() {
 }
 
 #[cfg(feature = "cuda")]
-/// Every build with 32-bit labels (what the labelers compile) and with `LABEL_BITS=64` (the
-/// 64-bit label path is a define away).
-fn builds_with_both_label_widths() -> Vec<(String, &'static str, Vec<Define>)> {
+/// Every build with 32-bit labels (what the labelers compile) and, in full mode, with
+/// `LABEL_BITS=64` (the 64-bit label path is a define away) and with strict loads.
+fn builds(wide_and_strict: bool) -> Vec<(String, &'static str, Vec<Define>)> {
     let mut out = Vec::new();
     for build in ccl::registry::kernel_builds() {
         let name = format!("{}/{}", build.algorithm, build.connectivity);
-        out.push((name.clone(), build.file.source(Dialect::Cuda), build.defines.clone()));
+        if !wide_and_strict {
+            out.push((name.clone(), build.file.source(Dialect::Cuda), build.defines.clone()));
+            continue;
+        }
         let mut wide = build.defines.clone();
         wide.push(Define::int("LABEL_BITS", 64));
         out.push((format!("{name}/64-bit labels"), build.file.source(Dialect::Cuda), wide));
@@ -58,13 +61,13 @@ fn builds_with_both_label_widths() -> Vec<(String, &'static str, Vec<Define>)> {
     out
 }
 
+/// Compiles `builds` with NVRTC; failures are collected and named. Without NVRTC, a note (a
+/// failure when `CCL_REQUIRE_BACKENDS` names nvrtc).
 #[cfg(feature = "cuda")]
-#[test]
-fn every_kernel_build_compiles_with_nvrtc() {
-    let builds = builds_with_both_label_widths();
+fn nvrtc_compiles(builds: &[(String, &'static str, Vec<Define>)]) {
     assert!(!builds.is_empty());
     let mut failures = Vec::new();
-    for (name, source, defines) in &builds {
+    for (name, source, defines) in builds {
         match ccl_cuda::compile_ptx(source, defines, None) {
             Ok(ptx) => assert!(ptx.contains(".entry"), "PTX without kernels"),
             Err(ccl_backend::Error::Unavailable { reason, .. }) => {
@@ -77,6 +80,19 @@ fn every_kernel_build_compiles_with_nvrtc() {
     }
     assert!(failures.is_empty(), "NVRTC failures:\n{}", failures.join("\n"));
     eprintln!("NVRTC compiled {} kernel builds", builds.len());
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn every_kernel_build_compiles_with_nvrtc() {
+    nvrtc_compiles(&builds(false));
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "full mode: scripts/test.sh --full"]
+fn every_kernel_build_compiles_with_nvrtc_with_wide_labels_and_strict_loads() {
+    nvrtc_compiles(&builds(true));
 }
 
 /// Every kernel build, with 32- and 64-bit labels, compiles on every OpenCL device with the
@@ -139,24 +155,28 @@ fn every_kernel_build_compiles_with_every_atomics_model() {
     });
 }
 
-/// Every binarization program configuration compiles with NVRTC (double precision included).
+/// Binarization programs with NVRTC (double precision included): every method and formula at
+/// one window, and (full mode) at the others.
+#[cfg(feature = "cuda")]
+fn binarize_builds(windows: &[u32]) -> Vec<(String, &'static str, Vec<Define>)> {
+    let source = ccl::kernels::BINARIZE.source(Dialect::Cuda);
+    ccl::binarize::kernel_builds_at_windows(windows)
+        .into_iter()
+        .map(|defines| (format!("binarize {defines:?}"), source, defines))
+        .collect()
+}
+
 #[cfg(feature = "cuda")]
 #[test]
 fn every_binarize_build_compiles_with_nvrtc() {
-    let source = ccl::kernels::BINARIZE.source(Dialect::Cuda);
-    let mut failures = Vec::new();
-    for defines in ccl::binarize::kernel_builds() {
-        match ccl_cuda::compile_ptx(source, &defines, None) {
-            Ok(ptx) => assert!(ptx.contains(".entry"), "PTX without kernels"),
-            Err(ccl_backend::Error::Unavailable { reason, .. }) => {
-                assert!(!common::is_required("nvrtc"), "CCL_REQUIRE_BACKENDS requires nvrtc: {reason}");
-                eprintln!("note: NVRTC absent, binarization kernels not compiled: {reason}");
-                return;
-            }
-            Err(e) => failures.push(format!("{defines:?}: {e}")),
-        }
-    }
-    assert!(failures.is_empty(), "NVRTC failures:\n{}", failures.join("\n"));
+    nvrtc_compiles(&binarize_builds(&[45]));
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "full mode: scripts/test.sh --full"]
+fn every_binarize_build_compiles_with_nvrtc_at_every_window() {
+    nvrtc_compiles(&binarize_builds(&[101, 301]));
 }
 
 /// The kernels a source defines: the names after `KERNEL ... void`.

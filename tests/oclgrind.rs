@@ -7,8 +7,10 @@
 //! any report in Oclgrind's log (data races, reads of uninitialized memory, accesses out of
 //! bounds, or its own failures), except those listed in [`HARMLESS`].
 //!
-//! Two simulated devices, as a test of each cell (and a third for the default algorithm); the
-//! `roomy` cells of the algorithms, slower, run in full mode (`scripts/test.sh --full`):
+//! Two simulated devices, as a test of each cell (and a third for the default algorithm). Quick
+//! mode runs every algorithm x connectivity on `tight`, the default algorithm's cells, the hold
+//! and Nick and Otsu there; full mode (`scripts/test.sh --full`) adds every `roomy` cell and the
+//! other binarization methods:
 //! - `roomy`: 64 KiB of local memory, work-groups of up to 1024; programs built without
 //!   optimisation (`-cl-opt-disable`), because Oclgrind's uninitialized-memory check (on here)
 //!   stops at LLVM's `freeze`, which Clang's optimiser writes;
@@ -445,6 +447,7 @@ mod hold {
     }
 
     #[test]
+    #[ignore = "full mode: scripts/test.sh --full"]
     fn roomy() {
         cell(Config::Roomy)
     }
@@ -460,7 +463,7 @@ mod binarize {
     use super::*;
 
     macro_rules! binarize_cells {
-        ($($name:ident: $method:literal,)*) => {
+        ($($name:ident: $method:literal $(, #[$mode:meta])?;)*) => {
             $(
                 mod $name {
                     use super::*;
@@ -468,18 +471,20 @@ mod binarize {
                     #[ignore = "full mode: scripts/test.sh --full"]
                     fn roomy() { run(concat!("binarize:", $method), Config::Roomy) }
                     #[test]
+                    $(#[$mode])?
                     fn tight() { run(concat!("binarize:", $method), Config::Tight) }
                 }
             )*
         };
     }
 
+    // Nick and Otsu (a window method and the global one) in quick mode; all in full mode.
     binarize_cells! {
-        nick: "nick",
-        niblack: "niblack",
-        sauvola: "sauvola",
-        wolf: "wolf",
-        otsu: "otsu",
+        nick: "nick";
+        niblack: "niblack", #[ignore = "full mode: scripts/test.sh --full"];
+        sauvola: "sauvola", #[ignore = "full mode: scripts/test.sh --full"];
+        wolf: "wolf", #[ignore = "full mode: scripts/test.sh --full"];
+        otsu: "otsu";
     }
 }
 

@@ -159,11 +159,17 @@ fn fast_span(wide: bool) -> usize {
 
 /// Every program configuration a binarizer may build (for compile checks).
 pub fn all_builds() -> Vec<Vec<Define>> {
+    builds_at_windows(&[45, 101, 301])
+}
+
+/// The program configurations of every method and formula at each of `windows` (a window's
+/// height picks the rows of its column sums' blocks).
+pub fn builds_at_windows(windows: &[u32]) -> Vec<Vec<Define>> {
     let mut out = Vec::new();
     for method in Method::ALL {
         let formulas: &[NickFormula] = if method == Method::Nick { &NickFormula::ALL } else { &[NickFormula::Paper] };
         for &formula in formulas {
-            for window in [45, 101, 301] {
+            for &window in windows {
                 let params = Params { formula, window, ..method.defaults() };
                 out.push(Config::of(&params, false, usize::MAX).defines());
                 if method == Method::Wolf {

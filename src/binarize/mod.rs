@@ -24,7 +24,7 @@ pub mod reference;
 
 use std::time::Instant;
 
-pub use device::all_builds as kernel_builds;
+pub use device::{all_builds as kernel_builds, builds_at_windows as kernel_builds_at_windows};
 pub use params::{KernelKind, Method, NickFormula, Params, MAX_WINDOW};
 
 use crate::array::{DeviceArray, Storage};
