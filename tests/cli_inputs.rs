@@ -1,0 +1,88 @@
+//! Inputs that used to be skipped in silence or read otherwise than documented (issue 49): each
+//! test names its item. Every test runs the `ccl` binary (`CCL_BIN` when set, e.g. an older
+//! build to compare with).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The `ccl` binary: `CCL_BIN` when set, else cargo's.
+fn ccl() -> Command {
+    let bin = std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string());
+    Command::new(bin)
+}
+
+/// Runs `cmd`: its output and its standard output and error together; never a panic.
+fn run(cmd: &mut Command) -> (Output, String) {
+    let out = cmd.output().expect("run ccl");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "ccl panicked:\n{text}");
+    (out, text)
+}
+
+/// A fresh, empty folder for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccl-inputs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A .npy of one-byte elements (`descr`, e.g. "|u1") with `shape`, in Fortran order when
+/// `fortran` (then `data` is in that order).
+fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let order = if fortran { "True" } else { "False" };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
+
+/// D13: a value found invalid after parsing exits 2, as the parser's own usage errors do, in
+/// every command: a binarization parameter, a connectivity for the other dimensionality or the
+/// algorithm, a threshold outside the input's range or for a `.npy`, a bench connectivity.
+#[test]
+fn invalid_values_exit_2_in_every_command() {
+    let dir = scratch("exit");
+    let page = dir.join("page.png");
+    image::GrayImage::from_fn(16, 16, |x, _| image::Luma([if x < 8 { 0 } else { 255 }])).save(&page).unwrap();
+    let npy = dir.join("mask.npy");
+    std::fs::write(&npy, npy_bytes("|u1", &[4, 4], false, &[1; 16])).unwrap();
+    let page = page.to_str().unwrap();
+    let npy = npy.to_str().unwrap();
+    let out = dir.join("out.png");
+    let out = out.to_str().unwrap();
+    let labels = dir.join("out.npy");
+    let labels = labels.to_str().unwrap();
+    let bench = dir.join("bench");
+    let bench = bench.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["binarize", page, "-o", out, "--window", "0"],
+        &["binarize", page, "-o", out, "--window", "5000"],
+        &["binarize", page, "-o", out, "--formula", "opencv", "--window", "16"],
+        &["binarize", page, "-o", out, "--method", "sauvola", "--r", "0"],
+        &["label", page, "-o", labels, "--connectivity", "6"],
+        &["label", page, "-o", labels, "--connectivity", "26", "--backend", "cpu"],
+        &["label", page, "-o", labels, "--algo", "bke", "--connectivity", "4"],
+        &["label", page, "-o", labels, "--threshold", "300"],
+        &["label", npy, "-o", labels, "--threshold", "3"],
+        &["label", page, "-o", labels, "--binarize", "nick:window=0"],
+        &["label", "--volume", "-o", labels],
+        &["bench", "average", "--size", "9x8x7", "--connectivity", "8", "--devices", "cpu", "--out", bench],
+        &["bench", "average", "--size", "9x8", "--connectivity", "26", "--devices", "cpu", "--out", bench],
+        &["generate", "-o", out, "--density", "101"],
+    ];
+    for args in cases {
+        let (status, text) = run(ccl().args(*args));
+        assert_eq!(status.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains("error"), "{args:?}: {text}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
