@@ -2,7 +2,7 @@
 //! test names its item. Every test runs the `ccl` binary (`CCL_BIN` when set, e.g. an older
 //! build to compare with).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `ccl` binary: `CCL_BIN` when set, else cargo's.
@@ -27,6 +27,15 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes gray 32-bit float `pages` of `width` x `height` as one TIFF.
+fn write_float_tiff(path: &Path, width: u32, height: u32, pages: &[Vec<f32>]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+    for page in pages {
+        encoder.write_image::<tiff::encoder::colortype::Gray32Float>(width, height, page).unwrap();
+    }
+}
+
 /// A .npy of one-byte elements (`descr`, e.g. "|u1") with `shape`, in Fortran order when
 /// `fortran` (then `data` is in that order).
 fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
@@ -43,6 +52,50 @@ fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8
     out.extend(header.as_bytes());
     out.extend(data);
     out
+}
+
+/// The shape and uint32 values of a `.npy` of labels.
+fn read_labels(path: &Path) -> (Vec<u64>, Vec<u32>) {
+    let npy = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
+    (npy.shape().to_vec(), npy.into_vec::<u32>().unwrap())
+}
+
+/// Three 2x2 blocks of -1.0, -0.25 and 0.5 on a 0.0 background, 9x3.
+fn float_blocks() -> Vec<f32> {
+    let values = [-1.0f32, -0.25, 0.5];
+    (0..27).map(|i| if i % 9 % 3 != 2 && i / 9 < 2 { values[i % 9 / 3] } else { 0.0 }).collect()
+}
+
+/// The largest label `ccl label` writes for `path` with `extra` arguments (its component count).
+fn components(path: &Path, extra: &[&str]) -> u32 {
+    let npy = path.with_extension("labels.npy");
+    let (out, text) = run(ccl().arg("label").arg(path).args(["--backend", "cpu", "-o"]).arg(&npy).args(extra));
+    assert!(out.status.success(), "{extra:?}: {text}");
+    read_labels(&npy).1.into_iter().max().unwrap_or(0)
+}
+
+/// D9: a gray 32-bit float TIFF is read as stored, alone and as the pages of a volume.
+#[test]
+fn gray_float_tiffs_are_read_as_stored() {
+    let dir = scratch("gray-float");
+    let path = dir.join("gray-float.tif");
+    write_float_tiff(&path, 9, 3, &[float_blocks()]);
+    assert_eq!(components(&path, &[]), 3, "nonzero is foreground");
+    assert_eq!(components(&path, &["--threshold", "0.4"]), 1);
+    assert_eq!(components(&path, &["--threshold", "0.4", "--invert"]), 1, "all but the 0.5 block");
+    // The same page twice is a volume of two slices.
+    let stack = dir.join("stack.tif");
+    write_float_tiff(&stack, 9, 3, &[float_blocks(), float_blocks()]);
+    assert_eq!(components(&stack, &[]), 3);
+    assert_eq!(read_labels(&stack.with_extension("labels.npy")).0, vec![2, 3, 9]);
+    // Binarized as a page: 255 v, clamped, as the image crate converts float to 8 bits.
+    let (out, text) = run(ccl()
+        .arg("binarize")
+        .arg(&path)
+        .args(["--backend", "cpu", "--method", "otsu", "-o"])
+        .arg(dir.join("ink.png")));
+    assert!(out.status.success() && text.contains("32-bit float gray"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// D13: a value found invalid after parsing exits 2, as the parser's own usage errors do, in

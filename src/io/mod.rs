@@ -2,6 +2,7 @@
 //! and other outputs written atomically ([`write_labels`], [`write_atomically`]), volumes as
 //! `.npy`, multi-page TIFF or a folder of slices ([`read_volume`], [`write_volume`]).
 
+mod gray_float;
 mod input;
 mod output;
 mod volume;
