@@ -98,6 +98,34 @@ fn gray_float_tiffs_are_read_as_stored() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// D10: any finite threshold is valid for float samples, negative too (`--threshold -0.5` and
+/// `--threshold=-0.5`), on RGB float TIFF (gray is its Rec. 709 luma); an 8-bit image refuses a
+/// negative threshold by its range (exit status 2).
+#[test]
+fn negative_thresholds_are_valid_for_float_images() {
+    let dir = scratch("negative");
+    let path = dir.join("rgb-float.tiff");
+    let rgb: Vec<f32> = float_blocks().into_iter().flat_map(|v| [v; 3]).collect();
+    image::ImageBuffer::<image::Rgb<f32>, _>::from_raw(9, 3, rgb).unwrap().save(&path).unwrap();
+    // Inverted, foreground is gray <= T.
+    assert_eq!(components(&path, &["--threshold", "-0.1", "--invert"]), 2, "-1.0 and -0.25");
+    assert_eq!(components(&path, &["--threshold", "-0.5", "--invert"]), 1, "-1.0");
+    assert_eq!(components(&path, &["--threshold=-0.5", "--invert"]), 1);
+    assert_eq!(components(&path, &["--threshold", "-2", "--invert"]), 0);
+    assert_eq!(components(&path, &["--threshold", "-0.5"]), 1, "-0.25, 0.5 and the background");
+    let gray = dir.join("gray.tif");
+    write_float_tiff(&gray, 9, 3, &[float_blocks()]);
+    assert_eq!(components(&gray, &["--threshold", "-0.1", "--invert"]), 2);
+    // 8-bit samples: a negative threshold is outside their range, an invalid value.
+    let png = dir.join("gray.png");
+    image::GrayImage::new(4, 4).save(&png).unwrap();
+    let (out, text) =
+        run(ccl().arg("label").arg(&png).args(["--backend", "cpu", "--threshold", "-1", "-o"]).arg(dir.join("l.npy")));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("0-255"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// D13: a value found invalid after parsing exits 2, as the parser's own usage errors do, in
 /// every command: a binarization parameter, a connectivity for the other dimensionality or the
 /// algorithm, a threshold outside the input's range or for a `.npy`, a bench connectivity.

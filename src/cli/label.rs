@@ -56,7 +56,7 @@ pub struct LabelArgs {
     /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
     /// weights at full depth). Default: any nonzero color channel is foreground. For a volume
     /// of TIFF pages or image slices, applied to each slice.
-    #[arg(long, value_parser = args::threshold)]
+    #[arg(long, value_parser = args::threshold, allow_negative_numbers = true)]
     pub(super) threshold: Option<f64>,
     /// Swap foreground and background (after thresholding): dark ink becomes foreground.
     #[arg(long)]
