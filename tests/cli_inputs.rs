@@ -27,6 +27,15 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes 8-bit gray `pages` (8x8 each) as one TIFF.
+fn write_gray_tiff(path: &Path, pages: &[Vec<u8>]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+    for page in pages {
+        encoder.write_image::<tiff::encoder::colortype::Gray8>(8, 8, page).unwrap();
+    }
+}
+
 /// Writes gray 32-bit float `pages` of `width` x `height` as one TIFF.
 fn write_float_tiff(path: &Path, width: u32, height: u32, pages: &[Vec<f32>]) {
     let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
@@ -34,6 +43,16 @@ fn write_float_tiff(path: &Path, width: u32, height: u32, pages: &[Vec<f32>]) {
     for page in pages {
         encoder.write_image::<tiff::encoder::colortype::Gray32Float>(width, height, page).unwrap();
     }
+}
+
+/// Writes an animated GIF of two 8x8 frames.
+fn write_gif(path: &Path) {
+    let frames = [255u8, 0].map(|v| {
+        let img =
+            image::RgbaImage::from_fn(8, 8, |x, _| image::Rgba(if x < 4 { [v, v, v, 255] } else { [0, 0, 0, 255] }));
+        image::Frame::new(img)
+    });
+    image::codecs::gif::GifEncoder::new(std::fs::File::create(path).unwrap()).encode_frames(frames).unwrap();
 }
 
 /// A .npy of one-byte elements (`descr`, e.g. "|u1") with `shape`, in Fortran order when
@@ -58,6 +77,99 @@ fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8
 fn read_labels(path: &Path) -> (Vec<u64>, Vec<u32>) {
     let npy = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
     (npy.shape().to_vec(), npy.into_vec::<u32>().unwrap())
+}
+
+/// D7: in a folder, a multi-page TIFF is labeled as the volume it is alone (the same file), an
+/// animated GIF on its first frame with the note it gets alone; a volume asked for as PNG fails
+/// by name as alone; in a folder of slices a multi-page file is an error naming it; binarizing a
+/// folder notes the pages it does not read.
+#[test]
+fn multi_page_files_in_a_folder_are_treated_as_alone() {
+    let dir = scratch("pages");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let first: Vec<u8> = (0..64).map(|i| if i % 9 == 0 { 255 } else { 0 }).collect();
+    write_gray_tiff(&input.join("stack.tif"), &[first.clone(), vec![255; 64], first.clone()]);
+    write_gif(&input.join("anim.gif"));
+    image::GrayImage::from_raw(8, 8, first.clone()).unwrap().save(input.join("page.png")).unwrap();
+
+    let out_dir = dir.join("out");
+    let (out, text) = run(ccl().arg("label").arg(&input).arg("-o").arg(&out_dir).args(["--backend", "cpu"]));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("anim.gif holds") && text.contains("only the first is labeled"), "{text}");
+    let alone = dir.join("alone.npy");
+    let (out, text) = run(ccl().arg("label").arg(input.join("stack.tif")).args(["--backend", "cpu", "-o"]).arg(&alone));
+    assert!(out.status.success(), "{text}");
+    assert_eq!(read_labels(&out_dir.join("stack.npy")), read_labels(&alone), "the folder's stack is the volume");
+    assert_eq!(read_labels(&alone).0, vec![3, 8, 8]);
+
+    // As PNG, the volume fails by name (as alone), the images are written, the exit status is 1.
+    let (out, text) = run(ccl().arg("label").arg(&input).arg("-o").arg(dir.join("png")).args([
+        "--backend",
+        "cpu",
+        "--format",
+        "png",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("stack.tif") && text.contains("1 of 3"), "{text}");
+    assert!(dir.join("png/page.png").exists() && !dir.join("png/stack.png").exists());
+
+    // A folder of slices: a multi-page slice is an error naming it.
+    for name in ["stack.tif", "anim.gif"] {
+        let slices = dir.join(format!("slices-{name}"));
+        std::fs::create_dir_all(&slices).unwrap();
+        image::GrayImage::from_raw(8, 8, first.clone()).unwrap().save(slices.join("a.png")).unwrap();
+        std::fs::copy(input.join(name), slices.join(name)).unwrap();
+        let (out, text) =
+            run(ccl().arg("label").arg(&slices).args(["--volume", "--backend", "cpu", "-o"]).arg(dir.join("v.npy")));
+        assert!(!out.status.success() && text.contains(name) && text.contains("one image"), "{name}: {text}");
+    }
+
+    // Binarizing a folder says which files had pages or frames left unread.
+    let (out, text) = run(ccl().arg("binarize").arg(&input).arg("-o").arg(dir.join("ink")).args(["--backend", "cpu"]));
+    assert!(out.status.success(), "{text}");
+    for name in ["stack.tif holds 3", "anim.gif holds"] {
+        assert!(text.contains(name) && text.contains("only the first is binarized"), "{name}: {text}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// D8: entries of an input folder with an image extension that are no readable file (dangling
+/// and looping links, a FIFO) are each named with why, count as failed in the summary, and
+/// make the exit status 1; the other images are written. In a folder of slices they are an
+/// error naming the entry.
+#[cfg(unix)]
+#[test]
+fn unreadable_folder_entries_are_named_and_counted() {
+    let dir = scratch("links");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    image::GrayImage::from_fn(8, 8, |x, _| image::Luma([if x < 3 { 255 } else { 0 }]))
+        .save(input.join("a.png"))
+        .unwrap();
+    std::os::unix::fs::symlink("/nonexistent/page.png", input.join("dangling.png")).unwrap();
+    std::os::unix::fs::symlink("loop.png", input.join("loop.png")).unwrap();
+    let fifo = std::ffi::CString::new(input.join("fifo.png").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    for command in [&["label", "--format", "npy"][..], &["binarize"], &["label", "--binarize", "otsu"]] {
+        let out_dir = dir.join(format!("out-{}", command.len()));
+        let (out, text) = run(ccl().args(command).arg(&input).arg("-o").arg(&out_dir).args(["--backend", "cpu"]));
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {text}");
+        assert!(text.contains("dangling.png") && text.contains("dangling symbolic link"), "{command:?}: {text}");
+        assert!(
+            text.contains("loop.png") && text.contains("symbolic link that cannot be followed"),
+            "{command:?}: {text}"
+        );
+        assert!(text.contains("fifo.png") && text.contains("FIFO"), "{command:?}: {text}");
+        assert!(text.contains("3 of 4 images failed"), "{command:?}: {text}");
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "{command:?}: a.* written");
+    }
+    let (out, text) =
+        run(ccl().arg("label").arg(&input).args(["--volume", "--backend", "cpu", "-o"]).arg(dir.join("v.npy")));
+    assert!(!out.status.success() && text.contains("dangling.png"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Three 2x2 blocks of -1.0, -0.25 and 0.5 on a 0.0 background, 9x3.

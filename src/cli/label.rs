@@ -247,7 +247,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
     };
     let format = io::check_output(&args.output, Some(path))?;
     if path.is_dir() {
-        let (_, ignored) = io::list_images(path)?;
+        let ignored = io::list_images(path)?.others;
         if !ignored.is_empty() {
             let n = ignored.len();
             note!(

@@ -149,16 +149,6 @@ pub struct DecodedImage {
     pub source: SourceInfo,
 }
 
-/// The files directly in `folder`, sorted by name: those with an image extension, and the
-/// others.
-pub fn list_images(folder: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let entries = std::fs::read_dir(folder)
-        .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
-    files.sort();
-    Ok(files.into_iter().partition(|p| ImageFormat::from_path(p).is_ok()))
-}
-
 /// The pages of a DIBCO-style folder, sorted: every image in `folder/YEAR/Originals/`, each
 /// with its ground truth `folder/YEAR/GT/NAME_gt.png` when that exists.
 pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
@@ -166,8 +156,8 @@ pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
         .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
     let mut out = Vec::new();
     for year in years.flatten() {
-        let Ok((originals, _)) = list_images(&year.path().join("Originals")) else { continue };
-        for original in originals {
+        let Ok(originals) = super::list_images(&year.path().join("Originals")) else { continue };
+        for original in originals.images {
             let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             let truth = year.path().join("GT").join(format!("{stem}_gt.png"));
             out.push((original, truth.is_file().then_some(truth)));
