@@ -279,3 +279,22 @@ fn invalid_values_exit_2_in_every_command() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// D15: a file given as the output folder of a folder input is refused saying so, not as
+/// "File exists".
+#[test]
+fn a_file_as_output_folder_is_refused_saying_so() {
+    let dir = scratch("outfile");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    image::GrayImage::new(4, 4).save(input.join("a.png")).unwrap();
+    let file = dir.join("results");
+    std::fs::write(&file, b"a file").unwrap();
+    for command in [&["label"][..], &["binarize"]] {
+        let (out, text) = run(ccl().args(command).arg(&input).arg("-o").arg(&file).args(["--backend", "cpu"]));
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains("results") && text.contains("not a folder") && !text.contains("os error"), "{text}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"a file");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -30,14 +30,17 @@ struct Plan {
 }
 
 /// The files of a folder job: each input image of `folder` with its output,
-/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file
-/// of a known output format, that is the input folder, an input folder without images, and two
-/// inputs that would write one file are refused. Entries with an image extension that are no
-/// readable file (dangling or looping links, FIFOs) are named here, one `error:` line each.
+/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file,
+/// that is the input folder, an input folder without images, and two inputs that would write
+/// one file are refused. Entries with an image extension that are no readable file (dangling or
+/// looping links, FIFOs) are named here, one `error:` line each.
 fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
     let bad_output = |reason: String| Error::ImageWrite { path: out_dir.display().to_string(), reason };
     if io::LabelFormat::from_path(out_dir).is_ok() && !out_dir.is_dir() {
         return Err(bad_output("for a folder input, -o names the output folder".into()));
+    }
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(bad_output("it is a file, not a folder; for a folder input, -o names the output folder".into()));
     }
     std::fs::create_dir_all(out_dir).map_err(|e| bad_output(e.to_string()))?;
     if same_file::is_same_file(folder, out_dir).unwrap_or(false) {
