@@ -280,6 +280,65 @@ fn invalid_values_exit_2_in_every_command() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// D15: a `.npy` in Fortran order (as `np.save` writes `np.asfortranarray` arrays) is read as
+/// `np.load` reads it, for an image and a volume, not refused as a volume.
+#[test]
+fn fortran_order_npy_files_read_as_numpy_loads_them() {
+    let dir = scratch("fortran");
+    for shape in [&[3usize, 5][..], &[2, 3, 4]] {
+        let n: usize = shape.iter().product();
+        // C-order values with several components; their Fortran-order bytes.
+        let c: Vec<u8> = (0..n).map(|i| u8::from((i * 7) % 5 < 2)).collect();
+        let mut f = vec![0u8; n];
+        for (i, &v) in c.iter().enumerate() {
+            // The C multi-index of i, then its Fortran position.
+            let mut rest = i;
+            let mut index = vec![0; shape.len()];
+            for axis in (0..shape.len()).rev() {
+                index[axis] = rest % shape[axis];
+                rest /= shape[axis];
+            }
+            let mut at = 0;
+            for axis in (0..shape.len()).rev() {
+                at = at * shape[axis] + index[axis];
+            }
+            f[at] = v;
+        }
+        let (c_path, f_path) = (dir.join("c.npy"), dir.join("f.npy"));
+        std::fs::write(&c_path, npy_bytes("|u1", shape, false, &c)).unwrap();
+        std::fs::write(&f_path, npy_bytes("|u1", shape, true, &f)).unwrap();
+        let mut got = Vec::new();
+        for path in [&c_path, &f_path] {
+            let out = dir.join("l.npy");
+            let connectivity = if shape.len() == 2 { "4" } else { "6" };
+            let (status, text) = run(ccl()
+                .arg("label")
+                .arg(path)
+                .args(["--backend", "cpu", "--connectivity", connectivity, "-o"])
+                .arg(&out));
+            assert!(status.status.success(), "{shape:?}: {text}");
+            got.push(read_labels(&out));
+        }
+        assert_eq!(got[0], got[1], "{shape:?}");
+        assert!(got[0].1.iter().any(|&l| l > 1), "{shape:?}: several components");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// D15: empty arrays are refused naming the file and their shape.
+#[test]
+fn empty_npy_arrays_are_refused_naming_the_file() {
+    let dir = scratch("empty");
+    for (name, shape) in [("image.npy", &[0usize, 5][..]), ("volume.npy", &[2, 0, 5])] {
+        let path = dir.join(name);
+        std::fs::write(&path, npy_bytes("|u1", shape, false, &[])).unwrap();
+        let (out, text) = run(ccl().arg("label").arg(&path).args(["--backend", "cpu", "-o"]).arg(dir.join("l.npy")));
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains(&path.display().to_string()) && text.contains("empty"), "{name}: {text}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// D15: a file given as the output folder of a folder input is refused saying so, not as
 /// "File exists".
 #[test]

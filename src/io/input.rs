@@ -573,7 +573,8 @@ fn binarize_float(samples: &[f32], channels: usize, color_channels: usize, binar
 ///
 /// A `.npy` holds the page as an array of uint8 or uint16 (16-bit samples brought to 8 bits as
 /// above), of shape (H, W) for gray, or (H, W, 3) or (H, W, 4) for RGB and RGBA (the layout of
-/// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C order.
+/// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C or Fortran
+/// order.
 pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
         return read_gray_npy(path, max_pixels);
@@ -627,9 +628,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         "<u2" | ">u2" => SampleType::U16,
         other => return Err(err(format!("samples of type {other}; a page is uint8 or uint16"))),
     };
-    if npy.order() != npyz::Order::C {
-        return Err(err("Fortran order; a page is stored in C order (np.ascontiguousarray)".into()));
-    }
+    let fortran = npy.order() == npyz::Order::Fortran;
     let (height, width, channels) = match *npy.shape() {
         [height, width] => (height, width, 1),
         [height, width, channels @ (1 | 3 | 4)] => (height, width, channels),
@@ -652,7 +651,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         decoded_bytes: width.saturating_mul(height).saturating_mul(channels * bytes_per_sample),
     };
     if width == 0 || height == 0 {
-        return Err(err(format!("an empty page ({width}x{height})")));
+        return Err(err(format!("an empty page (shape {})", super::volume::numpy_shape(npy.shape()))));
     }
     check_pixels(path, (width, height), source.decoded_bytes, max_pixels)?;
     let shape = npy.shape().to_vec();
@@ -671,6 +670,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     if values.len() != w * h * c {
         return Err(err(format!("the file holds {} samples; its shape has {}", values.len(), w * h * c)));
     }
+    let values = if fortran { super::volume::fortran_to_c_order(&values, &shape) } else { values };
     let pixels = if c >= 3 {
         values.chunks_exact(c).map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
     } else {
