@@ -79,6 +79,11 @@ fn read_labels(path: &Path) -> (Vec<u64>, Vec<u32>) {
     (npy.shape().to_vec(), npy.into_vec::<u32>().unwrap())
 }
 
+/// The first CUDA or OpenCL device, if any.
+fn first_gpu() -> Option<String> {
+    ccl::discover().devices.iter().find(|d| d.id != ccl::DeviceId::Cpu).map(|d| d.id.to_string())
+}
+
 /// D7: in a folder, a multi-page TIFF is labeled as the volume it is alone (the same file), an
 /// animated GIF on its first frame with the note it gets alone; a volume asked for as PNG fails
 /// by name as alone; in a folder of slices a multi-page file is an error naming it; binarizing a
@@ -355,5 +360,30 @@ fn a_file_as_output_folder_is_refused_saying_so() {
         assert!(text.contains("results") && text.contains("not a folder") && !text.contains("os error"), "{text}");
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"a file");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// D15: a CCL_CACHE_DIR that cannot hold the compiled kernels is told (with and without
+/// --verbose), naming the folder and why; the labeling itself succeeds.
+#[test]
+fn an_unusable_kernel_cache_is_told() {
+    let Some(device) = first_gpu() else {
+        eprintln!("skipped: no CUDA or OpenCL device builds kernels here");
+        return;
+    };
+    let dir = scratch("cache");
+    let page = dir.join("page.png");
+    image::GrayImage::from_fn(16, 16, |x, _| image::Luma([if x % 3 == 0 { 255 } else { 0 }])).save(&page).unwrap();
+    for verbose in [false, true] {
+        let mut cmd = ccl();
+        cmd.env("CCL_CACHE_DIR", "/dev/null/ccl-cache").env_remove("CCL_CACHE");
+        cmd.arg("label").arg(&page).args(["--device", &device, "-o"]).arg(dir.join("l.npy"));
+        if verbose {
+            cmd.arg("--verbose");
+        }
+        let (out, text) = run(&mut cmd);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("kernel cache /dev/null/ccl-cache") && text.contains("CCL_CACHE_DIR"), "{text}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

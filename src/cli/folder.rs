@@ -193,6 +193,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         tally.record(&bar, input, label_volume_file(&device, args, &mut labeler, input, output));
     }
     bar.finish_and_clear();
+    super::label::note_slow_builds(&device);
     let seconds = start.elapsed().as_secs_f64();
     let volumes_written = match tally.written - images_written {
         _ if volumes.is_empty() => String::new(),
@@ -321,6 +322,7 @@ pub fn pages_folder(
         }
     });
     bar.finish_and_clear();
+    super::label::note_slow_builds(device);
     let seconds = start.elapsed().as_secs_f64();
     say!(
         "wrote {written} pages in {seconds:.2} s ({:.1} pages/s); {failed} failed",

@@ -158,9 +158,13 @@ impl BackendChoice {
     }
 }
 
-/// Tells the user when a kernel build of `device` took a slower route (the results are the same).
+/// Tells the user when a kernel build of `device` took a slower route (the results are the same),
+/// and when compiled kernels could not be kept in the kernel cache.
 pub(super) fn note_slow_builds(device: &Device) {
     if let Some(why) = device.build_note() {
+        note!("note: {why}");
+    }
+    if let Some(why) = ccl::kernel_cache_note() {
         note!("note: {why}");
     }
 }
