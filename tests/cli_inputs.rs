@@ -243,6 +243,34 @@ fn negative_thresholds_are_valid_for_float_images() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// D11: with POCL as the only OpenCL platform and no cache folder it can make (HOME under a
+/// regular file, so that even root cannot write it), `ccl devices` and `--backend opencl` say
+/// why there is no device and that POCL_CACHE_DIR fixes it; with POCL_CACHE_DIR the device is
+/// there.
+#[test]
+fn pocl_without_its_cache_folder_says_why_and_how_to_fix_it() {
+    let (_, listing) = run(ccl().arg("devices"));
+    let opencl: Vec<&str> = listing.lines().filter(|l| l.starts_with("opencl:")).collect();
+    if opencl.is_empty() || !opencl.iter().all(|l| l.contains("Portable Computing Language")) {
+        eprintln!("skipped: POCL is not the only OpenCL platform here");
+        return;
+    }
+    let no_cache = |cmd: &mut Command| -> (Output, String) {
+        cmd.env("HOME", "/dev/null/home").env_remove("POCL_CACHE_DIR").env_remove("XDG_CACHE_HOME");
+        run(cmd)
+    };
+    let (_, text) = no_cache(ccl().arg("devices"));
+    let line = text.lines().find(|l| l.starts_with("# opencl:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("/dev/null/home") && line.contains("POCL_CACHE_DIR"), "{line}");
+    let (out, text) = no_cache(ccl().args(["label", "--backend", "opencl", "-o", "/tmp/ccl-pocl.npy"]));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("cannot create its kernel cache folder") && text.contains("POCL_CACHE_DIR"), "{text}");
+    let cache = scratch("pocl-cache");
+    let (_, text) = run(ccl().arg("devices").env("HOME", "/dev/null/home").env("POCL_CACHE_DIR", &cache));
+    assert!(text.lines().any(|l| l.starts_with("opencl:0")), "{text}");
+    std::fs::remove_dir_all(cache).unwrap();
+}
+
 /// D13: a value found invalid after parsing exits 2, as the parser's own usage errors do, in
 /// every command: a binarization parameter, a connectivity for the other dimensionality or the
 /// algorithm, a threshold outside the input's range or for a `.npy`, a bench connectivity.

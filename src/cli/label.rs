@@ -198,7 +198,14 @@ pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> R
         }
     };
     Ok(match backend {
-        BackendChoice::Auto => (Device::auto()?, "chosen by --backend auto"),
+        BackendChoice::Auto => {
+            let device = Device::auto()?;
+            if device.info().id == DeviceId::Cpu {
+                let why: Vec<String> = ccl::discover().unavailable.iter().map(|(b, r)| format!("{b}: {r}")).collect();
+                note!("note: no CUDA or OpenCL device, so the CPU reference labels ({})", why.join("; "));
+            }
+            (device, "chosen by --backend auto")
+        }
         BackendChoice::Cpu => (Device::open(DeviceId::Cpu)?, "--backend cpu"),
         BackendChoice::Opencl => (first_of(BackendKind::OpenCl)?, "first OpenCL device"),
         BackendChoice::Cuda => (first_of(BackendKind::Cuda)?, "first CUDA device"),
