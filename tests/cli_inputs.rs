@@ -271,6 +271,40 @@ fn pocl_without_its_cache_folder_says_why_and_how_to_fix_it() {
     std::fs::remove_dir_all(cache).unwrap();
 }
 
+/// D12: `--verbose` says how the kernels were obtained and where the wall time went for volumes
+/// and `--binarize` too, not only for images.
+#[test]
+fn verbose_reports_volumes_and_binarized_pages() {
+    let dir = scratch("verbose");
+    let stack = dir.join("stack.tif");
+    write_gray_tiff(&stack, &[vec![255; 64], vec![0; 64]]);
+    let page = dir.join("page.png");
+    image::GrayImage::from_fn(32, 32, |x, y| image::Luma([if (x / 4 + y / 4) % 2 == 0 { 20 } else { 230 }]))
+        .save(&page)
+        .unwrap();
+    let npy = dir.join("vol.npy");
+    std::fs::write(&npy, npy_bytes("|u1", &[2, 3, 4], false, &[1; 24])).unwrap();
+    let mut devices = vec!["cpu".to_string()];
+    devices.extend(first_gpu());
+    for device in &devices {
+        for (input, extra) in [(&stack, &[][..]), (&npy, &[]), (&page, &["--binarize", "otsu"])] {
+            let (out, text) = run(ccl()
+                .arg("label")
+                .arg(input)
+                .args(["--verbose", "--device", device])
+                .args(extra)
+                .arg("-o")
+                .arg(dir.join("l.npy")));
+            assert!(out.status.success(), "{device} {input:?}: {text}");
+            assert!(text.contains("wall time ms: read"), "{device} {input:?}: {text}");
+            if device != "cpu" {
+                assert!(text.contains("kernels: "), "{device} {input:?}: {text}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// D13: a value found invalid after parsing exits 2, as the parser's own usage errors do, in
 /// every command: a binarization parameter, a connectivity for the other dimensionality or the
 /// algorithm, a threshold outside the input's range or for a `.npy`, a bench connectivity.
