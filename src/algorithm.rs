@@ -164,7 +164,7 @@ impl fmt::Display for Algorithm {
 /// pixel or 2x2-block index, plus one; background is 0. Deterministic, not consecutive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RawLabels {
-    /// Pixel algorithms (LE, OLE, UF, KE): raster index of the component's first pixel, + 1.
+    /// Pixel algorithms (LE, OLE, UF, KE, TUF): raster index of the component's first pixel, + 1.
     FirstPixel,
     /// Block algorithms (BE, BUF, BKE): raster index of the top-left pixel of the component's
     /// first 2x2 block (blocks in raster order), + 1. The first block may hold a pixel that comes

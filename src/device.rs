@@ -219,6 +219,20 @@ pub fn cuda_pointer_device(address: u64) -> Result<usize> {
     }
 }
 
+/// Where and why this process could not keep a compiled kernel in the kernel cache
+/// (`CCL_CACHE_DIR`, else `ccl/` in the user's cache folder), if it could not: nothing else is
+/// affected, but every later process compiles its kernels again.
+pub fn kernel_cache_note() -> Option<String> {
+    ccl_backend::KernelCache::store_failure().map(|f| {
+        format!(
+            "compiled kernels cannot be kept in the kernel cache {} ({}), so every process compiles them again; \
+             set CCL_CACHE_DIR to a folder you can write, or CCL_CACHE=off",
+            f.dir.display(),
+            f.reason
+        )
+    })
+}
+
 /// Lists every device of every backend; never fails, a missing backend is reported in
 /// [`Discovery::unavailable`].
 pub fn discover() -> Discovery {

@@ -42,7 +42,8 @@ mod volume;
 pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
 pub use device::{
-    auto_device, cuda_pointer_device, discover, BackendKind, Device, DeviceId, DeviceInfo, DeviceType, Discovery,
+    auto_device, cuda_pointer_device, discover, kernel_cache_note, BackendKind, Device, DeviceId, DeviceInfo,
+    DeviceType, Discovery,
 };
 pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};

@@ -1,7 +1,10 @@
 //! The `ccl` command line: list devices, label images, benchmark, generate test images.
 //!
 //! Exit status: 0 on success (also when standard output was closed early, e.g. by `| head`),
-//! 1 on an error (printed on standard error as `error: ...`), 2 on invalid arguments.
+//! 2 on invalid arguments (clap's usage errors, and every value found invalid later: a
+//! parameter out of range, a threshold outside the input's range, a connectivity the input or
+//! algorithm does not take), 1 on any other error; errors are printed on standard error as
+//! `error: ...`.
 
 use std::process::ExitCode;
 
@@ -50,8 +53,19 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = cli::console::finish();
             note!("error: {e}");
-            ExitCode::FAILURE
+            exit_status(&e)
         }
+    }
+}
+
+/// 2 for an error about the values of the command line (as clap's usage errors), 1 otherwise.
+fn exit_status(e: &ccl::Error) -> ExitCode {
+    use ccl::Error as E;
+    match e {
+        E::InvalidParameter { .. } | E::ConnectivityDimensions { .. } | E::UnsupportedConnectivity { .. } => {
+            ExitCode::from(2)
+        }
+        _ => ExitCode::FAILURE,
     }
 }
 

@@ -40,7 +40,8 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
     i
 }
 
-/// Labels `image` on the CPU. Raw labels follow the GPU algorithms' convention: every pixel of a
+/// Labels `image` on the CPU. Raw labels follow the pixel algorithms' convention
+/// ([`RawLabels::FirstPixel`]; [`label_as`] gives the block algorithms' too): every pixel of a
 /// component gets (raster index of the component's first pixel) + 1; background is 0. A
 /// connectivity of volumes labels the image as a volume of one slice (6 as 4, 18 and 26 as 8).
 pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {

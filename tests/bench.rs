@@ -380,7 +380,7 @@ fn volume_modes_run_on_volumes() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.code() == Some(1) && err.contains(says), "{size} {connectivity}: {err}");
+        assert!(out.status.code() == Some(2) && err.contains(says), "{size} {connectivity}: {err}");
         assert!(!dir.join("refused/results.csv").exists());
     }
     // Too large, or a Hilbert cube too small for its curve: errors, not panics.
@@ -447,6 +447,6 @@ fn stats_option_times_labeling_with_statistics() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.code() == Some(1) && err.contains("stats") && err.contains("device-resident"), "{err}");
+    assert!(out.status.code() == Some(2) && err.contains("stats") && err.contains("device-resident"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }

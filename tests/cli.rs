@@ -379,7 +379,7 @@ fn numeric_options_are_range_checked() {
         &["generate", "-o", "/tmp/g.png", "--granularity", "0"],
         &["generate", "-o", "/tmp/g.png", "--width", "0"],
         &["generate", "-o", "/tmp/g.png", "--density", "101"],
-        &["label", "--threshold=-1"],
+        &["label", "--threshold", "nan"],
         &["label", "--threshold", "abc"],
         &["label", "--threshold", "inf"],
         &["label", "--max-pixels", "0"],

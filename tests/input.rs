@@ -142,6 +142,34 @@ fn float_tiff_samples_are_read_as_stored() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A gray 32-bit float TIFF (which the image crate does not decode) is read as stored: nonzero,
+/// or gray > T for any finite T, negative too; NaN samples are refused.
+#[test]
+fn gray_float_tiff_samples_are_read_as_stored() {
+    let dir = scratch("gray-float");
+    let values = [Luma([0.001f32]), Luma([-0.5]), Luma([-2.0]), Luma([2.0]), Luma([0.0])];
+    let image = blocks(values, Luma([0.0f32]));
+    let path = dir.join("gray-float.tiff");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+    encoder.write_image::<tiff::encoder::colortype::Gray32Float>(image.width(), image.height(), &image).unwrap();
+    drop(encoder);
+    let source = probe(&path).unwrap();
+    assert_eq!((source.samples, source.color_channels), (SampleType::F32, 1));
+    assert_eq!(components(&read(&path, None, false).unwrap()), 4);
+    assert_eq!(components(&read(&path, Some(0.0), false).unwrap()), 2, "0.001 and 2.0");
+    assert_eq!(components(&read(&path, Some(-1.0), true).unwrap()), 1, "-2.0 alone is <= -1");
+    let (page, _) = ccl::io::read_gray(&path, ccl::MAX_PIXELS).unwrap();
+    assert_eq!(page.pixels()[2 * image.width() as usize + 2 + 3 * 8], 255, "2.0 is clamped to 255");
+    let nan = dir.join("nan.tiff");
+    let file = std::io::BufWriter::new(std::fs::File::create(&nan).unwrap());
+    let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+    encoder.write_image::<tiff::encoder::colortype::Gray32Float>(2, 1, &[0.0, f32::NAN]).unwrap();
+    drop(encoder);
+    assert!(matches!(read(&nan, None, false), Err(Error::ImageRead { .. })));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn multi_page_tiff_and_animated_gif_say_only_the_first_frame_is_read() {
     use image::codecs::gif::GifEncoder;
@@ -253,6 +281,12 @@ fn encoded_samples() -> Vec<(String, Vec<u8>)> {
             .unwrap();
         out.push((format!("sample.{ext}"), bytes));
     }
+    // Gray float TIFF, which the image crate does not decode (read with the tiff crate).
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    let samples: Vec<f32> = gray.pixels().map(|p| f32::from(p[0]) / 255.0).collect();
+    let mut encoder = tiff::encoder::TiffEncoder::new(&mut bytes).unwrap();
+    encoder.write_image::<tiff::encoder::colortype::Gray32Float>(37, 23, &samples).unwrap();
+    out.push(("gray-f32.tiff".into(), bytes.into_inner()));
     out
 }
 

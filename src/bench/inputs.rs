@@ -84,12 +84,17 @@ pub struct DirectoryInputs {
     pub ignored: Vec<PathBuf>,
 }
 
-/// Every image file directly in `dir` (sorted by name), binarized. A file that cannot be read
-/// is skipped and listed, not fatal; only an unreadable folder is an error.
+/// Every image file directly in `dir` (sorted by name), binarized. A file that cannot be read,
+/// or an entry with an image extension that is no file (a dangling link), is skipped and
+/// listed, not fatal; only an unreadable folder is an error.
 pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInputs> {
-    let (images, ignored) = list_images(dir)?;
-    let mut found = DirectoryInputs { ignored, ..Default::default() };
-    for path in images {
+    let listing = list_images(dir)?;
+    let mut found = DirectoryInputs { ignored: listing.others, ..Default::default() };
+    for (path, why) in listing.unreadable {
+        let e = Error::ImageRead { path: path.display().to_string(), reason: why };
+        found.skipped.push((path, e));
+    }
+    for path in listing.images {
         match read_binary(&path, binarize) {
             Ok(image) => {
                 let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -99,6 +104,7 @@ pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInput
             Err(e) => found.skipped.push((path, e)),
         }
     }
+    found.skipped.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
 }
 

@@ -41,13 +41,14 @@ pub fn algorithm_long_help() -> String {
 /// Largest side of a square benchmark image whose pixels fit 32-bit labels.
 pub const MAX_SQUARE_SIDE: usize = 65535;
 
-/// `--threshold`: a finite number >= 0 (checked against the input's own range once it is read).
+/// `--threshold`: any finite number (negative too, for float images; checked against the
+/// input's own range once it is read: 0-255 for 8-bit, 0-65535 for 16-bit).
 pub fn threshold(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) if t.is_finite() => Ok(t),
         _ => Err(format!(
-            "'{s}' is not a threshold: give a number >= 0 in the input's sample range \
-             (0-255 for 8-bit images, 0-65535 for 16-bit)"
+            "'{s}' is not a threshold: give a finite number in the input's sample range \
+             (0-255 for 8-bit images, 0-65535 for 16-bit, any for float)"
         )),
     }
 }

@@ -88,7 +88,7 @@ pub struct DatasetArgs {
     dataset: Option<PathBuf>,
     /// With --dataset: foreground is gray > T, in each image's own sample range (default:
     /// nonzero).
-    #[arg(long, value_parser = args::threshold)]
+    #[arg(long, value_parser = args::threshold, allow_negative_numbers = true)]
     threshold: Option<f64>,
     /// With --dataset: swap foreground and background (dark ink is foreground).
     #[arg(long)]

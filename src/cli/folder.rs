@@ -2,8 +2,10 @@
 //! labeling on the device by two labelers at once, writing), and `ccl binarize DIR -o OUTDIR` /
 //! `ccl label DIR --binarize ... -o OUTDIR` (every gray page binarized, and labeled, on the
 //! device while the next page is decoded), with a progress bar. A file that cannot be read or
-//! written is named and skipped; the exit status is non-zero at the end when any failed, and
-//! every output already written stays (each is written atomically).
+//! written, and an entry with an image extension that is no readable file (a dangling link), is
+//! named and skipped; the exit status is 1 at the end when any failed, and every output
+//! already written stays (each is written atomically). A multi-page TIFF is labeled as a volume
+//! and an animated file on its first frame with a note, as each is alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,45 +14,61 @@ use std::time::Instant;
 
 use ccl::batch::{label_many, BatchOptions};
 use ccl::binarize::Params;
-use ccl::{io, Algorithm, Connectivity, Device, Labeler};
+use ccl::io::Frames;
+use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
 use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
 use super::label::{open_device_announced, LabelArgs};
 
+/// The work of a folder job: each input image with its output, and the entries that look like
+/// images but cannot be read as files (already named on standard error; each counts as failed).
+struct Plan {
+    jobs: Vec<(PathBuf, PathBuf)>,
+    unreadable: usize,
+}
+
 /// The files of a folder job: each input image of `folder` with its output,
-/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file
-/// of a known output format, that is the input folder, an input folder without images, and two
-/// inputs that would write one file are refused.
-fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Vec<(PathBuf, PathBuf)>> {
+/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file,
+/// that is the input folder, an input folder without images, and two inputs that would write
+/// one file are refused. Entries with an image extension that are no readable file (dangling or
+/// looping links, FIFOs) are named here, one `error:` line each.
+fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
     let bad_output = |reason: String| Error::ImageWrite { path: out_dir.display().to_string(), reason };
     if io::LabelFormat::from_path(out_dir).is_ok() && !out_dir.is_dir() {
         return Err(bad_output("for a folder input, -o names the output folder".into()));
+    }
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(bad_output("it is a file, not a folder; for a folder input, -o names the output folder".into()));
     }
     std::fs::create_dir_all(out_dir).map_err(|e| bad_output(e.to_string()))?;
     if same_file::is_same_file(folder, out_dir).unwrap_or(false) {
         return Err(Error::OutputIsInput { path: folder.display().to_string() });
     }
-    let (images, ignored) = io::list_images(folder)?;
-    if !ignored.is_empty() {
-        let n = ignored.len();
+    let listing = io::list_images(folder)?;
+    if !listing.others.is_empty() {
+        let n = listing.others.len();
         note!(
             "note: ignoring {n} file{} without an image extension in {}",
             if n == 1 { "" } else { "s" },
             folder.display()
         );
     }
-    if images.is_empty() {
-        return Err(Error::FileRead {
-            path: folder.display().to_string(),
-            reason: "no image file in the folder".into(),
-        });
+    for (path, why) in &listing.unreadable {
+        note!("error: {}", Error::ImageRead { path: path.display().to_string(), reason: why.clone() });
+    }
+    if listing.images.is_empty() {
+        let reason = match listing.unreadable.len() {
+            0 => "no image file in the folder".to_string(),
+            n => format!("no readable image file in the folder ({n} named above cannot be read)"),
+        };
+        return Err(Error::FileRead { path: folder.display().to_string(), reason });
     }
     // Every input's output, refusing two inputs that would write the same file.
     let mut writers: HashMap<PathBuf, PathBuf> = HashMap::new();
-    let mut jobs = Vec::with_capacity(images.len());
-    for input in images {
+    let mut jobs = Vec::with_capacity(listing.images.len());
+    for input in listing.images {
         let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let output = out_dir.join(format!("{stem}.{ext}"));
         if let Some(other) = writers.insert(output.clone(), input.clone()) {
@@ -63,7 +81,7 @@ fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Vec<(PathBuf, PathBu
         }
         jobs.push((input, output));
     }
-    Ok(jobs)
+    Ok(Plan { jobs, unreadable: listing.unreadable.len() })
 }
 
 /// A progress bar over `n` files.
@@ -94,48 +112,136 @@ fn outcome(failed: usize, total: usize) -> Result<()> {
     }
 }
 
-/// Labels every image of `folder` into `args.output` (a folder).
-pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
-    let out_dir = &args.output;
-    let ext = args.format.extension();
-    let jobs = plan(folder, out_dir, ext)?;
-    let device = open_device_announced(args.device, args.backend)?;
-    say!("labeling {} images of {} into {} (.{ext})", jobs.len(), folder.display(), out_dir.display());
+/// What a folder job did so far: files written, their components, files that failed.
+#[derive(Default)]
+struct Tally {
+    written: usize,
+    components: u64,
+    failed: usize,
+}
 
-    let read = args.read_options();
-    let inputs = jobs.iter().map(|(input, output)| ((input, output), io::read_image(input, &read).map(|d| d.image)));
-    let options = BatchOptions {
-        consecutive: !args.raw,
-        ..BatchOptions::new(args.algorithm(&device, args.image_connectivity())?, args.image_connectivity())
-    };
-    let bar = progress(jobs.len());
-    let start = Instant::now();
-    let (mut written, mut components, mut failed) = (0usize, 0u64, Vec::new());
-    label_many(&device, options, inputs, |(path, output), result| {
-        let done = result.and_then(|labeling| {
-            let count = labeling.components.unwrap_or_else(|| labeling.labels.component_count());
-            io::write_labels(output, &labeling.labels).map(|()| count)
-        });
-        match done {
+impl Tally {
+    /// Counts one file's outcome (its component count, or its error, reported above the bar).
+    fn record(&mut self, bar: &ProgressBar, path: &Path, result: Result<u32>) {
+        match result {
             Ok(count) => {
-                written += 1;
-                components += u64::from(count);
+                self.written += 1;
+                self.components += u64::from(count);
             }
             Err(e) => {
-                report_failure(&bar, path, &e);
-                failed.push(path);
+                report_failure(bar, path, &e);
+                self.failed += 1;
             }
         }
         bar.inc(1);
-    })?;
+    }
+}
+
+/// Says above the bar that `path` holds several frames or pages of which only the first is
+/// used (as a one-file command says).
+fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
+    if let Frames::Several(count) = frames {
+        let count = count.map_or("several".to_string(), |n| n.to_string());
+        bar.suspend(|| note!("note: {} holds {count} frames or pages; only the first is {what}", path.display()));
+    }
+}
+
+/// Labels every image of `folder` into `args.output` (a folder). A multi-page TIFF is labeled
+/// as a volume, as alone (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a page per
+/// slice); an animated file on its first frame, with a note, as alone.
+pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
+    let out_dir = &args.output;
+    let ext = args.format.extension();
+    let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
+    let (volumes, images): (Vec<_>, Vec<_>) =
+        jobs.iter().partition(|(input, _)| io::tiff_pages(input).is_ok_and(|n| n > 1));
+    let device = open_device_announced(args.device, args.backend)?;
+    let volume_count = match volumes.len() {
+        0 => String::new(),
+        1 => " and 1 volume (a multi-page TIFF)".to_string(),
+        n => format!(" and {n} volumes (multi-page TIFFs)"),
+    };
+    say!("labeling {} images{volume_count} of {} into {} (.{ext})", images.len(), folder.display(), out_dir.display());
+
+    let bar = progress(jobs.len());
+    let start = Instant::now();
+    let mut tally = Tally { failed: unreadable, ..Tally::default() };
+    if !images.is_empty() {
+        let read = args.read_options();
+        let inputs = images.iter().map(|&(input, output)| {
+            let decoded = io::read_image(input, &read);
+            if let Ok(d) = &decoded {
+                note_frames(&bar, input, d.source.frames, "labeled");
+            }
+            ((input, output), decoded.map(|d| d.image))
+        });
+        let options = BatchOptions {
+            consecutive: !args.raw,
+            ..BatchOptions::new(args.algorithm(&device, args.image_connectivity())?, args.image_connectivity())
+        };
+        label_many(&device, options, inputs, |(path, output), result| {
+            let count = result.and_then(|labeling| {
+                let count = labeling.components.unwrap_or_else(|| labeling.labels.component_count());
+                io::write_labels(output, &labeling.labels).map(|()| count)
+            });
+            tally.record(&bar, path, count);
+        })?;
+    }
+    let images_written = tally.written;
+    let mut labeler = None;
+    for (input, output) in &volumes {
+        tally.record(&bar, input, label_volume_file(&device, args, &mut labeler, input, output));
+    }
     bar.finish_and_clear();
+    super::label::note_slow_builds(&device);
     let seconds = start.elapsed().as_secs_f64();
+    let volumes_written = match tally.written - images_written {
+        _ if volumes.is_empty() => String::new(),
+        1 => " and 1 volume".to_string(),
+        n => format!(" and {n} volumes"),
+    };
     say!(
-        "labeled {written} images ({components} components) in {seconds:.2} s ({:.1} images/s); {} failed",
-        written as f64 / seconds.max(1e-9),
-        failed.len()
+        "labeled {images_written} images{volumes_written} ({} components) in {seconds:.2} s ({:.1} files/s); {} failed",
+        tally.components,
+        tally.written as f64 / seconds.max(1e-9),
+        tally.failed
     );
-    outcome(failed.len(), jobs.len())
+    outcome(tally.failed, jobs.len() + unreadable)
+}
+
+/// Labels the multi-page TIFF `input` as a volume into `output` (as `ccl label` of the file
+/// alone does: `--connectivity` 26 unless given), with `labeler`, made at the first volume.
+/// Returns the component count.
+fn label_volume_file(
+    device: &Device,
+    args: &LabelArgs,
+    labeler: &mut Option<(AnyLabeler, Connectivity)>,
+    input: &Path,
+    output: &Path,
+) -> Result<u32> {
+    if !io::LabelFormat::from_path(output)?.holds_volumes() {
+        return Err(Error::ImageWrite {
+            path: output.display().to_string(),
+            reason: format!(
+                "{} is a multi-page TIFF, labeled as a volume, whose labels are written as .npy or .tiff \
+                 (--format npy or tiff)",
+                input.display()
+            ),
+        });
+    }
+    let volume = io::read_volume_tiff(input, &args.read_options())?;
+    let (labeler, connectivity) = match labeler {
+        Some(l) => l,
+        None => {
+            let connectivity = args.connectivity.unwrap_or(Connectivity::TwentySix);
+            let algorithm = args.algorithm(device, connectivity)?;
+            labeler.insert((device.labeler_for(algorithm, connectivity)?, connectivity))
+        }
+    };
+    let result = labeler.label_volume(&volume, *connectivity, !args.raw)?;
+    let count = result.components.unwrap_or_else(|| result.labels.component_count());
+    io::write_volume(output, &result.labels)?;
+    Ok(count)
 }
 
 /// What `pages_folder` does with each page after binarizing it: label its ink (`algorithm` at
@@ -160,7 +266,7 @@ pub fn pages_folder(
     max_pixels: u64,
 ) -> Result<()> {
     params.validate()?;
-    let jobs = plan(folder, out_dir, ext)?;
+    let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
     // Each labeling with its labeler.
@@ -176,7 +282,7 @@ pub fn pages_folder(
     );
     let bar = progress(jobs.len());
     let start = Instant::now();
-    let (mut written, mut failed) = (0usize, 0usize);
+    let (mut written, mut failed) = (0usize, unreadable);
     std::thread::scope(|scope| {
         let (send, pages) = sync_channel(2);
         let jobs = &jobs;
@@ -188,6 +294,9 @@ pub fn pages_folder(
             }
         });
         for (input, output, page) in pages {
+            if let Ok((_, source)) = &page {
+                note_frames(&bar, input, source.frames, "binarized");
+            }
             let done = page.and_then(|(page, _)| match &mut labeling {
                 Some((l, labeler)) => {
                     let gray = binarizer.upload(&page)?;
@@ -213,10 +322,11 @@ pub fn pages_folder(
         }
     });
     bar.finish_and_clear();
+    super::label::note_slow_builds(device);
     let seconds = start.elapsed().as_secs_f64();
     say!(
         "wrote {written} pages in {seconds:.2} s ({:.1} pages/s); {failed} failed",
         written as f64 / seconds.max(1e-9)
     );
-    outcome(failed, jobs.len())
+    outcome(failed, jobs.len() + unreadable)
 }

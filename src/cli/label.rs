@@ -56,7 +56,7 @@ pub struct LabelArgs {
     /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
     /// weights at full depth). Default: any nonzero color channel is foreground. For a volume
     /// of TIFF pages or image slices, applied to each slice.
-    #[arg(long, value_parser = args::threshold)]
+    #[arg(long, value_parser = args::threshold, allow_negative_numbers = true)]
     pub(super) threshold: Option<f64>,
     /// Swap foreground and background (after thresholding): dark ink becomes foreground.
     #[arg(long)]
@@ -89,7 +89,7 @@ pub struct LabelArgs {
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
     pub(super) max_pixels: u64,
     /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
-    /// labeling, writing).
+    /// labeling, writing), for an image, a volume or a --binarize page.
     #[arg(short, long)]
     pub(super) verbose: bool,
 }
@@ -158,9 +158,13 @@ impl BackendChoice {
     }
 }
 
-/// Tells the user when a kernel build of `device` took a slower route (the results are the same).
+/// Tells the user when a kernel build of `device` took a slower route (the results are the same),
+/// and when compiled kernels could not be kept in the kernel cache.
 pub(super) fn note_slow_builds(device: &Device) {
     if let Some(why) = device.build_note() {
+        note!("note: {why}");
+    }
+    if let Some(why) = ccl::kernel_cache_note() {
         note!("note: {why}");
     }
 }
@@ -194,7 +198,14 @@ pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> R
         }
     };
     Ok(match backend {
-        BackendChoice::Auto => (Device::auto()?, "chosen by --backend auto"),
+        BackendChoice::Auto => {
+            let device = Device::auto()?;
+            if device.info().id == DeviceId::Cpu {
+                let why: Vec<String> = ccl::discover().unavailable.iter().map(|(b, r)| format!("{b}: {r}")).collect();
+                note!("note: no CUDA or OpenCL device, so the CPU reference labels ({})", why.join("; "));
+            }
+            (device, "chosen by --backend auto")
+        }
         BackendChoice::Cpu => (Device::open(DeviceId::Cpu)?, "--backend cpu"),
         BackendChoice::Opencl => (first_of(BackendKind::OpenCl)?, "first OpenCL device"),
         BackendChoice::Cuda => (first_of(BackendKind::Cuda)?, "first CUDA device"),
@@ -247,7 +258,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
     };
     let format = io::check_output(&args.output, Some(path))?;
     if path.is_dir() {
-        let (_, ignored) = io::list_images(path)?;
+        let ignored = io::list_images(path)?.others;
         if !ignored.is_empty() {
             let n = ignored.len();
             note!(
@@ -257,7 +268,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
             );
         }
     }
-    label_volume(args, path, format, || io::read_volume(path, &args.read_options()))
+    label_volume(args, path, format, Clock::new(args.verbose), || io::read_volume(path, &args.read_options()))
 }
 
 /// `ccl label` of a volume (a folder of slices, a multi-page TIFF, a .npy of shape (D, H, W)):
@@ -267,6 +278,7 @@ fn label_volume(
     args: &LabelArgs,
     path: &Path,
     format: io::LabelFormat,
+    mut clock: Clock,
     read: impl FnOnce() -> Result<ccl::BinaryVolume>,
 ) -> Result<()> {
     if !format.holds_volumes() {
@@ -280,6 +292,7 @@ fn label_volume(
         });
     }
     let volume = read()?;
+    clock.lap("read");
     let kind = if path.is_dir() {
         "slices sorted by name"
     } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
@@ -293,8 +306,10 @@ fn label_volume(
     let (device, how) = open_device(args.device, args.backend)?;
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
+    clock.lap("open device");
     let algorithm = args.algorithm(&device, connectivity)?;
     let mut labeler = device.labeler_for(algorithm, connectivity)?;
+    clock.lap("kernels");
     let ccl::VolumeLabeling { labels, components, timings } = if wants_stats(args) {
         let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
         let (labels, count, timings) =
@@ -305,7 +320,9 @@ fn label_volume(
     };
     note_slow_builds(&device);
     let count = components.unwrap_or_else(|| labels.component_count());
+    clock.lap("label");
     io::write_volume(&args.output, &labels)?;
+    clock.lap("write");
     say!(
         "{count} components ({}x{}x{}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         s.width,
@@ -317,6 +334,7 @@ fn label_volume(
         timings.phase_list()
     );
     say!("wrote {}", args.output.display());
+    clock.report(labeler.build_report());
     Ok(())
 }
 
@@ -418,12 +436,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
                     image
                 }
-                io::BinaryArray::Volume(volume) => return label_volume(&args, path, format, || Ok(volume)),
+                io::BinaryArray::Volume(volume) => return label_volume(&args, path, format, clock, || Ok(volume)),
             }
         }
         // A TIFF of several pages is a volume, one slice per page.
         Some(path) if io::tiff_pages(path).is_ok_and(|n| n > 1) => {
-            return label_volume(&args, path, format, || io::read_volume_tiff(path, &args.read_options()))
+            return label_volume(&args, path, format, clock, || io::read_volume_tiff(path, &args.read_options()))
         }
         Some(path) => read_input(path, &args, format)?,
         None => {
@@ -467,18 +485,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
         timings.phase_list()
     );
     say!("wrote {}", args.output.display());
-    if args.verbose {
-        if let Some(b) = labeler.build_report() {
-            say!(
-                "kernels: {} programs, {} from the cache (CCL_CACHE_DIR, CCL_CACHE=off), built in {:.1} ms, warm-up {:.1} ms",
-                b.programs,
-                b.from_cache,
-                b.build_ms,
-                b.warm_up_ms
-            );
-        }
-        say!("wall time ms: {}", clock.report());
-    }
+    clock.report(labeler.build_report());
     // The process ends here: the driver frees the device's context at exit, faster than
     // releasing its buffers, modules and streams one by one first.
     std::mem::forget(labeler);
@@ -492,7 +499,9 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let Some(path) = &args.input else {
         return Err(Error::InvalidParameter { name: "binarize".into(), reason: "needs an input page".into() });
     };
+    let mut clock = Clock::new(args.verbose);
     let (page, source) = io::read_gray(path, args.max_pixels)?;
+    clock.lap("read");
     say!(
         "input: {} ({}x{}, {}), binarized with {}",
         path.display(),
@@ -502,10 +511,12 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         params.describe()
     );
     let device = open_device_announced(args.device, args.backend)?;
+    clock.lap("open device");
     let mut binarizer = device.binarizer()?;
     binarizer.prepare(params)?;
     let algorithm = args.algorithm(&device, args.image_connectivity())?;
     let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
+    clock.lap("kernels");
     let start = std::time::Instant::now();
     let gray = binarizer.upload(&page)?;
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -530,7 +541,9 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let labels = labeler.download(&labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     let count = count.unwrap_or_else(|| labels.component_count());
+    clock.lap("binarize and label");
     io::write_labels(&args.output, &labels)?;
+    clock.lap("write");
     say!(
         "{count} components ({}x{}, {}, {connectivity}); device ms: binarize {:.3}, label {:.3}; upload {upload_ms:.3}, download {download_ms:.3}",
         page.width(),
@@ -540,6 +553,16 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         labeled.labeling_ms()
     );
     say!("wrote {}", args.output.display());
+    let builds = labeler.build_report().map(|l| {
+        let b = binarizer.build_report();
+        ccl::BuildReport {
+            programs: l.programs + b.programs,
+            from_cache: l.from_cache + b.from_cache,
+            build_ms: l.build_ms + b.build_ms,
+            warm_up_ms: l.warm_up_ms + b.warm_up_ms,
+        }
+    });
+    clock.report(builds);
     std::mem::forget((binarizer, labeler));
     std::mem::forget(device);
     Ok(())
@@ -565,9 +588,22 @@ impl Clock {
         }
     }
 
-    fn report(&self) -> String {
+    /// With `--verbose`: how the kernels were obtained (`builds`, none on the CPU) and the laps.
+    fn report(&self, builds: Option<ccl::BuildReport>) {
+        if !self.on {
+            return;
+        }
+        if let Some(b) = builds {
+            say!(
+                "kernels: {} programs, {} from the cache (CCL_CACHE_DIR, CCL_CACHE=off), built in {:.1} ms, warm-up {:.1} ms",
+                b.programs,
+                b.from_cache,
+                b.build_ms,
+                b.warm_up_ms
+            );
+        }
         let total: f64 = self.laps.iter().map(|l| l.1).sum();
         let parts: Vec<String> = self.laps.iter().map(|(n, ms)| format!("{n} {ms:.1}")).collect();
-        format!("{} (total {total:.1})", parts.join(", "))
+        say!("wall time ms: {} (total {total:.1})", parts.join(", "));
     }
 }

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use image::{ColorType, ImageDecoder, ImageFormat, ImageReader, Limits};
 
+use super::gray_float::GrayFloatPage;
 use crate::{BinaryImage, Error, Result, MAX_PIXELS};
 
 /// How sample values become foreground.
@@ -148,16 +149,6 @@ pub struct DecodedImage {
     pub source: SourceInfo,
 }
 
-/// The files directly in `folder`, sorted by name: those with an image extension, and the
-/// others.
-pub fn list_images(folder: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let entries = std::fs::read_dir(folder)
-        .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
-    files.sort();
-    Ok(files.into_iter().partition(|p| ImageFormat::from_path(p).is_ok()))
-}
-
 /// The pages of a DIBCO-style folder, sorted: every image in `folder/YEAR/Originals/`, each
 /// with its ground truth `folder/YEAR/GT/NAME_gt.png` when that exists.
 pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
@@ -165,8 +156,8 @@ pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
         .map_err(|e| Error::FileRead { path: folder.display().to_string(), reason: e.to_string() })?;
     let mut out = Vec::new();
     for year in years.flatten() {
-        let Ok((originals, _)) = list_images(&year.path().join("Originals")) else { continue };
-        for original in originals {
+        let Ok(originals) = super::list_images(&year.path().join("Originals")) else { continue };
+        for original in originals.images {
             let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             let truth = year.path().join("GT").join(format!("{stem}_gt.png"));
             out.push((original, truth.is_file().then_some(truth)));
@@ -210,11 +201,10 @@ pub(super) fn read_decoded(
     let decoder = limited(path, decoder, &source, options.max_pixels, |source| {
         check_threshold(path, options.binarize.threshold, source.samples)
     })?;
-    let color = decoder.color_type();
     let (w, h) = (source.width as usize, source.height as usize);
     let binarize = options.binarize;
     // A decoder that panics on a malformed file is an unreadable file, not a crash.
-    let pixels = catch_unwind(AssertUnwindSafe(|| decode_binary(decoder, color, w * h, binarize)))
+    let pixels = catch_unwind(AssertUnwindSafe(|| decode_binary(decoder, w * h, binarize)))
         .map_err(|_| err("the decoder failed on malformed data".into()))?
         .map_err(err)?;
     let image = BinaryImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
@@ -315,7 +305,21 @@ fn check_threshold(path: &Path, threshold: Option<f64>, samples: SampleType) -> 
 }
 
 /// An opened decoder of one image, its header read.
-pub(super) type Decoder = Box<dyn ImageDecoder>;
+pub(super) enum Decoder {
+    /// An image the `image` crate decodes.
+    Image(Box<dyn ImageDecoder>),
+    /// A gray float TIFF page, which it does not ([`GrayFloatPage`]).
+    GrayFloat(Box<GrayFloatPage>),
+}
+
+impl Decoder {
+    fn dimensions(&self) -> (u32, u32) {
+        match self {
+            Decoder::Image(d) => d.dimensions(),
+            Decoder::GrayFloat(page) => page.dimensions(),
+        }
+    }
+}
 
 /// Opens a decoder and reads the header, then [`limited`].
 fn open_limited(
@@ -341,11 +345,16 @@ fn limited(
 ) -> Result<Decoder> {
     check_pixels(path, (source.width, source.height), source.decoded_bytes, max_pixels)?;
     check(source)?;
-    let mut limits = Limits::no_limits();
-    limits.max_alloc = Some(source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20));
-    decoder
-        .set_limits(limits)
-        .map_err(|e| Error::ImageRead { path: path.display().to_string(), reason: e.to_string() })?;
+    let max_alloc = source.decoded_bytes.saturating_mul(2).saturating_add(512 << 20);
+    match &mut decoder {
+        Decoder::Image(d) => {
+            let mut limits = Limits::no_limits();
+            limits.max_alloc = Some(max_alloc);
+            d.set_limits(limits)
+                .map_err(|e| Error::ImageRead { path: path.display().to_string(), reason: e.to_string() })?;
+        }
+        Decoder::GrayFloat(page) => page.set_max_alloc(max_alloc),
+    }
     Ok(decoder)
 }
 
@@ -359,14 +368,42 @@ fn open_decoder(path: &Path) -> Result<(Decoder, Option<ImageFormat>)> {
     // the decoder's allocation limit set from the real size before any pixel is decoded.
     reader.no_limits();
     let format = reader.format();
-    let decoder = catch_unwind(AssertUnwindSafe(|| reader.into_decoder().map(|d| Box::new(d) as Decoder)))
-        .map_err(|_| err("the decoder failed on a malformed header".into()))?
-        .map_err(|e| err(e.to_string()))?;
-    Ok((decoder, format))
+    let decoder =
+        catch_unwind(AssertUnwindSafe(|| reader.into_decoder().map(|d| Box::new(d) as Box<dyn ImageDecoder>)))
+            .map_err(|_| err("the decoder failed on a malformed header".into()))?;
+    match decoder {
+        Ok(d) => Ok((Decoder::Image(d), format)),
+        // The image crate decodes float TIFF as RGB(A) only: a gray float page is read apart.
+        Err(e) => match format {
+            Some(ImageFormat::Tiff) => File::open(path)
+                .ok()
+                .and_then(|f| GrayFloatPage::open(Box::new(BufReader::new(f))))
+                .map(|page| (Decoder::GrayFloat(Box::new(page)), format))
+                .ok_or_else(|| err(e.to_string())),
+            _ => Err(err(e.to_string())),
+        },
+    }
 }
 
 fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>, frames: Frames) -> Result<SourceInfo> {
     let (width, height) = decoder.dimensions();
+    let format = format.map(|f| format!("{f:?}").to_uppercase()).unwrap_or_else(|| "image".into());
+    let decoder = match decoder {
+        Decoder::Image(d) => d,
+        Decoder::GrayFloat(page) => {
+            return Ok(SourceInfo {
+                format,
+                width: width.into(),
+                height: height.into(),
+                samples: SampleType::F32,
+                color_channels: 1,
+                alpha: false,
+                stored_bits_per_pixel: 32,
+                frames,
+                decoded_bytes: page.total_bytes(),
+            })
+        }
+    };
     let color = decoder.color_type();
     let samples = match color {
         ColorType::L8 | ColorType::La8 | ColorType::Rgb8 | ColorType::Rgba8 => SampleType::U8,
@@ -381,7 +418,7 @@ fn source_info(path: &Path, decoder: &Decoder, format: Option<ImageFormat>, fram
     };
     let color_channels = if color.has_color() { 3 } else { 1 };
     Ok(SourceInfo {
-        format: format.map(|f| format!("{f:?}").to_uppercase()).unwrap_or_else(|| "image".into()),
+        format,
         width: width.into(),
         height: height.into(),
         samples,
@@ -434,12 +471,18 @@ fn count_frames(path: &Path, format: Option<ImageFormat>) -> Frames {
 
 /// Decodes into samples of the decoder's type and binarizes them. 8-bit gray is binarized in
 /// place (1 byte per pixel in all).
-fn decode_binary(
-    decoder: Decoder,
-    color: ColorType,
-    pixels: usize,
-    binarize: Binarize,
-) -> std::result::Result<Vec<u8>, String> {
+fn decode_binary(decoder: Decoder, pixels: usize, binarize: Binarize) -> std::result::Result<Vec<u8>, String> {
+    let decoder = match decoder {
+        Decoder::Image(d) => d,
+        Decoder::GrayFloat(page) => {
+            let samples = page.read()?;
+            if samples.iter().any(|s| s.is_nan()) {
+                return Err(NAN_SAMPLES.into());
+            }
+            return Ok(binarize_float(&samples, 1, 1, binarize));
+        }
+    };
+    let color = decoder.color_type();
     let channels = usize::from(color.channel_count());
     let color_channels = if color.has_color() { 3 } else { 1 };
     let decode_err = |e: image::ImageError| e.to_string();
@@ -471,9 +514,9 @@ fn decode_binary(
             let mut samples = vec![0f32; pixels * channels];
             decoder.read_image_boxed(bytemuck::cast_slice_mut(&mut samples)).map_err(decode_err)?;
             if samples.iter().any(|s| s.is_nan()) {
-                return Err("it holds NaN samples, which are neither foreground nor background".into());
+                return Err(NAN_SAMPLES.into());
             }
-            binarize_float(&samples, channels, binarize)
+            binarize_float(&samples, channels, 3, binarize)
         }
         other => return Err(format!("unsupported sample layout {other:?}")),
     })
@@ -504,12 +547,16 @@ fn binarize_integer<T: Copy + Into<u64>>(
         .collect()
 }
 
-fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u8> {
+/// Why float samples with NaN are refused.
+const NAN_SAMPLES: &str = "it holds NaN samples, which are neither foreground nor background";
+
+fn binarize_float(samples: &[f32], channels: usize, color_channels: usize, binarize: Binarize) -> Vec<u8> {
     samples
         .chunks_exact(channels)
         .map(|px| {
             let fg = match binarize.threshold {
-                None => px[..3].iter().any(|&s| s != 0.0),
+                None => px[..color_channels].iter().any(|&s| s != 0.0),
+                Some(t) if color_channels == 1 => f64::from(px[0]) > t,
                 Some(t) => 0.2126 * f64::from(px[0]) + 0.7152 * f64::from(px[1]) + 0.0722 * f64::from(px[2]) > t,
             };
             u8::from(fg != binarize.invert)
@@ -526,13 +573,26 @@ fn binarize_float(samples: &[f32], channels: usize, binarize: Binarize) -> Vec<u
 ///
 /// A `.npy` holds the page as an array of uint8 or uint16 (16-bit samples brought to 8 bits as
 /// above), of shape (H, W) for gray, or (H, W, 3) or (H, W, 4) for RGB and RGBA (the layout of
-/// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C order.
+/// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C or Fortran
+/// order.
 pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
         return read_gray_npy(path, max_pixels);
     }
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
     let (decoder, source) = open_limited(path, max_pixels, |_| Ok(()))?;
+    let decoder = match decoder {
+        Decoder::Image(d) => d,
+        Decoder::GrayFloat(page) => {
+            let (w, h) = (source.width as usize, source.height as usize);
+            let samples = catch_unwind(AssertUnwindSafe(|| page.read()))
+                .map_err(|_| err("the decoder failed on malformed data".into()))?
+                .map_err(err)?;
+            let pixels = samples.into_iter().map(float_to_u8).collect();
+            let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+            return Ok((page, source));
+        }
+    };
     let color = decoder.color_type().has_color();
     let decoded = catch_unwind(AssertUnwindSafe(|| image::DynamicImage::from_decoder(decoder)))
         .map_err(|_| err("the decoder failed on malformed data".into()))?
@@ -545,6 +605,14 @@ pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     };
     let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
     Ok((page, source))
+}
+
+/// A float sample as 8 bits, as the `image` crate converts it: 255 v, rounded, v clamped to
+/// 0-1 (NaN as 1).
+fn float_to_u8(v: f32) -> u8 {
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    let clamped = if !(v < 1.0) { 1.0 } else { v.max(0.0) };
+    (clamped * 255.0).round() as u8
 }
 
 /// [`read_gray`] of a `.npy`: its header is checked (type, shape, order, size) before its
@@ -560,9 +628,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         "<u2" | ">u2" => SampleType::U16,
         other => return Err(err(format!("samples of type {other}; a page is uint8 or uint16"))),
     };
-    if npy.order() != npyz::Order::C {
-        return Err(err("Fortran order; a page is stored in C order (np.ascontiguousarray)".into()));
-    }
+    let fortran = npy.order() == npyz::Order::Fortran;
     let (height, width, channels) = match *npy.shape() {
         [height, width] => (height, width, 1),
         [height, width, channels @ (1 | 3 | 4)] => (height, width, channels),
@@ -585,7 +651,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         decoded_bytes: width.saturating_mul(height).saturating_mul(channels * bytes_per_sample),
     };
     if width == 0 || height == 0 {
-        return Err(err(format!("an empty page ({width}x{height})")));
+        return Err(err(format!("an empty page (shape {})", super::volume::numpy_shape(npy.shape()))));
     }
     check_pixels(path, (width, height), source.decoded_bytes, max_pixels)?;
     let shape = npy.shape().to_vec();
@@ -604,6 +670,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     if values.len() != w * h * c {
         return Err(err(format!("the file holds {} samples; its shape has {}", values.len(), w * h * c)));
     }
+    let values = if fortran { super::volume::fortran_to_c_order(&values, &shape) } else { values };
     let pixels = if c >= 3 {
         values.chunks_exact(c).map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
     } else {

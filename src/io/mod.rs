@@ -2,15 +2,18 @@
 //! and other outputs written atomically ([`write_labels`], [`write_atomically`]), volumes as
 //! `.npy`, multi-page TIFF or a folder of slices ([`read_volume`], [`write_volume`]).
 
+mod folder;
+mod gray_float;
 mod input;
 mod output;
 mod volume;
 mod volume_folder;
 mod volume_tiff;
 
+pub use folder::{list_images, FolderListing};
 pub use input::{
-    available_memory, dibco_pages, estimated_peak_bytes, list_images, probe, read_binary, read_gray, read_image,
-    Binarize, DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
+    available_memory, dibco_pages, estimated_peak_bytes, probe, read_binary, read_gray, read_image, Binarize,
+    DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
 };
 pub use output::{
     check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, write_stats_csv, LabelFormat,

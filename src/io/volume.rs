@@ -1,6 +1,6 @@
 //! Binary arrays from NumPy `.npy` files (an image of shape (H, W) or a volume of shape (D, H, W),
-//! C order), volume labels out, and reading or writing a volume in any of its formats (`.npy`,
-//! multi-page TIFF, a folder of slices).
+//! C or Fortran order), volume labels out, and reading or writing a volume in any of its formats
+//! (`.npy`, multi-page TIFF, a folder of slices).
 
 use std::io::Read;
 use std::path::Path;
@@ -59,8 +59,8 @@ pub enum BinaryArray {
     Volume(BinaryVolume),
 }
 
-/// Reads a binary volume from a `.npy` of shape (D, H, W), C order, of an element type that
-/// [`read_binary_npy`] takes: nonzero is foreground. Any other shape, order or element type is an
+/// Reads a binary volume from a `.npy` of shape (D, H, W), C or Fortran order, of an element type
+/// that [`read_binary_npy`] takes: nonzero is foreground. Any other shape or element type is an
 /// [`Error::FileRead`] saying which; a volume of more than `max_voxels` voxels is refused from the
 /// file's header ([`Error::VolumeTooLarge`]).
 pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryVolume> {
@@ -73,28 +73,25 @@ pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryVolume> {
     }
 }
 
-/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C order of
-/// bool, any integer type (signed or not, 1 to 8 bytes, either byte order: a mask or a label
-/// image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
+/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C or
+/// Fortran order (as `np.load` reads both) of bool, any integer type (signed or not, 1 to 8
+/// bytes, either byte order: a mask or a label image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
 /// float NaN is nonzero, -0.0 is zero). An image of more than `max_pixels` pixels, or a volume of
 /// more voxels, is refused from the file's header, before its samples are read
-/// ([`Error::ImageTooLarge`], [`Error::VolumeTooLarge`]). Any other shape,
-/// order or element type is an [`Error::FileRead`] saying which.
+/// ([`Error::ImageTooLarge`], [`Error::VolumeTooLarge`]). An empty array, or any other shape
+/// or element type, is an [`Error::FileRead`] naming the file and saying which.
 pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
     let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
     let mut reader = std::io::BufReader::new(file);
     // The header, read through `reader`, which then stands at the first element.
-    let (element, shape) = {
+    let (element, shape, fortran) = {
         let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
         let dtype = npy.dtype().descr();
         let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
             fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
         })?;
-        if npy.order() != npyz::Order::C {
-            return Err(fail("Fortran order; a volume is stored in C order (np.ascontiguousarray)".into()));
-        }
-        (element, npy.shape().to_vec())
+        (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
     };
     let (depth, height, width) = match shape[..] {
         [height, width] => (1, height, width),
@@ -104,6 +101,10 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
         }
     };
     let volume = shape.len() == 3;
+    if width == 0 || height == 0 || depth == 0 {
+        let what = if volume { "a volume needs at least one voxel" } else { "an image needs at least one pixel" };
+        return Err(fail(format!("the array is empty (shape {}); {what}", numpy_shape(&shape))));
+    }
     let bytes = width.saturating_mul(height).saturating_mul(depth).saturating_mul(element.size() as u64);
     if volume {
         super::input::check_voxels(path, (width, height, depth), bytes, max_pixels)?;
@@ -118,13 +119,55 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     if held != n || data.len() % size != 0 {
         return Err(fail(format!("the file holds {held} values; its shape {shape:?} has {n}")));
     }
-    let voxels = element.foreground(&data);
+    let mut voxels = element.foreground(&data);
+    if fortran {
+        voxels = fortran_to_c_order(&voxels, &shape);
+    }
     let (width, height) = (width as usize, height as usize);
     if volume {
         Ok(BinaryArray::Volume(BinaryVolume::new(width, height, depth as usize, voxels)?))
     } else {
         Ok(BinaryArray::Image(BinaryImage::new(width, height, voxels)?))
     }
+}
+
+/// A `.npy` shape as NumPy prints it, e.g. `(0, 5)`.
+pub(super) fn numpy_shape(shape: &[u64]) -> String {
+    let sides: Vec<String> = shape.iter().map(u64::to_string).collect();
+    match sides.len() {
+        1 => format!("({},)", sides[0]),
+        _ => format!("({})", sides.join(", ")),
+    }
+}
+
+/// `values` of an array of `shape` stored in Fortran order (first axis fastest), reordered
+/// into C order (last axis fastest), as `np.ascontiguousarray` does.
+pub(super) fn fortran_to_c_order<T: Copy>(values: &[T], shape: &[u64]) -> Vec<T> {
+    let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+    // Each axis's step in the Fortran-ordered values.
+    let mut strides = Vec::with_capacity(shape.len());
+    let mut step = 1;
+    for &n in &shape {
+        strides.push(step);
+        step *= n;
+    }
+    let mut index = vec![0usize; shape.len()];
+    let mut out = Vec::with_capacity(values.len());
+    let mut at = 0;
+    for _ in 0..values.len() {
+        out.push(values[at]);
+        // The next C-order index: the last axis first, carrying into the ones before it.
+        for axis in (0..shape.len()).rev() {
+            index[axis] += 1;
+            at += strides[axis];
+            if index[axis] < shape[axis] {
+                break;
+            }
+            at -= strides[axis] * shape[axis];
+            index[axis] = 0;
+        }
+    }
+    out
 }
 
 /// The element type of a binary `.npy`, as its `descr` names it.

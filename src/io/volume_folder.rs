@@ -3,24 +3,42 @@
 
 use std::path::Path;
 
-use super::{list_images, probe, read_image, ReadOptions};
+use super::{list_images, probe, read_image, Frames, ReadOptions};
 use crate::{BinaryVolume, Error, Result, Shape};
 
 /// Reads the image files directly in `folder` (those [`list_images`] finds, sorted by name) as
-/// the slices of a binary volume, each binarized as a 2D input ([`super::read_binary`]; of a
-/// multi-frame file, the first frame). Every header is read first: a folder without images, or
-/// slices of different sizes, is an [`Error::FileRead`] (naming the first slice of another size
-/// and both sizes), and more than `options.max_pixels` voxels in all an
-/// [`Error::VolumeTooLarge`], before any slice is decoded.
+/// the slices of a binary volume, each binarized as a 2D input ([`super::read_binary`]). Every
+/// header is read first: a folder without images, an entry with an image extension that is no
+/// readable file (a dangling link), a slice of several pages or frames (a slice is one image),
+/// or slices of different sizes, is an [`Error::FileRead`] naming the entry (and, for sizes,
+/// the first slice of another size and both sizes); more than `options.max_pixels` voxels in
+/// all an [`Error::VolumeTooLarge`]; all before any slice is decoded.
 pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
-    let (slices, _) = list_images(folder)?;
+    let listing = list_images(folder)?;
+    if let Some((entry, why)) = listing.unreadable.first() {
+        return Err(Error::FileRead {
+            path: entry.display().to_string(),
+            reason: format!("{why}; every image entry of a folder of slices is a slice"),
+        });
+    }
+    let slices = listing.images;
     let Some(first) = slices.first() else {
         return Err(Error::FileRead {
             path: folder.display().to_string(),
             reason: "no image file in the folder (a volume needs at least one slice)".into(),
         });
     };
-    let size = |path: &Path| probe(path).map(|s| (s.width, s.height));
+    let size = |path: &Path| {
+        let source = probe(path)?;
+        if let Frames::Several(n) = source.frames {
+            let n = n.map_or("several".to_string(), |n| n.to_string());
+            return Err(Error::FileRead {
+                path: path.display().to_string(),
+                reason: format!("it holds {n} pages or frames; a slice of a volume is one image"),
+            });
+        }
+        Ok((source.width, source.height))
+    };
     let (width, height) = size(first)?;
     for slice in &slices[1..] {
         let (w, h) = size(slice)?;

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use image::ImageFormat;
 
+use super::gray_float::GrayFloatPage;
 use super::input::{read_decoded, Decoder};
 use super::{Frames, ReadOptions};
 use crate::{BinaryVolume, Error, LabelVolume, Result, Shape};
@@ -120,9 +121,17 @@ fn pages(path: &Path) -> Result<Vec<Page>> {
 fn open_page(path: &Path, ifd: u64) -> Result<Decoder> {
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };
     let view = PageView::open(path, ifd).map_err(|e| err(e.to_string()))?;
-    catch_unwind(AssertUnwindSafe(|| image::codecs::tiff::TiffDecoder::new(view).map(|d| Box::new(d) as Decoder)))
-        .map_err(|_| err("the decoder failed on a malformed header".into()))?
-        .map_err(|e| err(e.to_string()))
+    let decoder = catch_unwind(AssertUnwindSafe(|| image::codecs::tiff::TiffDecoder::new(view)))
+        .map_err(|_| err("the decoder failed on a malformed header".into()))?;
+    match decoder {
+        Ok(d) => Ok(Decoder::Image(Box::new(d))),
+        // The image crate decodes float TIFF as RGB(A) only: a gray float page is read apart.
+        Err(e) => PageView::open(path, ifd)
+            .ok()
+            .and_then(|view| GrayFloatPage::open(Box::new(view)))
+            .map(|page| Decoder::GrayFloat(Box::new(page)))
+            .ok_or_else(|| err(e.to_string())),
+    }
 }
 
 /// A TIFF file read with the first-page offset of its header replaced by another page's, so

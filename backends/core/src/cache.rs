@@ -31,6 +31,7 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
@@ -144,10 +145,23 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A kernel cache folder that could not keep an entry, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreFailure {
+    /// The cache folder.
+    pub dir: PathBuf,
+    /// The error of creating the folder or writing the entry.
+    pub reason: String,
+}
+
+/// The first [`StoreFailure`] of this process.
+static STORE_FAILURE: OnceLock<StoreFailure> = OnceLock::new();
+
 /// Where compiled kernels are kept, or a disabled cache. Cheap to clone.
 ///
 /// A cache never fails a build: a folder that cannot be read or written only makes every
-/// lookup a miss.
+/// lookup a miss, and the first entry it could not keep is told by
+/// [`KernelCache::store_failure`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelCache {
     dir: Option<PathBuf>,
@@ -222,7 +236,8 @@ impl KernelCache {
     /// and holds an intact entry for `key()` that `from_binary` accepts (a driver may refuse a
     /// binary), that program, marked as from the cache; otherwise `compile(wants_binary)`'s,
     /// whose binary (asked for only when the cache is enabled) is stored, a failed store being
-    /// ignored (the next process compiles again). The program records the build's host time.
+    /// recorded for [`KernelCache::store_failure`] (the next process compiles again). The
+    /// program records the build's host time.
     pub fn build<T: Any + Send + Sync>(
         &self,
         key: impl FnOnce() -> CacheKey,
@@ -237,9 +252,19 @@ impl KernelCache {
         }
         let (native, binary) = compile(key.is_some())?;
         if let (Some(key), Some(binary)) = (&key, binary) {
-            let _ = self.store(key, &binary);
+            if let Err(e) = self.store(key, &binary) {
+                let dir = self.dir.clone().unwrap_or_default();
+                let _ = STORE_FAILURE.set(StoreFailure { dir, reason: e.to_string() });
+            }
         }
         Ok(Program::new(native).with_origin(false, elapsed_ms()))
+    }
+
+    /// The first failure of this process to keep a compiled program in a kernel cache (by
+    /// [`KernelCache::build`]): the builds went on, but later processes compile again. `None`
+    /// when every store succeeded.
+    pub fn store_failure() -> Option<&'static StoreFailure> {
+        STORE_FAILURE.get()
     }
 
     /// Stores `payload` as `key`'s entry, replacing any entry there: written to a temporary file

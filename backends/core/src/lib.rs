@@ -15,7 +15,7 @@ mod handle;
 mod launch;
 mod loader;
 
-pub use cache::{CacheKey, KernelCache, FORMAT_VERSION as CACHE_FORMAT_VERSION};
+pub use cache::{CacheKey, KernelCache, StoreFailure, FORMAT_VERSION as CACHE_FORMAT_VERSION};
 pub use error::{Error, Result};
 pub use handle::{Buffer, HostBuffer, Kernel, Mark, Program};
 pub use launch::{

@@ -45,11 +45,14 @@ pub struct DeviceDesc {
 
 /// Lists every device of every OpenCL platform.
 ///
-/// Returns [`ccl_backend::Error::Unavailable`] when the loader or any platform is missing.
+/// Returns [`ccl_backend::Error::Unavailable`] when the loader or any platform is missing, and
+/// when no platform has a device because POCL could not create its kernel cache folder (then
+/// saying which folder, why, and that `POCL_CACHE_DIR` fixes it).
 pub fn devices() -> Result<Vec<DeviceDesc>> {
     let _serialised = driver_lock();
     let platforms = opencl3::platform::get_platforms().map_err(|e| call_error("OpenCL", "clGetPlatformIDs", e))?;
     let mut out = Vec::new();
+    let mut why_none = None;
     for (p, platform) in platforms.iter().enumerate() {
         let platform_name = platform.name().unwrap_or_default();
         // A platform with no device answers CL_DEVICE_NOT_FOUND: that is not an error here.
@@ -58,11 +61,38 @@ pub fn devices() -> Result<Vec<DeviceDesc>> {
             Err(e) if e.0 == CL_DEVICE_NOT_FOUND => Vec::new(),
             Err(e) => return Err(call_error(&platform_name, "clGetDeviceIDs", e)),
         };
+        if ids.is_empty() && platform_name.contains("Portable Computing Language") {
+            why_none = why_none.or_else(pocl_cache_problem);
+        }
         for (d, id) in ids.into_iter().enumerate() {
             out.push(describe(p, d, &platform_name, Device::new(id)));
         }
     }
-    Ok(out)
+    match why_none {
+        Some(reason) if out.is_empty() => Err(ccl_backend::Error::Unavailable { backend: "opencl", reason }),
+        _ => Ok(out),
+    }
+}
+
+/// Why POCL offers no device when it cannot create its kernel cache folder: POCL (3.x) makes
+/// `POCL_CACHE_DIR`, else `$XDG_CACHE_HOME/pocl/kcache`, else `$HOME/.cache/pocl/kcache`, else
+/// `/tmp/pocl/kcache`, and without it reports no device at all. `None` when that folder can be
+/// made (the cause is elsewhere).
+fn pocl_cache_problem() -> Option<String> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let (folder, from) = match (var("POCL_CACHE_DIR"), var("XDG_CACHE_HOME"), var("HOME")) {
+        (Some(dir), _, _) => (dir, "POCL_CACHE_DIR"),
+        (None, Some(xdg), _) => (xdg.join("pocl/kcache"), "XDG_CACHE_HOME"),
+        (None, None, Some(home)) => (home.join(".cache/pocl/kcache"), "HOME"),
+        (None, None, None) => ("/tmp/pocl/kcache".into(), "HOME unset"),
+    };
+    let e = std::fs::create_dir_all(&folder).err()?;
+    Some(format!(
+        "POCL (the Portable Computing Language platform) offers no device because it cannot create its kernel \
+         cache folder {} (from {from}): {e}; set POCL_CACHE_DIR to a folder you can write, e.g. \
+         POCL_CACHE_DIR=/tmp/pocl-cache-$USER",
+        folder.display()
+    ))
 }
 
 /// The device takes NVIDIA's compiler options (`cl_nv_compiler_options`): NVIDIA's OpenCL.
