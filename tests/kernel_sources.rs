@@ -1,5 +1,6 @@
 //! The committed per-dialect kernel files are exactly the shared sources behind their preludes,
-//! and every kernel build compiles with OpenCL (every device present) and NVRTC.
+//! and every kernel build compiles with OpenCL (every device present, one test per kind:
+//! `cargo test --test kernel_sources -- ::opencl_gpu` runs the GPUs') and NVRTC.
 //!
 //! `CCL_BLESS=1 cargo test --test kernel_sources` rewrites the generated files.
 
@@ -79,40 +80,42 @@ fn every_kernel_build_compiles_with_nvrtc() {
     eprintln!("NVRTC compiled {} kernel builds", builds.len());
 }
 
+device_tests! {
+    opencl;
+    #[cfg(feature = "opencl")]
+    every_kernel_build_compiles_with_opencl: [opencl_cpu, opencl_gpu],
+}
+
 #[cfg(feature = "opencl")]
-#[test]
-fn every_kernel_build_compiles_with_every_opencl_device() {
+fn every_kernel_build_compiles_with_opencl(desc: &ccl_opencl::DeviceDesc) {
     use ccl_backend::Gpu;
-    let descs = common::opencl_devices("OpenCL kernel compilation");
     let mut failures = Vec::new();
-    for desc in descs {
-        // Each way of making atomic loads and stores (kernels-cl/prelude.h): C11 atomics where the
-        // device has them, PTX's weak loads (inline assembly) on NVIDIA's OpenCL, volatile
-        // accesses and OpenCL 1.2's read-modify-writes everywhere.
-        let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
-        match desc.atomics {
-            ccl_opencl::Atomics::C11(_) => models.push(desc.atomics),
-            ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
-            ccl_opencl::Atomics::ReadModifyWrite => {}
-        }
-        for atomics in models {
-            let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)
-                .and_then(|r| r.with_atomics(atomics))
-                .expect("open OpenCL device");
-            for build in ccl::registry::kernel_builds() {
-                for bits in [32, 64] {
-                    // 32 is the default: without the define, the build is the labelers' own (and
-                    // its kernel cache entry).
-                    let mut defines = build.defines.clone();
-                    if bits == 64 {
-                        defines.push(Define::int("LABEL_BITS", 64));
-                    }
-                    if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
-                        failures.push(format!(
-                            "{}/{} ({bits}-bit labels, {atomics}) on {}: {e}",
-                            build.algorithm, build.connectivity, desc.name
-                        ));
-                    }
+    // Each way of making atomic loads and stores (kernels-cl/prelude.h): C11 atomics where the
+    // device has them, PTX's weak loads (inline assembly) on NVIDIA's OpenCL, volatile
+    // accesses and OpenCL 1.2's read-modify-writes everywhere.
+    let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
+    match desc.atomics {
+        ccl_opencl::Atomics::C11(_) => models.push(desc.atomics),
+        ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
+        ccl_opencl::Atomics::ReadModifyWrite => {}
+    }
+    for atomics in models {
+        let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)
+            .and_then(|r| r.with_atomics(atomics))
+            .expect("open OpenCL device");
+        for build in ccl::registry::kernel_builds() {
+            for bits in [32, 64] {
+                // 32 is the default: without the define, the build is the labelers' own (and
+                // its kernel cache entry).
+                let mut defines = build.defines.clone();
+                if bits == 64 {
+                    defines.push(Define::int("LABEL_BITS", 64));
+                }
+                if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
+                    failures.push(format!(
+                        "{}/{} ({bits}-bit labels, {atomics}) on {}: {e}",
+                        build.algorithm, build.connectivity, desc.name
+                    ));
                 }
             }
         }
