@@ -1,6 +1,7 @@
 //! `ccl::batch::label_many`: every input reaches the sink with exact labels, inputs that could
 //! not be produced pass through as errors, and a panic in the sink ends the batch (a panic,
-//! never a hang).
+//! never a hang). The batch runs on every device, one test each (`cargo test --test batch --
+//! ::cuda` runs the CUDA one).
 
 mod common;
 
@@ -23,32 +24,33 @@ fn inputs(n: u32) -> impl Iterator<Item = (u32, Result<BinaryImage>)> + Send {
     })
 }
 
-#[test]
-fn every_input_reaches_the_sink_with_consecutive_labels_and_errors_pass_through() {
+device_tests! {
+    every_input_reaches_the_sink_with_consecutive_labels_and_errors_pass_through: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn every_input_reaches_the_sink_with_consecutive_labels_and_errors_pass_through(dev: &common::TestDevice) {
     const N: u32 = 24;
-    for dev in common::shared_devices() {
-        let options = BatchOptions { workers: 3, ..BatchOptions::new(Algorithm::BKE_IC, Connectivity::Eight) };
-        let mut seen = vec![false; N as usize];
-        label_many(&dev.device, options, inputs(N), |tag, result| {
-            assert!(!seen[tag as usize], "{}: input {tag} reached the sink twice", dev.token);
-            seen[tag as usize] = true;
-            if tag == 3 {
-                assert!(
-                    matches!(result, Err(Error::EmptyImage { width: 0, height: 0 })),
-                    "{}: input 3 should fail: {result:?}",
-                    dev.token
-                );
-                return;
-            }
-            let labeling = result.unwrap_or_else(|e| panic!("{}: input {tag}: {e}", dev.token));
-            let image = random(96, 40 + tag as usize, 45, 1, tag);
-            let (expected, count) = reference::label(&image, Connectivity::Eight).into_consecutive();
-            assert_eq!(labeling.labels, expected, "{}: input {tag}: labels differ from the reference", dev.token);
-            assert_eq!(labeling.components, Some(count), "{}: input {tag}: component count", dev.token);
-        })
-        .unwrap();
-        assert!(seen.iter().all(|s| *s), "{}: inputs missing from the sink: {seen:?}", dev.token);
-    }
+    let options = BatchOptions { workers: 3, ..BatchOptions::new(Algorithm::BKE_IC, Connectivity::Eight) };
+    let mut seen = vec![false; N as usize];
+    label_many(&dev.device, options, inputs(N), |tag, result| {
+        assert!(!seen[tag as usize], "{}: input {tag} reached the sink twice", dev.token);
+        seen[tag as usize] = true;
+        if tag == 3 {
+            assert!(
+                matches!(result, Err(Error::EmptyImage { width: 0, height: 0 })),
+                "{}: input 3 should fail: {result:?}",
+                dev.token
+            );
+            return;
+        }
+        let labeling = result.unwrap_or_else(|e| panic!("{}: input {tag}: {e}", dev.token));
+        let image = random(96, 40 + tag as usize, 45, 1, tag);
+        let (expected, count) = reference::label(&image, Connectivity::Eight).into_consecutive();
+        assert_eq!(labeling.labels, expected, "{}: input {tag}: labels differ from the reference", dev.token);
+        assert_eq!(labeling.components, Some(count), "{}: input {tag}: component count", dev.token);
+    })
+    .unwrap();
+    assert!(seen.iter().all(|s| *s), "{}: inputs missing from the sink: {seen:?}", dev.token);
 }
 
 #[test]

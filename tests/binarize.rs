@@ -1,7 +1,10 @@
 //! Binarization: the CPU reference against the Doxa golden vector, every method x kernel x
 //! formula on every device against the reference bit for bit, parameter errors, and binarize +
-//! label without leaving the device.
+//! label without leaving the device. Tests on devices are one per device (`cargo test --test
+//! binarize -- ::cuda` runs the CUDA ones).
 mod common;
+
+use std::sync::OnceLock;
 
 use ccl::binarize::{reference, GrayImage, KernelKind, Method, NickFormula, Params};
 use ccl::{Algorithm, Labeler};
@@ -74,59 +77,67 @@ fn real_page() -> Option<GrayImage> {
     Some(GrayImage::new(w, h, pixels).unwrap())
 }
 
+device_tests! {
+    every_method_and_kernel_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    tall_windows_start_from_column_block_sums: [cpu, opencl_cpu, opencl_gpu, cuda],
+    binarized_pages_are_labeled_without_leaving_the_device: [cpu, opencl_cpu, opencl_gpu, cuda],
+    binarizing_into_an_existing_array_equals_binarizing: [cpu, opencl_cpu, opencl_gpu, cuda],
+    a_wide_window_as_first_use_works: [cpu, opencl_cpu, opencl_gpu, cuda],
+    bad_parameters_are_typed_errors_on_the_device: [cpu, opencl_cpu, opencl_gpu, cuda],
+    the_device_equals_doxas_golden_vector: [cpu, opencl_cpu, opencl_gpu, cuda],
+    a_ten_megapixel_page_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
 /// Every kernel, formula and window must equal the CPU reference exactly, not within a
 /// tolerance: both compute the window sums in integers and T in IEEE double with the same
 /// operations in the same order, never fused (the kernels' DADD, DMUL, ... macros), so no pixel
 /// may round a tie differently.
-#[test]
-fn every_method_and_kernel_equals_the_reference_on_every_device() {
+fn every_method_and_kernel_equals_the_reference(d: &common::TestDevice) {
     let pages = pages();
     let mut failures = Vec::new();
     let mut runs = 0;
-    for d in common::shared_devices() {
-        let mut binarizer = d.device.binarizer().expect("binarizer");
-        for (name, page) in &pages {
-            let on_device = binarizer.upload(page).expect("upload");
-            let mut check = |params: Params, binarizer: &mut ccl::binarize::Binarizer| {
-                let expected = reference::binarize(page, &params).expect("reference");
-                let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
-                let got = binarizer.download(&ink).expect("download");
-                let wrong = mismatches(got.pixels(), expected.pixels());
-                if wrong != 0 {
-                    failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
-                }
-                runs += 1;
-            };
-            for base in local_configs() {
-                for &window in windows(&base) {
-                    for kernel in KernelKind::ALL {
-                        check(Params { window, kernel, ..base }, &mut binarizer);
-                    }
+    let mut binarizer = d.device.binarizer().expect("binarizer");
+    for (name, page) in &pages {
+        let on_device = binarizer.upload(page).expect("upload");
+        let mut check = |params: Params, binarizer: &mut ccl::binarize::Binarizer| {
+            let expected = reference::binarize(page, &params).expect("reference");
+            let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+            let got = binarizer.download(&ink).expect("download");
+            let wrong = mismatches(got.pixels(), expected.pixels());
+            if wrong != 0 {
+                failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
+            }
+            runs += 1;
+        };
+        for base in local_configs() {
+            for &window in windows(&base) {
+                for kernel in KernelKind::ALL {
+                    check(Params { window, kernel, ..base }, &mut binarizer);
                 }
             }
-            check(Method::Otsu.defaults(), &mut binarizer);
         }
-        // Windows at and past 257 (64-bit sums of p^2 from 258 on), larger than the page, on
-        // every kernel; and a real page.
-        let mut large = vec![("document 530x21".to_string(), document(530, 21, 7), vec![257, 301])];
-        if let Some(page) = real_page() {
-            large.push(("DIBCO 2009-H01, cropped".to_string(), page, vec![15, 45]));
-        }
-        for (name, page, windows) in &large {
-            let on_device = binarizer.upload(page).expect("upload");
-            for base in local_configs() {
-                for &window in windows {
-                    for kernel in KernelKind::ALL {
-                        let params = Params { window, kernel, ..base };
-                        let expected = reference::binarize(page, &params).expect("reference");
-                        let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
-                        let got = binarizer.download(&ink).expect("download");
-                        let wrong = mismatches(got.pixels(), expected.pixels());
-                        if wrong != 0 {
-                            failures.push(format!("{}: {name}: {}: {wrong} differ", d.token, params.describe()));
-                        }
-                        runs += 1;
+        check(Method::Otsu.defaults(), &mut binarizer);
+    }
+    // Windows at and past 257 (64-bit sums of p^2 from 258 on), larger than the page, on
+    // every kernel; and a real page.
+    let mut large = vec![("document 530x21".to_string(), document(530, 21, 7), vec![257, 301])];
+    if let Some(page) = real_page() {
+        large.push(("DIBCO 2009-H01, cropped".to_string(), page, vec![15, 45]));
+    }
+    for (name, page, windows) in &large {
+        let on_device = binarizer.upload(page).expect("upload");
+        for base in local_configs() {
+            for &window in windows {
+                for kernel in KernelKind::ALL {
+                    let params = Params { window, kernel, ..base };
+                    let expected = reference::binarize(page, &params).expect("reference");
+                    let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+                    let got = binarizer.download(&ink).expect("download");
+                    let wrong = mismatches(got.pixels(), expected.pixels());
+                    if wrong != 0 {
+                        failures.push(format!("{}: {name}: {}: {wrong} differ", d.token, params.describe()));
                     }
+                    runs += 1;
                 }
             }
         }
@@ -142,8 +153,7 @@ fn every_method_and_kernel_equals_the_reference_on_every_device() {
 /// sums (the rows around them read one by one): pages several blocks tall, one of them not a
 /// whole number of blocks, widths of whole words and not, windows that reach past the top and the bottom, every local method
 /// and formula (the opencv one replicates the border rows), 32- and 64-bit sums.
-#[test]
-fn tall_windows_start_from_column_block_sums() {
+fn tall_windows_start_from_column_block_sums(d: &common::TestDevice) {
     // (Noise at both widths: the block sums read whole words of rows of a multiple of 4 bytes,
     // bytes otherwise, and a document's margins hide an edge column's sums.)
     let pages = [
@@ -153,55 +163,50 @@ fn tall_windows_start_from_column_block_sums() {
     ];
     let mut failures = Vec::new();
     let mut runs = 0;
-    for d in common::shared_devices() {
-        let mut binarizer = d.device.binarizer().expect("binarizer");
-        for (name, page) in &pages {
-            let on_device = binarizer.upload(page).expect("upload");
-            for base in local_configs() {
-                for window in [65, 101, 257, 301] {
-                    let params = Params { window, kernel: KernelKind::Fast, ..base };
-                    let expected = reference::binarize(page, &params).expect("reference");
-                    let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
-                    let got = binarizer.download(&ink).expect("download");
-                    let wrong = mismatches(got.pixels(), expected.pixels());
-                    if wrong != 0 {
-                        failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
-                    }
-                    runs += 1;
+    let mut binarizer = d.device.binarizer().expect("binarizer");
+    for (name, page) in &pages {
+        let on_device = binarizer.upload(page).expect("upload");
+        for base in local_configs() {
+            for window in [65, 101, 257, 301] {
+                let params = Params { window, kernel: KernelKind::Fast, ..base };
+                let expected = reference::binarize(page, &params).expect("reference");
+                let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
+                let got = binarizer.download(&ink).expect("download");
+                let wrong = mismatches(got.pixels(), expected.pixels());
+                if wrong != 0 {
+                    failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
                 }
+                runs += 1;
             }
         }
     }
     assert!(failures.is_empty(), "{} of {runs} runs differ:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[test]
-fn binarized_pages_are_labeled_without_leaving_the_device() {
+fn binarized_pages_are_labeled_without_leaving_the_device(d: &common::TestDevice) {
     let mut pages = vec![("document 301x97".to_string(), document(301, 97, 11))];
     pages.extend(real_page().map(|p| ("DIBCO 2009-H01, cropped".to_string(), p)));
     let methods = [Method::Nick.defaults(), Method::Otsu.defaults(), Params { window: 31, ..Method::Wolf.defaults() }];
     let mut failures = Vec::new();
-    for d in common::shared_devices() {
-        let mut binarizer = d.device.binarizer().unwrap();
-        for (name, page) in &pages {
-            let gray = binarizer.upload(page).unwrap();
-            for params in &methods {
-                let ink = reference::binarize(page, params).unwrap();
-                let (binary, _) = binarizer.binarize_on_device(&gray, params).unwrap();
-                for &algorithm in Algorithm::ALL {
-                    for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
-                        let (expected, count) = ccl::reference::label(&ink, connectivity).into_consecutive();
-                        let mut labeler = d.device.labeler_for(algorithm, connectivity).unwrap();
-                        let (mut labels, _) = labeler.label_on_device(&binary, connectivity).unwrap();
-                        let (got_count, _) = labeler.relabel(&mut labels).unwrap();
-                        let got = labeler.download(&labels).unwrap();
-                        if got_count != count || got.labels() != expected.labels() {
-                            failures.push(format!(
-                                "{}: {name}: {}: {algorithm} {connectivity}",
-                                d.token,
-                                params.describe()
-                            ));
-                        }
+    let mut binarizer = d.device.binarizer().unwrap();
+    for (name, page) in &pages {
+        let gray = binarizer.upload(page).unwrap();
+        for params in &methods {
+            let ink = reference::binarize(page, params).unwrap();
+            let (binary, _) = binarizer.binarize_on_device(&gray, params).unwrap();
+            for &algorithm in Algorithm::ALL {
+                for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
+                    let (expected, count) = ccl::reference::label(&ink, connectivity).into_consecutive();
+                    let mut labeler = d.device.labeler_for(algorithm, connectivity).unwrap();
+                    let (mut labels, _) = labeler.label_on_device(&binary, connectivity).unwrap();
+                    let (got_count, _) = labeler.relabel(&mut labels).unwrap();
+                    let got = labeler.download(&labels).unwrap();
+                    if got_count != count || got.labels() != expected.labels() {
+                        failures.push(format!(
+                            "{}: {name}: {}: {algorithm} {connectivity}",
+                            d.token,
+                            params.describe()
+                        ));
                     }
                 }
             }
@@ -214,45 +219,41 @@ fn binarized_pages_are_labeled_without_leaving_the_device() {
 /// on CUDA, from Python's GPU arrays; here an uploaded page reused as the output), over what
 /// was there; a wrong shape is refused, and borrowing is for CUDA devices only. Pages uploaded
 /// from their pixels (`upload_pixels`, what the Python package does) binarize the same.
-#[test]
-fn binarizing_into_an_existing_array_equals_binarizing() {
+fn binarizing_into_an_existing_array_equals_binarizing(d: &common::TestDevice) {
     let page = document(173, 61, 5);
     let cases = [Method::Nick.defaults(), Method::Otsu.defaults(), Params { window: 9, ..Method::Wolf.defaults() }];
-    for d in common::shared_devices() {
-        let mut binarizer = d.device.binarizer().unwrap();
-        let gray = binarizer.upload(&page).unwrap();
-        let filler = GrayImage::new(173, 61, vec![7; 173 * 61]).unwrap();
-        for params in &cases {
-            let expected = reference::binarize(&page, params).unwrap();
-            let mut ink = binarizer.upload(&filler).unwrap();
-            binarizer.binarize_on_device_into(&gray, params, &mut ink).unwrap();
-            let got = binarizer.download(&ink).unwrap();
-            assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
-        }
-        // A page uploaded from its pixels binarizes as one uploaded as a GrayImage; a length
-        // that does not match is refused.
-        let from_pixels = binarizer.upload_pixels(173, 61, page.pixels()).unwrap();
-        let (ink, _) = binarizer.binarize_on_device(&from_pixels, &cases[0]).unwrap();
-        let expected = reference::binarize(&page, &cases[0]).unwrap();
-        assert_eq!(binarizer.download(&ink).unwrap().into_pixels(), expected.pixels(), "{}", d.token);
-        assert!(matches!(binarizer.upload_pixels(173, 60, page.pixels()), Err(ccl::Error::SizeMismatch { .. })));
-        let mut small = binarizer.upload(&GrayImage::new(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
-        let err = binarizer.binarize_on_device_into(&gray, &cases[0], &mut small).unwrap_err();
-        assert!(err.to_string().contains("ink"), "{}: {err}", d.token);
-        if d.device.info().id.backend() != ccl::BackendKind::Cuda {
-            // SAFETY: refused before the address is used.
-            let Err(err) = (unsafe { binarizer.borrow(ccl::Shape::image(4, 4), 0x1000, None) }) else {
-                panic!("{}: borrowed device memory", d.token)
-            };
-            assert!(matches!(err, ccl::Error::Unsupported { .. }), "{}: {err}", d.token);
-        }
+    let mut binarizer = d.device.binarizer().unwrap();
+    let gray = binarizer.upload(&page).unwrap();
+    let filler = GrayImage::new(173, 61, vec![7; 173 * 61]).unwrap();
+    for params in &cases {
+        let expected = reference::binarize(&page, params).unwrap();
+        let mut ink = binarizer.upload(&filler).unwrap();
+        binarizer.binarize_on_device_into(&gray, params, &mut ink).unwrap();
+        let got = binarizer.download(&ink).unwrap();
+        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+    }
+    // A page uploaded from its pixels binarizes as one uploaded as a GrayImage; a length
+    // that does not match is refused.
+    let from_pixels = binarizer.upload_pixels(173, 61, page.pixels()).unwrap();
+    let (ink, _) = binarizer.binarize_on_device(&from_pixels, &cases[0]).unwrap();
+    let expected = reference::binarize(&page, &cases[0]).unwrap();
+    assert_eq!(binarizer.download(&ink).unwrap().into_pixels(), expected.pixels(), "{}", d.token);
+    assert!(matches!(binarizer.upload_pixels(173, 60, page.pixels()), Err(ccl::Error::SizeMismatch { .. })));
+    let mut small = binarizer.upload(&GrayImage::new(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
+    let err = binarizer.binarize_on_device_into(&gray, &cases[0], &mut small).unwrap_err();
+    assert!(err.to_string().contains("ink"), "{}: {err}", d.token);
+    if d.device.info().id.backend() != ccl::BackendKind::Cuda {
+        // SAFETY: refused before the address is used.
+        let Err(err) = (unsafe { binarizer.borrow(ccl::Shape::image(4, 4), 0x1000, None) }) else {
+            panic!("{}: borrowed device memory", d.token)
+        };
+        assert!(matches!(err, ccl::Error::Unsupported { .. }), "{}: {err}", d.token);
     }
 }
 
 /// A binarizer whose first use is a window past 257 builds (and warms up) the 64-bit program
 /// itself (it once warmed up with a 32-bit one it had not built, and panicked).
-#[test]
-fn a_wide_window_as_first_use_works() {
+fn a_wide_window_as_first_use_works(d: &common::TestDevice) {
     let page = document(300, 40, 3);
     let cases = [
         Params { window: 301, ..Method::Sauvola.defaults() },
@@ -260,42 +261,49 @@ fn a_wide_window_as_first_use_works() {
     ];
     for params in cases {
         let expected = reference::binarize(&page, &params).unwrap();
-        for d in common::shared_devices() {
-            let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
-            assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
-        }
+        let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
+        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
     }
 }
 
-#[test]
-fn bad_parameters_are_typed_errors() {
-    let page = document(20, 20, 1);
-    let cases = [
+/// Parameters out of range or not finite.
+fn bad_parameters() -> [Params; 5] {
+    [
         Params { window: 0, ..Method::Nick.defaults() },
         Params { window: ccl::binarize::MAX_WINDOW + 1, ..Method::Nick.defaults() },
         Params { window: 16, formula: NickFormula::OpenCv, ..Method::Nick.defaults() },
         Params { k: f64::NAN, ..Method::Niblack.defaults() },
         Params { r: 0.0, ..Method::Sauvola.defaults() },
-    ];
-    for params in cases {
+    ]
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let page = document(20, 20, 1);
+    for params in bad_parameters() {
         let err = reference::binarize(&page, &params).expect_err(&params.describe());
         assert!(matches!(err, ccl::Error::InvalidParameter { .. }), "{}: {err}", params.describe());
-        for d in common::shared_devices() {
-            let mut binarizer = d.device.binarizer().unwrap();
-            let err = binarizer.binarize(&page, &params).expect_err(&params.describe());
-            assert!(matches!(err, ccl::Error::InvalidParameter { .. }), "{}: {err}", d.token);
-        }
     }
     assert!("sideways".parse::<Method>().is_err());
     assert_eq!("Sauvola".parse::<Method>().unwrap(), Method::Sauvola);
     assert_eq!("global-shared".parse::<KernelKind>().unwrap(), KernelKind::GlobalShared);
 }
 
-/// Doxa's own output for Nick (window 45, k = -0.1, T = m + k sqrt(S2 / NP), clipped window) on
-/// its CC0 test page, gray = (11 R + 16 G + 5 B) / 32: our reference must equal it bit for bit.
-#[test]
-fn nick_equals_doxas_golden_vector() {
-    let Some(dir) = common::data_dir() else { return };
+/// The same typed errors from every device's binarizer.
+fn bad_parameters_are_typed_errors_on_the_device(d: &common::TestDevice) {
+    let page = document(20, 20, 1);
+    for params in bad_parameters() {
+        let mut binarizer = d.device.binarizer().unwrap();
+        let err = binarizer.binarize(&page, &params).expect_err(&params.describe());
+        assert!(matches!(err, ccl::Error::InvalidParameter { .. }), "{}: {err}", d.token);
+    }
+}
+
+/// Doxa's CC0 test page, gray = (11 R + 16 G + 5 B) / 32, Doxa's own ink for Nick (window 45,
+/// k = -0.1, T = m + k sqrt(S2 / NP), clipped window) on it, and those parameters; `None`
+/// without the shared data.
+fn doxa_page() -> Option<(GrayImage, Vec<u8>, Params)> {
+    let dir = common::data_dir()?;
     let color = image::open(dir.join("doxa/2JohnC1V3.ppm")).expect("doxa page").to_rgb8();
     let gray: Vec<u8> = color
         .pixels()
@@ -305,15 +313,24 @@ fn nick_equals_doxas_golden_vector() {
     let golden = image::open(dir.join("doxa/2JohnC1V3-NICK.pbm")).expect("golden").to_luma8();
     let golden_ink: Vec<u8> = golden.pixels().map(|p| u8::from(p[0] == 0)).collect();
     let params = Params { window: 45, k: -0.1, formula: NickFormula::Doxa, ..Method::Nick.defaults() };
+    Some((page, golden_ink, params))
+}
+
+/// Our reference equals Doxa's output for Nick bit for bit.
+#[test]
+fn nick_equals_doxas_golden_vector() {
+    let Some((page, golden_ink, params)) = doxa_page() else { return };
     let ours = reference::binarize(&page, &params).unwrap();
     let ink = ours.pixels().iter().filter(|&&p| p != 0).count();
     assert!(ink > 1000, "the page has ink ({ink} pixels)");
     assert_eq!(mismatches(ours.pixels(), &golden_ink), 0, "pixels differing from Doxa's NICK output");
-    // The same on every device.
-    for d in common::shared_devices() {
-        let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
-        assert_eq!(mismatches(got.pixels(), &golden_ink), 0, "{}", d.token);
-    }
+}
+
+/// The same on every device.
+fn the_device_equals_doxas_golden_vector(d: &common::TestDevice) {
+    let Some((page, golden_ink, params)) = doxa_page() else { return };
+    let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
+    assert_eq!(mismatches(got.pixels(), &golden_ink), 0, "{}", d.token);
 }
 
 #[test]
@@ -329,24 +346,26 @@ fn otsu_splits_two_levels_between_them() {
 /// A 10 Mpx page gets the fast kernel's full-size tiles (1536 columns x 32 rows), which the small
 /// pages above never reach; 5000 columns wide, it has tiles whose spans lie inside the page
 /// (read without border tests).
-#[test]
-fn a_ten_megapixel_page_equals_the_reference() {
-    // Uniform noise: many pixels lie near their threshold, so any error in the sums shows.
-    let page = uniform_noise(5000, 2000, 21);
-    let cases = [
-        Params { window: 9, ..Method::Nick.defaults() },
-        Params { window: 201, ..Method::Nick.defaults() },
-        Params { window: 45, formula: NickFormula::OpenCv, ..Method::Nick.defaults() },
-        Params { window: 45, ..Method::Wolf.defaults() },
-    ];
-    for params in cases {
-        let expected = reference::binarize(&page, &params).unwrap();
-        for d in common::shared_devices() {
-            let mut binarizer = d.device.binarizer().unwrap();
-            let gray = binarizer.upload(&page).unwrap();
-            let (ink, _) = binarizer.binarize_on_device(&gray, &params).unwrap();
-            let got = binarizer.download(&ink).unwrap();
-            assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
-        }
+fn a_ten_megapixel_page_equals_the_reference(d: &common::TestDevice) {
+    // The page and the reference's ink for each case, once per test process.
+    static CASES: OnceLock<(GrayImage, Vec<(Params, ccl::BinaryImage)>)> = OnceLock::new();
+    let (page, cases) = CASES.get_or_init(|| {
+        // Uniform noise: many pixels lie near their threshold, so any error in the sums shows.
+        let page = uniform_noise(5000, 2000, 21);
+        let cases = [
+            Params { window: 9, ..Method::Nick.defaults() },
+            Params { window: 201, ..Method::Nick.defaults() },
+            Params { window: 45, formula: NickFormula::OpenCv, ..Method::Nick.defaults() },
+            Params { window: 45, ..Method::Wolf.defaults() },
+        ];
+        let cases = cases.map(|params| (params, reference::binarize(&page, &params).unwrap())).to_vec();
+        (page, cases)
+    });
+    for (params, expected) in cases {
+        let mut binarizer = d.device.binarizer().unwrap();
+        let gray = binarizer.upload(page).unwrap();
+        let (ink, _) = binarizer.binarize_on_device(&gray, params).unwrap();
+        let got = binarizer.download(&ink).unwrap();
+        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
     }
 }

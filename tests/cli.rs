@@ -1,5 +1,6 @@
 //! The `ccl` command line, end to end: devices, labeling a real page on every backend with the
-//! same result, output formats, and clean errors.
+//! same result, output formats, and clean errors. Tests of one device each are one test per
+//! device (`cargo test --test cli -- ::cuda` runs the CUDA ones).
 
 mod common;
 
@@ -519,32 +520,45 @@ fn write_npy_u8(path: &Path, shape: &[u64], values: &[u8]) {
     writer.finish().unwrap();
 }
 
+device_tests! {
+    a_npy_volume_is_labeled_in_3d: [cpu, opencl_cpu, opencl_gpu, cuda],
+    a_tiff_volume_is_labeled_in_3d: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+/// A .npy of shape (D, H, W) is labeled as a volume on the device, at each connectivity.
+fn a_npy_volume_is_labeled_in_3d(d: &common::TestDevice) {
+    let dir = scratch(&format!("volume-{}", d.token));
+    let volume = ccl::random_volume(23, 17, 9, 45, 1, 77).unwrap();
+    let input = dir.join("vol.npy");
+    write_npy_u8(&input, &[9, 17, 23], volume.voxels());
+    for (connectivity, algo) in [(26, "uf_ic"), (6, "uf"), (18, "uf")] {
+        let out = dir.join(format!("labels-{}-{connectivity}.npy", d.token));
+        let result = run(ccl()
+            .args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
+            .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
+        assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+        assert_eq!(npy.shape(), &[9, 17, 23]);
+        let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
+        let (expected, n) = ccl::reference::label_volume(&volume, c).unwrap().to_consecutive();
+        assert_eq!(npy.into_vec::<u32>().unwrap(), expected.labels(), "{} {connectivity}", d.token);
+        assert_eq!(count_of(&stdout(&result)), n as u64);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     let dir = scratch("volume");
     let volume = ccl::random_volume(23, 17, 9, 45, 1, 77).unwrap();
     let input = dir.join("vol.npy");
     write_npy_u8(&input, &[9, 17, 23], volume.voxels());
-    for d in common::shared_devices() {
-        for (connectivity, algo) in [(26, "uf_ic"), (6, "uf"), (18, "uf")] {
-            let out = dir.join(format!("labels-{}-{connectivity}.npy", d.token));
-            let result = run(ccl()
-                .args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
-                .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
-            assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
-            let bytes = std::fs::read(&out).unwrap();
-            let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
-            assert_eq!(npy.shape(), &[9, 17, 23]);
-            let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
-            let (expected, n) = ccl::reference::label_volume(&volume, c).unwrap().to_consecutive();
-            assert_eq!(npy.into_vec::<u32>().unwrap(), expected.labels(), "{} {connectivity}", d.token);
-            assert_eq!(count_of(&stdout(&result)), n as u64);
-        }
-    }
-    // The default connectivity of a volume is 26, and its default algorithm UF.
+    // The default connectivity of a volume is 26, and its default algorithm the fastest there.
     let out = dir.join("default.npy");
     let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
-    assert!(stdout(&result).contains(", UF, 26-connectivity"), "{}", stdout(&result));
+    let default = ccl::Algorithm::default_for(ccl::Connectivity::TwentySix);
+    assert!(stdout(&result).contains(&format!(", {default}, 26-connectivity")), "{}", stdout(&result));
     // --max-pixels holds for a volume's voxels (9 x 17 x 23 = 3519).
     let result =
         run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-pixels", "3518"]));
@@ -638,33 +652,44 @@ fn check_volume_labels(volume: &ccl::BinaryVolume, connectivity: u32, labels: &c
     assert_eq!(count_of(&stdout(out)), expected.component_count() as u64);
 }
 
+/// Writes `volume` as a multi-page TIFF of 8-bit gray (foreground 255).
+fn write_tiff_volume(path: &Path, volume: &ccl::BinaryVolume) {
+    let s = volume.shape();
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
+    for page in volume.voxels().chunks(s.width * s.height) {
+        let page: Vec<u8> = page.iter().map(|&v| v * 255).collect();
+        encoder.write_image::<tiff::encoder::colortype::Gray8>(s.width as u32, s.height as u32, &page).unwrap();
+    }
+}
+
+/// A multi-page TIFF is labeled as a volume on the device, labels out as a TIFF.
+fn a_tiff_volume_is_labeled_in_3d(d: &common::TestDevice) {
+    let dir = scratch(&format!("volume-io-{}", d.token));
+    let volume = ccl::random_volume(19, 11, 6, 45, 1, 21).unwrap();
+    let tif = dir.join("vol.tif");
+    write_tiff_volume(&tif, &volume);
+    for (connectivity, algo) in [(26, "uf_ic"), (6, "uf")] {
+        let out = dir.join(format!("labels-{}-{connectivity}.tif", d.token));
+        let result = run(ccl()
+            .args(["label", tif.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
+            .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
+        assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
+        assert!(stdout(&result).contains("19x11x6 volume, TIFF"), "{}", stdout(&result));
+        check_volume_labels(&volume, connectivity, &read_label_tiff(&out), &result);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn tiff_and_folder_volumes_are_labeled_in_3d() {
     let dir = scratch("volume-io");
     let volume = ccl::random_volume(19, 11, 6, 45, 1, 21).unwrap();
     let s = volume.shape();
     let slice = |z: usize| &volume.voxels()[z * s.width * s.height..(z + 1) * s.width * s.height];
-    // A multi-page TIFF of 8-bit gray (foreground 255), labels out as a TIFF.
+    // A multi-page TIFF of 8-bit gray (foreground 255), as a_tiff_volume_is_labeled_in_3d labels.
     let tif = dir.join("vol.tif");
-    {
-        let file = std::io::BufWriter::new(std::fs::File::create(&tif).unwrap());
-        let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
-        for z in 0..s.depth {
-            let page: Vec<u8> = slice(z).iter().map(|&v| v * 255).collect();
-            encoder.write_image::<tiff::encoder::colortype::Gray8>(19, 11, &page).unwrap();
-        }
-    }
-    for d in common::shared_devices() {
-        for (connectivity, algo) in [(26, "uf_ic"), (6, "uf")] {
-            let out = dir.join(format!("labels-{}-{connectivity}.tif", d.token));
-            let result = run(ccl()
-                .args(["label", tif.to_str().unwrap(), "-o", out.to_str().unwrap(), "--algo", algo])
-                .args(["--connectivity", &connectivity.to_string(), "--device", &d.device.info().id.to_string()]));
-            assert!(result.status.success(), "{}: {}", d.token, String::from_utf8_lossy(&result.stderr));
-            assert!(stdout(&result).contains("19x11x6 volume, TIFF"), "{}", stdout(&result));
-            check_volume_labels(&volume, connectivity, &read_label_tiff(&out), &result);
-        }
-    }
+    write_tiff_volume(&tif, &volume);
     // A folder of PNG slices with --volume, gray values thresholded and inverted per slice; a
     // file without an image extension is ignored (and said so).
     let slices = dir.join("slices");
@@ -735,56 +760,70 @@ fn read_csv(path: &Path) -> Vec<Vec<String>> {
     text.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
 }
 
-/// `--stats` rows equal the statistics of the labels written beside them (the host reference),
-/// under OpenCV's column names; for images and volumes, on every device; refused with --raw or
-/// a folder.
-#[test]
-fn stats_are_written_beside_the_labels() {
-    let dir = scratch("stats");
+/// An image and a volume as .npy files in `dir`, for `--stats`.
+fn stats_inputs(dir: &Path) -> (PathBuf, PathBuf) {
     let image = ccl::random_image(67, 45, 40, 2, 9).unwrap();
     let input = dir.join("in.npy");
     write_npy_u8(&input, &[45, 67], image.pixels());
     let volume = ccl::random_volume(23, 17, 9, 35, 1, 5).unwrap();
     let vol_input = dir.join("vol.npy");
     write_npy_u8(&vol_input, &[9, 17, 23], volume.voxels());
-    for d in common::devices() {
-        let id = d.device.info().id.to_string();
-        // An image.
-        let (out, csv) = (dir.join("l.npy"), dir.join("s.csv"));
-        let args = ["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
-        let result = run(ccl().args(args).args(["--device", &id]));
-        assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-        let (h, w, labels) = read_npy(&out);
-        let n = *labels.iter().max().unwrap();
-        let want = ccl::ComponentStats::of_labels(&labels, ccl::Shape::image(w as usize, h as usize), n);
-        let rows = read_csv(&csv);
-        assert_eq!(rows[0].join(","), "label,left,top,width,height,area,cx,cy");
-        assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
-        for (k, (row, c)) in rows[1..].iter().zip(&want.components).enumerate() {
-            let [cx, cy, _] = c.centroid();
-            let expected = [k as u64 + 1, c.left.into(), c.top.into(), c.width.into(), c.height.into(), c.area];
-            let ints: Vec<u64> = row[..6].iter().map(|v| v.parse().unwrap()).collect();
-            assert_eq!(ints, expected, "{} row {k}", d.token);
-            assert_eq!((row[6].parse::<f64>().unwrap(), row[7].parse::<f64>().unwrap()), (cx, cy));
-        }
-        // A volume.
-        let args =
-            ["label", vol_input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
-        let result = run(ccl().args(args).args(["--connectivity", "6", "--device", &id]));
-        assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-        let labels = read_label_npy(&out);
-        let want = ccl::ComponentStats::of_labels(labels.labels(), labels.shape(), labels.component_count());
-        let rows = read_csv(&csv);
-        assert_eq!(rows[0].join(","), "label,left,top,front,width,height,depth,area,cx,cy,cz");
-        assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
-        let last = &want.components[want.len() - 1];
-        let row: Vec<f64> = rows[want.len()].iter().map(|v| v.parse().unwrap()).collect();
-        assert_eq!(
-            row[1..8],
-            [last.left, last.top, last.front, last.width, last.height, last.depth, last.area as u32].map(f64::from)
-        );
-        assert_eq!(row[8..], last.centroid());
+    (input, vol_input)
+}
+
+device_tests! {
+    fresh;
+    stats_are_written_beside_the_labels_of_images_and_volumes: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+/// `--stats` rows equal the statistics of the labels written beside them (the host reference),
+/// under OpenCV's column names; for images and volumes, on every device.
+fn stats_are_written_beside_the_labels_of_images_and_volumes(d: &common::TestDevice) {
+    let dir = scratch(&format!("stats-{}", d.token));
+    let (input, vol_input) = stats_inputs(&dir);
+    let id = d.device.info().id.to_string();
+    // An image.
+    let (out, csv) = (dir.join("l.npy"), dir.join("s.csv"));
+    let args = ["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
+    let result = run(ccl().args(args).args(["--device", &id]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let (h, w, labels) = read_npy(&out);
+    let n = *labels.iter().max().unwrap();
+    let want = ccl::ComponentStats::of_labels(&labels, ccl::Shape::image(w as usize, h as usize), n);
+    let rows = read_csv(&csv);
+    assert_eq!(rows[0].join(","), "label,left,top,width,height,area,cx,cy");
+    assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
+    for (k, (row, c)) in rows[1..].iter().zip(&want.components).enumerate() {
+        let [cx, cy, _] = c.centroid();
+        let expected = [k as u64 + 1, c.left.into(), c.top.into(), c.width.into(), c.height.into(), c.area];
+        let ints: Vec<u64> = row[..6].iter().map(|v| v.parse().unwrap()).collect();
+        assert_eq!(ints, expected, "{} row {k}", d.token);
+        assert_eq!((row[6].parse::<f64>().unwrap(), row[7].parse::<f64>().unwrap()), (cx, cy));
     }
+    // A volume.
+    let args = ["label", vol_input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
+    let result = run(ccl().args(args).args(["--connectivity", "6", "--device", &id]));
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let labels = read_label_npy(&out);
+    let want = ccl::ComponentStats::of_labels(labels.labels(), labels.shape(), labels.component_count());
+    let rows = read_csv(&csv);
+    assert_eq!(rows[0].join(","), "label,left,top,front,width,height,depth,area,cx,cy,cz");
+    assert_eq!(rows.len() - 1, want.len(), "{}", d.token);
+    let last = &want.components[want.len() - 1];
+    let row: Vec<f64> = rows[want.len()].iter().map(|v| v.parse().unwrap()).collect();
+    assert_eq!(
+        row[1..8],
+        [last.left, last.top, last.front, last.width, last.height, last.depth, last.area as u32].map(f64::from)
+    );
+    assert_eq!(row[8..], last.centroid());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--stats` with --min-size and --keep-largest; refused with --raw or a folder.
+#[test]
+fn stats_are_written_beside_the_labels() {
+    let dir = scratch("stats");
+    let (input, _) = stats_inputs(&dir);
     // --min-size and --keep-largest: the kept components, renumbered, with their statistics.
     let (out, csv) = (dir.join("kept.npy"), dir.join("kept.csv"));
     let args = ["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--stats", csv.to_str().unwrap()];
@@ -816,14 +855,18 @@ fn stats_are_written_beside_the_labels() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+device_tests! {
+    #[cfg(unix)]
+    a_build_that_ptxas_refused_is_noted: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
 /// Where NVIDIA OpenCL's PTX cannot be assembled by ptxas (here a stand-in that names a release
 /// and refuses every file), the driver assembles it, the labels are the same, and `ccl` says
 /// so; no other device uses ptxas, and they say nothing.
 #[cfg(unix)]
-#[test]
-fn a_build_that_ptxas_refused_is_noted() {
+fn a_build_that_ptxas_refused_is_noted(d: &common::TestDevice) {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("ptxas");
+    let dir = scratch(&format!("ptxas-{}", d.token));
     let stand_in = dir.join("ptxas");
     std::fs::write(
         &stand_in,
@@ -832,27 +875,27 @@ fn a_build_that_ptxas_refused_is_noted() {
     )
     .unwrap();
     std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut outputs = Vec::new();
-    for d in common::shared_devices() {
-        let info = d.device.info();
-        let out = dir.join(format!("{}.npy", d.token));
-        let result = run(ccl().env("CCL_PTXAS", &stand_in).env("CCL_CACHE", "off").args([
+    let label = |device: &str, out: &Path| {
+        run(ccl().env("CCL_PTXAS", &stand_in).env("CCL_CACHE", "off").args([
             "label",
             "--device",
-            &info.id.to_string(),
+            device,
             "-o",
             out.to_str().unwrap(),
-        ]));
-        let err = String::from_utf8_lossy(&result.stderr);
-        assert!(result.status.success(), "{}: {err}", d.token);
-        let nvidia_opencl = d.token == "opencl-gpu" && info.name.contains("NVIDIA");
-        let noted = err.contains("ptxas could not assemble a program") && err.contains("refused by the stand-in");
-        assert_eq!(noted, nvidia_opencl, "{}: {err}", d.token);
-        assert_eq!(d.device.build_note(), None, "{}: this process's builds use the real ptxas, if any", d.token);
-        outputs.push((d.token, read_npy(&out)));
-    }
-    // Consecutive labels in raster order: every device's are the same.
-    for (token, labels) in &outputs[1..] {
-        assert!(*labels == outputs[0].1, "{token} and {} differ", outputs[0].0);
-    }
+        ]))
+    };
+    let info = d.device.info();
+    let out = dir.join(format!("{}.npy", d.token));
+    let result = label(&info.id.to_string(), &out);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{}: {err}", d.token);
+    let nvidia_opencl = d.token == "opencl-gpu" && info.name.contains("NVIDIA");
+    let noted = err.contains("ptxas could not assemble a program") && err.contains("refused by the stand-in");
+    assert_eq!(noted, nvidia_opencl, "{}: {err}", d.token);
+    assert_eq!(d.device.build_note(), None, "{}: this process's builds use the real ptxas, if any", d.token);
+    // Consecutive labels in raster order: every device's are the CPU reference's.
+    let cpu = dir.join("cpu-reference.npy");
+    let result = label("cpu", &cpu);
+    assert!(result.status.success(), "cpu: {}", String::from_utf8_lossy(&result.stderr));
+    assert!(read_npy(&out) == read_npy(&cpu), "{} and cpu differ", d.token);
 }

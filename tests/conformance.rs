@@ -49,13 +49,17 @@ fn pages() -> &'static [Case] {
     })
 }
 
-/// Runs one cell: `algorithm` on the device named by `token`, at `connectivity`.
+/// Runs one cell: `algorithm` on the device named by `token`, at `connectivity`, on the images
+/// `cases` gives (with a note when the device is absent, unless it is required:
+/// [`common::on_device`]).
 fn cell(algorithm: Algorithm, token: &str, connectivity: Connectivity, cases: fn() -> &'static [Case]) {
-    let Some(dev) = common::shared_devices().iter().find(|d| d.token == token) else {
-        assert!(!common::is_required(token), "CCL_REQUIRE_BACKENDS requires {token}, which is not present");
-        eprintln!("note: no {token} device; {algorithm}/{token}/{connectivity} does not run");
-        return;
-    };
+    let test = format!("{algorithm}/{token}/{}", connectivity.neighbours());
+    common::on_device(token, &test, |dev| cell_on(algorithm, dev, connectivity, cases));
+}
+
+/// A cell on its device.
+fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connectivity, cases: fn() -> &'static [Case]) {
+    let token = dev.token;
     let mut labeler = dev.device.labeler(algorithm).expect("labeler");
     let name = |case: &str| format!("{algorithm}/{token}/{}/{case}", connectivity.neighbours());
     if !algorithm.supports(connectivity) {

@@ -4,6 +4,7 @@
 //! reference's; labels of another shape are refused. Borrowed device
 //! memory (`borrow_image`, `borrow_labels`): refused by the CPU reference and OpenCL, labeled in
 //! place on CUDA, and checked there (another device's or host memory, too short, misaligned).
+//! One test per device (`cargo test --test device_into -- ::cuda` runs the CUDA ones).
 
 mod common;
 
@@ -22,124 +23,122 @@ fn images(width: usize, height: usize) -> Vec<(String, BinaryImage)> {
     out
 }
 
-#[test]
-fn labels_reused_over_many_images_equal_label_consecutive_on_every_device() {
+device_tests! {
+    labels_reused_over_many_images_equal_label_consecutive: [cpu, opencl_cpu, opencl_gpu, cuda],
+    consecutive_labels_into_reused_labels_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    volume_labels_reused_equal_label_volume: [cpu, opencl_cpu, opencl_gpu, cuda],
+    labels_of_another_shape_are_refused_and_left_as_they_were: [cpu, opencl_cpu, opencl_gpu, cuda],
+    borrowing_is_refused_where_it_cannot_work: [cpu, opencl_cpu, opencl_gpu, cuda],
+    #[cfg(feature = "cuda")]
+    borrowed_cuda_memory_is_labeled_in_place: [cuda],
+    upload_array_equals_upload: [cpu, opencl_cpu, opencl_gpu, cuda],
+    statistics_into_borrowed_memory: [cpu, opencl_cpu, opencl_gpu, cuda],
+    opencv_tables_into_borrowed_memory: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice) {
     let mut runs = 0;
-    for d in common::shared_devices() {
-        // First-pixel and first-block raw labels.
-        for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
-                let cases = images(131, 77);
-                let first = labeler.upload(&cases[0].1).expect("upload");
-                let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
-                // Relabeled before the loop: the reused array holds consecutive labels, which
-                // labeling into it must replace by raw ones.
-                labeler.relabel(&mut labels).expect("relabel");
-                for (name, image) in &cases {
-                    let what = format!("{} {algorithm} {connectivity} {name}", d.token);
-                    let on_device = labeler.upload(image).expect("upload");
-                    let timings =
-                        labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
-                    assert_eq!(labels.numbering(), Some(Numbering::Raw(algorithm.raw_labels())), "{what}");
-                    assert!(!timings.phases.iter().any(|p| p.phase == Phase::Allocation), "{what}: {timings:?}");
-                    let raw = labeler.label(image, connectivity).expect("label");
-                    assert_eq!(labeler.download(&labels).expect("download"), raw.labels, "{what}: raw labels");
-                    let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-                    let want = labeler.label_consecutive(image, connectivity).expect("label_consecutive");
-                    assert_eq!(Some(n), want.components, "{what}: count");
-                    assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
-                    runs += 1;
-                }
+    // First-pixel and first-block raw labels.
+    for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
+            let cases = images(131, 77);
+            let first = labeler.upload(&cases[0].1).expect("upload");
+            let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+            // Relabeled before the loop: the reused array holds consecutive labels, which
+            // labeling into it must replace by raw ones.
+            labeler.relabel(&mut labels).expect("relabel");
+            for (name, image) in &cases {
+                let what = format!("{} {algorithm} {connectivity} {name}", d.token);
+                let on_device = labeler.upload(image).expect("upload");
+                let timings = labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+                assert_eq!(labels.numbering(), Some(Numbering::Raw(algorithm.raw_labels())), "{what}");
+                assert!(!timings.phases.iter().any(|p| p.phase == Phase::Allocation), "{what}: {timings:?}");
+                let raw = labeler.label(image, connectivity).expect("label");
+                assert_eq!(labeler.download(&labels).expect("download"), raw.labels, "{what}: raw labels");
+                let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+                let want = labeler.label_consecutive(image, connectivity).expect("label_consecutive");
+                assert_eq!(Some(n), want.components, "{what}: count");
+                assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
+                runs += 1;
             }
         }
     }
-    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+    assert!(runs > 0, "{}: nothing ran", d.token);
 }
 
 /// Consecutive labels into one reused array (`label_on_device_into_consecutive`: TUF renumbers
 /// in its last pass, UF labels and relabels) equal the CPU reference's renumbering, count
 /// included.
-#[test]
-fn consecutive_labels_into_reused_labels_equal_the_reference_on_every_device() {
+fn consecutive_labels_into_reused_labels_equal_the_reference(d: &common::TestDevice) {
     let mut runs = 0;
-    for d in common::shared_devices() {
-        for algorithm in [Algorithm::TUF, Algorithm::UF] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in [Connectivity::Four, Connectivity::Eight] {
-                // Small (one tile per TUF work-group) and wide (8 tiles per work-group).
-                for (width, height) in [(131, 77), (2100, 70)] {
-                    let cases = images(width, height);
-                    let first = labeler.upload(&cases[0].1).expect("upload");
-                    let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
-                    for (name, image) in &cases {
-                        let what = format!("{} {algorithm} {connectivity} {width}x{height} {name}", d.token);
-                        let on_device = labeler.upload(image).expect("upload");
-                        let (n, timings) = labeler
-                            .label_on_device_into_consecutive(&on_device, connectivity, &mut labels)
-                            .expect("label into, consecutive");
-                        let (want, want_n) =
-                            ccl::reference::label_as(image, connectivity, algorithm.raw_labels()).into_consecutive();
-                        assert_eq!(n, want_n, "{what}: count");
-                        assert_eq!(labels.numbering(), Some(Numbering::Consecutive(n)), "{what}");
-                        assert_eq!(labeler.download(&labels).expect("download"), want, "{what}");
-                        assert_eq!(timings.phases.last().map(|p| p.phase), Some(Phase::Relabel), "{what}: {timings:?}");
-                        runs += 1;
-                    }
+    for algorithm in [Algorithm::TUF, Algorithm::UF] {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for connectivity in [Connectivity::Four, Connectivity::Eight] {
+            // Small (one tile per TUF work-group) and wide (8 tiles per work-group).
+            for (width, height) in [(131, 77), (2100, 70)] {
+                let cases = images(width, height);
+                let first = labeler.upload(&cases[0].1).expect("upload");
+                let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+                for (name, image) in &cases {
+                    let what = format!("{} {algorithm} {connectivity} {width}x{height} {name}", d.token);
+                    let on_device = labeler.upload(image).expect("upload");
+                    let (n, timings) = labeler
+                        .label_on_device_into_consecutive(&on_device, connectivity, &mut labels)
+                        .expect("label into, consecutive");
+                    let (want, want_n) =
+                        ccl::reference::label_as(image, connectivity, algorithm.raw_labels()).into_consecutive();
+                    assert_eq!(n, want_n, "{what}: count");
+                    assert_eq!(labels.numbering(), Some(Numbering::Consecutive(n)), "{what}");
+                    assert_eq!(labeler.download(&labels).expect("download"), want, "{what}");
+                    assert_eq!(timings.phases.last().map(|p| p.phase), Some(Phase::Relabel), "{what}: {timings:?}");
+                    runs += 1;
                 }
             }
         }
     }
-    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+    assert!(runs > 0, "{}: nothing ran", d.token);
 }
 
-#[test]
-fn volume_labels_reused_equal_label_volume_on_every_device() {
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::KE).expect("labeler");
-        let connectivity = Connectivity::TwentySix;
-        let volumes: Vec<_> = [(20, 1), (45, 2), (70, 3)]
-            .iter()
-            .map(|&(p, seed)| random_volume(23, 17, 9, p, 1, seed).unwrap())
-            .collect();
-        let first = labeler.upload_volume(&volumes[0]).expect("upload");
-        let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
-        for (i, volume) in volumes.iter().enumerate() {
-            let on_device = labeler.upload_volume(volume).expect("upload");
-            labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
-            let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-            let want = labeler.label_volume(volume, connectivity, true).expect("label_volume");
-            assert_eq!(Some(n), want.components, "{} volume {i}", d.token);
-            assert_eq!(labeler.download_volume(&labels).expect("download"), want.labels, "{} volume {i}", d.token);
-        }
+fn volume_labels_reused_equal_label_volume(d: &common::TestDevice) {
+    let mut labeler = d.device.labeler(Algorithm::KE).expect("labeler");
+    let connectivity = Connectivity::TwentySix;
+    let volumes: Vec<_> =
+        [(20, 1), (45, 2), (70, 3)].iter().map(|&(p, seed)| random_volume(23, 17, 9, p, 1, seed).unwrap()).collect();
+    let first = labeler.upload_volume(&volumes[0]).expect("upload");
+    let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+    for (i, volume) in volumes.iter().enumerate() {
+        let on_device = labeler.upload_volume(volume).expect("upload");
+        labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+        let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+        let want = labeler.label_volume(volume, connectivity, true).expect("label_volume");
+        assert_eq!(Some(n), want.components, "{} volume {i}", d.token);
+        assert_eq!(labeler.download_volume(&labels).expect("download"), want.labels, "{} volume {i}", d.token);
     }
 }
 
-#[test]
-fn labels_of_another_shape_are_refused_and_left_as_they_were() {
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
-        let image = spiral(31);
-        let on_device = labeler.upload(&image).unwrap();
-        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
-        labeler.relabel(&mut labels).unwrap();
-        let before = labeler.download(&labels).unwrap();
-        // The same pixel count in another shape, and another pixel count.
-        for other in [random(31 * 31, 1, 50, 1, 9), random(30, 31, 50, 1, 9)] {
-            let on_device = labeler.upload(&other).unwrap();
-            match labeler.label_on_device_into(&on_device, Connectivity::Eight, &mut labels) {
-                Err(Error::ShapeMismatch { image, labels }) => {
-                    assert_eq!((image, labels), (Shape::image(other.width(), other.height()), Shape::image(31, 31)));
-                }
-                other => panic!("{}: expected ShapeMismatch, got {other:?}", d.token),
+fn labels_of_another_shape_are_refused_and_left_as_they_were(d: &common::TestDevice) {
+    let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+    let image = spiral(31);
+    let on_device = labeler.upload(&image).unwrap();
+    let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+    labeler.relabel(&mut labels).unwrap();
+    let before = labeler.download(&labels).unwrap();
+    // The same pixel count in another shape, and another pixel count.
+    for other in [random(31 * 31, 1, 50, 1, 9), random(30, 31, 50, 1, 9)] {
+        let on_device = labeler.upload(&other).unwrap();
+        match labeler.label_on_device_into(&on_device, Connectivity::Eight, &mut labels) {
+            Err(Error::ShapeMismatch { image, labels }) => {
+                assert_eq!((image, labels), (Shape::image(other.width(), other.height()), Shape::image(31, 31)));
             }
+            other => panic!("{}: expected ShapeMismatch, got {other:?}", d.token),
         }
-        let small = labeler.upload(&random(3, 5, 50, 1, 1)).unwrap();
-        let message = labeler.label_on_device_into(&small, Connectivity::Eight, &mut labels).unwrap_err().to_string();
-        assert!(message.contains("3x5") && message.contains("31x31"), "{message}");
-        assert_eq!(labels.numbering(), Some(Numbering::Consecutive(1)), "{}", d.token);
-        assert_eq!(labeler.download(&labels).unwrap(), before, "{}", d.token);
     }
+    let small = labeler.upload(&random(3, 5, 50, 1, 1)).unwrap();
+    let message = labeler.label_on_device_into(&small, Connectivity::Eight, &mut labels).unwrap_err().to_string();
+    assert!(message.contains("3x5") && message.contains("31x31"), "{message}");
+    assert_eq!(labels.numbering(), Some(Numbering::Consecutive(1)), "{}", d.token);
+    assert_eq!(labeler.download(&labels).unwrap(), before, "{}", d.token);
 }
 
 /// An address that is not device memory: every device refuses it before using it.
@@ -147,34 +146,31 @@ fn host_address(bytes: &[u8]) -> u64 {
     bytes.as_ptr() as u64
 }
 
-#[test]
-fn borrowing_is_refused_where_it_cannot_work() {
+fn borrowing_is_refused_where_it_cannot_work(d: &common::TestDevice) {
     let host = vec![1u8; 64];
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
-        let shape = Shape::image(8, 8);
-        // SAFETY: no device uses the address: the CPU reference and OpenCL refuse to borrow,
-        // CUDA refuses host memory after asking the driver about it.
-        let image = unsafe { labeler.borrow_image(shape, host_address(&host), None) };
-        // SAFETY: as above.
-        let labels = unsafe { labeler.borrow_labels(shape, host_address(&host)) };
-        for result in [image.map(|_| ()), labels.map(|_| ())] {
-            match (d.token, result) {
-                ("cuda", Err(Error::InvalidMemory { reason, .. })) => {
-                    assert!(reason.contains("not memory of cuda:"), "{reason}")
-                }
-                ("cuda", other) => panic!("cuda: expected InvalidMemory, got {other:?}"),
-                (_, Err(Error::Unsupported { what, .. })) => assert!(what.contains("borrow"), "{what}"),
-                (token, other) => panic!("{token}: expected Unsupported, got {other:?}"),
+    let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+    let shape = Shape::image(8, 8);
+    // SAFETY: no device uses the address: the CPU reference and OpenCL refuse to borrow,
+    // CUDA refuses host memory after asking the driver about it.
+    let image = unsafe { labeler.borrow_image(shape, host_address(&host), None) };
+    // SAFETY: as above.
+    let labels = unsafe { labeler.borrow_labels(shape, host_address(&host)) };
+    for result in [image.map(|_| ()), labels.map(|_| ())] {
+        match (d.token, result) {
+            ("cuda", Err(Error::InvalidMemory { reason, .. })) => {
+                assert!(reason.contains("not memory of cuda:"), "{reason}")
             }
+            ("cuda", other) => panic!("cuda: expected InvalidMemory, got {other:?}"),
+            (_, Err(Error::Unsupported { what, .. })) => assert!(what.contains("borrow"), "{what}"),
+            (token, other) => panic!("{token}: expected Unsupported, got {other:?}"),
         }
-        // An empty shape is refused as an upload would be, before any memory is looked at.
-        // SAFETY: refused before the address is used.
-        let empty = unsafe { labeler.borrow_image(Shape::image(0, 8), host_address(&host), None) }.map(|_| ());
-        match (d.token, empty) {
-            ("cpu", Err(Error::Unsupported { .. })) | (_, Err(Error::EmptyImage { .. })) => {}
-            (token, other) => panic!("{token}: an empty image gave {other:?}"),
-        }
+    }
+    // An empty shape is refused as an upload would be, before any memory is looked at.
+    // SAFETY: refused before the address is used.
+    let empty = unsafe { labeler.borrow_image(Shape::image(0, 8), host_address(&host), None) }.map(|_| ());
+    match (d.token, empty) {
+        ("cpu", Err(Error::Unsupported { .. })) | (_, Err(Error::EmptyImage { .. })) => {}
+        (token, other) => panic!("{token}: an empty image gave {other:?}"),
     }
     match ccl::cuda_pointer_device(host_address(&host)) {
         Err(Error::InvalidMemory { .. }) | Err(Error::BackendUnavailable { .. }) => {}
@@ -185,122 +181,105 @@ fn borrowing_is_refused_where_it_cannot_work() {
 /// Borrows device memory of another CUDA handle (as a CuPy array would be), labels it in
 /// place, and reads the labels back through that handle.
 #[cfg(feature = "cuda")]
-#[test]
-fn borrowed_cuda_memory_is_labeled_in_place() {
+fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
     use ccl_backend::Gpu;
-    for d in common::shared_devices().iter().filter(|d| d.token == "cuda") {
-        let ccl::DeviceId::Cuda(ordinal) = d.device.info().id else { unreachable!("a cuda device") };
-        assert_eq!(ccl::cuda_pointer_device(0).ok(), None, "address 0 is nobody's memory");
-        let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
-        for algorithm in [Algorithm::UF, Algorithm::BKE] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for (name, image) in images(97, 61) {
-                let shape = Shape::image(image.width(), image.height());
-                let mut pixels = owner.alloc(shape.len()).unwrap();
-                owner.write(&mut pixels, image.pixels()).unwrap();
-                let out = owner.alloc(shape.len() * 4).unwrap();
-                let (pixels_at, out_at) = (owner.device_address(&pixels).unwrap(), owner.device_address(&out).unwrap());
-                assert_eq!(ccl::cuda_pointer_device(out_at).unwrap(), ordinal);
-                // SAFETY: both buffers are device memory of this device of the right sizes,
-                // alive until the end of this iteration, and used by nothing else meanwhile.
-                let (borrowed, mut labels) = unsafe {
-                    (
-                        labeler.borrow_image(shape, pixels_at, Some(1)).expect("borrow image"),
-                        labeler.borrow_labels(shape, out_at).expect("borrow labels"),
-                    )
-                };
-                assert_eq!(labels.numbering(), None);
-                assert!(matches!(labeler.relabel(&mut labels), Err(Error::InvalidParameter { .. })));
-                labeler.label_on_device_into(&borrowed, Connectivity::Eight, &mut labels).expect("label into");
-                let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-                drop((borrowed, labels));
-                let mut got = vec![0u32; shape.len()];
-                owner.read(&out, bytemuck::cast_slice_mut(&mut got)).unwrap();
-                let want = labeler.label_consecutive(&image, Connectivity::Eight).unwrap();
-                assert_eq!(Some(n), want.components, "{algorithm} {name}");
-                assert_eq!(got, want.labels.labels(), "{algorithm} {name}");
-            }
-            // Too short an allocation, a misaligned label pointer: refused before any launch.
-            let small = owner.alloc(64).unwrap();
-            let at = owner.device_address(&small).unwrap();
-            // SAFETY: refused after asking the driver, before the memory is used.
-            let long = unsafe { labeler.borrow_labels(Shape::image(30_000, 30_000), at) };
-            assert!(matches!(long, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("past the end")));
-            // SAFETY: as above.
-            let odd = unsafe { labeler.borrow_labels(Shape::image(2, 2), at + 1) };
-            assert!(matches!(odd, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("aligned")));
+    let ccl::DeviceId::Cuda(ordinal) = d.device.info().id else { unreachable!("a cuda device") };
+    assert_eq!(ccl::cuda_pointer_device(0).ok(), None, "address 0 is nobody's memory");
+    let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
+    for algorithm in [Algorithm::UF, Algorithm::BKE] {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for (name, image) in images(97, 61) {
+            let shape = Shape::image(image.width(), image.height());
+            let mut pixels = owner.alloc(shape.len()).unwrap();
+            owner.write(&mut pixels, image.pixels()).unwrap();
+            let out = owner.alloc(shape.len() * 4).unwrap();
+            let (pixels_at, out_at) = (owner.device_address(&pixels).unwrap(), owner.device_address(&out).unwrap());
+            assert_eq!(ccl::cuda_pointer_device(out_at).unwrap(), ordinal);
+            // SAFETY: both buffers are device memory of this device of the right sizes,
+            // alive until the end of this iteration, and used by nothing else meanwhile.
+            let (borrowed, mut labels) = unsafe {
+                (
+                    labeler.borrow_image(shape, pixels_at, Some(1)).expect("borrow image"),
+                    labeler.borrow_labels(shape, out_at).expect("borrow labels"),
+                )
+            };
+            assert_eq!(labels.numbering(), None);
+            assert!(matches!(labeler.relabel(&mut labels), Err(Error::InvalidParameter { .. })));
+            labeler.label_on_device_into(&borrowed, Connectivity::Eight, &mut labels).expect("label into");
+            let (n, _) = labeler.relabel(&mut labels).expect("relabel");
+            drop((borrowed, labels));
+            let mut got = vec![0u32; shape.len()];
+            owner.read(&out, bytemuck::cast_slice_mut(&mut got)).unwrap();
+            let want = labeler.label_consecutive(&image, Connectivity::Eight).unwrap();
+            assert_eq!(Some(n), want.components, "{algorithm} {name}");
+            assert_eq!(got, want.labels.labels(), "{algorithm} {name}");
         }
+        // Too short an allocation, a misaligned label pointer: refused before any launch.
+        let small = owner.alloc(64).unwrap();
+        let at = owner.device_address(&small).unwrap();
+        // SAFETY: refused after asking the driver, before the memory is used.
+        let long = unsafe { labeler.borrow_labels(Shape::image(30_000, 30_000), at) };
+        assert!(matches!(long, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("past the end")));
+        // SAFETY: as above.
+        let odd = unsafe { labeler.borrow_labels(Shape::image(2, 2), at + 1) };
+        assert!(matches!(odd, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("aligned")));
     }
 }
 
 /// `upload_array`: a dense array of any shape copied from a borrowed slice (ordinary and
 /// page-locked host memory) labels as the same image or volume uploaded from its own type does;
 /// a length that does not match the shape, or an empty shape, is refused before any copy.
-#[test]
-fn upload_array_equals_upload_on_every_device() {
-    let mut runs = 0;
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
-        let image = random(97, 41, 45, 1, 9);
-        let mut pinned = d.device.host_array::<u8>(image.pixels().len()).expect("host array");
-        pinned.copy_from_slice(image.pixels());
-        let want = labeler.label_consecutive(&image, Connectivity::Eight).expect("label").labels;
-        for elements in [image.pixels(), &pinned[..]] {
-            let on_device = labeler.upload_array(Shape::image(97, 41), elements).expect("upload_array");
-            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-            labeler.relabel(&mut labels).expect("relabel");
-            assert_eq!(labeler.download(&labels).expect("download"), want, "{}", d.token);
-        }
-        let volume = random_volume(13, 11, 7, 40, 1, 5).unwrap();
-        let shape = volume.shape();
-        let want = labeler.label_volume(&volume, Connectivity::TwentySix, true).expect("volume").labels;
-        let on_device = labeler.upload_array(shape, volume.voxels()).expect("upload_array volume");
-        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label volume");
+fn upload_array_equals_upload(d: &common::TestDevice) {
+    let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+    let image = random(97, 41, 45, 1, 9);
+    let mut pinned = d.device.host_array::<u8>(image.pixels().len()).expect("host array");
+    pinned.copy_from_slice(image.pixels());
+    let want = labeler.label_consecutive(&image, Connectivity::Eight).expect("label").labels;
+    for elements in [image.pixels(), &pinned[..]] {
+        let on_device = labeler.upload_array(Shape::image(97, 41), elements).expect("upload_array");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
         labeler.relabel(&mut labels).expect("relabel");
-        assert_eq!(labeler.download_volume(&labels).expect("download"), want, "{}", d.token);
-
-        let short = labeler.upload_array(Shape::image(97, 41), &image.pixels()[1..]).err().expect("refused");
-        assert!(matches!(short, Error::SizeMismatch { .. }), "{short}");
-        let short = labeler.upload_array(shape, &volume.voxels()[1..]).err().expect("refused");
-        assert!(matches!(short, Error::VolumeSizeMismatch { .. }), "{short}");
-        let empty = labeler.upload_array(Shape::image(0, 5), &[]).err().expect("refused");
-        assert!(matches!(empty, Error::EmptyImage { .. }), "{empty}");
-        runs += 1;
+        assert_eq!(labeler.download(&labels).expect("download"), want, "{}", d.token);
     }
-    assert!(runs > 0 || common::required().is_empty(), "no device ran");
+    let volume = random_volume(13, 11, 7, 40, 1, 5).unwrap();
+    let shape = volume.shape();
+    let want = labeler.label_volume(&volume, Connectivity::TwentySix, true).expect("volume").labels;
+    let on_device = labeler.upload_array(shape, volume.voxels()).expect("upload_array volume");
+    let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label volume");
+    labeler.relabel(&mut labels).expect("relabel");
+    assert_eq!(labeler.download_volume(&labels).expect("download"), want, "{}", d.token);
+
+    let short = labeler.upload_array(Shape::image(97, 41), &image.pixels()[1..]).err().expect("refused");
+    assert!(matches!(short, Error::SizeMismatch { .. }), "{short}");
+    let short = labeler.upload_array(shape, &volume.voxels()[1..]).err().expect("refused");
+    assert!(matches!(short, Error::VolumeSizeMismatch { .. }), "{short}");
+    let empty = labeler.upload_array(Shape::image(0, 5), &[]).err().expect("refused");
+    assert!(matches!(empty, Error::EmptyImage { .. }), "{empty}");
 }
 
 /// Statistics written into borrowed device memory (`component_stats_borrowed`): on CUDA, the
 /// raw table equals `component_stats`' statistics for images and volumes; raw labels are refused,
 /// and so is every device without borrowed memory.
-#[test]
-fn statistics_into_borrowed_memory() {
-    // Counts the CUDA devices checked (none without the cuda feature).
-    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
-    let mut runs = 0;
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
-        let image = random(150, 70, 45, 1, 17);
-        let on_device = labeler.upload(&image).expect("upload");
-        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-        // SAFETY: refused before any memory is used (raw labels).
-        let raw = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
-        if d.token != "cuda" {
-            assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
-            labeler.relabel(&mut labels).expect("relabel");
-            // SAFETY: refused before any memory is used (no device memory to borrow).
-            let err = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
-            assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
-            continue;
-        }
-        assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
-        #[cfg(feature = "cuda")]
-        {
-            borrowed_statistics_equal_component_stats(&d.device, &mut labeler, &mut labels);
-            runs += 1;
-        }
+fn statistics_into_borrowed_memory(d: &common::TestDevice) {
+    let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
+    let image = random(150, 70, 45, 1, 17);
+    let on_device = labeler.upload(&image).expect("upload");
+    let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+    // SAFETY: refused before any memory is used (raw labels).
+    let raw = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
+    if d.token != "cuda" {
+        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        labeler.relabel(&mut labels).expect("relabel");
+        // SAFETY: refused before any memory is used (no device memory to borrow).
+        let err = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
+        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        return;
     }
-    assert!(runs > 0 || !common::required().iter().any(|b| b == "cuda"), "no CUDA device ran");
+    assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
+    #[cfg(feature = "cuda")]
+    {
+        borrowed_statistics_equal_component_stats(&d.device, &mut labeler, &mut labels);
+    }
 }
 
 /// A runtime of CUDA device `device` that owns the memory lent to the labeler, and the raw
@@ -357,38 +336,31 @@ fn borrowed_statistics_equal_component_stats(
 /// OpenCV's tables written into borrowed device memory (`opencv_stats_borrowed`): on CUDA they
 /// equal `opencv_stats`' for an image (`dims` 2 and 3) and a volume; raw labels and `dims` that
 /// do not fit the array are refused, and so is every device without borrowed memory.
-#[test]
-fn opencv_tables_into_borrowed_memory() {
-    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
-    let mut runs = 0;
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
-        let image = random(150, 70, 45, 1, 17);
-        let on_device = labeler.upload(&image).expect("upload");
-        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-        // SAFETY: refused before any memory is used (raw labels).
-        let raw = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
-        labeler.relabel(&mut labels).expect("relabel");
-        if d.token != "cuda" {
-            assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
-            // SAFETY: refused before any memory is used (no device memory to borrow).
-            let err = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
-            assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
-            continue;
-        }
-        assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
-        for dims in [1, 4] {
-            // SAFETY: refused before any memory is used (dimensions).
-            let err = unsafe { labeler.opencv_stats_borrowed(&labels, dims, 0, 0) };
-            assert!(matches!(err, Err(Error::InvalidParameter { .. })), "dims {dims}: {err:?}");
-        }
-        #[cfg(feature = "cuda")]
-        {
-            borrowed_opencv_tables_equal_opencv_stats(&d.device, &mut labeler, &mut labels);
-            runs += 1;
-        }
+fn opencv_tables_into_borrowed_memory(d: &common::TestDevice) {
+    let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
+    let image = random(150, 70, 45, 1, 17);
+    let on_device = labeler.upload(&image).expect("upload");
+    let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+    // SAFETY: refused before any memory is used (raw labels).
+    let raw = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
+    labeler.relabel(&mut labels).expect("relabel");
+    if d.token != "cuda" {
+        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        // SAFETY: refused before any memory is used (no device memory to borrow).
+        let err = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
+        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        return;
     }
-    assert!(runs > 0 || !common::required().iter().any(|b| b == "cuda"), "no CUDA device ran");
+    assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
+    for dims in [1, 4] {
+        // SAFETY: refused before any memory is used (dimensions).
+        let err = unsafe { labeler.opencv_stats_borrowed(&labels, dims, 0, 0) };
+        assert!(matches!(err, Err(Error::InvalidParameter { .. })), "dims {dims}: {err:?}");
+    }
+    #[cfg(feature = "cuda")]
+    {
+        borrowed_opencv_tables_equal_opencv_stats(&d.device, &mut labeler, &mut labels);
+    }
 }
 
 /// On a CUDA device: OpenCV's tables written into borrowed memory for `labels` (an image, with

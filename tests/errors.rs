@@ -1,4 +1,5 @@
-//! Bad input and missing backends give typed errors naming what is wrong, never panics.
+//! Bad input and missing backends give typed errors naming what is wrong, never panics. Tests on
+//! devices are one per device (`cargo test --test errors -- ::cuda` runs the CUDA ones).
 
 mod common;
 
@@ -27,26 +28,28 @@ fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
     }
 }
 
-#[test]
-fn gpu_labelers_reject_unsupported_pairs_too() {
+device_tests! {
+    fresh;
+    gpu_labelers_reject_unsupported_pairs_too: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn gpu_labelers_reject_unsupported_pairs_too(dev: &common::TestDevice) {
     let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
-    for dev in common::devices() {
-        for &algorithm in ccl::Algorithm::ALL {
-            let mut labeler = dev.device.labeler(algorithm).unwrap();
-            for connectivity in Connectivity::ALL {
-                let r = labeler.label(&image, connectivity);
-                if connectivity.dims() == 3 {
-                    // An image takes no volume connectivity, whatever the algorithm.
-                    assert!(
-                        matches!(r, Err(Error::UnsupportedConnectivity { .. } | Error::ConnectivityDimensions { .. })),
-                        "{algorithm}/{}",
-                        dev.token
-                    );
-                } else if algorithm.supports(connectivity) {
-                    r.unwrap();
-                } else {
-                    assert!(matches!(r, Err(Error::UnsupportedConnectivity { .. })), "{algorithm}/{}", dev.token);
-                }
+    for &algorithm in ccl::Algorithm::ALL {
+        let mut labeler = dev.device.labeler(algorithm).unwrap();
+        for connectivity in Connectivity::ALL {
+            let r = labeler.label(&image, connectivity);
+            if connectivity.dims() == 3 {
+                // An image takes no volume connectivity, whatever the algorithm.
+                assert!(
+                    matches!(r, Err(Error::UnsupportedConnectivity { .. } | Error::ConnectivityDimensions { .. })),
+                    "{algorithm}/{}",
+                    dev.token
+                );
+            } else if algorithm.supports(connectivity) {
+                r.unwrap();
+            } else {
+                assert!(matches!(r, Err(Error::UnsupportedConnectivity { .. })), "{algorithm}/{}", dev.token);
             }
         }
     }
@@ -98,22 +101,24 @@ fn missing_cuda_is_an_error_not_a_panic() {
     }
 }
 
-#[test]
-fn buffers_of_one_device_are_refused_by_another() {
+device_tests! {
+    fresh;
+    buffers_of_one_device_are_refused_by_another: [opencl_cpu, opencl_gpu, cuda],
+}
+
+fn buffers_of_one_device_are_refused_by_another(dev: &common::TestDevice) {
     let image = BinaryImage::from_fn(8, 8, |x, y| x == y).unwrap();
     let mut cpu = CpuLabeler::new(Algorithm::UF);
     let on_host = cpu.upload(&image).unwrap();
-    for dev in common::devices().into_iter().filter(|d| d.token != "cpu") {
-        let mut gpu = dev.device.labeler(Algorithm::UF).unwrap();
-        let r = gpu.label_on_device(&on_host, Connectivity::Eight);
-        assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{}", dev.token);
-        let on_gpu = gpu.upload(&image).unwrap();
-        assert!(matches!(cpu.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
-        // A second device handle has its own buffers.
-        let other = Device::open(dev.device.info().id).unwrap().labeler(Algorithm::UF).unwrap();
-        let mut other = other;
-        assert!(matches!(other.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
-    }
+    let mut gpu = dev.device.labeler(Algorithm::UF).unwrap();
+    let r = gpu.label_on_device(&on_host, Connectivity::Eight);
+    assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{}", dev.token);
+    let on_gpu = gpu.upload(&image).unwrap();
+    assert!(matches!(cpu.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
+    // A second device handle has its own buffers.
+    let other = Device::open(dev.device.info().id).unwrap().labeler(Algorithm::UF).unwrap();
+    let mut other = other;
+    assert!(matches!(other.label_on_device(&on_gpu, Connectivity::Eight), Err(Error::DeviceMismatch { .. })));
 }
 
 #[test]
@@ -146,35 +151,37 @@ fn unreadable_files_and_bad_outputs_are_named() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+device_tests! {
+    fresh;
+    download_into_a_wrong_sized_buffer_is_refused: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
 /// Copying labels into caller memory of the wrong size is a typed error, on every backend.
-#[test]
-fn download_into_a_wrong_sized_buffer_is_refused() {
+fn download_into_a_wrong_sized_buffer_is_refused(dev: &common::TestDevice) {
     let image = BinaryImage::from_fn(12, 7, |x, y| (x + y) % 3 == 0).unwrap();
-    for dev in common::devices() {
-        let mut labeler = dev.device.labeler(Algorithm::KE).unwrap();
-        let on_device = labeler.upload(&image).unwrap();
-        let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
-        for len in [0, 83, 85] {
-            let mut out = vec![0u32; len];
-            match labeler.download_into(&labels, &mut out) {
-                Err(Error::SizeMismatch { width: 12, height: 7, len: l }) => assert_eq!(l, len),
-                other => panic!("{}: {len} values: expected SizeMismatch, got {other:?}", dev.token),
-            }
-            assert!(matches!(
-                labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out),
-                Err(Error::SizeMismatch { .. })
-            ));
+    let mut labeler = dev.device.labeler(Algorithm::KE).unwrap();
+    let on_device = labeler.upload(&image).unwrap();
+    let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+    for len in [0, 83, 85] {
+        let mut out = vec![0u32; len];
+        match labeler.download_into(&labels, &mut out) {
+            Err(Error::SizeMismatch { width: 12, height: 7, len: l }) => assert_eq!(l, len),
+            other => panic!("{}: {len} values: expected SizeMismatch, got {other:?}", dev.token),
         }
-        let mut out = vec![u32::MAX; 84];
-        labeler.download_into(&labels, &mut out).unwrap();
-        assert_eq!(out, labeler.download(&labels).unwrap().labels(), "{}", dev.token);
-        let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out).unwrap();
-        let (expected, n) = ccl::reference::label(&image, Connectivity::Eight).into_consecutive();
-        assert_eq!((out.as_slice(), count), (expected.labels(), n), "{}", dev.token);
-        // The device's own host memory (page-locked on CUDA) works the same.
-        let mut pinned = dev.device.host_array::<u32>(84).unwrap();
-        assert!(pinned.iter().all(|&v| v == 0));
-        let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut pinned).unwrap();
-        assert_eq!((&pinned[..], count), (expected.labels(), n), "{} (host array)", dev.token);
+        assert!(matches!(
+            labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out),
+            Err(Error::SizeMismatch { .. })
+        ));
     }
+    let mut out = vec![u32::MAX; 84];
+    labeler.download_into(&labels, &mut out).unwrap();
+    assert_eq!(out, labeler.download(&labels).unwrap().labels(), "{}", dev.token);
+    let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out).unwrap();
+    let (expected, n) = ccl::reference::label(&image, Connectivity::Eight).into_consecutive();
+    assert_eq!((out.as_slice(), count), (expected.labels(), n), "{}", dev.token);
+    // The device's own host memory (page-locked on CUDA) works the same.
+    let mut pinned = dev.device.host_array::<u32>(84).unwrap();
+    assert!(pinned.iter().all(|&v| v == 0));
+    let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut pinned).unwrap();
+    assert_eq!((&pinned[..], count), (expected.labels(), n), "{} (host array)", dev.token);
 }

@@ -1,7 +1,8 @@
 //! Reading inputs: foreground is decided on the file's own samples for every bit depth and
 //! channel layout (16-bit and dark color pixels are foreground), the threshold is in the file's
 //! range, multi-frame files say so, oversized files are refused before decoding, and no
-//! truncated or mutated file of any format makes the reader panic or label wrongly.
+//! truncated or mutated file of any format makes the reader panic or label wrongly, on any
+//! device (one test each: `cargo test --test input -- ::cuda` runs the CUDA one).
 
 mod common;
 
@@ -290,19 +291,21 @@ fn encoded_samples() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+device_tests! {
+    fresh;
+    truncated_and_mutated_files_never_panic_or_label_wrongly: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
 /// Truncated and mutated files of every format give an error or a correct labeling of what
 /// they decode to: never a panic, never a labeling that differs from the reference.
-#[test]
-fn truncated_and_mutated_files_never_panic_or_label_wrongly() {
-    let dir = scratch("fuzz");
+fn truncated_and_mutated_files_never_panic_or_label_wrongly(dev: &common::TestDevice) {
+    let dir = scratch(&format!("fuzz-{}", dev.token));
     let samples = encoded_samples();
     let formats: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
     for ext in ["png", "tiff", "jpg", "bmp", "gif", "webp", "pbm", "pgm", "ppm"] {
         assert!(formats.iter().any(|f| f.ends_with(ext)), "no {ext} sample among {formats:?}");
     }
-    let devices = common::devices();
-    let mut labelers: Vec<_> =
-        devices.iter().map(|d| (d.token, d.device.labeler(ccl::Algorithm::BKE).unwrap())).collect();
+    let mut labeler = dev.device.labeler(ccl::Algorithm::BKE).unwrap();
     let mut rng = rand_mt::Mt::new(2026);
     let (mut decoded, mut refused, mut panics) = (0usize, 0usize, Vec::new());
     for (name, bytes) in &samples {
@@ -343,10 +346,8 @@ fn truncated_and_mutated_files_never_panic_or_label_wrongly() {
             };
             decoded += 1;
             let expected = reference::label_as(&image, Connectivity::Eight, ccl::RawLabels::FirstBlock);
-            for (token, labeler) in labelers.iter_mut() {
-                let got = labeler.label(&image, Connectivity::Eight).unwrap().labels;
-                assert_eq!(got, expected, "{name}, {what}: {token} labels differ from the reference");
-            }
+            let got = labeler.label(&image, Connectivity::Eight).unwrap().labels;
+            assert_eq!(got, expected, "{name}, {what}: {} labels differ from the reference", dev.token);
         }
     }
     eprintln!("fuzz: {} formats, {decoded} mutants decoded and labeled exactly, {refused} refused", samples.len());

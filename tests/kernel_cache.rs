@@ -1,7 +1,8 @@
 //! The on-disk kernel cache: entries found again, bad entries (truncated, corrupt, refused by
 //! the driver) rebuilt, concurrent writers (threads and processes) leaving one valid entry,
 //! builds that differ never sharing an entry, `CCL_CACHE=off`; then the backends: OpenCL builds
-//! through a cache folder (every device present), NVRTC CUBINs of the project's kernels, and
+//! through a cache folder (every device present, one test per kind: `cargo test --test
+//! kernel_cache -- ::opencl_gpu` runs the GPUs'), NVRTC CUBINs of the project's kernels, and
 //! CUDA builds when a CUDA device is present.
 //!
 //! Every test uses a temporary cache folder of its own ([`KernelCache::at`]); none reads or
@@ -394,21 +395,23 @@ mod backends {
         }
     }
 
+    crate::device_tests! {
+        opencl;
+        #[cfg(feature = "opencl")]
+        opencl_builds_through_the_cache: [opencl_cpu, opencl_gpu],
+    }
+
     #[cfg(feature = "opencl")]
-    #[test]
-    fn opencl_builds_through_the_cache() {
-        let descs = common::opencl_devices("the OpenCL kernel cache");
-        for desc in descs {
-            let open = |cache: KernelCache| -> Box<dyn Gpu> {
-                Box::new(
-                    ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device").with_cache(cache),
-                )
-            };
-            let probe = ccl_opencl::Runtime::new(desc.platform, desc.device).unwrap();
-            let key_of = |source: &str, defines: &[Define]| probe.cache_key(source, defines);
-            backend_contract(Dialect::OpenCl, &open, &key_of);
-            ptxas_assembles_nvidia_programs(&probe);
-        }
+    fn opencl_builds_through_the_cache(desc: &ccl_opencl::DeviceDesc) {
+        let open = |cache: KernelCache| -> Box<dyn Gpu> {
+            Box::new(
+                ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device").with_cache(cache),
+            )
+        };
+        let probe = ccl_opencl::Runtime::new(desc.platform, desc.device).unwrap();
+        let key_of = |source: &str, defines: &[Define]| probe.cache_key(source, defines);
+        backend_contract(Dialect::OpenCl, &open, &key_of);
+        ptxas_assembles_nvidia_programs(&probe);
     }
 
     /// On NVIDIA OpenCL with a ptxas (`ptxas` in `CCL_REQUIRE_BACKENDS` requires one there),

@@ -1,5 +1,6 @@
 //! The committed per-dialect kernel files are exactly the shared sources behind their preludes,
-//! and every kernel build compiles with OpenCL (every device present) and NVRTC.
+//! and every kernel build compiles with OpenCL (every device present, one test per kind:
+//! `cargo test --test kernel_sources -- ::opencl_gpu` runs the GPUs') and NVRTC.
 //!
 //! `CCL_BLESS=1 cargo test --test kernel_sources` rewrites the generated files.
 
@@ -95,32 +96,30 @@ fn every_kernel_build_compiles_with_nvrtc_with_wide_labels_and_strict_loads() {
     nvrtc_compiles(&builds(true));
 }
 
-/// Every kernel build, with 32- and 64-bit labels, compiles on every OpenCL device with the
-/// `atomics` models `models_of` picks for it; failures are collected and named.
+/// Every kernel build, with 32- and 64-bit labels, compiles on the OpenCL device `desc` with each
+/// of the `models` of atomic loads and stores (kernels-cl/prelude.h); failures are collected and
+/// named.
 #[cfg(feature = "opencl")]
-fn opencl_builds_compile(models_of: impl Fn(&ccl_opencl::DeviceDesc) -> Vec<ccl_opencl::Atomics>) {
+fn opencl_builds_compile(desc: &ccl_opencl::DeviceDesc, models: &[ccl_opencl::Atomics]) {
     use ccl_backend::Gpu;
-    let descs = common::opencl_devices("OpenCL kernel compilation");
     let mut failures = Vec::new();
-    for desc in descs {
-        for atomics in models_of(&desc) {
-            let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)
-                .and_then(|r| r.with_atomics(atomics))
-                .expect("open OpenCL device");
-            for build in ccl::registry::kernel_builds() {
-                for bits in [32, 64] {
-                    // 32 is the default: without the define, the build is the labelers' own (and
-                    // its kernel cache entry).
-                    let mut defines = build.defines.clone();
-                    if bits == 64 {
-                        defines.push(Define::int("LABEL_BITS", 64));
-                    }
-                    if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
-                        failures.push(format!(
-                            "{}/{} ({bits}-bit labels, {atomics}) on {}: {e}",
-                            build.algorithm, build.connectivity, desc.name
-                        ));
-                    }
+    for &atomics in models {
+        let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device)
+            .and_then(|r| r.with_atomics(atomics))
+            .expect("open OpenCL device");
+        for build in ccl::registry::kernel_builds() {
+            for bits in [32, 64] {
+                // 32 is the default: without the define, the build is the labelers' own (and
+                // its kernel cache entry).
+                let mut defines = build.defines.clone();
+                if bits == 64 {
+                    defines.push(Define::int("LABEL_BITS", 64));
+                }
+                if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
+                    failures.push(format!(
+                        "{}/{} ({bits}-bit labels, {atomics}) on {}: {e}",
+                        build.algorithm, build.connectivity, desc.name
+                    ));
                 }
             }
         }
@@ -128,31 +127,36 @@ fn opencl_builds_compile(models_of: impl Fn(&ccl_opencl::DeviceDesc) -> Vec<ccl_
     assert!(failures.is_empty(), "OpenCL build failures:\n{}", failures.join("\n"));
 }
 
-/// With the way of making atomic loads and stores each device takes by default
-/// (kernels-cl/prelude.h).
+device_tests! {
+    opencl;
+    #[cfg(feature = "opencl")]
+    every_kernel_build_compiles_with_opencl: [opencl_cpu, opencl_gpu],
+}
+
+device_tests! {
+    full;
+    opencl;
+    #[cfg(feature = "opencl")]
+    every_kernel_build_compiles_with_every_atomics_model: [opencl_cpu, opencl_gpu],
+}
+
+/// With the way of making atomic loads and stores the device takes by default.
 #[cfg(feature = "opencl")]
-#[test]
-fn every_kernel_build_compiles_with_every_opencl_device() {
-    opencl_builds_compile(|desc| vec![desc.atomics]);
+fn every_kernel_build_compiles_with_opencl(desc: &ccl_opencl::DeviceDesc) {
+    opencl_builds_compile(desc, &[desc.atomics]);
 }
 
 /// With every other way a device may be told to take (`CCL_OPENCL_ATOMICS`): OpenCL 1.2's
-/// read-modify-writes everywhere, PTX's volatile and weak loads (inline assembly) where NVIDIA's
-/// OpenCL or any device is forced to them.
+/// read-modify-writes everywhere, PTX's volatile loads anywhere and weak loads (inline assembly)
+/// where NVIDIA's OpenCL is.
 #[cfg(feature = "opencl")]
-#[test]
-#[ignore = "full mode: scripts/test.sh --full"]
-fn every_kernel_build_compiles_with_every_atomics_model() {
-    opencl_builds_compile(|desc| {
-        let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
-        match desc.atomics {
-            ccl_opencl::Atomics::C11(_) => {}
-            ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak => models.push(ccl_opencl::Atomics::PtxWeak),
-            ccl_opencl::Atomics::ReadModifyWrite => {}
-        }
-        models.retain(|&m| m != desc.atomics);
-        models
-    });
+fn every_kernel_build_compiles_with_every_atomics_model(desc: &ccl_opencl::DeviceDesc) {
+    let mut models = vec![ccl_opencl::Atomics::ReadModifyWrite, ccl_opencl::Atomics::Ptx];
+    if matches!(desc.atomics, ccl_opencl::Atomics::Ptx | ccl_opencl::Atomics::PtxWeak) {
+        models.push(ccl_opencl::Atomics::PtxWeak);
+    }
+    models.retain(|&m| m != desc.atomics);
+    opencl_builds_compile(desc, &models);
 }
 
 /// Binarization programs with NVRTC (double precision included): every method and formula at

@@ -3,6 +3,8 @@
 //! launch on compute capability 9.0 and later, which the fast Nick kernel uses after its column
 //! sums; an ordinary launch elsewhere). The first kernel lets the next start at once and then
 //! takes a while before it writes, so a second kernel that did not wait would read zeros.
+//! OpenCL has one test per kind of device, over every device of that kind (`cargo test --test
+//! overlap -- ::opencl_cpu`); CUDA one, on device 0 (`cuda_overlapping_launches_...`).
 #![cfg(any(feature = "opencl", feature = "cuda"))]
 
 mod common;
@@ -70,13 +72,16 @@ fn check(gpu: &dyn Gpu, dialect: Dialect) {
     }
 }
 
+device_tests! {
+    opencl;
+    #[cfg(feature = "opencl")]
+    overlapping_launches_read_what_the_previous_kernel_wrote: [opencl_cpu, opencl_gpu],
+}
+
 #[cfg(feature = "opencl")]
-#[test]
-fn opencl_overlapping_launches_read_what_the_previous_kernel_wrote() {
-    for desc in common::opencl_devices("overlapping launches") {
-        let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device");
-        check(&gpu, Dialect::OpenCl);
-    }
+fn overlapping_launches_read_what_the_previous_kernel_wrote(desc: &ccl_opencl::DeviceDesc) {
+    let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device");
+    check(&gpu, Dialect::OpenCl);
 }
 
 #[cfg(feature = "cuda")]

@@ -1,9 +1,12 @@
 //! Component statistics (area, bounding box, centroid) on every device, exact against the host
 //! reference computed from the CPU reference's consecutive labels: every conformance image and
 //! a few more, volumes, raw labels of both conventions, shapes that cut the kernel's row
-//! segments, components that span many rows and slices, no component at all.
+//! segments, components that span many rows and slices, no component at all. One test per
+//! device (`cargo test --test stats -- ::cuda` runs the CUDA ones).
 
 mod common;
+
+use std::sync::OnceLock;
 
 use ccl::{
     random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStat, ComponentStats,
@@ -83,72 +86,82 @@ fn images() -> Vec<(String, BinaryImage)> {
 type LabelWithStats = fn(&mut AnyLabeler, &DeviceImage, Connectivity) -> (DeviceLabels, ComponentStats, Timings);
 
 /// Labels every image of [`images`] (with each 2D connectivity of `algorithms`) and a few random
-/// volumes (each 3D one) with `label`, one labeler per algorithm on every device, and lists
-/// where the statistics, the labels (the reference's consecutive ones) or their numbering
-/// differ; returns those and the number of runs.
-fn statistics_mismatches(algorithms: &[Algorithm], label: LabelWithStats) -> (Vec<String>, usize) {
+/// volumes (each 3D one) with `label`, one labeler per algorithm on device `d`, and lists where
+/// the statistics, the labels (the reference's consecutive ones) or their numbering differ;
+/// returns those and the number of runs.
+fn statistics_mismatches(
+    d: &common::TestDevice,
+    algorithms: &[Algorithm],
+    label: LabelWithStats,
+) -> (Vec<String>, usize) {
     let (mut failures, mut runs) = (Vec::new(), 0);
-    for d in common::shared_devices() {
-        for &algorithm in algorithms {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in algorithm.connectivities().iter().copied() {
-                let arrays: Vec<(String, DeviceImage, Vec<u32>, u32)> = if connectivity.dims() == 2 {
-                    images()
-                        .into_iter()
-                        .map(|(name, image)| {
-                            let (want, n) = reference::label(&image, connectivity).into_consecutive();
-                            (name, labeler.upload(&image).expect("upload"), want.labels().to_vec(), n)
-                        })
-                        .collect()
-                } else {
-                    // (The last three have heights of whole work-groups of rows, 8 and 16: every
-                    // group's rows lie in one slice, so volumes use the groups' tables too.)
-                    [
-                        (1, 1, 1, 100),
-                        (37, 9, 11, 30),
-                        (40, 33, 21, 60),
-                        (2, 3, 70, 50),
-                        (65, 17, 9, 0),
-                        (40, 16, 9, 60),
-                        (33, 8, 20, 20),
-                        (600, 8, 3, 40),
-                    ]
+    for &algorithm in algorithms {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for connectivity in algorithm.connectivities().iter().copied() {
+            let arrays: Vec<(String, DeviceImage, Vec<u32>, u32)> = if connectivity.dims() == 2 {
+                images()
                     .into_iter()
-                    .map(|(w, h, dd, density)| {
-                        let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
-                        let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
-                        let on_device = labeler.upload_volume(&volume).expect("upload");
-                        (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
+                    .map(|(name, image)| {
+                        let (want, n) = reference::label(&image, connectivity).into_consecutive();
+                        (name, labeler.upload(&image).expect("upload"), want.labels().to_vec(), n)
                     })
                     .collect()
-                };
-                for (name, on_device, want, n) in arrays {
-                    let (labels, stats, timings) = label(&mut labeler, &on_device, connectivity);
-                    let case = format!("{} {algorithm} {connectivity} {name}", d.token);
-                    if stats != ComponentStats::of_labels(&want, on_device.shape(), n) {
-                        failures.push(format!("{case}: statistics differ"));
-                    }
-                    let mut got = vec![0u32; want.len()];
-                    labeler.download_into(&labels, &mut got).expect("download");
-                    if labels.numbering() != Some(ccl::Numbering::Consecutive(n)) || got != want {
-                        failures.push(format!("{case}: labels differ"));
-                    }
-                    if n > 0 && !timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) {
-                        failures.push(format!("{case}: no statistics phase"));
-                    }
-                    runs += 1;
+            } else {
+                // (The last three have heights of whole work-groups of rows, 8 and 16: every
+                // group's rows lie in one slice, so volumes use the groups' tables too.)
+                [
+                    (1, 1, 1, 100),
+                    (37, 9, 11, 30),
+                    (40, 33, 21, 60),
+                    (2, 3, 70, 50),
+                    (65, 17, 9, 0),
+                    (40, 16, 9, 60),
+                    (33, 8, 20, 20),
+                    (600, 8, 3, 40),
+                ]
+                .into_iter()
+                .map(|(w, h, dd, density)| {
+                    let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
+                    let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
+                    let on_device = labeler.upload_volume(&volume).expect("upload");
+                    (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
+                })
+                .collect()
+            };
+            for (name, on_device, want, n) in arrays {
+                let (labels, stats, timings) = label(&mut labeler, &on_device, connectivity);
+                let case = format!("{} {algorithm} {connectivity} {name}", d.token);
+                if stats != ComponentStats::of_labels(&want, on_device.shape(), n) {
+                    failures.push(format!("{case}: statistics differ"));
                 }
+                let mut got = vec![0u32; want.len()];
+                labeler.download_into(&labels, &mut got).expect("download");
+                if labels.numbering() != Some(ccl::Numbering::Consecutive(n)) || got != want {
+                    failures.push(format!("{case}: labels differ"));
+                }
+                if n > 0 && !timings.phases.iter().any(|p| p.phase == ccl::Phase::ComponentStats) {
+                    failures.push(format!("{case}: no statistics phase"));
+                }
+                runs += 1;
             }
         }
     }
     (failures, runs)
 }
 
-#[test]
-fn device_statistics_equal_the_reference_on_every_device() {
+device_tests! {
+    device_statistics_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    labeling_with_statistics_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    statistics_tables_grow_and_shrink_with_the_component_count: [cpu, opencl_cpu, opencl_gpu, cuda],
+    relabeling_and_statistics_past_one_scan_level: [cpu, opencl_cpu, opencl_gpu, cuda],
+    small_components_are_removed_and_the_largest_kept: [cpu, opencl_cpu, opencl_gpu, cuda],
+    opencv_tables_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn device_statistics_equal_the_reference(d: &common::TestDevice) {
     // UF gives first-pixel raw labels, BKE first-block ones: component_stats renumbers both
     // first, in place (the host's consecutive labels).
-    let (failures, runs) = statistics_mismatches(&[Algorithm::UF, Algorithm::BKE], |labeler, on_device, c| {
+    let (failures, runs) = statistics_mismatches(d, &[Algorithm::UF, Algorithm::BKE], |labeler, on_device, c| {
         let (mut labels, _) = labeler.label_on_device(on_device, c).expect("label");
         let (stats, timings) = labeler.component_stats(&mut labels).expect("stats");
         (labels, stats, timings)
@@ -161,9 +174,8 @@ fn device_statistics_equal_the_reference_on_every_device() {
 /// last pass) and UF (labeling, then relabeling), images and volumes, every connectivity, one
 /// labeler per algorithm across all shapes, so that tables both too small and far too large
 /// for the next N are met; the reference's consecutive labels and statistics every time.
-#[test]
-fn labeling_with_statistics_equals_the_reference_on_every_device() {
-    let (failures, runs) = statistics_mismatches(&[Algorithm::TUF, Algorithm::UF], |labeler, on_device, c| {
+fn labeling_with_statistics_equals_the_reference(d: &common::TestDevice) {
+    let (failures, runs) = statistics_mismatches(d, &[Algorithm::TUF, Algorithm::UF], |labeler, on_device, c| {
         labeler.label_on_device_with_stats(on_device, c).expect("label with stats")
     });
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
@@ -171,8 +183,7 @@ fn labeling_with_statistics_equals_the_reference_on_every_device() {
 
 /// A labeler's statistics table outgrown (N above the capacity its last calls left: the kernels
 /// run again on a larger table) and far too large (it shrinks back): every result exact.
-#[test]
-fn statistics_tables_grow_and_shrink_with_the_component_count() {
+fn statistics_tables_grow_and_shrink_with_the_component_count(d: &common::TestDevice) {
     // Components: a few (the first table holds 72, one per two pixels of the 16x9 image), then
     // thousands (past it, and past the room the second image leaves), a few again (the table
     // shrinks back), then many more at once.
@@ -183,56 +194,57 @@ fn statistics_tables_grow_and_shrink_with_the_component_count() {
         random(40, 30, 10, 1, 4),
         random(1500, 900, 10, 1, 5),
     ];
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
-        for (k, image) in sequence.iter().enumerate() {
-            let on_device = labeler.upload(image).expect("upload");
-            let (labels, stats, _) =
-                labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("label with stats");
-            let (want, n) = reference::label(image, Connectivity::Eight).into_consecutive();
-            assert_eq!(stats, ComponentStats::of_labels(want.labels(), on_device.shape(), n), "{} image {k}", d.token);
-            assert_eq!(labeler.download(&labels).expect("download").labels(), want.labels(), "{} image {k}", d.token);
-        }
+    let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
+    for (k, image) in sequence.iter().enumerate() {
+        let on_device = labeler.upload(image).expect("upload");
+        let (labels, stats, _) =
+            labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("label with stats");
+        let (want, n) = reference::label(image, Connectivity::Eight).into_consecutive();
+        assert_eq!(stats, ComponentStats::of_labels(want.labels(), on_device.shape(), n), "{} image {k}", d.token);
+        assert_eq!(labeler.download(&labels).expect("download").labels(), want.labels(), "{} image {k}", d.token);
     }
 }
 
 /// An image of more pixels than one level of the relabeling's scan covers (1024 rank spans of
 /// 8192 pixels), so the span counts are scanned over two levels: the consecutive labels and the
 /// statistics still equal the host's, for both raw-label conventions and for TUF's own ranking.
-#[test]
-fn relabeling_and_statistics_past_one_scan_level() {
-    let image = random(4100, 2100, 30, 1, 41);
+fn relabeling_and_statistics_past_one_scan_level(d: &common::TestDevice) {
+    // The image and the reference's consecutive labels, count and statistics, once per process.
+    static CASE: OnceLock<(BinaryImage, ccl::LabelImage, u32, ComponentStats)> = OnceLock::new();
+    let (image, want_labels, n, want_stats) = CASE.get_or_init(|| {
+        let image = random(4100, 2100, 30, 1, 41);
+        let (want_labels, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
+        let want_stats = ComponentStats::of_labels(want_labels.labels(), Shape::image(4100, 2100), n);
+        (image, want_labels, n, want_stats)
+    });
+    let n = *n;
     assert!(image.width() * image.height() > 1024 * 8192);
-    let (want_labels, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
-    let want_stats = ComponentStats::of_labels(want_labels.labels(), Shape::image(4100, 2100), n);
-    for d in common::shared_devices() {
-        for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            let on_device = labeler.upload(&image).expect("upload");
-            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-            let (count, _) = labeler.relabel(&mut labels).expect("relabel");
-            assert_eq!(count, n, "{} {algorithm}: count", d.token);
-            let got = labeler.download(&labels).expect("download");
-            assert!(got.labels() == want_labels.labels(), "{} {algorithm}: consecutive labels differ", d.token);
-            let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-            let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
-            assert!(stats == want_stats, "{} {algorithm}: statistics differ", d.token);
-            let got = labeler.download(&labels).expect("download");
-            assert!(got.labels() == want_labels.labels(), "{} {algorithm}: labels after statistics differ", d.token);
-        }
-        // TUF ranks its own roots (from the root marks of its 8-tile kernel, which an image this
-        // size takes) into consecutive labels, and statistics follow from them.
-        let mut tuf = d.device.labeler(Algorithm::TUF).expect("labeler");
-        let on_device = tuf.upload(&image).expect("upload");
-        let (labels, count, _) = tuf.label_on_device_consecutive(&on_device, Connectivity::Eight).expect("label");
-        assert_eq!(count, n, "{} TUF: count", d.token);
-        let got = tuf.download(&labels).expect("download");
-        assert!(got.labels() == want_labels.labels(), "{} TUF: consecutive labels differ", d.token);
-        let (labels, stats, _) = tuf.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("stats");
-        assert!(stats == want_stats, "{} TUF: statistics differ", d.token);
-        let got = tuf.download(&labels).expect("download");
-        assert!(got.labels() == want_labels.labels(), "{} TUF: labels with statistics differ", d.token);
+    for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        let on_device = labeler.upload(image).expect("upload");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+        let (count, _) = labeler.relabel(&mut labels).expect("relabel");
+        assert_eq!(count, n, "{} {algorithm}: count", d.token);
+        let got = labeler.download(&labels).expect("download");
+        assert!(got.labels() == want_labels.labels(), "{} {algorithm}: consecutive labels differ", d.token);
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+        let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
+        assert!(stats == *want_stats, "{} {algorithm}: statistics differ", d.token);
+        let got = labeler.download(&labels).expect("download");
+        assert!(got.labels() == want_labels.labels(), "{} {algorithm}: labels after statistics differ", d.token);
     }
+    // TUF ranks its own roots (from the root marks of its 8-tile kernel, which an image this
+    // size takes) into consecutive labels, and statistics follow from them.
+    let mut tuf = d.device.labeler(Algorithm::TUF).expect("labeler");
+    let on_device = tuf.upload(image).expect("upload");
+    let (labels, count, _) = tuf.label_on_device_consecutive(&on_device, Connectivity::Eight).expect("label");
+    assert_eq!(count, n, "{} TUF: count", d.token);
+    let got = tuf.download(&labels).expect("download");
+    assert!(got.labels() == want_labels.labels(), "{} TUF: consecutive labels differ", d.token);
+    let (labels, stats, _) = tuf.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("stats");
+    assert!(stats == *want_stats, "{} TUF: statistics differ", d.token);
+    let got = tuf.download(&labels).expect("download");
+    assert!(got.labels() == want_labels.labels(), "{} TUF: labels with statistics differ", d.token);
 }
 
 /// Consecutive labels with only the components `keep` selects, renumbered in label order.
@@ -252,40 +264,37 @@ fn kept_labels(labels: &[u32], keep: &[bool]) -> Vec<u32> {
     labels.iter().map(|&l| if l == 0 { 0 } else { map[l as usize - 1] }).collect()
 }
 
-#[test]
-fn small_components_are_removed_and_the_largest_kept_on_every_device() {
+fn small_components_are_removed_and_the_largest_kept(d: &common::TestDevice) {
     let mut failures = Vec::new();
-    for d in common::shared_devices() {
-        let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
-        for (name, image) in [("131x77 d45", random(131, 77, 45, 1, 7)), ("rings", rings(83, 47))] {
-            let (want, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
-            let shape = Shape::image(image.width(), image.height());
-            let all = ComponentStats::of_labels(want.labels(), shape, n);
-            for (how, keep) in
-                [("at least 5", all.at_least(5)), ("largest 3", all.largest(3)), ("none", vec![false; all.len()])]
-            {
-                let on_device = labeler.upload(&image).expect("upload");
-                let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-                let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
-                assert_eq!(stats, all, "{} {name}", d.token);
-                let (m, _) = labeler.keep_components(&mut labels, &keep).expect("keep");
-                let got = labeler.download(&labels).expect("download");
-                let expected = kept_labels(want.labels(), &keep);
-                if got.labels() != expected.as_slice() || m as usize != keep.iter().filter(|&&k| k).count() {
-                    failures.push(format!("{} {name} {how}: labels differ", d.token));
-                }
-                // The kept components' statistics are the filtered list.
-                if ComponentStats::of_labels(got.labels(), shape, m) != all.kept(&keep) {
-                    failures.push(format!("{} {name} {how}: statistics of the kept labels differ", d.token));
-                }
-            }
-            // Raw labels, or a keep list of another length, are refused.
+    let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
+    for (name, image) in [("131x77 d45", random(131, 77, 45, 1, 7)), ("rings", rings(83, 47))] {
+        let (want, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
+        let shape = Shape::image(image.width(), image.height());
+        let all = ComponentStats::of_labels(want.labels(), shape, n);
+        for (how, keep) in
+            [("at least 5", all.at_least(5)), ("largest 3", all.largest(3)), ("none", vec![false; all.len()])]
+        {
             let on_device = labeler.upload(&image).expect("upload");
             let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
-            assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
-            labeler.relabel(&mut labels).expect("relabel");
-            assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
+            let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
+            assert_eq!(stats, all, "{} {name}", d.token);
+            let (m, _) = labeler.keep_components(&mut labels, &keep).expect("keep");
+            let got = labeler.download(&labels).expect("download");
+            let expected = kept_labels(want.labels(), &keep);
+            if got.labels() != expected.as_slice() || m as usize != keep.iter().filter(|&&k| k).count() {
+                failures.push(format!("{} {name} {how}: labels differ", d.token));
+            }
+            // The kept components' statistics are the filtered list.
+            if ComponentStats::of_labels(got.labels(), shape, m) != all.kept(&keep) {
+                failures.push(format!("{} {name} {how}: statistics of the kept labels differ", d.token));
+            }
         }
+        // Raw labels, or a keep list of another length, are refused.
+        let on_device = labeler.upload(&image).expect("upload");
+        let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+        assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
+        labeler.relabel(&mut labels).expect("relabel");
+        assert!(matches!(labeler.keep_components(&mut labels, &[true]), Err(ccl::Error::InvalidParameter { .. })));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -301,8 +310,7 @@ fn same_opencv(got: &ccl::OpenCvStats, want: &ccl::OpenCvStats) -> bool {
 /// foreground, from every pixel) built on each device equal the host's, for images (every
 /// conformance image, frames of foreground around background, no background at all) and
 /// volumes, from raw labels of both conventions.
-#[test]
-fn opencv_tables_equal_the_reference_on_every_device() {
+fn opencv_tables_equal_the_reference(d: &common::TestDevice) {
     let mut inputs = images();
     // Foreground frames of widths 1 and 3 (every face foreground), and one open at the right.
     for (frame, open_right) in [(1, false), (3, false), (2, true)] {
@@ -326,38 +334,36 @@ fn opencv_tables_equal_the_reference_on_every_device() {
     volumes.push(("shell 12x10x8".to_string(), shell));
     let mut failures = Vec::new();
     let mut runs = 0;
-    for d in common::shared_devices() {
-        for algorithm in [Algorithm::UF, Algorithm::BKE] {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            let mut check =
-                |labeler: &mut ccl::AnyLabeler, name: &str, labels: &mut ccl::DeviceLabels, want: ccl::OpenCvStats| {
-                    let (got, _) = labeler.opencv_stats(labels, want.dims as u8).expect("OpenCV tables");
-                    if !same_opencv(&got, &want) {
-                        failures.push(format!("{} {algorithm} {name}: tables differ", d.token));
-                    }
-                };
-            for connectivity in algorithm.connectivities().iter().copied() {
-                if connectivity.dims() == 2 {
-                    // Images as 2D arrays, and as volumes of one slice (z columns: 0, 1, 0).
-                    for ((name, image), dims) in inputs.iter().flat_map(|i| [(i, 2), (i, 3)]) {
-                        let on_device = labeler.upload(image).expect("upload");
-                        let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
-                        let (want, n) = reference::label(image, connectivity).into_consecutive();
-                        let shape = Shape::image(image.width(), image.height());
-                        let want = ccl::OpenCvStats::of_labels(want.labels(), shape, dims, n);
-                        check(&mut labeler, &format!("{connectivity} {name} dims {dims}"), &mut labels, want);
-                        runs += 1;
-                    }
-                } else {
-                    for (name, volume) in &volumes {
-                        let on_device = labeler.upload_volume(volume).expect("upload");
-                        let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
-                        let (want, n) = reference::label_volume(volume, connectivity).unwrap().to_consecutive();
-                        let dims = usize::from(volume.shape().dims());
-                        let want = ccl::OpenCvStats::of_labels(want.labels(), volume.shape(), dims, n);
-                        check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
-                        runs += 1;
-                    }
+    for algorithm in [Algorithm::UF, Algorithm::BKE] {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        let mut check =
+            |labeler: &mut ccl::AnyLabeler, name: &str, labels: &mut ccl::DeviceLabels, want: ccl::OpenCvStats| {
+                let (got, _) = labeler.opencv_stats(labels, want.dims as u8).expect("OpenCV tables");
+                if !same_opencv(&got, &want) {
+                    failures.push(format!("{} {algorithm} {name}: tables differ", d.token));
+                }
+            };
+        for connectivity in algorithm.connectivities().iter().copied() {
+            if connectivity.dims() == 2 {
+                // Images as 2D arrays, and as volumes of one slice (z columns: 0, 1, 0).
+                for ((name, image), dims) in inputs.iter().flat_map(|i| [(i, 2), (i, 3)]) {
+                    let on_device = labeler.upload(image).expect("upload");
+                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                    let (want, n) = reference::label(image, connectivity).into_consecutive();
+                    let shape = Shape::image(image.width(), image.height());
+                    let want = ccl::OpenCvStats::of_labels(want.labels(), shape, dims, n);
+                    check(&mut labeler, &format!("{connectivity} {name} dims {dims}"), &mut labels, want);
+                    runs += 1;
+                }
+            } else {
+                for (name, volume) in &volumes {
+                    let on_device = labeler.upload_volume(volume).expect("upload");
+                    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+                    let (want, n) = reference::label_volume(volume, connectivity).unwrap().to_consecutive();
+                    let dims = usize::from(volume.shape().dims());
+                    let want = ccl::OpenCvStats::of_labels(want.labels(), volume.shape(), dims, n);
+                    check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
+                    runs += 1;
                 }
             }
         }

@@ -2,7 +2,8 @@
 //! fill, its raw label convention, degenerate shapes, .npy files and typed errors; Hilbert curve
 //! volumes (one simple path); then every 3D algorithm on every device against the reference,
 //! raw labels and consecutive ones, on degenerate shapes, random volumes, Hilbert volumes (whole
-//! and cut) and stacks of real pages.
+//! and cut) and stacks of real pages, one test per device (`cargo test --test volume -- ::cuda`
+//! runs the CUDA ones).
 
 mod common;
 
@@ -361,43 +362,46 @@ fn nested_shells(n: usize) -> BinaryVolume {
     .unwrap()
 }
 
-/// Labels every volume with every volume algorithm on every device at each connectivity it
+/// Labels every volume with every volume algorithm on device `d` at each connectivity it
 /// supports, raw and consecutive, against the reference; returns the differences and the
 /// number of labelings.
-fn differences_on_every_device(volumes: &[(String, BinaryVolume)]) -> (Vec<String>, usize) {
+fn differences_on_the_device(d: &common::TestDevice, volumes: &[(String, BinaryVolume)]) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut runs = 0;
-    for d in common::shared_devices() {
-        for &algorithm in &volume_algorithms() {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
-                for (name, volume) in volumes {
-                    let expected = label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
-                    let raw = labeler.label_volume(volume, connectivity, false).expect("label").labels;
-                    if raw != expected {
-                        let why = volume_partition_difference(&expected, &raw).unwrap_or("raw labels differ".into());
-                        failures.push(format!("{} {algorithm} {connectivity} {name}: {why}", d.token));
-                    }
-                    let result = labeler.label_volume(volume, connectivity, true).expect("label");
-                    let (consecutive, count) = (result.labels, result.components);
-                    let (want, n) = expected.to_consecutive();
-                    if consecutive != want || count != Some(n) {
-                        failures
-                            .push(format!("{} {algorithm} {connectivity} {name}: consecutive labels differ", d.token));
-                    }
-                    runs += 1;
+    for &algorithm in &volume_algorithms() {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
+            for (name, volume) in volumes {
+                let expected = label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
+                let raw = labeler.label_volume(volume, connectivity, false).expect("label").labels;
+                if raw != expected {
+                    let why = volume_partition_difference(&expected, &raw).unwrap_or("raw labels differ".into());
+                    failures.push(format!("{} {algorithm} {connectivity} {name}: {why}", d.token));
                 }
+                let result = labeler.label_volume(volume, connectivity, true).expect("label");
+                let (consecutive, count) = (result.labels, result.components);
+                let (want, n) = expected.to_consecutive();
+                if consecutive != want || count != Some(n) {
+                    failures.push(format!("{} {algorithm} {connectivity} {name}: consecutive labels differ", d.token));
+                }
+                runs += 1;
             }
         }
     }
     (failures, runs)
 }
 
-#[test]
-fn every_volume_algorithm_equals_the_reference_on_every_device() {
+device_tests! {
+    every_volume_algorithm_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    hilbert_volumes_are_one_component: [cpu, opencl_cpu, opencl_gpu, cuda],
+    stacked_real_pages_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    dimensions_and_connectivities_must_agree: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn every_volume_algorithm_equals_the_reference(d: &common::TestDevice) {
     let algorithms = volume_algorithms();
     assert!(algorithms.contains(&Algorithm::UF) && algorithms.contains(&Algorithm::UF_IC), "{algorithms:?}");
-    let (failures, runs) = differences_on_every_device(&test_volumes());
+    let (failures, runs) = differences_on_the_device(d, &test_volumes());
     assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -469,8 +473,7 @@ fn hilbert_volumes_are_one_simple_path() {
     assert!(matches!(hilbert_volume(9, 2000), Err(Error::TooManyVoxels { .. })));
 }
 
-#[test]
-fn hilbert_volumes_are_one_component_on_every_device() {
+fn hilbert_volumes_are_one_component(d: &common::TestDevice) {
     let mut volumes = Vec::new();
     for order in 1..=4 {
         let (whole, _) = cut_hilbert(order, 0);
@@ -485,7 +488,7 @@ fn hilbert_volumes_are_one_component_on_every_device() {
             assert_eq!(label_volume(volume, connectivity).unwrap().component_count(), 1, "{name} {connectivity}");
         }
     }
-    let (failures, runs) = differences_on_every_device(&volumes);
+    let (failures, runs) = differences_on_the_device(d, &volumes);
     assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -510,8 +513,7 @@ fn page_stack(count: usize, most: (usize, usize)) -> Option<BinaryVolume> {
     Some(volume)
 }
 
-#[test]
-fn stacked_real_pages_equal_the_reference_on_every_device() {
+fn stacked_real_pages_equal_the_reference(d: &common::TestDevice) {
     let mut volumes = Vec::new();
     for (count, most) in [(3, (257, 131)), (8, (320, 256))] {
         if let Some(volume) = page_stack(count, most) {
@@ -521,42 +523,36 @@ fn stacked_real_pages_equal_the_reference_on_every_device() {
             volumes.push((format!("{count} pages {s}"), volume));
         }
     }
-    let (failures, runs) = differences_on_every_device(&volumes);
+    let (failures, runs) = differences_on_the_device(d, &volumes);
     assert!(failures.is_empty(), "{} of {runs} labelings differ:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[test]
-fn dimensions_and_connectivities_must_agree_on_every_device() {
+fn dimensions_and_connectivities_must_agree(d: &common::TestDevice) {
     let volume = random_volume(9, 8, 5, 50, 1, 3).unwrap();
     let image = BinaryImage::from_fn(9, 8, |x, y| (x + y) % 3 == 0).unwrap();
-    for d in common::shared_devices() {
-        for &algorithm in Algorithm::ALL {
-            let mut labeler = d.device.labeler(algorithm).expect("labeler");
-            for connectivity in Connectivity::ALL {
-                let on_volume = labeler.label_volume(&volume, connectivity, false).map(|_| ());
-                let on_image = labeler.label(&image, connectivity).map(|_| ());
-                let context = format!("{} {algorithm} {connectivity}", d.token);
-                match (connectivity.dims(), algorithm.supports(connectivity)) {
-                    (3, true) => {
-                        on_volume.unwrap();
-                        assert!(
-                            matches!(on_image, Err(Error::ConnectivityDimensions { .. })),
-                            "{context}: {on_image:?}"
-                        );
-                    }
-                    (3, false) => {
-                        assert!(matches!(on_volume, Err(Error::UnsupportedConnectivity { .. })), "{context}");
-                    }
-                    (_, supported) => {
-                        assert!(matches!(on_volume, Err(Error::ConnectivityDimensions { .. })), "{context}");
-                        assert_eq!(on_image.is_ok(), supported, "{context}");
-                    }
+    for &algorithm in Algorithm::ALL {
+        let mut labeler = d.device.labeler(algorithm).expect("labeler");
+        for connectivity in Connectivity::ALL {
+            let on_volume = labeler.label_volume(&volume, connectivity, false).map(|_| ());
+            let on_image = labeler.label(&image, connectivity).map(|_| ());
+            let context = format!("{} {algorithm} {connectivity}", d.token);
+            match (connectivity.dims(), algorithm.supports(connectivity)) {
+                (3, true) => {
+                    on_volume.unwrap();
+                    assert!(matches!(on_image, Err(Error::ConnectivityDimensions { .. })), "{context}: {on_image:?}");
+                }
+                (3, false) => {
+                    assert!(matches!(on_volume, Err(Error::UnsupportedConnectivity { .. })), "{context}");
+                }
+                (_, supported) => {
+                    assert!(matches!(on_volume, Err(Error::ConnectivityDimensions { .. })), "{context}");
+                    assert_eq!(on_image.is_ok(), supported, "{context}");
                 }
             }
-            // A volume on the device, deeper than a slice, refuses the connectivities of images.
-            let on_device = labeler.upload_volume(&volume).unwrap();
-            let result = labeler.label_on_device(&on_device, Connectivity::Eight);
-            assert!(matches!(result, Err(Error::ConnectivityDimensions { .. })), "{} {algorithm}", d.token);
         }
+        // A volume on the device, deeper than a slice, refuses the connectivities of images.
+        let on_device = labeler.upload_volume(&volume).unwrap();
+        let result = labeler.label_on_device(&on_device, Connectivity::Eight);
+        assert!(matches!(result, Err(Error::ConnectivityDimensions { .. })), "{} {algorithm}", d.token);
     }
 }

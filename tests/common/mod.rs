@@ -43,35 +43,209 @@ fn token_of(device: &ccl::DeviceInfo) -> &'static str {
     }
 }
 
-/// Opens the first device of every kind present. Panics when a required kind is missing,
-/// and says on stderr which kinds are absent.
-pub fn devices() -> Vec<TestDevice> {
+/// The kinds of device a test runs on, as `CCL_REQUIRE_BACKENDS` names them.
+pub const DEVICE_TOKENS: [&str; 4] = ["cpu", "opencl-cpu", "opencl-gpu", "cuda"];
+
+/// A kind of device that is not among those opened: not present, or present but it did not open.
+struct Missing {
+    token: &'static str,
+    /// What a test panics with when `CCL_REQUIRE_BACKENDS` requires the kind.
+    required: String,
+    /// Why the kind's cases do not run, for a note.
+    why: String,
+}
+
+/// The devices opened (the first of every kind) and the kinds missing.
+struct Found {
+    devices: Vec<TestDevice>,
+    missing: Vec<Missing>,
+}
+
+/// Opens the first device of every kind present, or of the kind `only` alone; never panics.
+fn open_devices(only: Option<&str>) -> Found {
     let found = ccl::discover();
-    let mut out: Vec<TestDevice> = Vec::new();
+    let (mut devices, mut missing) = (Vec::<TestDevice>::new(), Vec::new());
     for info in &found.devices {
         let token = token_of(info);
-        if out.iter().any(|d| d.token == token) {
+        if only.is_some_and(|t| t != token) || devices.iter().any(|d| d.token == token) {
             continue;
         }
         match Device::open(info.id) {
-            Ok(device) => out.push(TestDevice { token, device }),
-            Err(e) if is_required(token) => {
-                panic!("required backend {token} ({}) failed to open: {e}", info.id)
-            }
-            Err(e) => eprintln!("note: {token} device {} did not open, its cases do not run: {e}", info.id),
+            Ok(device) => devices.push(TestDevice { token, device }),
+            Err(e) => missing.push(Missing {
+                token,
+                required: format!("required backend {token} ({}) failed to open: {e}", info.id),
+                why: format!("{token} device {} did not open: {e}", info.id),
+            }),
         }
     }
-    for token in ["cpu", "opencl-cpu", "opencl-gpu", "cuda"] {
-        if out.iter().any(|d| d.token == token) {
+    for token in DEVICE_TOKENS {
+        if only.is_some_and(|t| t != token) || devices.iter().any(|d| d.token == token) {
             continue;
         }
         let why: Vec<String> = found.unavailable.iter().map(|(b, r)| format!("{b}: {r}")).collect();
-        if is_required(token) {
-            panic!("CCL_REQUIRE_BACKENDS requires {token}, which is not present ({})", why.join("; "));
-        }
-        eprintln!("note: no {token} device; its cases do not run ({})", why.join("; "));
+        missing.push(Missing {
+            token,
+            required: format!("CCL_REQUIRE_BACKENDS requires {token}, which is not present ({})", why.join("; ")),
+            why: format!("no {token} device ({})", why.join("; ")),
+        });
     }
-    out
+    Found { devices, missing }
+}
+
+impl Found {
+    /// Panics when a required kind is missing; else notes on stderr which kinds are absent.
+    fn check_all(&self) {
+        for m in &self.missing {
+            assert!(!is_required(m.token), "{}", m.required);
+            eprintln!("note: {}; its cases do not run", m.why);
+        }
+    }
+
+    /// Runs `body` on the device of kind `token`. Without one, panics when `CCL_REQUIRE_BACKENDS`
+    /// requires it, else notes that `test` does not run.
+    fn run(&self, token: &str, test: &str, body: impl FnOnce(&TestDevice)) {
+        assert!(DEVICE_TOKENS.contains(&token), "{test}: unknown device kind '{token}' (known: {DEVICE_TOKENS:?})");
+        for m in self.missing.iter().filter(|m| m.token == token) {
+            assert!(!is_required(token), "{test}: {}", m.required);
+        }
+        match self.devices.iter().find(|d| d.token == token) {
+            Some(device) => body(device),
+            None => {
+                let why: Vec<&str> = self.missing.iter().filter(|m| m.token == token).map(|m| m.why.as_str()).collect();
+                eprintln!("note: {test} does not run: {}", why.join("; "));
+            }
+        }
+    }
+}
+
+/// Opens the first device of every kind present. Panics when a required kind is missing,
+/// and says on stderr which kinds are absent.
+pub fn devices() -> Vec<TestDevice> {
+    let found = open_devices(None);
+    found.check_all();
+    found.devices
+}
+
+/// The devices of [`devices`], opened once per test process and shared by its tests.
+fn shared() -> &'static Found {
+    static FOUND: std::sync::OnceLock<Found> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let found = open_devices(None);
+        for m in found.missing.iter().filter(|m| !is_required(m.token)) {
+            eprintln!("note: {}; its cases do not run", m.why);
+        }
+        found
+    })
+}
+
+/// [`devices`], opened once per test process and shared by its tests (a `Device` is `Sync`).
+/// Panics when a required kind is missing.
+pub fn shared_devices() -> &'static [TestDevice] {
+    let found = shared();
+    for m in &found.missing {
+        assert!(!is_required(m.token), "{}", m.required);
+    }
+    &found.devices
+}
+
+/// One test body on one kind of device (`token`, as `CCL_REQUIRE_BACKENDS` names it), the
+/// device shared by the tests of this process ([`shared_devices`]'s). Without one, panics when
+/// the kind is required, else notes that `test` does not run and returns: the test passes.
+/// [`device_tests!`](crate::device_tests) makes one test per device of such bodies.
+pub fn on_device(token: &str, test: &str, body: impl FnOnce(&TestDevice)) {
+    shared().run(token, test, body);
+}
+
+/// [`on_device`] on a device opened for this test alone (as [`devices`] opens them), for tests
+/// that need a handle of their own.
+pub fn on_fresh_device(token: &str, test: &str, body: impl FnOnce(&TestDevice)) {
+    open_devices(Some(token)).run(token, test, body);
+}
+
+/// [`on_device`] for tests that drive the OpenCL backend directly: `body` runs on every OpenCL
+/// device of kind `token` (`opencl-gpu`: GPUs; `opencl-cpu`: the others). With none, panics
+/// when the kind is required, else notes that `test` does not run.
+#[cfg(feature = "opencl")]
+pub fn on_opencl_devices(token: &str, test: &str, body: impl Fn(&ccl_opencl::DeviceDesc)) {
+    let gpu = match token {
+        "opencl-gpu" => true,
+        "opencl-cpu" => false,
+        other => panic!("{test}: '{other}' is not an OpenCL device kind"),
+    };
+    let descs = ccl_opencl::devices()
+        .map(|all| all.into_iter().filter(|d| (d.kind == ccl_opencl::DeviceKind::Gpu) == gpu).collect::<Vec<_>>());
+    match descs {
+        Ok(descs) if !descs.is_empty() => descs.iter().for_each(body),
+        other => {
+            let why = other.err().map_or("none found".to_string(), |e| e.to_string());
+            assert!(!is_required(token), "CCL_REQUIRE_BACKENDS requires {token}, which is not present ({why})");
+            eprintln!("note: no {token} device ({why}); {test} does not run");
+        }
+    }
+}
+
+/// One test per device for test bodies of one device each, as the conformance matrix has:
+///
+/// ```ignore
+/// device_tests! {
+///     statistics_are_exact: [cpu, opencl_cpu, opencl_gpu, cuda],
+///     borrowed_memory_is_labeled: [cuda],
+/// }
+/// fn statistics_are_exact(d: &common::TestDevice) { ... }
+/// ```
+///
+/// makes `mod statistics_are_exact { #[test] fn cpu() ... #[test] fn cuda() }`, each running
+/// the function on its device through [`on_device`] (`cargo test --test stats
+/// statistics_are_exact::cuda` runs one; `-- ::cuda` every CUDA test of the file). Backends:
+/// `cpu`, `opencl_cpu`, `opencl_gpu`, `cuda`. An entry may carry attributes (`#[cfg(...)]`),
+/// which go on its module. A first line `fresh;` runs the bodies through [`on_fresh_device`],
+/// `opencl;` through [`on_opencl_devices`] (a body takes a `&ccl_opencl::DeviceDesc`), and
+/// `with PATH;` through the function `PATH` names from inside the generated module (e.g.
+/// `super::serialized`), which takes the same arguments as [`on_device`]. A first `full;` (before
+/// the others) marks every test of the invocation `#[ignore = "full mode: ..."]`: the long
+/// suites, which `scripts/test.sh --full` runs.
+#[macro_export]
+macro_rules! device_tests {
+    // `full;` first: every test of the invocation is `#[ignore]`d but in full mode.
+    (full; $($rest:tt)*) => {
+        $crate::device_tests! { @mode [ignore = "full mode: scripts/test.sh --full"] $($rest)* }
+    };
+    (@mode [$mode:meta] fresh; $($rest:tt)*) => {
+        $crate::device_tests! { @mode [$mode] with $crate::common::on_fresh_device; $($rest)* }
+    };
+    (@mode [$mode:meta] opencl; $($rest:tt)*) => {
+        $crate::device_tests! { @mode [$mode] with $crate::common::on_opencl_devices; $($rest)* }
+    };
+    (@mode [$mode:meta] with $runner:path; $($(#[$meta:meta])* $body:ident: [$($backend:ident),+ $(,)?]),* $(,)?) => {
+        $(
+            $(#[$meta])*
+            mod $body {
+                $(
+                    #[test]
+                    #[$mode]
+                    fn $backend() {
+                        $runner(
+                            $crate::device_tests!(@token $backend),
+                            concat!(module_path!(), "::", stringify!($backend)),
+                            super::$body,
+                        );
+                    }
+                )+
+            }
+        )*
+    };
+    (@mode [$mode:meta] $($(#[$meta:meta])* $body:ident: [$($backend:ident),+ $(,)?]),* $(,)?) => {
+        $crate::device_tests! { @mode [$mode] with $crate::common::on_device; $($(#[$meta])* $body: [$($backend),+]),* }
+    };
+    (@token cpu) => { "cpu" };
+    (@token opencl_cpu) => { "opencl-cpu" };
+    (@token opencl_gpu) => { "opencl-gpu" };
+    (@token cuda) => { "cuda" };
+    ($($rest:tt)*) => {
+        // (`any()` is false: no attribute.)
+        $crate::device_tests! { @mode [cfg_attr(any(), ignore)] $($rest)* }
+    };
 }
 
 /// Every OpenCL device, for tests that drive the OpenCL backend directly. With none present,
@@ -104,12 +278,6 @@ pub fn cuda_present(what: &str) -> bool {
         return false;
     }
     true
-}
-
-/// [`devices`], opened once per test process and shared by its tests (a `Device` is `Sync`).
-pub fn shared_devices() -> &'static [TestDevice] {
-    static DEVICES: std::sync::OnceLock<Vec<TestDevice>> = std::sync::OnceLock::new();
-    DEVICES.get_or_init(devices)
 }
 
 /// The repository root: `CCL_REPO_ROOT` when set (the GPU machine's runner sets it), else the
