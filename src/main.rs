@@ -1,7 +1,9 @@
 //! The `ccl` command line: list devices, label images, benchmark, generate test images.
 //!
 //! Exit status: 0 on success (also when standard output was closed early, e.g. by `| head`),
-//! 1 on an error (printed on standard error as `error: ...`), 2 on invalid arguments.
+//! 1 on an error (printed on standard error as `error: ...`), 2 on invalid arguments. SIGINT,
+//! SIGTERM and SIGHUP remove the unfinished outputs' temporary files, then end the process by
+//! that signal (a shell's status 130, 143, 129).
 
 use std::process::ExitCode;
 
@@ -37,6 +39,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    cli::outputs::remove_temporaries_on_signals();
     let result = match cli.command {
         Command::Devices => devices(),
         Command::Label(args) => cli::label::label(args),

@@ -245,7 +245,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
             reason: "needs an input: a folder of slices, a TIFF or a .npy of shape (D, H, W)".into(),
         });
     };
-    let format = io::check_output(&args.output, Some(path))?;
+    let format = check_outputs(args)?;
     if path.is_dir() {
         let (_, ignored) = io::list_images(path)?;
         if !ignored.is_empty() {
@@ -344,6 +344,17 @@ fn label_filtered<T>(
     Ok((host, stats.len() as u32, timings))
 }
 
+/// Checks `-o` and `--stats`, against each other and against the input (a folder volume's
+/// slices included), before any work ([`super::outputs::check`]); returns the labels' format.
+fn check_outputs(args: &LabelArgs) -> Result<io::LabelFormat> {
+    let format = io::LabelFormat::from_path(&args.output)?;
+    let mut outputs = vec![("-o", args.output.as_path())];
+    outputs.extend(args.stats.as_deref().map(|stats| ("--stats", stats)));
+    let inputs = args.input.as_deref().map(io::input_files).unwrap_or_default();
+    super::outputs::check(&outputs, &inputs)?;
+    Ok(format)
+}
+
 /// Whether `--stats`, `--min-size` or `--keep-largest` asks for statistics on the device.
 fn wants_stats(args: &LabelArgs) -> bool {
     args.stats.is_some() || args.min_size.is_some() || args.keep_largest.is_some()
@@ -400,7 +411,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         return super::folder::label_folder(folder, &args);
     }
-    let format = io::check_output(&args.output, args.input.as_deref())?;
+    let format = check_outputs(&args)?;
     if let Some(params) = args.binarize {
         return label_binarized(&args, &params);
     }
