@@ -2,6 +2,7 @@
 //! (new or existing) in an existing folder, or a pipe the user named; none may be an input (by
 //! any name or hard link, a file of an input folder included) or another output.
 
+use std::collections::HashMap;
 use std::fs::FileType;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -30,22 +31,20 @@ pub fn input_files(path: &Path) -> Vec<PathBuf> {
 /// - an output that is an input is refused ([`Error::OutputIsInput`]);
 /// - two outputs naming one file are refused ([`Error::OutputsCollide`]).
 pub fn check_targets(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<()> {
-    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    let inputs: HashMap<(u64, u64), &PathBuf> = inputs.iter().filter_map(|i| Some((identity(i)?, i))).collect();
+    let mut seen: HashMap<PathBuf, &str> = HashMap::new();
     for &(option, path) in outputs {
         check_kind(path)?;
-        let file = identity(path);
-        if let Some(input) = inputs.iter().find(|i| file.is_some() && identity(i) == file) {
+        if let Some(input) = identity(path).and_then(|file| inputs.get(&file)) {
             return Err(Error::OutputIsInput { path: input.display().to_string() });
         }
-        let entry = entry_of(path);
-        if let Some((first, _)) = seen.iter().find(|(_, e)| *e == entry) {
+        if let Some(first) = seen.insert(entry_of(path), option) {
             return Err(Error::OutputsCollide {
                 path: path.display().to_string(),
                 first: first.to_string(),
                 second: option.to_string(),
             });
         }
-        seen.push((option, entry));
     }
     Ok(())
 }

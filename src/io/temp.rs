@@ -152,7 +152,8 @@ mod tests {
     fn the_writer_pid_is_read_from_the_name() {
         assert_eq!(writer_pid(".img.npy.ccl-tmp-1234-aB3dE9"), Some(1234));
         assert_eq!(writer_pid(".a.ccl-tmp-.b.ccl-tmp-77-xyzxyz"), Some(77));
-        for other in ["img.npy.ccl-tmp-1234-aB3dE9", ".img.npy.xGoxl3.tmp", ".img.npy.ccl-tmp-12x-ab", ".x.ccl-tmp-5-"] {
+        for other in ["img.npy.ccl-tmp-1234-aB3dE9", ".img.npy.xGoxl3.tmp", ".img.npy.ccl-tmp-12x-ab", ".x.ccl-tmp-5-"]
+        {
             assert_eq!(writer_pid(other), None, "{other}");
         }
     }
