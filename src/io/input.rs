@@ -297,6 +297,7 @@ fn over_limit(count: u64, decoded_bytes: u64, max: u64) -> Option<(u64, u64)> {
 
 /// Memory this process can still take without swapping, when known: the system's
 /// (`MemAvailable`), or less where an address-space limit (`ulimit -v`) leaves less.
+#[allow(clippy::unnecessary_cast)] // rlim_t is narrower than u64 on 32-bit Linux.
 pub fn available_memory() -> Option<u64> {
     let system = kib_field("/proc/meminfo", "MemAvailable:");
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
