@@ -218,6 +218,25 @@ pub enum Error {
         /// The input file.
         path: String,
     },
+    /// An output path that must not be written: a symbolic link, a device, a folder, `-`, or a
+    /// pipe for a format that needs a seekable file.
+    #[error("refusing to write {path}: {reason}")]
+    OutputRefused {
+        /// The output path as given.
+        path: String,
+        /// What it is, and what to do instead.
+        reason: String,
+    },
+    /// Two outputs of one command name the same file, so one would replace the other.
+    #[error("{first} and {second} both name {path}: give each output its own file")]
+    OutputsCollide {
+        /// The file both name.
+        path: String,
+        /// The first option naming it (e.g. `-o`).
+        first: String,
+        /// The second option naming it (e.g. `--stats`).
+        second: String,
+    },
     /// A file other than an image (a results CSV, a folder) could not be read.
     #[error("cannot read {path}: {reason}")]
     FileRead {
@@ -291,6 +310,8 @@ impl Error {
             Error::ImageTooLarge { path, .. }
             | Error::VolumeTooLarge { path, .. }
             | Error::OutputIsInput { path }
+            | Error::OutputRefused { path, .. }
+            | Error::OutputsCollide { path, .. }
             | Error::FileRead { path, .. }
             | Error::FileWrite { path, .. }
             | Error::ImageRead { path, .. }

@@ -4,7 +4,8 @@
 //! 2 on invalid arguments (clap's usage errors, and every value found invalid later: a
 //! parameter out of range, a threshold outside the input's range, a connectivity the input or
 //! algorithm does not take), 1 on any other error; errors are printed on standard error as
-//! `error: ...`.
+//! `error: ...`. SIGINT, SIGTERM and SIGHUP remove the unfinished outputs' temporary files, then
+//! end the process by that signal (a shell's status 130, 143, 129).
 
 use std::process::ExitCode;
 
@@ -40,6 +41,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    cli::outputs::remove_temporaries_on_signals();
     let result = match cli.command {
         Command::Devices => devices(),
         Command::Label(args) => cli::label::label(args),

@@ -112,7 +112,8 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
         let ext = args.format.extension();
         return super::folder::pages_folder(&args.input, &args.output, ext, &params, None, &device, args.max_pixels);
     }
-    io::check_output(&args.output, Some(&args.input))?;
+    io::LabelFormat::from_path(&args.output)?;
+    super::outputs::check(&[("-o", &args.output)], &io::input_files(&args.input))?;
     let (page, source) = io::read_gray(&args.input, args.max_pixels)?;
     say!("input: {} ({}x{}, {})", args.input.display(), page.width(), page.height(), source.describe());
     let device = open_device_announced(args.device, args.backend)?;

@@ -62,6 +62,8 @@ fn pairs(data: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
 /// Runs `ccl eval`.
 pub fn eval(args: EvalArgs) -> Result<()> {
     let pairs = pairs(&args.data)?;
+    let inputs: Vec<PathBuf> = pairs.iter().flat_map(|(page, truth)| [page.clone(), truth.clone()]).collect();
+    super::outputs::check(&[("-o", &args.output)], &inputs)?;
     let (device, how) = open_device(args.device, args.backend)?;
     say!("device: {} {} ({how}); {} DIBCO pages", device.info().id, device.info().name, pairs.len());
     let mut binarizer = device.binarizer()?;

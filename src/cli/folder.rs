@@ -30,10 +30,12 @@ struct Plan {
 }
 
 /// The files of a folder job: each input image of `folder` with its output,
-/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file,
-/// that is the input folder, an input folder without images, and two inputs that would write
-/// one file are refused. Entries with an image extension that are no readable file (dangling or
-/// looping links, FIFOs) are named here, one `error:` line each.
+/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file
+/// of a known output format, that is the input folder, an input folder without images, and two
+/// inputs that would write one file are refused, and every output is checked
+/// ([`super::outputs::check`]: no link, device or input file is written over). Entries with an
+/// image extension that are no readable file (dangling or looping links, FIFOs) are named here,
+/// one `error:` line each.
 fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
     let bad_output = |reason: String| Error::ImageWrite { path: out_dir.display().to_string(), reason };
     if io::LabelFormat::from_path(out_dir).is_ok() && !out_dir.is_dir() {
@@ -81,6 +83,8 @@ fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
         }
         jobs.push((input, output));
     }
+    let outputs: Vec<(&str, &Path)> = jobs.iter().map(|(_, output)| ("-o", output.as_path())).collect();
+    super::outputs::check(&outputs, &io::input_files(folder))?;
     Ok(Plan { jobs, unreadable: listing.unreadable.len() })
 }
 

@@ -212,10 +212,35 @@ pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> R
     })
 }
 
-/// Reads the input after checking its size against `--max-pixels` and the host's memory.
-fn read_input(path: &Path, args: &LabelArgs, output_format: io::LabelFormat) -> Result<ccl::BinaryImage> {
+/// Device buffers in host memory per pixel, at most, of labeling an image on an OpenCL device
+/// that is not a GPU (a CPU driver such as POCL, whose buffers are host memory): the binary
+/// image, the labels and scratch (measured on POCL, 64 Mpx, bytes a pixel beyond the host's 5:
+/// TUF 9.4, LE 9.2, BE 8.2, BUF and BKE 7.3, UF, KE and OLE 5.3).
+const HOST_DEVICE_BYTES_PER_PIXEL: u64 = 10;
+
+/// Host memory per pixel that `device`'s buffers take: none for a GPU (its own memory) or the
+/// CPU reference (it labels in the host's label image).
+fn device_bytes_per_pixel(device: &Device) -> u64 {
+    let info = device.info();
+    let host_memory = info.id.backend() == BackendKind::OpenCl && info.device_type != ccl::DeviceType::Gpu;
+    if host_memory {
+        HOST_DEVICE_BYTES_PER_PIXEL
+    } else {
+        0
+    }
+}
+
+/// Reads the input after checking its size against `--max-pixels` and the host's memory, for
+/// labeling on `device` into `output_format`.
+fn read_input(
+    path: &Path,
+    args: &LabelArgs,
+    output_format: io::LabelFormat,
+    device: &Device,
+) -> Result<ccl::BinaryImage> {
     let source = io::probe(path)?;
-    let needed = io::estimated_peak_bytes(&source, output_format.extra_bytes_per_pixel());
+    let extra = output_format.extra_bytes_per_pixel() + device_bytes_per_pixel(device);
+    let needed = io::estimated_peak_bytes(&source, extra);
     let options = args.read_options();
     if source.pixels() <= options.max_pixels {
         if let Some(available) = io::available_memory().filter(|&a| a < needed) {
@@ -256,7 +281,7 @@ fn label_volume_input(args: &LabelArgs) -> Result<()> {
             reason: "needs an input: a folder of slices, a TIFF or a .npy of shape (D, H, W)".into(),
         });
     };
-    let format = io::check_output(&args.output, Some(path))?;
+    let format = check_outputs(args)?;
     if path.is_dir() {
         let ignored = io::list_images(path)?.others;
         if !ignored.is_empty() {
@@ -362,6 +387,17 @@ fn label_filtered<T>(
     Ok((host, stats.len() as u32, timings))
 }
 
+/// Checks `-o` and `--stats`, against each other and against the input (a folder volume's
+/// slices included), before any work ([`super::outputs::check`]); returns the labels' format.
+fn check_outputs(args: &LabelArgs) -> Result<io::LabelFormat> {
+    let format = io::LabelFormat::from_path(&args.output)?;
+    let mut outputs = vec![("-o", args.output.as_path())];
+    outputs.extend(args.stats.as_deref().map(|stats| ("--stats", stats)));
+    let inputs = args.input.as_deref().map(io::input_files).unwrap_or_default();
+    super::outputs::check(&outputs, &inputs)?;
+    Ok(format)
+}
+
 /// Whether `--stats`, `--min-size` or `--keep-largest` asks for statistics on the device.
 fn wants_stats(args: &LabelArgs) -> bool {
     args.stats.is_some() || args.min_size.is_some() || args.keep_largest.is_some()
@@ -418,11 +454,13 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         return super::folder::label_folder(folder, &args);
     }
-    let format = io::check_output(&args.output, args.input.as_deref())?;
+    let format = check_outputs(&args)?;
     if let Some(params) = args.binarize {
         return label_binarized(&args, &params);
     }
     let mut clock = Clock::new(args.verbose);
+    // Opened before reading an image file, whose memory check counts the device's buffers.
+    let mut opened = None;
     let image = match &args.input {
         Some(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) => {
             if args.threshold.is_some() || args.invert {
@@ -443,17 +481,29 @@ pub fn label(args: LabelArgs) -> Result<()> {
         Some(path) if io::tiff_pages(path).is_ok_and(|n| n > 1) => {
             return label_volume(&args, path, format, clock, || io::read_volume_tiff(path, &args.read_options()))
         }
-        Some(path) => read_input(path, &args, format)?,
+        Some(path) => {
+            let (device, how) = open_device(args.device, args.backend)?;
+            clock.lap("open device");
+            let image = read_input(path, &args, format, &device)?;
+            opened = Some((device, how));
+            image
+        }
         None => {
             say!("input: built-in sample page (1024x768); pass an image path to label your own");
             ccl::sample_image()
         }
     };
     clock.lap("read");
-    let (device, how) = open_device(args.device, args.backend)?;
+    let (device, how) = match opened {
+        Some(opened) => opened,
+        None => {
+            let opened = open_device(args.device, args.backend)?;
+            clock.lap("open device");
+            opened
+        }
+    };
     let info = device.info();
     say!("device: {} {} ({how})", info.id, info.name);
-    clock.lap("open device");
     let algorithm = args.algorithm(&device, args.image_connectivity())?;
     let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     clock.lap("kernels");

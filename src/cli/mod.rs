@@ -8,3 +8,4 @@ pub mod eval;
 pub mod folder;
 pub mod generate;
 pub mod label;
+pub mod outputs;

@@ -211,17 +211,26 @@ pub(super) fn read_decoded(
     Ok(DecodedImage { image, source })
 }
 
-/// Peak host memory, in bytes, of reading an image and labeling it on any backend: the
-/// decoded samples plus the binary image while decoding, then the binary image, the 32-bit
-/// labels and `output_bytes_per_pixel` more for the output (e.g. 3 for a colorized PNG).
-pub fn estimated_peak_bytes(source: &SourceInfo, output_bytes_per_pixel: u64) -> u64 {
-    peak_bytes(source.pixels(), source.decoded_bytes, output_bytes_per_pixel)
+/// Peak host memory, in bytes, of reading an image and labeling it: the decoded samples, the
+/// binary image and the decoder's own buffers while decoding, then the binary image, the 32-bit
+/// labels and `extra_bytes_per_pixel` more (the output's, e.g. 4 for a colorized PNG, and the
+/// device's buffers where they are host memory).
+pub fn estimated_peak_bytes(source: &SourceInfo, extra_bytes_per_pixel: u64) -> u64 {
+    let row_bytes = source.decoded_bytes / source.height.max(1);
+    let decoder = if source.format == "PNG" { PNG_DECODER_ROWS.saturating_mul(row_bytes) } else { 0 };
+    peak_bytes(source.pixels(), source.decoded_bytes.saturating_add(decoder), extra_bytes_per_pixel)
 }
 
-/// [`estimated_peak_bytes`] of `pixels` pixels whose samples take `decoded_bytes`.
-fn peak_bytes(pixels: u64, decoded_bytes: u64, output_bytes_per_pixel: u64) -> u64 {
-    let decoding = decoded_bytes.saturating_add(pixels);
-    let labeling = pixels.saturating_mul(5 + output_bytes_per_pixel);
+/// The PNG decoder's buffers, in rows of decoded samples: it keeps several rows at once (the
+/// previous one, the inflated stream ahead, a scratch row), which only matters for very wide
+/// images: a 64000000x1 gray PNG peaked at 11, a 16000000x4 one at 19.
+const PNG_DECODER_ROWS: u64 = 24;
+
+/// [`estimated_peak_bytes`] of `pixels` pixels whose decoding takes `decoding_bytes` (samples
+/// and decoder buffers).
+fn peak_bytes(pixels: u64, decoding_bytes: u64, extra_bytes_per_pixel: u64) -> u64 {
+    let decoding = decoding_bytes.saturating_add(pixels);
+    let labeling = pixels.saturating_mul(5u64.saturating_add(extra_bytes_per_pixel));
     decoding.max(labeling)
 }
 
@@ -276,10 +285,26 @@ fn over_limit(count: u64, decoded_bytes: u64, max: u64) -> Option<(u64, u64)> {
     (count > limit).then(|| (limit, peak_bytes(count, decoded_bytes, 0)))
 }
 
-/// Memory the system can give without swapping (Linux `MemAvailable`), when known.
+/// Memory this process can still take without swapping, when known: the system's
+/// (`MemAvailable`), or less where an address-space limit (`ulimit -v`) leaves less.
+#[allow(clippy::unnecessary_cast)] // rlim_t is narrower than u64 on 32-bit Linux.
 pub fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let system = kib_field("/proc/meminfo", "MemAvailable:");
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the limit into `limit`.
+    let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0 && limit.rlim_cur != libc::RLIM_INFINITY;
+    let headroom =
+        limited.then(|| (limit.rlim_cur as u64).saturating_sub(kib_field("/proc/self/status", "VmSize:").unwrap_or(0)));
+    match (system, headroom) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A `NAME: N kB` line of a /proc file, in bytes.
+fn kib_field(file: &str, name: &str) -> Option<u64> {
+    let info = std::fs::read_to_string(file).ok()?;
+    let line = info.lines().find(|l| l.starts_with(name))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

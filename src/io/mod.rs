@@ -6,6 +6,8 @@ mod folder;
 mod gray_float;
 mod input;
 mod output;
+mod targets;
+mod temp;
 mod volume;
 mod volume_folder;
 mod volume_tiff;
@@ -18,6 +20,8 @@ pub use input::{
 pub use output::{
     check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, write_stats_csv, LabelFormat,
 };
+pub use targets::{check_targets, input_files};
+pub use temp::{remove_live_temporaries, remove_stale_temporaries};
 pub use volume::{read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};

@@ -44,69 +44,56 @@ impl LabelFormat {
     }
 
     /// Extra host memory per pixel the writer needs beyond the labels (the colorized image of
-    /// a PNG).
+    /// a PNG and its compressed stream: a 64 Mpx PNG output took 4 bytes a pixel more than .npy).
     pub fn extra_bytes_per_pixel(self) -> u64 {
         match self {
-            LabelFormat::Png => 3,
+            LabelFormat::Png => 4,
             LabelFormat::Npy | LabelFormat::Tiff => 0,
         }
     }
 }
 
-/// Checks an output path before any work is done: a known extension, an existing folder to
-/// write into, not a folder itself, and not the input file (also through another name or a
-/// hard link). Returns the format.
+/// Checks an output path before any work is done: a known extension, and the checks of
+/// [`super::check_targets`] against `input` (the input file, or a folder and its files).
+/// Returns the format.
 pub fn check_output(output: &Path, input: Option<&Path>) -> Result<LabelFormat> {
     let format = LabelFormat::from_path(output)?;
-    let bad = |reason: &str| Error::ImageWrite { path: output.display().to_string(), reason: reason.to_string() };
-    if output.is_dir() {
-        return Err(bad("it is a folder"));
-    }
-    let parent = parent_dir(output);
-    if !parent.is_dir() {
-        return Err(bad(&format!("the folder {} does not exist", parent.display())));
-    }
-    if let Some(input) = input {
-        if same_file::is_same_file(input, output).unwrap_or(false) {
-            return Err(Error::OutputIsInput { path: input.display().to_string() });
-        }
-    }
+    let inputs = input.map(super::input_files).unwrap_or_default();
+    super::check_targets(&[("-o", output)], &inputs)?;
     Ok(format)
 }
 
-fn parent_dir(path: &Path) -> &Path {
+/// The folder a path's file is in (`.` for a bare name).
+pub(super) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
 }
 
-/// Writes `path` through `write`, atomically: into a temporary file in the same folder, then
-/// flushed, synced and renamed over `path`. On any error the temporary file is removed and an
-/// existing `path` is left as it was.
+/// Writes `path` through `write`, atomically: into a temporary file in the same folder
+/// (`.NAME.ccl-tmp-PID-XXXXXX`, see [`super::remove_stale_temporaries`]), then flushed, synced
+/// and renamed over `path`. On any error the temporary file is removed and an existing `path` is
+/// left as it was. An existing pipe (a FIFO, or a link to one) is written straight into instead:
+/// [`super::check_targets`] allows one only for formats written front to back.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "output".into());
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        // The usual mode of a new file (0666 less the umask), not tempfile's private 0600.
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    if super::targets::is_pipe(path) {
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(path)?;
+        let mut writer = BufWriter::with_capacity(1 << 20, &mut pipe);
+        write(&mut writer)?;
+        return writer.flush();
     }
-    let mut temp = builder.tempfile_in(parent_dir(path))?;
+    let mut temp = super::temp::Temp::new(path, parent_dir(path))?;
     {
         let mut writer = BufWriter::with_capacity(1 << 20, temp.as_file_mut());
         write(&mut writer)?;
         writer.flush()?;
     }
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    temp.as_file_mut().sync_all()?;
+    temp.persist(path)
 }
 
 /// Writes labels in the format given by the path's extension, atomically (see
