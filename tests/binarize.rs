@@ -85,6 +85,11 @@ device_tests! {
     a_wide_window_as_first_use_works: [cpu, opencl_cpu, opencl_gpu, cuda],
     bad_parameters_are_typed_errors_on_the_device: [cpu, opencl_cpu, opencl_gpu, cuda],
     the_device_equals_doxas_golden_vector: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+// Large images: full mode (scripts/test.sh --full).
+device_tests! {
+    full;
     a_ten_megapixel_page_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
