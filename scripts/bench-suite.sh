@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The benchmark suite behind the README's results: one command.
+# The benchmark suite behind the README's and docs/performance.md's results: one command.
 #
 #   bash scripts/bench-suite.sh OUT PAGES_DIR [quick|e2e|3d|quick-3d|stats|tuf|tuf-3d|ranking|quick-ranking]
 #
 # OUT        folder for everything (results.csv, peers.csv, summary.md and plots per experiment,
-#            and headline.md, the README tables)
+#            and headline.md, the headline tables of the README and docs/performance.md)
 # PAGES_DIR  a folder of real document pages (e.g. DIBCO originals), thresholded at 128, ink
 #            as foreground
 # quick      small sizes and few runs, to check the pipeline on a machine without a GPU

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's headline tables, from the suite's results files (see bench-suite.sh).
+"""The headline tables (README, docs/performance.md), from the suite's results files (see bench-suite.sh).
 
 For every input the minimum over its runs, then the mean over the inputs of a row: real pages,
 and random images at the small and big size with densities 10, 50, 90 %. Columns: BKE_IC on each

@@ -74,3 +74,13 @@ pub mod testing {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of docs/library.md (raw labels among them) compile and run as doctests.
+#[doc = include_str!("../docs/library.md")]
+#[cfg(doctest)]
+pub struct LibraryDoctests;
+
+/// The Rust examples of docs/binarization.md compile and run as doctests.
+#[doc = include_str!("../docs/binarization.md")]
+#[cfg(doctest)]
+pub struct BinarizationDoctests;

@@ -3,7 +3,7 @@
 //! NVIDIA's OpenCL compiler writes PTX, and the driver assembles it into slower machine code
 //! than `ptxas` makes of the same PTX: measured on an H100, the fast Nick kernel ran 10-16 %
 //! slower from the driver's assembly, and 3-6 % faster than CUDA's own build from ptxas's
-//! (`kernels/binarize.kernel`, README). NVIDIA OpenCL takes a CUBIN as a program binary, so where
+//! (`kernels/binarize.kernel`, docs/cli.md). NVIDIA OpenCL takes a CUBIN as a program binary, so where
 //! a `ptxas` is found, [`crate::Runtime`] builds each program from source, assembles the PTX the
 //! driver returns with it, and rebuilds the program from the CUBIN. Whatever fails on that way
 //! (no `.target` in the binary, ptxas refusing a PTX newer than itself, a driver refusing a
