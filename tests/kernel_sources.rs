@@ -96,11 +96,11 @@ fn every_kernel_build_compiles_with_nvrtc_with_wide_labels_and_strict_loads() {
     nvrtc_compiles(&builds(true));
 }
 
-/// Every kernel build, with 32- and 64-bit labels, compiles on the OpenCL device `desc` with each
-/// of the `models` of atomic loads and stores (kernels-cl/prelude.h); failures are collected and
-/// named.
+/// Every kernel build, with labels of each of `label_bits`, compiles on the OpenCL device `desc`
+/// with each of the `models` of atomic loads and stores (kernels-cl/prelude.h); failures are
+/// collected and named.
 #[cfg(feature = "opencl")]
-fn opencl_builds_compile(desc: &ccl_opencl::DeviceDesc, models: &[ccl_opencl::Atomics]) {
+fn opencl_builds_compile(desc: &ccl_opencl::DeviceDesc, models: &[ccl_opencl::Atomics], label_bits: &[u32]) {
     use ccl_backend::Gpu;
     let mut failures = Vec::new();
     for &atomics in models {
@@ -108,7 +108,7 @@ fn opencl_builds_compile(desc: &ccl_opencl::DeviceDesc, models: &[ccl_opencl::At
             .and_then(|r| r.with_atomics(atomics))
             .expect("open OpenCL device");
         for build in ccl::registry::kernel_builds() {
-            for bits in [32, 64] {
+            for &bits in label_bits {
                 // 32 is the default: without the define, the build is the labelers' own (and
                 // its kernel cache entry).
                 let mut defines = build.defines.clone();
@@ -137,13 +137,21 @@ device_tests! {
     full;
     opencl;
     #[cfg(feature = "opencl")]
+    every_kernel_build_compiles_with_opencl_with_wide_labels: [opencl_cpu, opencl_gpu],
+    #[cfg(feature = "opencl")]
     every_kernel_build_compiles_with_every_atomics_model: [opencl_cpu, opencl_gpu],
 }
 
-/// With the way of making atomic loads and stores the device takes by default.
+/// With the way of making atomic loads and stores the device takes by default, and 32-bit labels.
 #[cfg(feature = "opencl")]
 fn every_kernel_build_compiles_with_opencl(desc: &ccl_opencl::DeviceDesc) {
-    opencl_builds_compile(desc, &[desc.atomics]);
+    opencl_builds_compile(desc, &[desc.atomics], &[32]);
+}
+
+/// With 64-bit labels (the 64-bit label path is a define away), the device's own atomics.
+#[cfg(feature = "opencl")]
+fn every_kernel_build_compiles_with_opencl_with_wide_labels(desc: &ccl_opencl::DeviceDesc) {
+    opencl_builds_compile(desc, &[desc.atomics], &[64]);
 }
 
 /// With every other way a device may be told to take (`CCL_OPENCL_ATOMICS`): OpenCL 1.2's
@@ -156,7 +164,7 @@ fn every_kernel_build_compiles_with_every_atomics_model(desc: &ccl_opencl::Devic
         models.push(ccl_opencl::Atomics::PtxWeak);
     }
     models.retain(|&m| m != desc.atomics);
-    opencl_builds_compile(desc, &models);
+    opencl_builds_compile(desc, &models, &[32, 64]);
 }
 
 /// Binarization programs with NVRTC (double precision included): every method and formula at
