@@ -236,24 +236,42 @@ fn peak_bytes(pixels: u64, decoding_bytes: u64, extra_bytes_per_pixel: u64) -> u
 
 /// Refuses a `width` x `height` image whose samples take `decoded_bytes` when it has more than
 /// `max_pixels` pixels (or than [`MAX_PIXELS`]): [`Error::ImageTooLarge`], with the host memory
-/// reading and labeling it would take.
+/// reading and labeling it would take; and one that would not fit the host's memory
+/// ([`Error::InsufficientMemory`]). Called before decoding.
 pub(crate) fn check_pixels(
     path: &Path,
     (width, height): (u64, u64),
     decoded_bytes: u64,
     max_pixels: u64,
 ) -> Result<()> {
-    match over_limit(width.saturating_mul(height), decoded_bytes, max_pixels) {
+    let pixels = width.saturating_mul(height);
+    match over_limit(pixels, decoded_bytes, max_pixels) {
         Some((limit, memory_bytes)) => {
             Err(Error::ImageTooLarge { path: path.display().to_string(), width, height, limit, memory_bytes })
         }
+        None => check_memory(
+            || format!("reading and labeling {} ({width}x{height})", path.display()),
+            pixels,
+            decoded_bytes,
+        ),
+    }
+}
+
+/// Refuses to read what would not fit the host's memory ([`available_memory`]) once decoded
+/// and labeled: `count` pixels or voxels whose samples take `decoded_bytes`
+/// ([`Error::InsufficientMemory`], naming the task `what` gives).
+fn check_memory(what: impl FnOnce() -> String, count: u64, decoded_bytes: u64) -> Result<()> {
+    let needed = peak_bytes(count, decoded_bytes, 0);
+    match available_memory().filter(|&available| available < needed) {
+        Some(available_bytes) => Err(Error::InsufficientMemory { what: what(), needed_bytes: needed, available_bytes }),
         None => Ok(()),
     }
 }
 
 /// Refuses a `width` x `height` x `depth` volume whose samples take `decoded_bytes` when it has
 /// more than `max_voxels` voxels (or than [`MAX_PIXELS`]): [`Error::VolumeTooLarge`], with the
-/// host memory reading and labeling it would take.
+/// host memory reading and labeling it would take; and one that would not fit the host's memory
+/// ([`Error::InsufficientMemory`]). Called before decoding.
 pub(crate) fn check_voxels(
     path: &Path,
     (width, height, depth): (u64, u64, u64),
@@ -265,7 +283,11 @@ pub(crate) fn check_voxels(
         Some((limit, memory_bytes)) => {
             Err(Error::VolumeTooLarge { path: path.display().to_string(), width, height, depth, limit, memory_bytes })
         }
-        None => Ok(()),
+        None => check_memory(
+            || format!("reading and labeling {} ({width}x{height}x{depth})", path.display()),
+            voxels,
+            decoded_bytes,
+        ),
     }
 }
 
