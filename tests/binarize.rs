@@ -78,7 +78,7 @@ fn real_page() -> Option<GrayImage> {
 }
 
 device_tests! {
-    every_method_and_kernel_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
+    nick_otsu_and_every_kernel_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
     tall_windows_start_from_column_block_sums: [cpu, opencl_cpu, opencl_gpu, cuda],
     binarized_pages_are_labeled_without_leaving_the_device: [cpu, opencl_cpu, opencl_gpu, cuda],
     binarizing_into_an_existing_array_equals_binarizing: [cpu, opencl_cpu, opencl_gpu, cuda],
@@ -90,15 +90,27 @@ device_tests! {
 // Large images and windows: full mode (scripts/test.sh --full).
 device_tests! {
     full;
+    niblack_sauvola_and_wolf_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
     wide_windows_and_a_real_page_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
     a_ten_megapixel_page_equals_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-/// Every kernel, formula and window must equal the CPU reference exactly, not within a
-/// tolerance: both compute the window sums in integers and T in IEEE double with the same
+/// Nick (each formula) and Otsu, with every kernel and small window, must equal the CPU reference
+/// exactly, not within a tolerance: both compute the window sums in integers and T in IEEE double with the same
 /// operations in the same order, never fused (the kernels' DADD, DMUL, ... macros), so no pixel
 /// may round a tie differently.
-fn every_method_and_kernel_equals_the_reference(d: &common::TestDevice) {
+fn nick_otsu_and_every_kernel_equal_the_reference(d: &common::TestDevice) {
+    methods_equal_the_reference(d, &local_configs()[..NickFormula::ALL.len()]);
+}
+
+/// Niblack, Sauvola and Wolf as [`nick_otsu_and_every_kernel_equal_the_reference`] checks Nick
+/// (full mode: each is a program of its own to build, slow on a CPU device's cold cache).
+fn niblack_sauvola_and_wolf_equal_the_reference(d: &common::TestDevice) {
+    methods_equal_the_reference(d, &local_configs()[NickFormula::ALL.len()..]);
+}
+
+/// Each of the local `configs` at every small window, with every kernel, and Otsu, on every page.
+fn methods_equal_the_reference(d: &common::TestDevice, configs: &[Params]) {
     let pages = pages();
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -115,7 +127,7 @@ fn every_method_and_kernel_equals_the_reference(d: &common::TestDevice) {
             }
             runs += 1;
         };
-        for base in local_configs() {
+        for &base in configs {
             for &window in windows(&base) {
                 for kernel in KernelKind::ALL {
                     check(Params { window, kernel, ..base }, &mut binarizer);
