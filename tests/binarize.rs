@@ -109,6 +109,20 @@ fn niblack_sauvola_and_wolf_equal_the_reference(d: &common::TestDevice) {
     methods_equal_the_reference(d, &local_configs()[NickFormula::ALL.len()..]);
 }
 
+/// How many pixels of `page` (on the device as `on_device`) the device binarizes otherwise than
+/// the CPU reference with `params`.
+fn pixels_off_the_reference(
+    binarizer: &mut ccl::binarize::Binarizer,
+    page: &GrayImage,
+    on_device: &ccl::binarize::DeviceGray,
+    params: &Params,
+) -> usize {
+    let expected = reference::binarize(page, params).expect("reference");
+    let (ink, _) = binarizer.binarize_on_device(on_device, params).expect("binarize");
+    let got = binarizer.download(&ink).expect("download");
+    mismatches(got.pixels(), expected.pixels())
+}
+
 /// Each of the local `configs` at every small window, with every kernel, and Otsu, on every page.
 fn methods_equal_the_reference(d: &common::TestDevice, configs: &[Params]) {
     let pages = pages();
@@ -118,10 +132,7 @@ fn methods_equal_the_reference(d: &common::TestDevice, configs: &[Params]) {
     for (name, page) in &pages {
         let on_device = binarizer.upload(page).expect("upload");
         let mut check = |params: Params, binarizer: &mut ccl::binarize::Binarizer| {
-            let expected = reference::binarize(page, &params).expect("reference");
-            let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
-            let got = binarizer.download(&ink).expect("download");
-            let wrong = mismatches(got.pixels(), expected.pixels());
+            let wrong = pixels_off_the_reference(binarizer, page, &on_device, &params);
             if wrong != 0 {
                 failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
             }
@@ -155,10 +166,7 @@ fn wide_windows_and_a_real_page_equal_the_reference(d: &common::TestDevice) {
             for &window in windows {
                 for kernel in KernelKind::ALL {
                     let params = Params { window, kernel, ..base };
-                    let expected = reference::binarize(page, &params).expect("reference");
-                    let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
-                    let got = binarizer.download(&ink).expect("download");
-                    let wrong = mismatches(got.pixels(), expected.pixels());
+                    let wrong = pixels_off_the_reference(&mut binarizer, page, &on_device, &params);
                     if wrong != 0 {
                         failures.push(format!("{}: {name}: {}: {wrong} differ", d.token, params.describe()));
                     }
