@@ -2,6 +2,8 @@
 //! test names its item. Every test runs the `ccl` binary (`CCL_BIN` when set, e.g. an older
 //! build to compare with).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -53,24 +55,6 @@ fn write_gif(path: &Path) {
         image::Frame::new(img)
     });
     image::codecs::gif::GifEncoder::new(std::fs::File::create(path).unwrap()).encode_frames(frames).unwrap();
-}
-
-/// A .npy of one-byte elements (`descr`, e.g. "|u1") with `shape`, in Fortran order when
-/// `fortran` (then `data` is in that order).
-fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let order = if fortran { "True" } else { "False" };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    out.extend(data);
-    out
 }
 
 /// The shape and uint32 values of a `.npy` of labels.
@@ -283,7 +267,7 @@ fn verbose_reports_volumes_and_binarized_pages() {
         .save(&page)
         .unwrap();
     let npy = dir.join("vol.npy");
-    std::fs::write(&npy, npy_bytes("|u1", &[2, 3, 4], false, &[1; 24])).unwrap();
+    std::fs::write(&npy, common::npy_bytes("|u1", &[2, 3, 4], false, &[1; 24])).unwrap();
     let mut devices = vec!["cpu".to_string()];
     devices.extend(first_gpu());
     for device in &devices {
@@ -314,7 +298,7 @@ fn invalid_values_exit_2_in_every_command() {
     let page = dir.join("page.png");
     image::GrayImage::from_fn(16, 16, |x, _| image::Luma([if x < 8 { 0 } else { 255 }])).save(&page).unwrap();
     let npy = dir.join("mask.npy");
-    std::fs::write(&npy, npy_bytes("|u1", &[4, 4], false, &[1; 16])).unwrap();
+    std::fs::write(&npy, common::npy_bytes("|u1", &[4, 4], false, &[1; 16])).unwrap();
     let page = page.to_str().unwrap();
     let npy = npy.to_str().unwrap();
     let out = dir.join("out.png");
@@ -372,8 +356,8 @@ fn fortran_order_npy_files_read_as_numpy_loads_them() {
             f[at] = v;
         }
         let (c_path, f_path) = (dir.join("c.npy"), dir.join("f.npy"));
-        std::fs::write(&c_path, npy_bytes("|u1", shape, false, &c)).unwrap();
-        std::fs::write(&f_path, npy_bytes("|u1", shape, true, &f)).unwrap();
+        std::fs::write(&c_path, common::npy_bytes("|u1", shape, false, &c)).unwrap();
+        std::fs::write(&f_path, common::npy_bytes("|u1", shape, true, &f)).unwrap();
         let mut got = Vec::new();
         for path in [&c_path, &f_path] {
             let out = dir.join("l.npy");
@@ -398,7 +382,7 @@ fn empty_npy_arrays_are_refused_naming_the_file() {
     let dir = scratch("empty");
     for (name, shape) in [("image.npy", &[0usize, 5][..]), ("volume.npy", &[2, 0, 5])] {
         let path = dir.join(name);
-        std::fs::write(&path, npy_bytes("|u1", shape, false, &[])).unwrap();
+        std::fs::write(&path, common::npy_bytes("|u1", shape, false, &[])).unwrap();
         let (out, text) = run(ccl().arg("label").arg(&path).args(["--backend", "cpu", "-o"]).arg(dir.join("l.npy")));
         assert_eq!(out.status.code(), Some(1), "{text}");
         assert!(text.contains(&path.display().to_string()) && text.contains("empty"), "{name}: {text}");

@@ -161,29 +161,13 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// A .npy file of raw one-byte elements: `descr` (e.g. "|u1", "|b1"), `shape`, C order.
-fn npy_bytes(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    out.extend(data);
-    out
-}
-
 #[test]
 fn npy_volumes_round_trip_as_numpy_writes_them() {
     let dir = scratch("npy");
     let volume = random_volume(7, 5, 3, 50, 1, 9).unwrap();
     for descr in ["|u1", "|b1"] {
         let path = dir.join(format!("in-{}.npy", &descr[1..]));
-        std::fs::write(&path, npy_bytes(descr, &[3, 5, 7], volume.voxels())).unwrap();
+        std::fs::write(&path, common::npy_bytes(descr, &[3, 5, 7], false, volume.voxels())).unwrap();
         assert_eq!(ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap(), volume, "{descr}");
     }
     let labels = label_volume(&volume, Connectivity::TwentySix).unwrap();
@@ -217,7 +201,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
                 for byte in [0, size - 1] {
                     let descr = if size == 1 { format!("|{kind}1") } else { format!("{order}{kind}{size}") };
                     let path = dir.join(format!("{kind}{size}{}-{byte}.npy", if order == '<' { "le" } else { "be" }));
-                    std::fs::write(&path, npy_bytes(&descr, &shape, &bytes_of(size, byte))).unwrap();
+                    std::fs::write(&path, common::npy_bytes(&descr, &shape, false, &bytes_of(size, byte))).unwrap();
                     let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
                     assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
                 }
@@ -241,7 +225,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
     ];
     for (descr, data) in floats {
         let path = dir.join(format!("float-{}.npy", descr.replace(['<', '>'], "")));
-        std::fs::write(&path, npy_bytes(&descr, &shape, &data)).unwrap();
+        std::fs::write(&path, common::npy_bytes(&descr, &shape, false, &data)).unwrap();
         let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
         assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
     }
@@ -252,13 +236,17 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
 fn npy_files_that_are_no_volume_are_typed_errors() {
     let dir = scratch("bad");
     for (name, bytes, says) in [
-        ("flat", npy_bytes("|u1", &[4, 4], &[0; 16]), "three axes"),
-        ("line", npy_bytes("|u1", &[4], &[0; 4]), "two axes"),
-        ("complex", npy_bytes("<c8", &[1, 1, 1], &[0; 8]), "a mask is bool, an integer type or float32/float64"),
-        ("float16", npy_bytes("<f2", &[1, 1, 1], &[0; 2]), "elements of type '<f2'"),
-        ("ragged", npy_bytes("<u2", &[1, 1, 2], &[0; 5]), "holds 2 values"),
-        ("short", npy_bytes("|u1", &[1, 1, 100], &[0; 50]), "holds 50 values"),
-        ("long", npy_bytes("|u1", &[1, 2, 2], &[0; 5]), "has 4"),
+        ("flat", common::npy_bytes("|u1", &[4, 4], false, &[0; 16]), "three axes"),
+        ("line", common::npy_bytes("|u1", &[4], false, &[0; 4]), "two axes"),
+        (
+            "complex",
+            common::npy_bytes("<c8", &[1, 1, 1], false, &[0; 8]),
+            "a mask is bool, an integer type or float32/float64",
+        ),
+        ("float16", common::npy_bytes("<f2", &[1, 1, 1], false, &[0; 2]), "elements of type '<f2'"),
+        ("ragged", common::npy_bytes("<u2", &[1, 1, 2], false, &[0; 5]), "holds 2 values"),
+        ("short", common::npy_bytes("|u1", &[1, 1, 100], false, &[0; 50]), "holds 50 values"),
+        ("long", common::npy_bytes("|u1", &[1, 2, 2], false, &[0; 5]), "has 4"),
         ("text", b"not numpy".to_vec(), "not a .npy"),
     ] {
         let path = dir.join(format!("{name}.npy"));

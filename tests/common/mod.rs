@@ -329,3 +329,21 @@ pub fn dibco_pages(limit: usize) -> Vec<PathBuf> {
 pub fn full_mode() -> bool {
     std::env::var("CCL_TEST_FULL").is_ok_and(|v| v == "1")
 }
+
+/// A .npy of one-byte elements (`descr`, e.g. "|u1") with `shape`, in Fortran order when
+/// `fortran` (then `data` is in that order).
+pub fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let order = if fortran { "True" } else { "False" };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
