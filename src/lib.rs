@@ -19,7 +19,6 @@
 mod algorithm;
 mod array;
 pub mod batch;
-pub mod bench;
 pub mod binarize;
 mod device;
 mod error;

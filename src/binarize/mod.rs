@@ -125,7 +125,7 @@ impl Binarizer {
     /// Queues a spin on the binarizer's queue and returns at once, so that the next call's
     /// commands are all queued before the device reaches them (`ccl bench binarize --timing
     /// queued`; see [`crate::GpuLabeler`]'s equivalent). Nothing on the CPU reference.
-    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+    pub fn hold_queue(&mut self) -> Result<()> {
         match &mut self.inner {
             Inner::Cpu => Ok(()),
             #[cfg(any(feature = "opencl", feature = "cuda"))]

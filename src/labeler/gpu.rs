@@ -246,7 +246,7 @@ impl GpuLabeler {
     /// Queues a spin on this labeler's queue and returns at once, so that the next call's
     /// commands are all queued before the device reaches them: its timings are then the device
     /// time of its commands alone ([`QueueHold`]; for benchmarks).
-    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+    pub fn hold_queue(&mut self) -> Result<()> {
         self.hold.hold(self.gpu.as_ref(), &mut self.builds)
     }
 

@@ -470,7 +470,7 @@ impl AnyLabeler {
     }
 
     /// [`GpuLabeler::hold_queue`]; nothing on the CPU reference, which has no queue.
-    pub(crate) fn hold_queue(&mut self) -> Result<()> {
+    pub fn hold_queue(&mut self) -> Result<()> {
         match self {
             Self::Cpu(_) => Ok(()),
             Self::Gpu(gpu) => gpu.hold_queue(),

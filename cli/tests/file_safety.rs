@@ -4,6 +4,7 @@
 //! later run removes those a killed run left, and sizes past a format or the memory are refused
 //! with a message instead of an out-of-memory kill.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::os::unix::fs::FileTypeExt;

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod cli;
+mod commands;
 
-use cli::console::{note, say};
+use commands::console::{note, say};
 
 #[derive(Parser)]
 #[command(name = "ccl", version, about = "GPU connected-components labeling on OpenCL and CUDA")]
@@ -27,33 +27,33 @@ enum Command {
     /// List every device (CUDA, OpenCL, CPU reference) with the identifier to pass to --device.
     Devices,
     /// Label the connected components of an image.
-    Label(cli::label::LabelArgs),
+    Label(commands::label::LabelArgs),
     /// Binarize a gray page on a device (Nick, Sauvola, Niblack, Wolf, Otsu): ink 0, background 255.
-    Binarize(cli::binarize::BinarizeArgs),
+    Binarize(commands::binarize::BinarizeArgs),
     /// Binarization quality on the DIBCO pages (F-measure, pseudo F-measure, PSNR, DRD).
-    Eval(cli::eval::EvalArgs),
+    Eval(commands::eval::EvalArgs),
     /// Benchmark algorithms and backends (tables, results.csv, plots).
     #[command(subcommand)]
-    Bench(cli::bench::BenchCommand),
+    Bench(commands::bench::BenchCommand),
     /// Write a random binary image (MT19937, the papers' density x granularity images) as PNG.
-    Generate(cli::generate::GenerateArgs),
+    Generate(commands::generate::GenerateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    cli::outputs::remove_temporaries_on_signals();
+    commands::outputs::remove_temporaries_on_signals();
     let result = match cli.command {
         Command::Devices => devices(),
-        Command::Label(args) => cli::label::label(args),
-        Command::Binarize(args) => cli::binarize::binarize(args),
-        Command::Eval(args) => cli::eval::eval(args),
-        Command::Generate(args) => cli::generate::generate(args),
-        Command::Bench(command) => cli::bench::bench(command),
+        Command::Label(args) => commands::label::label(args),
+        Command::Binarize(args) => commands::binarize::binarize(args),
+        Command::Eval(args) => commands::eval::eval(args),
+        Command::Generate(args) => commands::generate::generate(args),
+        Command::Bench(command) => commands::bench::bench(command),
     };
-    match result.and_then(|()| cli::console::finish()) {
+    match result.and_then(|()| commands::console::finish()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = cli::console::finish();
+            let _ = commands::console::finish();
             note!("error: {e}");
             exit_status(&e)
         }

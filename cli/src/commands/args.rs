@@ -77,7 +77,7 @@ pub fn size(s: &str) -> Result<(usize, usize), String> {
 
 /// The extent of generated inputs: `WxH` (or `N`) an image, `WxHxD` a volume; every side at
 /// least 1, at most 2^32 - 1 elements.
-pub fn extent(s: &str) -> Result<ccl::bench::Extent, String> {
+pub fn extent(s: &str) -> Result<ccl_cli::benchmark::Extent, String> {
     let parts: Vec<&str> = s.split(['x', 'X']).collect();
     let sides: Option<Vec<usize>> = parts.iter().map(|v| v.trim().parse::<usize>().ok().filter(|&n| n >= 1)).collect();
     let bad = || format!("'{s}' is not WxH (an image) or WxHxD (a volume) with sides of at least 1");
@@ -86,9 +86,9 @@ pub fn extent(s: &str) -> Result<ccl::bench::Extent, String> {
         return Err(format!("'{s}' has more than {} elements, the limit of 32-bit labels", ccl::MAX_PIXELS));
     }
     match sides[..] {
-        [n] => Ok(ccl::bench::Extent::Image(n, n)),
-        [w, h] => Ok(ccl::bench::Extent::Image(w, h)),
-        [w, h, d] => Ok(ccl::bench::Extent::Volume(w, h, d)),
+        [n] => Ok(ccl_cli::benchmark::Extent::Image(n, n)),
+        [w, h] => Ok(ccl_cli::benchmark::Extent::Image(w, h)),
+        [w, h, d] => Ok(ccl_cli::benchmark::Extent::Volume(w, h, d)),
         _ => Err(bad()),
     }
 }

@@ -1,12 +1,12 @@
-//! `ccl bench`: the command-line front of [`ccl::bench`]. Inputs, devices and algorithms are
+//! `ccl bench`: the command-line front of [`ccl_cli::benchmark`]. Inputs, devices and algorithms are
 //! checked before anything runs: an empty set or an impossible range is an error, repeats are
 //! dropped with a note.
 
 use std::path::{Path, PathBuf};
 
-use ccl::bench::{self, BenchOptions, Extent, Input, Mode, RecordWriter};
 use ccl::io::{write_atomically, Binarize};
 use ccl::{Algorithm, BackendKind, Connectivity, DeviceId, Error, Result};
+use ccl_cli::benchmark::{self, BenchOptions, Extent, Input, Mode, RecordWriter};
 use clap::{Args, Subcommand};
 
 use super::args;
@@ -40,8 +40,8 @@ pub struct TimingArg {
     /// idle device, as a lone call: on CUDA the host's launch latency lands in the figure; the
     /// results committed before this option were timed so). End-to-end runs and the CPU
     /// reference use the host clock.
-    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<bench::Timing>().map_err(|e| e.to_string()))]
-    timing: bench::Timing,
+    #[arg(long, default_value = "queued", value_parser = |s: &str| s.parse::<benchmark::Timing>().map_err(|e| e.to_string()))]
+    timing: benchmark::Timing,
 }
 
 #[derive(Args)]
@@ -327,30 +327,30 @@ fn measure(common: &Common, mode: Mode, inputs: Vec<Input>) -> Result<()> {
         results.display()
     );
     let mut writer = RecordWriter::create(&results)?;
-    let records = bench::run(&opts, &inputs, &mut writer)?;
+    let records = benchmark::run(&opts, &inputs, &mut writer)?;
     report(&records, mode, &out)
 }
 
-fn report(records: &[bench::Record], mode: Mode, out: &Path) -> Result<()> {
-    let summary = bench::summary_markdown(records, mode);
+fn report(records: &[benchmark::Record], mode: Mode, out: &Path) -> Result<()> {
+    let summary = benchmark::summary_markdown(records, mode);
     say!("\n{summary}");
     let path = out.join("summary.md");
     std::fs::create_dir_all(out)
         .map_err(|e| Error::FileWrite { path: out.display().to_string(), reason: e.to_string() })?;
     write_atomically(&path, |w| std::io::Write::write_all(w, summary.as_bytes()))
         .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })?;
-    let plots = bench::write_plots(records, mode, out)?;
+    let plots = benchmark::write_plots(records, mode, out)?;
     say!("wrote {} and {} plots in {}", path.display(), plots.len(), out.display());
     Ok(())
 }
 
 fn dataset_inputs(a: &DatasetArgs) -> Result<Vec<Input>> {
     if let Some(orders) = &a.hilbert {
-        return bench::hilbert_inputs(&distinct(&orders.0, "order"), a.hilbert_side as usize);
+        return benchmark::hilbert_inputs(&distinct(&orders.0, "order"), a.hilbert_side as usize);
     }
     match &a.dataset {
         Some(dir) => {
-            let found = bench::directory_inputs(dir, Binarize { threshold: a.threshold, invert: a.invert })?;
+            let found = benchmark::directory_inputs(dir, Binarize { threshold: a.threshold, invert: a.invert })?;
             for (path, e) in &found.skipped {
                 note!("warning: skipping {}: {e}", path.display());
             }
@@ -366,7 +366,7 @@ fn dataset_inputs(a: &DatasetArgs) -> Result<Vec<Input>> {
             }
             Ok(found.inputs)
         }
-        None => bench::random_inputs(a.size, a.density, 1, a.images, a.seed),
+        None => benchmark::random_inputs(a.size, a.density, 1, a.images, a.seed),
     }
 }
 
@@ -379,19 +379,19 @@ pub fn bench(command: BenchCommand) -> Result<()> {
         BenchCommand::Density(d) => {
             let granularities = distinct(&d.granularities, "granularity");
             let densities = distinct(&d.densities.0, "density");
-            let inputs = bench::density_inputs(d.size, &densities, &granularities, d.images, d.seed)?;
+            let inputs = benchmark::density_inputs(d.size, &densities, &granularities, d.images, d.seed)?;
             measure(&d.common, Mode::Density, inputs)
         }
         BenchCommand::Size(s) => {
             let sides = distinct(&s.sizes, "size");
             let extents: Vec<Extent> =
                 sides.iter().map(|&n| if s.dims == 3 { Extent::cube(n) } else { Extent::Image(n, n) }).collect();
-            let inputs = bench::size_inputs(&extents, s.density, s.granularity, s.seed)?;
+            let inputs = benchmark::size_inputs(&extents, s.density, s.granularity, s.seed)?;
             measure(&s.common, Mode::Size, inputs)
         }
         BenchCommand::Binarize(b) => bench_binarize(b),
         BenchCommand::Plot(p) => {
-            let records = bench::read_records(&p.results)?;
+            let records = benchmark::read_records(&p.results)?;
             let name = p.mode.clone().or_else(|| records.first().map(|r| r.mode.clone())).unwrap_or_default();
             let mode = Mode::from_name(&name).ok_or_else(|| Error::InvalidParameter {
                 name: "mode".into(),
@@ -418,7 +418,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
     let devices = ids.into_iter().map(ccl::Device::open).collect::<Result<Vec<_>>>()?;
     let kernels = if args.kernels.is_empty() { ccl::binarize::KernelKind::ALL.to_vec() } else { args.kernels.clone() };
     let params = args.method.params();
-    let bench = bench::binarize::BinarizeBench {
+    let bench = benchmark::binarize::BinarizeBench {
         devices,
         windows: args.windows.clone(),
         kernels,
@@ -432,7 +432,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
     for &window in &bench.windows {
         ccl::binarize::Params { window, ..params }.validate()?;
     }
-    let pages = bench::binarize::pages(args.pages.as_deref(), args.size, args.page_limit)?;
+    let pages = benchmark::binarize::pages(args.pages.as_deref(), args.size, args.page_limit)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("bench-out/binarize"));
     let werr = |p: &Path, e: String| Error::FileWrite { path: p.display().to_string(), reason: e };
     std::fs::create_dir_all(&out).map_err(|e| werr(&out, e.to_string()))?;
@@ -445,7 +445,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
     }
     let path = out.join("results.csv");
     let mut writer = csv::Writer::from_path(&path).map_err(|e| werr(&path, e.to_string()))?;
-    let records = bench::binarize::run(&bench, &pages, |r| {
+    let records = benchmark::binarize::run(&bench, &pages, |r| {
         say!(
             "{} {} {} W={} {}: median {:.4} ms (min {:.4})",
             r.device_id,
@@ -458,12 +458,12 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         );
         writer.serialize(r).and_then(|()| writer.flush().map_err(Into::into)).map_err(|e| werr(&path, e.to_string()))
     })?;
-    let summary = bench::binarize::summary(&records);
+    let summary = benchmark::binarize::summary(&records);
     let md = out.join("summary.md");
     write_atomically(&md, |o| std::io::Write::write_all(o, summary.as_bytes()))
         .map_err(|e| werr(&md, e.to_string()))?;
     let plot = out.join("windows.svg");
-    bench::binarize::plot(&records, &pages[0].0, &plot)?;
+    benchmark::binarize::plot(&records, &pages[0].0, &plot)?;
     say!("{summary}");
     say!("wrote {}, {}, {}", path.display(), md.display(), plot.display());
     Ok(())

@@ -2,6 +2,7 @@
 //! file, summary and plots, on images and on volumes; `bench plot` redraws from results files,
 //! the committed ones written before volumes too; an interrupted run keeps the rows it measured.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -26,8 +27,8 @@ fn run_ok(cmd: &mut Command) -> String {
     text
 }
 
-fn rows(csv: &Path) -> Vec<ccl::bench::Record> {
-    ccl::bench::read_records(&[csv]).expect("readable results")
+fn rows(csv: &Path) -> Vec<ccl_cli::benchmark::Record> {
+    ccl_cli::benchmark::read_records(&[csv]).expect("readable results")
 }
 
 fn devices_arg() -> String {
@@ -161,10 +162,10 @@ fn an_interrupted_run_keeps_what_it_measured() {
 fn results_files_always_have_the_header() {
     let dir = scratch("header");
     let path = dir.join("results.csv");
-    drop(ccl::bench::RecordWriter::create(&path).unwrap());
+    drop(ccl_cli::benchmark::RecordWriter::create(&path).unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.trim_end(), ccl::bench::HEADER.join(","));
-    let record = ccl::bench::Record {
+    assert_eq!(text.trim_end(), ccl_cli::benchmark::HEADER.join(","));
+    let record = ccl_cli::benchmark::Record {
         mode: "average".into(),
         machine: String::new(),
         device_id: "cpu".into(),
@@ -190,8 +191,8 @@ fn results_files_always_have_the_header() {
     let mut serde_csv = csv::Writer::from_writer(Vec::new());
     serde_csv.serialize(&record).unwrap();
     let serde_text = String::from_utf8(serde_csv.into_inner().unwrap()).unwrap();
-    assert_eq!(serde_text.lines().next().unwrap(), ccl::bench::HEADER.join(","));
-    let mut writer = ccl::bench::RecordWriter::create(&path).unwrap();
+    assert_eq!(serde_text.lines().next().unwrap(), ccl_cli::benchmark::HEADER.join(","));
+    let mut writer = ccl_cli::benchmark::RecordWriter::create(&path).unwrap();
     writer.write(&record).unwrap();
     assert_eq!(rows(&path), vec![record]);
     std::fs::remove_dir_all(dir).unwrap();
@@ -201,8 +202,8 @@ fn results_files_always_have_the_header() {
 /// connectivity; repeats run once; a folder's undecodable file is skipped and named.
 #[test]
 fn bench_refuses_nonsense_and_skips_bad_files() {
-    use ccl::bench::{BenchOptions, Mode};
     use ccl::{Algorithm, Connectivity, DeviceId};
+    use ccl_cli::benchmark::{BenchOptions, Mode};
     let opts = |algorithms: Vec<Algorithm>, devices: Vec<DeviceId>| BenchOptions {
         mode: Mode::Average,
         algorithms,
@@ -212,15 +213,15 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
         warmup: 0,
         progress: false,
         stats: false,
-        timing: ccl::bench::Timing::Idle,
+        timing: ccl_cli::benchmark::Timing::Idle,
     };
     let err = opts(vec![Algorithm::BKE, Algorithm::BUF], vec![DeviceId::OpenCl(0)]).validate().unwrap_err();
     assert!(err.to_string().contains("none of [BKE, BUF] supports 4-connectivity"), "{err}");
     assert!(opts(vec![Algorithm::BKE], vec![DeviceId::Cpu]).validate().is_ok(), "the CPU runs the reference");
     assert!(opts(vec![Algorithm::UF], vec![]).validate().is_err());
     let dir = scratch("nonsense");
-    let mut writer = ccl::bench::RecordWriter::create(&dir.join("r.csv")).unwrap();
-    let err = ccl::bench::run(&opts(vec![Algorithm::UF], vec![DeviceId::Cpu]), &[], &mut writer).unwrap_err();
+    let mut writer = ccl_cli::benchmark::RecordWriter::create(&dir.join("r.csv")).unwrap();
+    let err = ccl_cli::benchmark::run(&opts(vec![Algorithm::UF], vec![DeviceId::Cpu]), &[], &mut writer).unwrap_err();
     assert!(err.to_string().contains("no input"), "{err}");
 
     // A folder with one good image, one undecodable and one text file.
@@ -269,8 +270,8 @@ fn bench_refuses_nonsense_and_skips_bad_files() {
 /// std::mt19937 seeds do) instead of overflowing.
 #[test]
 fn large_granularities_make_valid_inputs() {
-    let extent = ccl::bench::Extent::Image(16, 16);
-    let inputs = ccl::bench::density_inputs(extent, &[0, 100], &[1, 65535], 1, u32::MAX - 3).unwrap();
+    let extent = ccl_cli::benchmark::Extent::Image(16, 16);
+    let inputs = ccl_cli::benchmark::density_inputs(extent, &[0, 100], &[1, 65535], 1, u32::MAX - 3).unwrap();
     assert_eq!(inputs.len(), 4);
     assert!(inputs[3].values().iter().all(|&p| p == 1), "density 100 is all foreground");
     let dir = scratch("granularity");

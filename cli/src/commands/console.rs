@@ -45,12 +45,12 @@ pub fn finish() -> ccl::Result<()> {
 
 /// `println!` that never panics: see [`out_line`].
 macro_rules! say {
-    ($($arg:tt)*) => { $crate::cli::console::out_line(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::commands::console::out_line(format_args!($($arg)*)) };
 }
 
 /// `eprintln!` that never panics: see [`err_line`].
 macro_rules! note {
-    ($($arg:tt)*) => { $crate::cli::console::err_line(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::commands::console::err_line(format_args!($($arg)*)) };
 }
 
 pub(crate) use {note, say};

@@ -11,7 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::record::Record;
 use super::report::{best_runs, mean, ordered, Mode};
-use crate::{Error, Result};
+use ccl::{Error, Result};
 
 type Plot = std::result::Result<(), String>;
 

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::io::{list_images, read_binary, Binarize, BinaryArray};
-use crate::{hilbert_volume, random_image, random_volume, Error, Result, Shape};
+use ccl::io::{list_images, read_binary, Binarize, BinaryArray};
+use ccl::{hilbert_volume, random_image, random_volume, Error, Result, Shape};
 
 /// One benchmark input: a named binary image or volume and the parameters it was made with.
 #[derive(Clone, Debug)]

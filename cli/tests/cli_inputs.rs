@@ -2,6 +2,7 @@
 //! test names its item. Every test runs the `ccl` binary (`CCL_BIN` when set, e.g. an older
 //! build to compare with).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! same result, output formats, and clean errors. Tests of one device each are one test per
 //! device (`cargo test --test cli -- ::cuda` runs the CUDA ones).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use ccl::{Error, Result};
 
 /// One labeling run (or, for peers, one timed call), as written to `results.csv`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -9,8 +9,8 @@ use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
 use super::Timing;
-use crate::io::BinaryArray;
-use crate::{
+use ccl::io::BinaryArray;
+use ccl::{
     Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Phase, Result,
     Timings,
 };
@@ -100,7 +100,7 @@ fn phase_string(t: &Timings) -> String {
 fn record(
     options: &BenchOptions,
     machine: &str,
-    info: &crate::DeviceInfo,
+    info: &ccl::DeviceInfo,
     algorithm: &str,
     input: &Input,
     run: usize,

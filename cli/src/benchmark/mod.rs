@@ -48,12 +48,12 @@ impl Timing {
 }
 
 impl std::str::FromStr for Timing {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<Self> {
+    type Err = ccl::Error;
+    fn from_str(s: &str) -> ccl::Result<Self> {
         match s {
             "queued" => Ok(Timing::Queued),
             "idle" => Ok(Timing::Idle),
-            other => Err(crate::Error::InvalidParameter {
+            other => Err(ccl::Error::InvalidParameter {
                 name: "timing".into(),
                 reason: format!("'{other}' is none of queued, idle"),
             }),

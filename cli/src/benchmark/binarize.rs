@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Timing;
-use crate::binarize::{GrayImage, KernelKind, Method, Params};
-use crate::{io, Algorithm, Connectivity, Device, Error, Labeler, Result};
+use ccl::binarize::{GrayImage, KernelKind, Method, Params};
+use ccl::{io, Algorithm, Connectivity, Device, Error, Labeler, Result};
 
 /// One measured configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -73,7 +73,7 @@ pub fn pages(folder: Option<&Path>, size: (usize, usize), limit: usize) -> Resul
     };
     let read = |f: &PathBuf| -> Result<(String, GrayImage)> {
         let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok((name, io::read_gray(f, crate::MAX_PIXELS)?.0))
+        Ok((name, io::read_gray(f, ccl::MAX_PIXELS)?.0))
     };
     // The first page is read once, for the tiling and (within `limit`) as itself.
     let first = files.first().map(read).transpose()?;
@@ -126,9 +126,9 @@ pub fn run(
     let mut out = Vec::new();
     for device in &bench.devices {
         let info = device.info().clone();
-        let is_cpu = !matches!(info.device_type, crate::DeviceType::Gpu);
+        let is_cpu = !matches!(info.device_type, ccl::DeviceType::Gpu);
         // The CPU reference has one way of computing the sums, whatever kernel is named.
-        let reference = info.id == crate::DeviceId::Cpu;
+        let reference = info.id == ccl::DeviceId::Cpu;
         let kernels = if reference { vec![KernelKind::Fast] } else { bench.kernels.clone() };
         let mut binarizer = device.binarizer()?;
         let mut labeler = device.labeler_for(bench.algorithm, Connectivity::Eight)?;
