@@ -3,146 +3,28 @@
 //! [`crate::ComponentStats`]. Kernels: `kernels/stats.kernel`.
 //!
 //! 1. `stats_init`: one work-item per component sets its entries (empty box, zero sums).
-//! 2. `stats_accumulate`: one work-item per SEGMENT pixels of a row hands each run of one
-//!    component (read from bit masks of its segment; a run crossing into the next segment of
-//!    a pair of items counted once) to its work-group's table in local memory, whose entries
-//!    are added to the global ones with atomics once per group. Volumes are walked as images
-//!    of `height * depth` rows (row r is y = r % height of slice r / height), so one 2D launch
-//!    (folded into a CUDA grid when tall) covers any shape.
+//! 2. `stats_accumulate`: one work-item per SEGMENT (16) pixels of a row, in pairs of segments
+//!    that hand a run crossing their boundary over once, hands each run of one component (read
+//!    branch-free from two bit masks: foreground, run starts) to its work-group's table in local
+//!    memory, whose entries are added to the global ones with atomics once per group. The table
+//!    packs each slot's count with its sum of row offsets, reads a slot's label before trying to
+//!    claim it, and skips the atomic minimum, maximum and OR where the values read already cover
+//!    the run. Volumes are walked as images of `height * depth` rows (row r is y = r % height of
+//!    slice r / height), so one 2D launch (folded into a CUDA grid when tall) covers any shape.
 //! 3. OpenCV's format (`connectedComponentsWithStats`: row 0 the background, then a row per
 //!    component of i64 stats and f64 centroids), on request ([`OpenCv`], a build with double
 //!    precision): the table's totals, the background's box from the array's faces (from every
 //!    pixel only where a face is all foreground), then one work-item per row.
 //!
-//! The walk over a segment is branch-free: two bit masks (foreground, run starts), then one
-//! hand-over per run from them. H100, `ccl bench density/average --stats`, TUF, A/B on one
-//! machine, two rounds, against a walk that branched at every pixel: the statistics phase at
-//! 8192^2 0.577 / 0.194 / 0.173-0.175 -> 0.505-0.507 / 0.174-0.180 / 0.160-0.164 ms at 10 / 50 /
-//! 90 % on CUDA (NVIDIA OpenCL 0.580 / 0.203-0.207 / 0.180 -> 0.508 / 0.177 / 0.160), 2048^2
-//! 0.046-0.048 / 0.026-0.027 / 0.022 -> 0.041 / 0.022-0.025 / 0.019-0.021, the 20 DIBCO pages
-//! 0.0167-0.0172 -> 0.0132-0.0133 (TUF+stats 0.066-0.067 -> 0.059-0.062 ms).
+//! After a labeling into consecutive labels ([`Stats::run_counted`]), the kernels run before N
+//! is read back: they take N from the relabeling's total on the device and fill a table of the
+//! capacity the last calls needed (a quarter more than their N, shrunk when N falls far below
+//! it); where N outgrew it, they left it alone and run again on a table of N entries. So the
+//! device does not wait for the host between labeling and statistics.
 //!
-//! The work-group's table packs each slot's count with its sum of row offsets, and its rows into
-//! bits, and reads a slot's label before trying to claim it: five local atomics a hand-over
-//! instead of eight (with the compare-and-swap). Same A/B: the statistics phase at 8192^2
-//! 0.179-0.186 / 0.166-0.170 -> 0.167-0.170 / 0.153-0.154 ms at 50 / 90 % on CUDA (NVIDIA
-//! OpenCL 0.169 / 0.155 -> 0.154 / 0.138; BKE_IC's alike), unchanged at 10 % (where most
-//! hand-overs go to the global table) and within noise at 2048^2 and on the pages.
-//!
-//! A hand-over skips the atomic minimum, maximum and OR of its slot where the values read there
-//! already cover its run (they only ever widen): same A/B, 8192^2 TUF+stats 0.807-0.814 /
-//! 0.642-0.649 -> 0.803 / 0.631-0.636 ms at 50 / 90 %, within noise at 10 %, at 2048^2 and on
-//! the pages.
-//!
-//! Segments of 16 pixels, not 32, and pairs of them that hand a run crossing their boundary over
-//! once. Nsight Compute on a 2048^2 labeling at 10 % (CUDA): with 32, `stats_accumulate` ran 34
-//! us in 512 work-groups, 0.65 of a wave (40 registers, 35 KiB of local memory: 6 groups a
-//! compute unit), its warps waiting mostly on local memory (short scoreboard 7.6 cycles an
-//! instruction); with 16, 30 us in 1024 groups of 32 registers; with 8, 26 us. Short segments
-//! alone cost the dense images, where twice the hand-overs go to the large component's slot;
-//! the pairs give those back. H100, `ccl bench density --stats`, TUF, CUDA, sweeps in one call
-//! per machine, two rounds (TUF + stats, 2048^2 in us / 8192^2 in ms, 10 / 50 / 90 %):
-//! 32 pixels 72.6-73.7 / 75.7-76.4 / 59.7-60.0 and 0.941-0.944 / 0.782-0.788 / 0.614-0.619;
-//! 16 64.6-65.1 / 75.4-76.0 / 62.3-63.1 and 0.898-0.900 / 0.823-0.825 / 0.658-0.660; 8 (8
-//! groups a unit) 62.9-63.0 / 81.9-82.1 / 69.8-70.3 and 0.876 / 0.919-0.924 / 0.766; 32 with
-//! pairs 72.2-72.6 / 73.8-74.1 / 58.3-58.6 and 0.941-0.942 / 0.783 / 0.603-0.604; 16 with pairs
-//! 65.2-65.5 / 73.4-74.0 / 59.5-60.1 and 0.894-0.895 / 0.788-0.794 / 0.610-0.613, with 4 probes
-//! instead of 8 (kept) 64.1-64.4 / 73.6-73.9 / 59.6-59.7 and 0.893-0.894 / 0.787-0.788 /
-//! 0.611-0.612. Within noise or slower there: probing an aligned bucket of 2, 4 or 8 slots read
-//! at once (0.5-1.5 us at 10 %, 1 % slower at 8192^2 and 50 % with 4), and a table of 128 or
-//! 256 slots (2-3 us slower at 10 %). The A/B of the builds (two rounds in one call): on an
-//! H100, CUDA, 8192^2 0.942-0.944 / 0.782-0.787 / 0.616-0.620 -> 0.894-0.896 / 0.787 / 0.612
-//! ms; on an H200, 2048^2 CUDA 67.2-67.4 / 73.8-73.9 / 57.7-58.0 -> 59.2-59.4 / 71.3-71.7 /
-//! 57.7-57.8 us, NVIDIA OpenCL 75.3-76.1 / 83.6-84.7 / 67.3-68.1 -> 70.5-70.8 / 82.5-83.0 /
-//! 67.5-68.0, 8192^2 NVIDIA OpenCL 0.839-0.840 / 0.777-0.780 / 0.617 -> 0.793-0.794 /
-//! 0.783-0.787 / 0.614-0.615 ms, BKE_IC + stats at 2048^2 (CUDA) 110.5-110.9 / 136.8-137.0 /
-//! 120.2-120.7 -> 102.8-103.1 / 136.5-136.7 / 121.0-121.2 us, the 10 DIBCO 2009 pages 29.6 ->
-//! 28.8 us (NVIDIA OpenCL 39.2-39.3 -> 38.3-38.7), 256^3 volumes (6-connectivity, CUDA)
-//! 0.306-0.307 / 0.302-0.303 / 0.249 -> 0.285 / 0.275-0.276 / 0.221-0.222 ms.
-//! Knocked out (wrong tables, timing only; H100, same A/B), the hand-overs of runs of one pixel
-//! cost 10.8 us of TUF + stats at 2048^2 and 10 % (64.8 -> 54.0 us) and 0.21 ms at 8192^2
-//! (0.895 -> 0.684), the direct global hand-overs as much, the table's flush 3.6 us / 0.05 ms.
-//! So measured and dropped: seeding the table from the relabeling's rank tables instead of
-//! `stats_init` (a work-item per word of 32 pixels of their marks writing each component's
-//! first pixel as its initial entry: area 1, its box, its coordinates), and `stats_accumulate`
-//! leaving the marked first pixels out, so that a component of one pixel costs no hand-over:
-//! exact on CUDA, NVIDIA OpenCL and POCL, clean under compute-sanitizer, but slower everywhere,
-//! 2048^2 64.5-65.0 / 74.1-74.2 / 59.9 -> 71.6-71.8 / 75.0-75.3 / 60.9-61.1 us at 10 / 50 / 90
-//! %, 8192^2 0.895-0.896 / 0.792 / 0.614-0.615 -> 0.979 / 0.810 / 0.626-0.627 ms, 256^3
-//! volumes 0.328 -> 0.348 ms at 10 % (CUDA; NVIDIA OpenCL alike): the seeds' scattered stores,
-//! seven columns per component, cost more than `stats_init`'s coalesced ones and the
-//! hand-overs they save.
-//!
-//! After a labeling into consecutive labels ([`Stats::run_counted`], behind
-//! `Labeler::label_on_device_with_stats`), the kernels run before N is read back: they take N
-//! from the relabeling's total on the device and fill a table of the capacity the last calls
-//! needed (a quarter more than their N, shrunk when N falls far below it); where N outgrew it,
-//! they left it alone and run again on a table of N entries. So the device does not wait for
-//! the host between labeling and statistics. H100, `ccl bench density/average --stats`, TUF, A/B
-//! on one machine, two rounds, against reading N first: 2048^2 0.124-0.128 / 0.124 / 0.103 ->
-//! 0.111-0.112 / 0.111-0.113 / 0.093-0.097 ms at 10 / 50 / 90 % on CUDA (NVIDIA OpenCL
-//! 0.109-0.111 / 0.108-0.109 / 0.089-0.090 -> 0.097-0.098 / 0.100 / 0.083-0.084), the 20 DIBCO
-//! pages 0.058-0.067 -> 0.054, 256^3 volumes (6-connectivity) 2-3 % faster, 8192^2 within 2 %.
-//!
-//! Also measured and dropped (same A/B, 8192^2 and 2048^2 at 5 / 10 / 30 / 50 / 90 %, the pages):
-//! a component of one pixel whose 8 neighbours in the group's staged rows do not have its
-//! label written with plain stores instead of atomics (the statistics phase 2-4 % faster,
-//! 8192^2 0.526 -> 0.515 ms at 10 %, 0.151-0.155 -> 0.146-0.148 at 90 %: under 1 % of TUF +
-//! stats, for eight more neighbour reads per run of one pixel); a full table searched at the
-//! label's own slot only (3-5 % slower at 10 and 30 %: fewer hand-overs found their label);
-//! and with it a table of 128 slots (2-3 % faster at 30 %, 2 % slower at 10 %). At 10-30 %
-//! the statistics phase (0.5-0.76 ms) is the per-component entries: most work-groups meet
-//! several hundred components, far more than their table holds.
-//!
-//! Tried on the H100 and dropped: TUF's last pass (`tuf_compress_ranked_2d`) and the statistics
-//! as one kernel, behind a `label_on_device_with_stats` call: each work-item ranked 8 quads of
-//! the scratch forest (one find per run of equal labels in a quad), wrote them out and staged
-//! them for the segment walk. `ccl bench density/average --stats`, A/B on one H100, two rounds,
-//! CUDA: 8192^2 1.128-1.130 / 0.964-0.991 / 0.786-0.801 -> 1.046-1.055 / 0.987-0.988 /
-//! 0.765-0.781 ms at 10 / 50 / 90 %, but 2048^2 0.113-0.125 / 0.111-0.125 / 0.095-0.101 ->
-//! 0.124-0.128 / 0.121 / 0.102-0.103, 256^3 volumes (6-connectivity) 0.427-0.445 /
-//! 0.372-0.384 / 0.303-0.310 -> 0.440-0.447 / 0.396-0.403 / 0.315-0.316, the DIBCO pages
-//! unchanged; NVIDIA OpenCL alike. The fused kernel took as long as the two it replaced (8192^2
-//! at 50 %: 0.41 ms): every work-item waits at the staging barrier for its group's slowest
-//! finds, and the walk cannot start before them.
-//! Also dropped: the relabeling's final pass inside `stats_accumulate` (raw
-//! labels made consecutive as they are staged, and written back: one read of the labels
-//! fewer). `ccl bench density --stats`, 8192^2, CUDA, A/B on one machine, two rounds: TUF+stats
-//! 1.27 / 1.15-1.16 / 0.97 -> 1.24-1.25 / 1.13-1.15 / 0.92 ms at 10 / 50 / 90 %, BKE_IC+stats
-//! 1.82-1.83 / 1.97 -> 1.88 / 1.99-2.01 at 10 / 50 % (the fused kernel takes 128 registers);
-//! `stats_accumulate` waits on its hand-overs, not on reading the labels, so the read saved
-//! hardly shows.
-//!
-//! Also measured and dropped (2026-11-28, one H200, CUDA, a kernel variant through
-//! `CCL_KERNEL_DIR`, timing only, base and variant alternated twice, `ccl bench density --stats`
-//! minimum of 30 runs, mean of 2 images): a component's box as 4 adjacent words and its two sums
-//! side by side (3 sectors a component instead of 7), in the hope that the scattered entries of
-//! sparse images would cost less. Slower: TUF + stats at 2048^2 and 10 / 30 / 50 / 90 %
-//! 59.4-59.5 / 83.8-84.1 / 71.9-72.2 / 57.4-57.7 -> 67.2-67.5 / 89.8-90.1 / 72.3-72.7 /
-//! 57.2-57.4 us, 8192^2 and 10 / 50 % 0.780-0.781 / 0.777-0.781 -> 0.865-0.867 / 0.842-0.845
-//! ms. Neighbouring work-items hand over neighbouring labels, whose entries share a sector in
-//! each column of the kept layout (a column per field), so a warp's atomics on them combine;
-//! interleaved, each component's four atomics meet on one sector instead.
-//!
-//! Also measured and dropped (2026-11-29, one H200): statistics by owners, after a relabeling.
-//! Its rank entries mark each component's first pixel, so the work-group whose span holds that
-//! pixel owns the component, and the labels of a span row's first pixels are consecutive: a
-//! table of 512 owned slots in local memory, addressed by label with no search, whose entries
-//! the owner wrote with plain stores (no `stats_init`, no global atomics for them); the parts
-//! of components owned elsewhere went through a hashed table to a per-group list that a second
-//! kernel added with atomics, and a span with more owned components or a full hashed table was
-//! walked again by it. Exact on POCL (CUDA's one fault, work-groups of a folded grid past the
-//! last row writing past the list, did not touch the timed images). A/B in one call, two
-//! rounds, TUF + stats, `ccl bench density --stats`: CUDA 8192^2 0.771-0.772 / 0.774 /
-//! 0.585-0.586 -> 0.645 / 0.870-0.871 / 0.648-0.649 ms at 10 / 50 / 90 %; NVIDIA OpenCL 8192^2
-//! 0.792-0.795 / 0.785-0.789 / 0.618-0.620 -> 0.672-0.675 / 0.881-0.885 / 0.687-0.689, 2048^2
-//! 69-70 / 93-95 / 81 / 66-67 -> 70 / 123-124 / 88-89 / 70-71 us at 10 / 30 / 50 / 90 %.
-//! Nsight Compute (CUDA, 2048^2): the two kernels 26.2 + 9.5 us at 10 % against 4.9 + 24.9 for
-//! `stats_init` and `stats_accumulate`, 36.1 + 56 at 30 % (most spans walked twice: more
-//! components from outside a span than its hashed table holds), 27 + 7 at 50 %; at 8192^2 and
-//! 10 % 280 + 40 against 46 + 324 us. Its walk alone, with nothing to hand over, took 17 us at
-//! 2048^2 (a table of 31 KiB a group: 7 groups a compute unit, two waves) and 189 us at 8192^2:
-//! more than the whole of `stats_accumulate` at 90 %.
+//! Each of these choices was measured against its alternatives (A/B on one machine, with the
+//! variants tried and dropped): docs/performance-history.md, "The statistics' design, step by
+//! step".
 
 use super::common::launch_after;
 use super::scratch::Scratch;

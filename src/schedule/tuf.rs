@@ -4,132 +4,21 @@
 //! 1. LocalMerge: each 32 x 32 tile is labeled in local memory over its runs (8 tiles per
 //!    work-group, a row per work-item, joined across the borders between them; one tile per
 //!    group, or two work-items per row, on images too small to fill the device: [`tile_kernel`]),
-//!    and every pixel stores its group-local root.
+//!    and every pixel stores its group-local root. The tile kernels keep a union-find node per
+//!    run start, not per pixel, and ask for 32 registers, so that more groups fit a compute unit.
 //! 2. BorderMerge: one work-item per pixel just after the border of a work-group's tiles joins
-//!    the pairs across it in global memory.
+//!    the pairs across it in global memory, finding both roots of a pair together.
 //! 3. Compression: every pixel whose local root was joined to another is linked to its root.
 //!
-//! Consecutive labels (`Labeler::label_on_device_consecutive`, behind the host paths, the
-//! command line's statistics and `count_components`): passes 1 and 2 label a scratch forest,
-//! the relabeling ranks its roots (each component's first pixel, `relabel_rank_labels` and the scans),
-//! and pass 3 writes each pixel's root's consecutive label into the output
-//! (`tuf_compress_ranked_2d`), so the relabeling's own final pass (a full read and write of the
-//! labels) is not needed. H100, `ccl bench density/average --stats` (consecutive labels, then
-//! statistics), A/B on one machine, two rounds, CUDA: 8192^2 1.28 / 1.16 / 0.98 -> 1.20-1.22 /
-//! 0.99-1.00 / 0.80 ms at 10 / 50 / 90 %; 2048^2 0.139-0.149 / 0.131-0.141 / 0.112-0.119 ->
-//! 0.128-0.137 / 0.122-0.131 / 0.106-0.112; 20 DIBCO pages 0.076-0.077 -> 0.070-0.071 (NVIDIA
-//! OpenCL 0.071-0.073 -> 0.063-0.071); raw TUF unchanged. Volumes (256^3, 6-connectivity,
-//! TUF+stats, same A/B, CUDA): 0.52 / 0.45 / 0.37-0.40 -> 0.48 / 0.40-0.41 / 0.34 ms at 10 / 50 /
-//! 90 % (NVIDIA OpenCL 0.48 / 0.43-0.44 / 0.36 -> 0.44-0.45 / 0.39 / 0.32). Measured and dropped: ranking from
-//! root marks instead of the forest (pass 1 writing a word of root bits per tile row, pass 2
-//! clearing the bit of each root it links, the rank pass reading n / 8 bytes instead of 4n):
-//! same A/B, 8192^2 TUF+stats 1.22 / 1.01 / 0.82 -> 1.18 / 0.98-0.99 / 0.78-0.79 ms (NVIDIA
-//! OpenCL alike), but 2048^2 at 50 / 90 % 0.135-0.138 / 0.113 -> 0.135-0.142 / 0.116-0.117
-//! (NVIDIA OpenCL 3 % slower): 2-4 % at the largest size for three more kernel parameters, a
-//! union with a hook and another rank kernel.
-//! Also dropped, for raw labels: pass 3 skipping the regions none of whose roots pass 2 linked
-//! (a dirty word per region, cleared by pass 1, set by pass 2's links, as volumes do). A/B on one
-//! H100, two rounds, CUDA: the 40 DIBCO pages 0.0324-0.0337 -> 0.0337-0.0338 ms, 8192^2
-//! 0.324-0.325 / 0.629-0.630 / 0.490-0.493 -> 0.354-0.355 / 0.661-0.670 / 0.516-0.522 at 10 / 50 /
-//! 90 % (the dirty words alone, without the skip: 0.328-0.335 / 0.645 / 0.496); NVIDIA OpenCL
-//! alike. On images a region's roots are nearly always linked somewhere, and the marks cost.
-//!
-//! The tile kernels keep a union-find node per run start, not per pixel (as the volume kernel
-//! does), and ask for 32 registers: a work-group of 8 tiles takes 18 KiB of local memory instead
-//! of 34, so 8 groups fit an H100 compute unit instead of 6, and one of `tuf_tiles_small` 2 KiB
-//! instead of 34 (A/B on one H100, `ccl bench density`, 8-connectivity, CUDA: 1024^2 at
-//! 10/50/90 % 0.029/0.057/0.044 -> 0.025/0.044/0.036 ms, a wave of groups fewer; 8192^2 tile
-//! pass 0.366 -> 0.340 ms at 50 %, 0.262 -> 0.233 at 90 %, labeling 2-6 % faster; 2048^2, one
-//! wave either way, within -6..+6 % over the density grid; pages unchanged).
-//!
-//! Where latency rules (few tiles, or the finds of a merge), work is spread or overlapped (A/B
-//! on one H100, `ccl bench density` / `average`, minima / means of medians of 10 runs, CUDA):
-//! - `tuf_tiles_small` shares each row's runs among its 8 warps (the k-th run start and union
-//!   for k = warp, warp + 8, ...) instead of leaving them to the first: 1024^2 at 10/50/90 %
-//!   0.026-0.028/0.046-0.050/0.039-0.040 -> 0.023/0.037/0.032 ms, the DIBCO pages' tile pass
-//!   0.012 -> 0.010 ms; `tuf_tiles_groups` (a warp per tile) is unchanged.
-//! - The border merges find both roots of a pair together, a step of each walk at a time
-//!   (`union_both`), and read a border pixel's neighbours with it: border merge at 50 % 0.0150
-//!   -> 0.0135 ms at 2048^2, 0.106 -> 0.091-0.101 at 8192^2 (0.084 -> 0.072 at 90 %), 0.072
-//!   -> 0.057 on 256^3 volumes; on the pages 0.0081 -> 0.0075.
-//! - On volumes, the tile pass's unions do the same in local memory (`union_halving_both`):
-//!   tile pass 0.130 -> 0.117 ms at 50 %, labeling 0.244-0.248 -> 0.223-0.225 with the above.
-//!   On images it was mixed (8192^2 5 % slower at 10 %, 2.5 % faster at 50 %; 4-connectivity
-//!   2-5 % slower), so images keep one walk after the other. The compression's four finds per
-//!   quad walked together too: 7 % faster at 10 %, 10-28 % slower at 50-90 % (2048^2 0.0119 ->
-//!   0.0152 ms), dropped. So was sharing each row's runs of a volume region between two
-//!   work-items (work-groups of 512, 4 per compute unit): tile pass 0.116 -> 0.133 ms at 50 %;
-//!   and reading all 8 quads of a work-item of the volume compression before their finds: 0.049
-//!   -> 0.055 ms at 50 % on CUDA (56 registers), 1.3x slower labeling on NVIDIA's OpenCL.
-//!
-//! Tried on the H100 and dropped: labeling each tile again from the input instead of storing
-//! and compressing the local roots (input read twice, labels written once: 1.5-2x slower, the
-//! tile labeling costs more than the traffic it saves); 16 and 64 rows per tile; 1024-item
-//! work-groups (one row per work-item); the border merge inside the tile kernel, done for each
-//! border by whichever of its two work-groups finishes second (an atomic word per border, a
-//! fence and volatile finds; no group waits): exact, but up to 1.4x slower at 2048^2, 1.1x at
-//! 8192^2, 2-12 % on volumes (tile pass 0.035 + border merge 0.014 ms became 0.075 at 2048^2
-//! and 50 %): its latency-bound finds then hold a tile group's local memory, where the separate
-//! kernel runs them with 64 warps per compute unit. Also (H100, CUDA, 2048^2 grid and 8192^2):
-//! joining the 8 tiles right after the bridged unions, before a single relinking (5-8 % faster
-//! at 10 %, 3-7 % slower from 40 %); 2 rounds of pointer jumping instead of 3 (within 2 %).
-//! On volumes, skipping a face pair whose pair in front (or, on faces y and z, any pair of its
-//! run's row in front or above) is foreground on both sides, which covers it by induction over
-//! the face: the border merge's unions fell (0.066 -> 0.058 ms at 50 %) but the labeling
-//! moved by at most 5 % either way over densities and granularities.
-//! Tile kernels of 4 and 2 tiles per work-group (2 and 4 warps a tile) between the two, each
-//! image's choice the most tiles that still give twice the compute units' groups (A/B on one
-//! H100, two rounds, CUDA): the DIBCO pages unchanged (0.024-0.026 ms; border merge 0.007 ms
-//! with half or a quarter of the border pixels: it waits on its launch and finds, not on its
-//! work), 1024^2 slower (0.022-0.026 / 0.035-0.036 -> 0.025-0.033 / 0.037-0.042 ms at 10 / 50 %).
-//! On volumes, writing labels once (H100, 256^3, granularity 1, CUDA, `ccl bench steps`):
-//! pass 1 writing only each run's local root (a word per run, 16 per row of 32) and the local
-//! roots' own voxels, and the compression every voxel from its row's mask and its run's root.
-//! Knocked out, the writes it saves bound the gain: pass 1 without its writes 0.113 -> 0.099
-//! ms at 50 %, a compression that only writes 0.049 -> 0.022. Measured: 50 % 0.199 -> 0.198
-//! (pass 1 0.106, compression 0.058: each voxel's label waits on mask, run root and find, three
-//! dependent reads instead of two), 100 % 0.110 -> 0.092, but 10 % 0.103 -> 0.203 (a million
-//! scattered root writes: pass 1 0.053 -> 0.112). Writing the roots' whole 32-byte sectors,
-//! padding the runs' roots to whole sectors, and keeping the old writes in regions where most
-//! foreground sectors hold a root: 0.103-0.105 / 0.171-0.173 / 0.199-0.201 / 0.187-0.188 /
-//! 0.110 ms -> 0.116-0.117 / 0.230 / 0.226-0.227 / 0.197-0.198 / 0.104-0.105 at 10 / 30 / 50 /
-//! 70 / 100 % (two rounds on one machine). Dropped.
-//! What did pay there, per region (H100, `ccl bench density`, 256^3, granularity 1, CUDA, A/B
-//! on one machine, two rounds, medians in ms; ncu showed the tile pass issue bound):
-//! - roots label themselves from their own column, then the other run starts copy their root's
-//!   (instead of every run start searching its root's row mask), and the runs that need a union
-//!   with the run in front found for the whole row by bit operations (`run_ends_meeting`): tile
-//!   pass instructions 88 -> 68 M at 50 %; labeling 0.105-0.107 / 0.172-0.174 / 0.202-0.208 /
-//!   0.188-0.192 / 0.155-0.158 -> 0.099-0.101 / 0.152-0.155 / 0.182-0.184 / 0.177-0.180 / 0.153
-//!   at 10 / 30 / 50 / 70 / 90 % (8192^2 images 2-4 % faster);
-//! - 2 rounds of pointer jumping instead of 3 (1-3 % at 10-50 %), and regions inside the volume
-//!   written in 16-byte words (a quarter of the store instructions): 0.090-0.092 / 0.142 /
-//!   0.172-0.175 / 0.174 / 0.148-0.150 / 0.113-0.114 at 10 / 30 / 50 / 70 / 90 / 100 % (images
-//!   too: 8192^2 0.308 / 0.608 / 0.485 -> 0.294 / 0.592 / 0.470 at 10 / 50 / 90 %);
-//!   On images only the 8-tile kernel writes 16-byte words: in `tuf_tiles_small` (the DIBCO
-//!   pages) a 16-byte word per work-item instead of four 4-byte labels moved the pages by
-//!   nothing beyond noise (0.0242-0.0250 -> 0.0242-0.0254 ms, four rounds), so it keeps its
-//!   column writes.
-//! - for raw labels, regions of at most 256 roots deferred to pass 3 (below): 0.091-0.093 /
-//!   0.111-0.114 / 0.141-0.145 / 0.166-0.169 / 0.174-0.177 / 0.176-0.180 / 0.173-0.176 /
-//!   0.164-0.166 / 0.147-0.150 / 0.112-0.114 -> 0.093-0.094 / 0.114-0.116 / 0.145-0.150 /
-//!   0.172-0.176 / 0.166-0.169 / 0.164-0.169 / 0.159-0.162 / 0.148-0.152 / 0.129-0.134 /
-//!   0.082-0.085 at 10 / 20 / ... / 100 % (the first four, where few regions have so few roots,
-//!   1-4 % slower: the root count and, at 40 %, the border merge's look-ups cost more than the
-//!   few deferred regions save), granularity 4 at 20 / 30 / 40 / 50 / 70 / 90 %: 0.087 / 0.102 /
-//!   0.112-0.115 / 0.117-0.121 / 0.123-0.127 / 0.122-0.126 -> 0.081-0.084 / 0.088-0.090 / 0.096 /
-//!   0.099-0.101 / 0.103-0.105 / 0.098-0.099, granularity 16 at 50 / 90 %: 0.092-0.097 /
-//!   0.110-0.113 -> 0.077 / 0.082. A threshold of 128 or 192 roots instead of 256 moved nothing
-//!   beyond noise.
+//! Consecutive labels: passes 1 and 2 label a scratch forest, the relabeling ranks its roots
+//! (each component's first pixel, `relabel_rank_labels` and the scans), and pass 3 writes each
+//! pixel's root's consecutive label into the output (`tuf_compress_ranked_2d`), so the
+//! relabeling's own final pass (a full read and write of the labels) is not needed.
 //!
 //! Unless the labeler marks every phase ([`crate::GpuLabeler::mark_every_phase`]), no device
 //! mark separates the passes of an image, and passes 2 and 3 are launched to start while the
 //! pass before ends ([`Gpu::launch_overlapping`]; pass 2 reads its pixels before it waits for
-//! pass 1's labels). H100, CUDA, queued timing, A/B in one call, two rounds: 2048^2 at 10 / 50 /
-//! 90 % 32.1-32.7 / 57.2-57.7 / 45.9-46.3 -> 26.6-26.7 / 51.9-52.1 / 40.9-41.2 us, the 20 DIBCO
-//! 2009/2010 pages 24.9-25.1 -> 20.2 us, 8192^2 0.290 / 0.584 / 0.465 -> 0.283 / 0.570 / 0.446
-//! ms. Without the marks alone: 29.3-29.8 / 54.4-54.9 / 43.2-43.7 us and 22.1-22.3 on the pages;
-//! the early starts with the marks kept: no change (a mark between two kernels serialises them).
+//! pass 1's labels).
 //!
 //! Volumes, 6-connectivity: the same three passes on regions of 32 x 16 x 16 voxels, one per
 //! work-group (`tuf_tiles_3d`, which also writes each row's mask), `tuf_border_merge_3d` over the
@@ -137,12 +26,14 @@
 //! work-group per region again, on those regions only (for consecutive labels
 //! `tuf_compress_ranked_3d`, on every region). For raw labels pass 1 defers a region of 1 to
 //! DEFER_SLOTS roots that lies inside the volume (an empty one it writes as zeros, and pass 3
-//! leaves it alone: deferred, an empty 256^3 volume took 0.055 ms instead of 0.050): it writes only its roots' own voxels, a slot
-//! per root and a byte per run naming its root's slot, the border merge starts a union there
-//! from the run's root, and pass 3 writes the region's voxels once, from its roots' final
-//! labels: the labels of such a region are written once instead of twice and never read back.
+//! leaves it alone): it writes only its roots' own voxels, a slot per root and a byte per run
+//! naming its root's slot, the border merge starts a union there from the run's root, and pass
+//! 3 writes the region's voxels once, from its roots' final labels.
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
+//!
+//! Each of these choices was measured against its alternatives (A/B on one machine, with the
+//! variants tried and dropped): docs/performance-history.md, "TUF's design, step by step".
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
