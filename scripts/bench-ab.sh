@@ -9,7 +9,8 @@
 #
 # Environment: CCL_AB_DEVICES (default: every GPU `AFTER devices` lists, CUDA and OpenCL),
 # CCL_AB_ALGOS (default tuf,bke_ic,ke), CCL_AB_SIZES (default 2048x2048,8192x8192),
-# CCL_AB_CONNECTIVITY (default 8).
+# CCL_AB_CONNECTIVITY (default 8), CCL_AB_ARGS (more `ccl bench density` arguments, e.g. `--stats`
+# for consecutive labels and statistics too).
 set -euo pipefail
 before=${1:?usage: bench-ab.sh BEFORE AFTER OUT [ROUNDS]}
 after=${2:?usage: bench-ab.sh BEFORE AFTER OUT [ROUNDS]}
@@ -20,6 +21,7 @@ devices=${CCL_AB_DEVICES:-$("$after" devices | awk '!/^#/ && / GPU /{print $1}' 
 algos=${CCL_AB_ALGOS:-tuf,bke_ic,ke}
 sizes=${CCL_AB_SIZES:-2048x2048,8192x8192}
 connectivity=${CCL_AB_CONNECTIVITY:-8}
+read -r -a extra <<<"${CCL_AB_ARGS:-}"
 mkdir -p "$out"
 echo "devices: $devices; algorithms: $algos; sizes: $sizes; $rounds rounds" | tee "$out/README.txt"
 for round in $(seq 1 "$rounds"); do
@@ -27,7 +29,7 @@ for round in $(seq 1 "$rounds"); do
     for side in before after; do
       bin=$before; [ "$side" = after ] && bin=$after
       "$bin" bench density --algos "$algos" --devices "$devices" --connectivity "$connectivity" --size "$size" \
-        --densities 10,50,90 --runs 10 --warmup 3 --images 3 --out "$out/$side-$size-round$round" >/dev/null
+        --densities 10,50,90 --runs 10 --warmup 3 --images 3 ${extra[@]+"${extra[@]}"} --out "$out/$side-$size-round$round" >/dev/null
     done
   done
 done
