@@ -38,7 +38,7 @@ mod stats;
 mod timings;
 mod volume;
 
-pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
+pub use algorithm::{Connectivity, RawLabels};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
 pub use device::{
     auto_device, cuda_pointer_device, discover, kernel_cache_note, BackendKind, Device, DeviceId, DeviceInfo,
@@ -51,6 +51,7 @@ pub use labeler::{
     label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
     Labeler, Labeling, VolumeLabeling,
 };
+pub use registry::{Algorithm, UnknownAlgorithm};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};
