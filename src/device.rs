@@ -22,13 +22,20 @@ pub enum BackendKind {
     Cuda,
 }
 
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl BackendKind {
+    /// `cpu`, `opencl` or `cuda` (as [`Error::BackendUnavailable`] names a backend).
+    pub fn name(self) -> &'static str {
+        match self {
             BackendKind::Cpu => "cpu",
             BackendKind::OpenCl => "opencl",
             BackendKind::Cuda => "cuda",
-        })
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -199,7 +206,10 @@ fn count_phrase(count: usize, name: &str, prefix: &str) -> String {
 }
 
 fn not_built(backend: BackendKind) -> Error {
-    Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
+    Error::BackendUnavailable {
+        backend: backend.name(),
+        reason: format!("ccl was built without the '{backend}' feature"),
+    }
 }
 
 /// The CUDA ordinal of the device whose memory `address` is: device (or managed) memory, such

@@ -46,13 +46,13 @@ pub use device::{
 };
 pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
-pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
+pub use image::{random_image, sample_image, BinaryImage, LabelImage};
 pub use labeler::{
     label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
     Labeler, Labeling, VolumeLabeling,
 };
 pub use registry::{Algorithm, UnknownAlgorithm};
-pub use shape::{Element, ElementType, HostArray, Shape};
+pub use shape::{Element, ElementType, HostArray, Shape, MAX_PIXELS};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};

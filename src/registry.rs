@@ -52,7 +52,7 @@ impl Algorithm {
             Ok(())
         } else {
             Err(crate::Error::UnsupportedConnectivity {
-                algorithm: self,
+                algorithm: self.name(),
                 connectivity,
                 supported: self.connectivities().to_vec(),
             })

@@ -193,7 +193,10 @@ pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> R
             Some(d) => Device::open(d.id),
             None => {
                 let reason = found.unavailable.iter().find(|(b, _)| *b == backend).map(|(_, r)| r.clone());
-                Err(Error::BackendUnavailable { backend, reason: reason.unwrap_or_else(|| "no device".into()) })
+                Err(Error::BackendUnavailable {
+                    backend: backend.name(),
+                    reason: reason.unwrap_or_else(|| "no device".into()),
+                })
             }
         }
     };
