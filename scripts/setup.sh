@@ -10,6 +10,8 @@
 #   - ptxas 13.0 (from the pip wheel nvidia-cuda-nvcc==13.0.88) in .cache/ptxas, so the tests can
 #     check the assembly of NVIDIA OpenCL's PTX (backends/opencl/src/ptxas.rs) without a GPU;
 #     scripts/test.sh points CCL_PTXAS at it.
+#   - cargo-modules 0.27.0 (`cargo install --locked`), which scripts/check-modules.sh runs to
+#     check that the module graph has no cycle.
 #   - a Python virtual environment of the project's own, .venv, with what the tests compare
 #     against (NumPy, SciPy, pytest, OpenCV with its contrib modules, doxapy) and the ccl package
 #     itself (pip install ./python: maturin builds it); scripts/test.sh uses it.
@@ -63,6 +65,11 @@ with zipfile.ZipFile(wheel) as z:
 os.chmod(os.path.join(folder, "ptxas"), 0o755)
 os.remove(wheel)
 PY
+fi
+
+if ! command -v cargo-modules >/dev/null; then
+  echo "setup: installing cargo-modules 0.27.0 (the module-graph check, scripts/check-modules.sh)"
+  cargo install cargo-modules@0.27.0 --locked
 fi
 
 if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" 2>/dev/null; then

@@ -1,15 +1,15 @@
-//! Device discovery and selection: every OpenCL device, every CUDA device and the CPU reference,
-//! each with a stable identifier (`cpu`, `opencl:N`, `cuda:N`) that can be passed back.
+//! Device discovery and opening: every OpenCL device, every CUDA device and the CPU reference,
+//! each with a stable identifier (`cpu`, `opencl:N`, `cuda:N`) that can be passed back, and an
+//! opened GPU device ([`Opened`]) that labelers and binarizers share. Part of the device layer
+//! (with [`crate::gpu`]); the [`crate::Device`] users hold is made on top of it.
 
 use std::fmt;
 use std::str::FromStr;
-#[cfg(any(feature = "opencl", feature = "cuda"))]
 use std::sync::Arc;
 
-use crate::labeler::{AnyLabeler, CpuLabeler};
-#[cfg(any(feature = "opencl", feature = "cuda"))]
-use crate::labeler::{GpuLabeler, Opened};
-use crate::{Algorithm, Error, Result};
+use crate::array::next_owner_id;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 
 /// The backends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,13 +22,20 @@ pub enum BackendKind {
     Cuda,
 }
 
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl BackendKind {
+    /// `cpu`, `opencl` or `cuda` (as [`Error::BackendUnavailable`] names a backend).
+    pub fn name(self) -> &'static str {
+        match self {
             BackendKind::Cpu => "cpu",
             BackendKind::OpenCl => "opencl",
             BackendKind::Cuda => "cuda",
-        })
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -199,7 +206,10 @@ fn count_phrase(count: usize, name: &str, prefix: &str) -> String {
 }
 
 fn not_built(backend: BackendKind) -> Error {
-    Error::BackendUnavailable { backend, reason: format!("ccl was built without the '{backend}' feature") }
+    Error::BackendUnavailable {
+        backend: backend.name(),
+        reason: format!("ccl was built without the '{backend}' feature"),
+    }
 }
 
 /// The CUDA ordinal of the device whose memory `address` is: device (or managed) memory, such
@@ -279,159 +289,64 @@ pub fn auto_device() -> DeviceInfo {
     DeviceInfo::cpu()
 }
 
-/// An opened device, shared by the labelers created from it, so that an image uploaded once can
-/// be labeled by several algorithms.
-#[derive(Clone)]
-pub struct Device {
+/// An opened device with its description and owner id, shared by its labelers.
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+pub(crate) struct Opened {
+    pub(crate) gpu: Box<dyn Gpu>,
     pub(crate) info: DeviceInfo,
-    pub(crate) inner: DeviceInner,
+    pub(crate) owner: u64,
 }
 
-#[derive(Clone)]
-pub(crate) enum DeviceInner {
-    Cpu,
-    #[cfg(any(feature = "opencl", feature = "cuda"))]
-    Gpu(Arc<Opened>),
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+impl Opened {
+    pub(crate) fn new(gpu: Box<dyn Gpu>, info: DeviceInfo) -> Arc<Self> {
+        Arc::new(Self { gpu, info, owner: next_owner_id() })
+    }
+
+    /// The device handle the labelers and binarizers of this device take their queues from.
+    pub(crate) fn gpu(&self) -> &dyn Gpu {
+        self.gpu.as_ref()
+    }
+
+    /// The owner id of this device's arrays.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+
+    /// Host memory for fast copies with this device.
+    pub(crate) fn alloc_host(&self, bytes: usize) -> Result<ccl_backend::HostBuffer> {
+        Ok(self.gpu.alloc_host(bytes)?)
+    }
 }
 
-impl Device {
-    /// Opens a device by identifier.
-    pub fn open(id: DeviceId) -> Result<Device> {
-        match id {
-            DeviceId::Cpu => Ok(Device { info: DeviceInfo::cpu(), inner: DeviceInner::Cpu }),
-            #[cfg(feature = "opencl")]
-            DeviceId::OpenCl(index) => {
-                let all = opencl_devices()?;
-                let count = all.len();
-                let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
-                    id: id.to_string(),
-                    reason: format!("there {} (see `ccl devices`)", count_phrase(count, "OpenCL", "opencl")),
-                })?;
-                let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device)?;
-                Ok(Device { inner: DeviceInner::Gpu(Opened::new(Box::new(gpu), info.clone())), info })
-            }
-            #[cfg(feature = "cuda")]
-            DeviceId::Cuda(ordinal) => {
-                let all = cuda_devices()?;
-                let count = all.len();
-                let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
-                    id: id.to_string(),
-                    reason: format!("there {} (see `ccl devices`)", count_phrase(count, "CUDA", "cuda")),
-                })?;
-                let gpu = ccl_cuda::Runtime::new(ordinal)?;
-                Ok(Device { inner: DeviceInner::Gpu(Opened::new(Box::new(gpu), info.clone())), info })
-            }
-            #[allow(unreachable_patterns)]
-            other => Err(not_built(other.backend())),
+/// Opens the device `id` names: its description, and the opened device for a GPU backend (none
+/// for the CPU reference).
+pub(crate) fn open(id: DeviceId) -> Result<(DeviceInfo, Option<Arc<Opened>>)> {
+    match id {
+        DeviceId::Cpu => Ok((DeviceInfo::cpu(), None)),
+        #[cfg(feature = "opencl")]
+        DeviceId::OpenCl(index) => {
+            let all = opencl_devices()?;
+            let count = all.len();
+            let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
+                id: id.to_string(),
+                reason: format!("there {} (see `ccl devices`)", count_phrase(count, "OpenCL", "opencl")),
+            })?;
+            let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device)?;
+            Ok((info.clone(), Some(Opened::new(Box::new(gpu), info))))
         }
-    }
-
-    /// Opens the device [`auto_device`] picks.
-    pub fn auto() -> Result<Device> {
-        Device::open(auto_device().id)
-    }
-
-    /// This device's description.
-    pub fn info(&self) -> &DeviceInfo {
-        &self.info
-    }
-
-    /// Why a kernel build on this device took a slower route than it should have, if one did
-    /// (NVIDIA OpenCL: its PTX could not be assembled by the CUDA toolkit's ptxas, so the
-    /// driver's slower assembly runs): the results are the same, only slower. None on the CPU.
-    pub fn build_note(&self) -> Option<String> {
-        match &self.inner {
-            DeviceInner::Cpu => None,
-            #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => opened.gpu().build_note(),
+        #[cfg(feature = "cuda")]
+        DeviceId::Cuda(ordinal) => {
+            let all = cuda_devices()?;
+            let count = all.len();
+            let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
+                id: id.to_string(),
+                reason: format!("there {} (see `ccl devices`)", count_phrase(count, "CUDA", "cuda")),
+            })?;
+            let gpu = ccl_cuda::Runtime::new(ordinal)?;
+            Ok((info.clone(), Some(Opened::new(Box::new(gpu), info))))
         }
-    }
-
-    /// `len` elements of host memory that this device copies to and from at bus speed
-    /// (page-locked on CUDA; ordinary memory elsewhere), zeroed. Allocating page-locked memory
-    /// is slow: keep the array and reuse it, e.g. as the output of many labelings.
-    pub fn host_array<T: crate::Element>(&self, len: usize) -> Result<crate::HostArray<T>> {
-        let bytes = len * std::mem::size_of::<T>();
-        let buffer = match &self.inner {
-            DeviceInner::Cpu => ccl_backend::HostBuffer::unpinned(bytes),
-            #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => opened.alloc_host(bytes)?,
-        };
-        Ok(crate::HostArray::new(buffer, len))
-    }
-
-    /// Creates a labeler for `algorithm`, building its kernels now for every image connectivity
-    /// (4, 8) the algorithm supports (from the kernel cache when they are there); those of
-    /// volumes (6, 18, 26) are built at their first use, before its timing starts, as
-    /// [`Device::labeler_for`] builds them now.
-    pub fn labeler(&self, algorithm: Algorithm) -> Result<AnyLabeler> {
-        let planar: Vec<crate::Connectivity> =
-            algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2).collect();
-        self.labeler_with(algorithm, &planar)
-    }
-
-    /// Creates a labeler for `algorithm` that builds only the kernels of `connectivity` now, as
-    /// a call that labels at one connectivity needs ([`Error::UnsupportedConnectivity`] when
-    /// the algorithm lacks it); another connectivity is built at its first use, before timing.
-    pub fn labeler_for(&self, algorithm: Algorithm, connectivity: crate::Connectivity) -> Result<AnyLabeler> {
-        algorithm.check(connectivity)?;
-        self.labeler_with(algorithm, &[connectivity])
-    }
-
-    /// The algorithm that labels `connectivity` on this device when a call names none: the
-    /// fastest of [`Algorithm::ranking`] that the device runs ([`Algorithm::default_for`] on
-    /// every device with work-groups of 512 work-items and 32 KiB of local memory), and, when it
-    /// is not the first, a one-line note saying why (the first one's [`Error::DeviceLimit`]).
-    /// Chosen once per device and connectivity, by building the labelers in turn (their kernels
-    /// then come from the kernel cache).
-    pub fn default_algorithm(&self, connectivity: crate::Connectivity) -> Result<(Algorithm, Option<String>)> {
-        let ranking = Algorithm::ranking(connectivity);
-        match &self.inner {
-            DeviceInner::Cpu => Ok((ranking[0], None)),
-            #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => {
-                let mut chosen = opened.defaults.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some((_, algorithm, note)) = chosen.iter().find(|(c, _, _)| *c == connectivity) {
-                    return Ok((*algorithm, note.clone()));
-                }
-                let mut first_refusal = None;
-                for &algorithm in ranking {
-                    match self.labeler_for(algorithm, connectivity) {
-                        Ok(_) => {
-                            let note = first_refusal.as_ref().map(|why: &Error| {
-                                format!("{} cannot run here ({why}); labeling with {algorithm}", ranking[0])
-                            });
-                            chosen.push((connectivity, algorithm, note.clone()));
-                            return Ok((algorithm, note));
-                        }
-                        Err(e @ Error::DeviceLimit { .. }) => {
-                            first_refusal.get_or_insert(e);
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                Err(first_refusal.expect("a ranking is never empty"))
-            }
-        }
-    }
-
-    /// Creates a binarizer of this device ([`crate::binarize`]); its kernels are built at the
-    /// first use of each method configuration, or by [`crate::binarize::Binarizer::prepare`].
-    pub fn binarizer(&self) -> Result<crate::binarize::Binarizer> {
-        Ok(match &self.inner {
-            DeviceInner::Cpu => crate::binarize::Binarizer::cpu(),
-            #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => crate::binarize::Binarizer::gpu(opened.clone(), self.info.clone())?,
-        })
-    }
-
-    /// Creates the labeler; a GPU one builds the kernels of `connectivities` now.
-    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_variables))]
-    fn labeler_with(&self, algorithm: Algorithm, connectivities: &[crate::Connectivity]) -> Result<AnyLabeler> {
-        Ok(match &self.inner {
-            DeviceInner::Cpu => CpuLabeler::new(algorithm).into(),
-            #[cfg(any(feature = "opencl", feature = "cuda"))]
-            DeviceInner::Gpu(opened) => GpuLabeler::new(opened.clone(), algorithm, connectivities)?.into(),
-        })
+        #[allow(unreachable_patterns)]
+        other => Err(not_built(other.backend())),
     }
 }

@@ -1,6 +1,8 @@
-//! The one error type of the crate.
+//! The one error type of the crate. Its variants carry plain data and the leaf value types
+//! (connectivity, shape), so that every module can return it: it imports no other module.
 
-use crate::{Algorithm, BackendKind, Connectivity, Shape};
+use crate::algorithm::Connectivity;
+use crate::shape::{Shape, MAX_PIXELS};
 
 /// Everything that can go wrong in `ccl`, as typed variants naming what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -8,8 +10,9 @@ pub enum Error {
     /// A backend cannot be used: its library is missing, or it has no (such) device.
     #[error("{backend} backend unavailable: {reason}")]
     BackendUnavailable {
-        /// The backend that was asked for.
-        backend: BackendKind,
+        /// The backend that was asked for, as [`crate::BackendKind`] writes it: `cpu`, `opencl`
+        /// or `cuda`.
+        backend: &'static str,
         /// Why it cannot be used (library missing, no device, ...).
         reason: String,
     },
@@ -34,8 +37,8 @@ pub enum Error {
     /// The algorithm does not support this connectivity.
     #[error("{algorithm} does not support {connectivity}; it supports {}", list(.supported))]
     UnsupportedConnectivity {
-        /// The algorithm.
-        algorithm: Algorithm,
+        /// The algorithm's name ([`crate::Algorithm::name`]).
+        algorithm: &'static str,
         /// The connectivity asked for.
         connectivity: Connectivity,
         /// What the algorithm supports.
@@ -50,7 +53,7 @@ pub enum Error {
         height: usize,
     },
     /// The image has more pixels than 32-bit labels can number.
-    #[error("invalid input: {width}x{height} has {} pixels, more than 32-bit labels allow ({})", *.width as u128 * *.height as u128, crate::MAX_PIXELS)]
+    #[error("invalid input: {width}x{height} has {} pixels, more than 32-bit labels allow ({})", *.width as u128 * *.height as u128, MAX_PIXELS)]
     TooManyPixels {
         /// Width in pixels.
         width: usize,
@@ -64,7 +67,7 @@ pub enum Error {
         shape: Shape,
     },
     /// The volume has more voxels than 32-bit labels can number.
-    #[error("invalid input: the volume {shape} has {} voxels, more than 32-bit labels allow ({})", .shape.width as u128 * .shape.height as u128 * .shape.depth as u128, crate::MAX_PIXELS)]
+    #[error("invalid input: the volume {shape} has {} voxels, more than 32-bit labels allow ({})", .shape.width as u128 * .shape.height as u128 * .shape.depth as u128, MAX_PIXELS)]
     TooManyVoxels {
         /// Its extent.
         shape: Shape,
@@ -164,7 +167,7 @@ pub enum Error {
         "{path} is {width}x{height} ({:.1} Mpx), more than the limit of {limit} pixels{}; reading and labeling it \
          needs about {} of host memory",
         *.width as f64 * *.height as f64 / 1e6,
-        if *.limit == crate::MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
+        if *.limit == MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
         human_bytes(*.memory_bytes)
     )]
     ImageTooLarge {
@@ -185,7 +188,7 @@ pub enum Error {
         "{path} is {width}x{height}x{depth} ({:.1} M voxels), more than the limit of {limit} voxels{}; reading and \
          labeling it needs about {} of host memory",
         *.width as f64 * *.height as f64 * *.depth as f64 / 1e6,
-        if *.limit == crate::MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
+        if *.limit == MAX_PIXELS { " (32-bit labels)" } else { " (--max-pixels)" },
         human_bytes(*.memory_bytes)
     )]
     VolumeTooLarge {
@@ -284,7 +287,7 @@ impl From<ccl_backend::Error> for Error {
         use ccl_backend::Error as B;
         match e {
             B::Unavailable { backend, reason } => {
-                let backend = if backend == "cuda" { BackendKind::Cuda } else { BackendKind::OpenCl };
+                let backend = if backend == "cuda" { "cuda" } else { "opencl" };
                 Error::BackendUnavailable { backend, reason }
             }
             B::UnknownDevice { id, reason } => Error::UnknownDevice { id, reason },

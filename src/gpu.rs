@@ -1,6 +1,9 @@
 //! The device abstraction as the crate uses it: [`ccl_backend::Gpu`] (implemented directly by
-//! the OpenCL and CUDA backend crates and by [`crate::recording::RecordingGpu`]) and the
-//! recorder that times each phase of one labeling from device marks.
+//! the OpenCL and CUDA backend crates and by [`crate::recording::RecordingGpu`]), the build of a
+//! kernel file ([`build_program`], counted in a [`BuildReport`]) and the recorder that times
+//! each phase of one labeling from device marks. With [`crate::device`] (discovery and opened
+//! devices) this is the device layer: labelers, binarizers and schedules use it, and it uses
+//! none of them.
 
 use std::time::Instant;
 
@@ -8,7 +11,42 @@ pub(crate) use ccl_backend::{
     Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, Mark, Program, FLUSH_DENORMALS, REGISTER_BUDGET,
 };
 
-use crate::{Phase, PhaseTime, Result};
+use crate::kernels::KernelFile;
+use crate::{Error, Phase, PhaseTime, Result};
+
+/// How a labeler's kernels were obtained: compiled, or loaded from the kernel cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildReport {
+    /// Kernel programs built (one per connectivity, and the relabeling stage once used).
+    pub programs: usize,
+    /// Of those, the ones loaded from the kernel cache.
+    pub from_cache: usize,
+    /// Host milliseconds of the builds (compiling or loading).
+    pub build_ms: f64,
+    /// Host milliseconds of the untimed first launches (see [`crate::GpuLabeler`]).
+    pub warm_up_ms: f64,
+}
+
+/// Compiles (or loads from the kernel cache) a kernel file, naming it in a build error, and
+/// counts it in `report`.
+pub(crate) fn build_program(
+    gpu: &dyn Gpu,
+    file: &KernelFile,
+    defines: &[Define],
+    report: &mut BuildReport,
+) -> Result<Program> {
+    let source = file.load(gpu.dialect()).map_err(|(path, e)| Error::FileRead { path, reason: e.to_string() })?;
+    let program = gpu.build(&source, defines).map_err(|e| match e {
+        ccl_backend::Error::Build { device, log } => {
+            Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
+        }
+        e => e.into(),
+    })?;
+    report.programs += 1;
+    report.from_cache += usize::from(program.from_cache());
+    report.build_ms += program.build_ms();
+    Ok(program)
+}
 
 /// Records the phases of one labeling: a device mark (and a host instant) at each boundary,
 /// except, without `every_phase`, the boundaries a schedule leaves unmarked

@@ -1,10 +1,7 @@
 //! Host images: the binary input and the label output.
 
+use crate::shape::MAX_PIXELS;
 use crate::{Error, Result};
-
-/// Most pixels an image may have: labels are 32-bit and 0 is background, so every pixel index
-/// plus one must fit in a `u32`.
-pub const MAX_PIXELS: u64 = u32::MAX as u64;
 
 /// Checks a width x height against the limits of 32-bit labels.
 pub(crate) fn check_size(width: usize, height: usize) -> Result<()> {

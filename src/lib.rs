@@ -23,6 +23,7 @@ pub mod binarize;
 mod device;
 mod error;
 mod gpu;
+mod handle;
 mod hilbert;
 mod image;
 pub mod io;
@@ -38,20 +39,23 @@ mod stats;
 mod timings;
 mod volume;
 
-pub use algorithm::{Algorithm, Connectivity, RawLabels, UnknownAlgorithm};
+pub use algorithm::{Connectivity, RawLabels};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
 pub use device::{
-    auto_device, cuda_pointer_device, discover, kernel_cache_note, BackendKind, Device, DeviceId, DeviceInfo,
-    DeviceType, Discovery,
+    auto_device, cuda_pointer_device, discover, kernel_cache_note, BackendKind, DeviceId, DeviceInfo, DeviceType,
+    Discovery,
 };
 pub use error::{Error, Result};
+pub use gpu::BuildReport;
+pub use handle::Device;
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
-pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
+pub use image::{random_image, sample_image, BinaryImage, LabelImage};
 pub use labeler::{
-    label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
-    Labeler, Labeling, VolumeLabeling,
+    label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, CpuLabeler, GpuLabeler, Labeler, Labeling,
+    VolumeLabeling,
 };
-pub use shape::{Element, ElementType, HostArray, Shape};
+pub use registry::{Algorithm, UnknownAlgorithm};
+pub use shape::{Element, ElementType, HostArray, Shape, MAX_PIXELS};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};
 pub use volume::{random_volume, BinaryVolume, LabelVolume};

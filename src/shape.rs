@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+/// Most pixels an image (or voxels a volume) may have: labels are 32-bit and 0 is background, so
+/// every pixel index plus one must fit in a `u32`.
+pub const MAX_PIXELS: u64 = u32::MAX as u64;
+
 /// The extent of an image (depth 1) or a volume, in elements; arrays are stored densely in
 /// row-major (x fastest, then y, then z) order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -15,8 +15,10 @@ use std::sync::Arc;
 use super::params::{Border, KernelKind, Method, NickFormula, Params};
 use super::DeviceGray;
 use crate::array::{DeviceArray, Storage};
-use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET};
-use crate::labeler::{GpuLabeler, Opened};
+use crate::device::Opened;
+use crate::gpu::{
+    build_program, Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET,
+};
 use crate::schedule::hold::QueueHold;
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
 
@@ -274,7 +276,7 @@ impl GpuBinarizer {
             return Ok(false);
         }
         let gpu = self.gpu.as_ref();
-        let program = GpuLabeler::build(gpu, &crate::kernels::BINARIZE, &config.defines(), &mut self.builds)?;
+        let program = build_program(gpu, &crate::kernels::BINARIZE, &config.defines(), &mut self.builds)?;
         let mut thresholds = Vec::new();
         for kind in KernelKind::ALL {
             thresholds.push(gpu.kernel(&program, kind.function())?);

@@ -94,7 +94,7 @@ impl Binarizer {
     }
 
     #[cfg(any(feature = "opencl", feature = "cuda"))]
-    pub(crate) fn gpu(opened: std::sync::Arc<crate::labeler::Opened>, info: DeviceInfo) -> Result<Self> {
+    pub(crate) fn gpu(opened: std::sync::Arc<crate::device::Opened>, info: DeviceInfo) -> Result<Self> {
         Ok(Self { inner: Inner::Gpu(Box::new(device::GpuBinarizer::new(opened)?)), info })
     }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use npyz::WriterBuilder;
 
+use super::targets::parent_dir;
 use crate::{Error, LabelImage, Result};
 
 /// Output formats, chosen by file extension.
@@ -61,14 +62,6 @@ pub fn check_output(output: &Path, input: Option<&Path>) -> Result<LabelFormat> 
     let inputs = input.map(super::input_files).unwrap_or_default();
     super::check_targets(&[("-o", output)], &inputs)?;
     Ok(format)
-}
-
-/// The folder a path's file is in (`.` for a bare name).
-pub(super) fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Writes `path` through `write`, atomically: into a temporary file in the same folder

@@ -73,7 +73,7 @@ fn check_kind(path: &Path) -> Result<()> {
         ));
     }
     let Ok(meta) = std::fs::symlink_metadata(path) else {
-        let parent = super::output::parent_dir(path);
+        let parent = parent_dir(path);
         if !parent.is_dir() {
             return Err(Error::ImageWrite {
                 path: path.display().to_string(),
@@ -129,10 +129,18 @@ fn describe(kind: FileType) -> &'static str {
 
 /// The directory entry a path names: its folder, resolved, and its file name.
 fn entry_of(path: &Path) -> PathBuf {
-    let folder = super::output::parent_dir(path);
+    let folder = parent_dir(path);
     let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
     match path.file_name() {
         Some(name) => folder.join(name),
         None => folder,
+    }
+}
+
+/// The folder a path's file is in (`.` for a bare name).
+pub(super) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use super::{check_destination, Labeler};
-use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
-use crate::gpu::{Buffer, Gpu, PhaseRecorder};
+use crate::array::{DeviceArray, Numbering, Storage};
+use crate::device::Opened;
+use crate::gpu::{build_program, Buffer, BuildReport, Gpu, PhaseRecorder};
 use crate::schedule::hold::QueueHold;
 use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::stats::{self, OpenCv, Stats};
@@ -16,37 +17,6 @@ use crate::{
     Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
     LabelImage, OpenCvStats, Phase, Result, Shape, Timings,
 };
-
-/// An opened device with its description and owner id, shared by its labelers.
-pub(crate) struct Opened {
-    gpu: Box<dyn Gpu>,
-    info: DeviceInfo,
-    owner: u64,
-    /// The default algorithm chosen per connectivity, and why not the first (see
-    /// [`crate::Device::default_algorithm`]).
-    pub(crate) defaults: std::sync::Mutex<Vec<(Connectivity, Algorithm, Option<String>)>>,
-}
-
-impl Opened {
-    pub(crate) fn new(gpu: Box<dyn Gpu>, info: DeviceInfo) -> Arc<Self> {
-        Arc::new(Self { gpu, info, owner: next_owner_id(), defaults: Default::default() })
-    }
-
-    /// The device handle the labelers and binarizers of this device take their queues from.
-    pub(crate) fn gpu(&self) -> &dyn Gpu {
-        self.gpu.as_ref()
-    }
-
-    /// The owner id of this device's arrays.
-    pub(crate) fn owner(&self) -> u64 {
-        self.owner
-    }
-
-    /// Host memory for fast copies with this device.
-    pub(crate) fn alloc_host(&self, bytes: usize) -> Result<ccl_backend::HostBuffer> {
-        Ok(self.gpu.alloc_host(bytes)?)
-    }
-}
 
 /// One algorithm on one GPU (or OpenCL CPU) device, with its kernels compiled for every
 /// connectivity the algorithm supports and a command queue (stream) of its own.
@@ -66,19 +36,6 @@ pub struct GpuLabeler {
     builds: BuildReport,
     /// Whether a labeling marks every phase boundary ([`GpuLabeler::mark_every_phase`]).
     every_phase: bool,
-}
-
-/// How a labeler's kernels were obtained: compiled, or loaded from the kernel cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct BuildReport {
-    /// Kernel programs built (one per connectivity, and the relabeling stage once used).
-    pub programs: usize,
-    /// Of those, the ones loaded from the kernel cache.
-    pub from_cache: usize,
-    /// Host milliseconds of the builds (compiling or loading).
-    pub build_ms: f64,
-    /// Host milliseconds of the untimed first launches (see [`GpuLabeler`]).
-    pub warm_up_ms: f64,
 }
 
 impl GpuLabeler {
@@ -114,7 +71,7 @@ impl GpuLabeler {
             return Ok(());
         }
         let info = self.algorithm.info();
-        let program = Self::build(
+        let program = build_program(
             self.gpu.as_ref(),
             info.kernel(),
             &info.defines(connectivity, self.gpu.limits()),
@@ -212,27 +169,6 @@ impl GpuLabeler {
         self.builds
     }
 
-    /// Compiles (or loads from the kernel cache) a kernel file, naming it in a build error, and
-    /// counts it in `report`.
-    pub(crate) fn build(
-        gpu: &dyn Gpu,
-        file: &crate::kernels::KernelFile,
-        defines: &[ccl_backend::Define],
-        report: &mut BuildReport,
-    ) -> Result<ccl_backend::Program> {
-        let source = file.load(gpu.dialect()).map_err(|(path, e)| Error::FileRead { path, reason: e.to_string() })?;
-        let program = gpu.build(&source, defines).map_err(|e| match e {
-            ccl_backend::Error::Build { device, log } => {
-                Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
-            }
-            e => e.into(),
-        })?;
-        report.programs += 1;
-        report.from_cache += usize::from(program.from_cache());
-        report.build_ms += program.build_ms();
-        Ok(program)
-    }
-
     /// Whether each labeling marks every boundary between its phases on the device (off by
     /// default). Off, a schedule may leave the boundary between two of its kernels unmarked, so
     /// that the second starts while the first ends (TUF on CUDA from compute capability 9.0:
@@ -254,7 +190,7 @@ impl GpuLabeler {
     /// image: the launches are what some drivers finish preparing), like the labeling kernels.
     fn ensure_relabel(&mut self) -> Result<()> {
         if self.relabel.is_none() {
-            let program = Self::build(
+            let program = build_program(
                 self.gpu.as_ref(),
                 &crate::kernels::RELABEL,
                 &relabel::defines(self.gpu.limits()),
@@ -277,7 +213,7 @@ impl GpuLabeler {
     /// launched once per call, and their first launch is part of the first call).
     fn ensure_stats(&mut self) -> Result<()> {
         if self.stats.is_none() {
-            let program = Self::build(
+            let program = build_program(
                 self.gpu.as_ref(),
                 &crate::kernels::STATS,
                 &stats::defines(false, self.gpu.limits()),
@@ -292,7 +228,7 @@ impl GpuLabeler {
     fn ensure_opencv(&mut self) -> Result<()> {
         self.ensure_stats()?;
         if self.opencv.is_none() {
-            let program = Self::build(
+            let program = build_program(
                 self.gpu.as_ref(),
                 &crate::kernels::STATS,
                 &stats::defines(true, self.gpu.limits()),

@@ -10,13 +10,11 @@ use std::time::Instant;
 use enum_dispatch::enum_dispatch;
 
 pub use cpu::CpuLabeler;
-#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_imports))]
-pub(crate) use gpu::Opened;
-pub use gpu::{BuildReport, GpuLabeler};
+pub use gpu::GpuLabeler;
 
 use crate::{
-    Algorithm, BackendKind, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
-    DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
+    Algorithm, BackendKind, BinaryImage, BinaryVolume, BuildReport, ComponentStats, Connectivity, DeviceImage,
+    DeviceInfo, DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The result of labeling a host image.

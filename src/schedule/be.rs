@@ -14,7 +14,7 @@
 //! Raw labels: (raster index of the top-left pixel of the component's first block) + 1;
 //! background 0 ([`crate::RawLabels::FirstBlock`]).
 
-use super::common::{check_kernels, over_voxels, pixel_group};
+use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};

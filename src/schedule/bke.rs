@@ -17,7 +17,7 @@
 //!
 //! Raw labels: top-left (front top-left) pixel index of the component's first block + 1;
 //! background 0.
-use super::common::{check_kernels, pixel_group};
+use super::launch::{check_kernels, pixel_group};
 use super::{dims_defines, kernels, over_blocks, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result, Shape};

@@ -6,9 +6,7 @@
 
 use ccl_backend::{Arg, LaunchRange};
 
-use crate::gpu::{Buffer, Gpu, Kernel};
-use crate::labeler::BuildReport;
-use crate::labeler::GpuLabeler;
+use crate::gpu::{build_program, Buffer, BuildReport, Gpu, Kernel};
 use crate::Result;
 
 /// Spin steps of one hold: about 0.6 ms on the H100 (2^17 of them took 147 us under Nsight
@@ -28,7 +26,7 @@ impl QueueHold {
     /// the first call builds the kernel, counted in `report`.
     pub(crate) fn hold(&mut self, gpu: &dyn Gpu, report: &mut BuildReport) -> Result<()> {
         if self.built.is_none() {
-            let program = GpuLabeler::build(gpu, &crate::kernels::HOLD, &[], report)?;
+            let program = build_program(gpu, &crate::kernels::HOLD, &[], report)?;
             let kernel = gpu.kernel(&program, "hold")?;
             let mut sink = gpu.alloc(4)?;
             gpu.zero(&mut sink)?;

@@ -12,7 +12,7 @@
 //!
 //! No loop, no flag, no scratch buffer. Raw labels: first pixel index + 1; background 0.
 
-use super::common::{check_kernels, over_voxels, pixel_group};
+use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{dims_defines, kernels, over_pixels, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};

@@ -13,7 +13,7 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::{check_kernels, over_voxels, pixel_group};
+use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};

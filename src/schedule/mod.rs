@@ -5,6 +5,7 @@
 //! `INLINE_COMPRESSION=1`.
 
 mod common;
+mod launch;
 
 pub(crate) mod be;
 pub(crate) mod bke;
@@ -19,7 +20,5 @@ pub(crate) mod stats;
 pub(crate) mod tuf;
 pub(crate) mod uf;
 
-pub(crate) use common::{
-    dims_defines, kernels, label, label_into, over_blocks, over_pixels, until_stable, Job, Schedule, ScheduleBuilder,
-    LABEL_BYTES,
-};
+pub(crate) use common::{label, label_into, Job, Schedule, ScheduleBuilder};
+pub(crate) use launch::{dims_defines, kernels, over_blocks, over_pixels, until_stable, LABEL_BYTES};

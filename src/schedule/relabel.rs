@@ -26,9 +26,9 @@
 //! other group, where CUDA had already queued the scan kernel's launch. CUDA (compute
 //! capability 9.0 on) keeps the scan kernel, which starts early there.
 
-use super::common::launch_after;
+use super::launch::launch_after;
+use super::launch::LABEL_BYTES;
 use super::scratch::Scratch;
-use super::LABEL_BYTES;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{Phase, RawLabels, Result, Shape};
 
@@ -146,7 +146,7 @@ impl Relabel {
     }
 
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
-        let [first_pixels, rank, rank_marks, scan, add, finish] = super::kernels(
+        let [first_pixels, rank, rank_marks, scan, add, finish] = super::launch::kernels(
             gpu,
             program,
             [
@@ -162,7 +162,7 @@ impl Relabel {
         // sized by it): a device that cannot is refused here, naming its limit.
         let geometry = Geometry::of(gpu.limits());
         let group = [geometry.group, 1, 1];
-        super::common::check_kernels(gpu, &[&first_pixels, &rank, &rank_marks, &scan, &add, &finish], group)?;
+        super::launch::check_kernels(gpu, &[&first_pixels, &rank, &rank_marks, &scan, &add, &finish], group)?;
         let scratch = Scratch::default();
         Ok(Self { first_pixels, rank, rank_marks, scan, add, finish, geometry, scratch, tickets: None })
     }

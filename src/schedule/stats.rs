@@ -26,7 +26,7 @@
 //! variants tried and dropped): docs/performance-history.md, "The statistics' design, step by
 //! step".
 
-use super::common::launch_after;
+use super::launch::launch_after;
 use super::scratch::Scratch;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{ComponentStats, Phase, Result, Shape};
@@ -107,15 +107,15 @@ pub(crate) struct OpenCv {
 
 impl OpenCv {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
-        let [totals, faces, background, format] = super::kernels(
+        let [totals, faces, background, format] = super::launch::kernels(
             gpu,
             program,
             ["stats_totals", "stats_background_faces", "stats_background_box", "stats_opencv"],
         )?;
         let items = accumulate_group(gpu.limits()).iter().product::<usize>();
         let groups = [[items, 1, 1], line_group(gpu.limits())];
-        super::common::check_kernels(gpu, &[&totals, &faces], groups[0])?;
-        super::common::check_kernels(gpu, &[&background, &format], groups[1])?;
+        super::launch::check_kernels(gpu, &[&totals, &faces], groups[0])?;
+        super::launch::check_kernels(gpu, &[&background, &format], groups[1])?;
         Ok(Self { totals, faces, background, format, scratch: Scratch::default(), groups })
     }
 
@@ -221,10 +221,10 @@ const MIN_CAPACITY: u32 = 1024;
 impl Stats {
     pub(crate) fn build(gpu: &dyn Gpu, program: &Program) -> Result<Self> {
         let [init, accumulate, remap] =
-            super::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
+            super::launch::kernels(gpu, program, ["stats_init", "stats_accumulate", "stats_remap"])?;
         let groups = [accumulate_group(gpu.limits()), line_group(gpu.limits())];
-        super::common::check_kernels(gpu, &[&init, &remap], groups[1])?;
-        super::common::check_group(gpu, &accumulate, groups[0])?;
+        super::launch::check_kernels(gpu, &[&init, &remap], groups[1])?;
+        super::launch::check_group(gpu, &accumulate, groups[0])?;
         Ok(Self { init, accumulate, remap, scratch: Scratch::default(), capacity: 0, groups })
     }
 

@@ -37,7 +37,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::common::{check_group, launch_after, run_then_rank, GROUP};
+use super::common::run_then_rank;
+use super::launch::{check_group, launch_after, GROUP};
 use super::relabel::{RankTables, Relabel};
 use super::scratch::Scratch;
 use super::{kernels, Job, Schedule, LABEL_BYTES};

@@ -12,7 +12,7 @@
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 
-use super::common::{check_kernels, GROUP, GROUP_3D};
+use super::launch::{check_kernels, GROUP, GROUP_3D};
 use super::{kernels, Job, Schedule};
 use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::{Connectivity, Phase, Result};

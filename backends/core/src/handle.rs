@@ -1,4 +1,5 @@
-//! Opaque handles: each backend stores its native object inside and takes it out again.
+//! Opaque handles: each backend stores its native object inside and takes it out again; and the
+//! kernel arguments, which pass buffers.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -7,6 +8,23 @@ use crate::{Error, KernelLimits, Limits, Result};
 
 fn unwrap<'a, T: 'static>(inner: &'a (dyn Any + Send + Sync), device: &str) -> Result<&'a T> {
     inner.downcast_ref::<T>().ok_or_else(|| Error::WrongHandle { device: device.to_string() })
+}
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    /// A device buffer, passed as a global pointer.
+    Buffer(&'a Buffer),
+    /// `uint`.
+    U32(u32),
+    /// `ulong` (64 bits).
+    U64(u64),
+    /// `int`.
+    I32(i32),
+    /// `float`.
+    F32(f32),
+    /// `double` (the device must support 64-bit floating point).
+    F64(f64),
 }
 
 /// A device buffer of bytes.

@@ -1,5 +1,6 @@
 //! What a launch is made of: the range (global and local sizes in x, y, z), the device's
-//! limits and how a large 2D range is folded into them, kernel arguments and build defines.
+//! limits and how a large 2D range is folded into them, and build defines (kernel arguments,
+//! which name buffers, are with the handles).
 
 use crate::{Error, Result};
 use std::fmt;
@@ -16,23 +17,6 @@ pub enum Dialect {
 impl Dialect {
     /// Both dialects.
     pub const ALL: [Dialect; 2] = [Dialect::OpenCl, Dialect::Cuda];
-}
-
-/// A kernel argument.
-#[derive(Clone, Copy, Debug)]
-pub enum Arg<'a> {
-    /// A device buffer, passed as a global pointer.
-    Buffer(&'a crate::Buffer),
-    /// `uint`.
-    U32(u32),
-    /// `ulong` (64 bits).
-    U64(u64),
-    /// `int`.
-    I32(i32),
-    /// `float`.
-    F32(f32),
-    /// `double` (the device must support 64-bit floating point).
-    F64(f64),
 }
 
 /// The value of a build-time define.

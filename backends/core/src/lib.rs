@@ -17,10 +17,8 @@ mod loader;
 
 pub use cache::{CacheKey, KernelCache, StoreFailure, FORMAT_VERSION as CACHE_FORMAT_VERSION};
 pub use error::{Error, Result};
-pub use handle::{Buffer, HostBuffer, Kernel, Mark, Program};
-pub use launch::{
-    Arg, Define, DefineValue, Dialect, KernelLimits, LaunchRange, Limits, FLUSH_DENORMALS, REGISTER_BUDGET,
-};
+pub use handle::{Arg, Buffer, HostBuffer, Kernel, Mark, Program};
+pub use launch::{Define, DefineValue, Dialect, KernelLimits, LaunchRange, Limits, FLUSH_DENORMALS, REGISTER_BUDGET};
 pub use loader::broken_library;
 
 /// The variable that chooses how NVIDIA devices (CUDA, and NVIDIA's OpenCL) read what other

@@ -1,7 +1,9 @@
 //! Value parsers shared by the subcommands: every numeric option is range-checked here or by
 //! clap's ranged parsers, with a message naming the valid range.
 
-use ccl::{Algorithm, Connectivity};
+use ccl::binarize::{Method, Params};
+use ccl::{Algorithm, Connectivity, Error};
+use clap::ValueEnum;
 
 /// `--algo` help, from the registry: every algorithm's name.
 pub fn algorithm_help() -> String {
@@ -146,4 +148,49 @@ pub fn densities(s: &str) -> Result<Densities, String> {
         return Err(format!("'{s}': densities are percentages, 0 to 100 ({v} is not)"));
     }
     Ok(Densities(values))
+}
+
+/// A value of a type that parses itself (the binarization method, formula and kernel kind).
+pub fn parse<T: std::str::FromStr<Err = Error>>(s: &str) -> std::result::Result<T, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+/// `--binarize METHOD[:window=W,k=K,r=R,formula=F,kernel=K]`, e.g. `nick:window=45,k=-0.1`.
+pub fn binarize_spec(s: &str) -> std::result::Result<Params, String> {
+    let (method, rest) = s.split_once(':').unwrap_or((s, ""));
+    let mut params = parse::<Method>(method)?.defaults();
+    for pair in rest.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').ok_or_else(|| format!("'{pair}' is not KEY=VALUE"))?;
+        let number = |v: &str| v.parse::<f64>().map_err(|_| format!("{key}: '{v}' is not a number"));
+        match key {
+            "window" => {
+                params.window = value.parse().map_err(|_| format!("window: '{value}' is not a whole number"))?
+            }
+            "k" => params.k = number(value)?,
+            "r" => params.r = number(value)?,
+            "formula" => params.formula = parse(value)?,
+            "kernel" => params.kernel = parse(value)?,
+            _ => return Err(format!("unknown key '{key}' (window, k, r, formula, kernel)")),
+        }
+    }
+    params.validate().map_err(|e| e.to_string())?;
+    Ok(params)
+}
+
+/// The file format of a folder mode's outputs (`--format`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum FolderFormat {
+    Npy,
+    Png,
+    Tiff,
+}
+
+impl FolderFormat {
+    pub(super) fn extension(self) -> &'static str {
+        match self {
+            FolderFormat::Npy => "npy",
+            FolderFormat::Png => "png",
+            FolderFormat::Tiff => "tiff",
+        }
+    }
 }

@@ -1,13 +1,14 @@
 //! `ccl binarize`: threshold a gray page on a device and write ink 0 / background 255 (DIBCO's
-//! convention); and the `--binarize METHOD[:KEY=VALUE,...]` spec of `ccl label`.
+//! convention).
 
 use std::path::PathBuf;
 
 use ccl::binarize::{KernelKind, Method, NickFormula, Params};
-use ccl::{io, Error, Result};
+use ccl::{io, Result};
 
+use super::args::{parse, FolderFormat};
 use super::console::say;
-use super::label::{note_slow_builds, open_device_announced, BackendChoice, FolderFormat};
+use super::device_choice::{note_slow_builds, open_device_announced, BackendChoice};
 
 /// The method and parameters, as `ccl binarize` takes them.
 #[derive(clap::Args, Clone, Debug)]
@@ -48,32 +49,6 @@ impl MethodArgs {
             ..defaults
         }
     }
-}
-
-fn parse<T: std::str::FromStr<Err = Error>>(s: &str) -> std::result::Result<T, String> {
-    s.parse().map_err(|e: Error| e.to_string())
-}
-
-/// `--binarize METHOD[:window=W,k=K,r=R,formula=F,kernel=K]`, e.g. `nick:window=45,k=-0.1`.
-pub fn spec(s: &str) -> std::result::Result<Params, String> {
-    let (method, rest) = s.split_once(':').unwrap_or((s, ""));
-    let mut params = parse::<Method>(method)?.defaults();
-    for pair in rest.split(',').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').ok_or_else(|| format!("'{pair}' is not KEY=VALUE"))?;
-        let number = |v: &str| v.parse::<f64>().map_err(|_| format!("{key}: '{v}' is not a number"));
-        match key {
-            "window" => {
-                params.window = value.parse().map_err(|_| format!("window: '{value}' is not a whole number"))?
-            }
-            "k" => params.k = number(value)?,
-            "r" => params.r = number(value)?,
-            "formula" => params.formula = parse(value)?,
-            "kernel" => params.kernel = parse(value)?,
-            _ => return Err(format!("unknown key '{key}' (window, k, r, formula, kernel)")),
-        }
-    }
-    params.validate().map_err(|e| e.to_string())?;
-    Ok(params)
 }
 
 #[derive(clap::Args)]

@@ -8,7 +8,7 @@ use ccl::binarize::{Method, NickFormula, Params};
 use ccl::{io, quality, Error, Result};
 
 use super::console::say;
-use super::label::{open_device, BackendChoice};
+use super::device_choice::{open_device, BackendChoice};
 
 #[derive(clap::Args)]
 pub struct EvalArgs {

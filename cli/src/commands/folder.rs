@@ -20,7 +20,8 @@ use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
-use super::label::{open_device_announced, LabelArgs};
+use super::device_choice::{note_slow_builds, open_device_announced};
+use super::label_args::LabelArgs;
 
 /// The work of a folder job: each input image with its output, and the entries that look like
 /// images but cannot be read as files (already named on standard error; each counts as failed).
@@ -197,7 +198,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         tally.record(&bar, input, label_volume_file(&device, args, &mut labeler, input, output));
     }
     bar.finish_and_clear();
-    super::label::note_slow_builds(&device);
+    note_slow_builds(&device);
     let seconds = start.elapsed().as_secs_f64();
     let volumes_written = match tally.written - images_written {
         _ if volumes.is_empty() => String::new(),
@@ -326,7 +327,7 @@ pub fn pages_folder(
         }
     });
     bar.finish_and_clear();
-    super::label::note_slow_builds(device);
+    note_slow_builds(device);
     let seconds = start.elapsed().as_secs_f64();
     say!(
         "wrote {written} pages in {seconds:.2} s ({:.1} pages/s); {failed} failed",

@@ -1,0 +1,117 @@
+//! The arguments of `ccl label`, which its folder mode (`super::folder`) reads too.
+
+use std::path::PathBuf;
+
+use ccl::io::{Binarize, ReadOptions};
+use ccl::{Algorithm, Connectivity, DeviceId, Result};
+
+use super::args::{self, FolderFormat};
+use super::console::note;
+use super::device_choice::BackendChoice;
+
+#[derive(clap::Args)]
+pub struct LabelArgs {
+    /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
+    /// TIFF), a multi-page TIFF (a volume: one slice per page), a .npy of bool, any integer type
+    /// or float32/64 (shape (H, W): an image; (D, H, W): a volume; nonzero is foreground), or a
+    /// folder of images
+    /// (every file with an image extension, each labeled on its own; with --volume, the slices
+    /// of one volume). Without it, a built-in sample page is labeled.
+    pub(super) input: Option<PathBuf>,
+    /// Output file: .npy (uint32, shape (H, W), or (D, H, W) for a volume), .png (colorized;
+    /// images only) or .tif/.tiff (32-bit labels; for a volume one page per slice);
+    /// written to a temporary file, then renamed, so it is never left half-written. For a folder
+    /// input without --volume, the output folder (made if missing): one NAME.FORMAT per input
+    /// NAME.*.
+    #[arg(short, long, default_value = "labels.png")]
+    pub(super) output: PathBuf,
+    /// Read the input as one volume and label it in 3D: a folder's images, sorted by name, are
+    /// its slices (z = 0 first, all of one size, each binarized like an image); a TIFF's pages
+    /// are its slices (a single page too); a .npy must have shape (D, H, W). Without it, a
+    /// folder is a batch of independent images, and only multi-page TIFFs and (D, H, W) .npy
+    /// files are volumes.
+    #[arg(long)]
+    pub(super) volume: bool,
+    /// For a folder input: the output format of every file.
+    #[arg(long, value_enum, default_value_t = FolderFormat::Npy)]
+    pub(super) format: FolderFormat,
+    #[arg(long, help = args::algorithm_help(), long_help = args::algorithm_long_help())]
+    pub(super) algo: Option<Algorithm>,
+    /// Backend; auto prefers CUDA, then an OpenCL GPU, then any OpenCL device, then the CPU.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub(super) backend: BackendChoice,
+    /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
+    #[arg(long)]
+    pub(super) device: Option<DeviceId>,
+    /// Connectivity: 4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26).
+    #[arg(long, value_parser = args::any_connectivity)]
+    pub(super) connectivity: Option<Connectivity>,
+    /// Foreground is gray > T, with T in the input's own range: 0-255 for 8-bit images, 0-65535
+    /// for 16-bit, the stored values for float (color is converted to gray with Rec. 709
+    /// weights at full depth). Default: any nonzero color channel is foreground. For a volume
+    /// of TIFF pages or image slices, applied to each slice.
+    #[arg(long, value_parser = args::threshold, allow_negative_numbers = true)]
+    pub(super) threshold: Option<f64>,
+    /// Swap foreground and background (after thresholding): dark ink becomes foreground.
+    #[arg(long)]
+    pub(super) invert: bool,
+    /// Binarize the (gray) page on the device first and label its ink, without the image
+    /// leaving the device: METHOD[:window=W,k=K,r=R,formula=F,kernel=K] with METHOD nick,
+    /// sauvola, niblack, wolf or otsu, e.g. `nick:window=45,k=-0.1` (see `ccl binarize`).
+    #[arg(long, value_parser = args::binarize_spec, conflicts_with_all = ["threshold", "invert", "volume"])]
+    pub(super) binarize: Option<ccl::binarize::Params>,
+    /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
+    #[arg(long)]
+    pub(super) raw: bool,
+    /// Also write each component's statistics, computed on the device, to this CSV file: one row
+    /// per label 1..N with `label,left,top,width,height,area,cx,cy` (OpenCV's
+    /// connectedComponentsWithStats order; cx, cy the centroid), for a volume
+    /// `label,left,top,front,width,height,depth,area,cx,cy,cz`.
+    #[arg(long, value_name = "CSV", conflicts_with = "raw")]
+    pub(super) stats: Option<PathBuf>,
+    /// Remove the components of fewer than N pixels (voxels), on the device; the others are
+    /// renumbered 1..M in raster order of first appearance.
+    #[arg(long, value_name = "N", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) min_size: Option<u64>,
+    /// Keep only the K largest components (after --min-size; of equal sizes, the first ones), on
+    /// the device; they are renumbered 1..K in raster order of first appearance.
+    #[arg(long, value_name = "K", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(0..))]
+    pub(super) keep_largest: Option<u64>,
+    /// Refuse inputs with more pixels (a volume: voxels) than this, before decoding them (a guard
+    /// against files that decode to huge images). Default and maximum: 4294967295, the limit of
+    /// 32-bit labels.
+    #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
+    pub(super) max_pixels: u64,
+    /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
+    /// labeling, writing), for an image, a volume or a --binarize page.
+    #[arg(short, long)]
+    pub(super) verbose: bool,
+}
+
+impl LabelArgs {
+    /// `--connectivity` for an image: 8 unless given.
+    pub(super) fn image_connectivity(&self) -> Connectivity {
+        self.connectivity.unwrap_or(Connectivity::Eight)
+    }
+
+    /// `--algo`, or the default for `connectivity` on `device` (`Device::default_algorithm`:
+    /// the fastest it runs), saying so on standard error where the device cannot run the first.
+    pub(super) fn algorithm(&self, device: &ccl::Device, connectivity: Connectivity) -> Result<Algorithm> {
+        if let Some(algorithm) = self.algo {
+            return Ok(algorithm);
+        }
+        let (algorithm, why) = device.default_algorithm(connectivity)?;
+        if let Some(why) = why {
+            note!("note: {why}");
+        }
+        Ok(algorithm)
+    }
+
+    /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
+    pub(super) fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            binarize: Binarize { threshold: self.threshold, invert: self.invert },
+            max_pixels: self.max_pixels,
+        }
+    }
+}
