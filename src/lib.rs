@@ -28,6 +28,7 @@ mod image;
 pub mod io;
 pub mod kernels;
 mod labeler;
+pub mod pipeline;
 pub mod quality;
 pub mod recording;
 pub mod reference;
@@ -51,6 +52,7 @@ pub use labeler::{
     label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
     Labeler, Labeling, VolumeLabeling,
 };
+pub use pipeline::{Filter, LabelNumbering, Options, Run, RunInto, Stats};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};

@@ -6,7 +6,7 @@ use super::{check_destination, Labeler, Labeling};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
     reference, Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, Phase, PhaseTime, Result, Shape, Timings,
+    LabelImage, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -127,6 +127,20 @@ impl Labeler for CpuLabeler {
         labels.numbering = Some(Numbering::Consecutive(kept));
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Ok((kept, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
+    }
+
+    /// Relabels on the host, then builds the tables there from the labels.
+    fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
+        super::gpu::check_opencv_dims(labels, dims)?;
+        let (n, mut timings) = self.relabel(labels)?;
+        let start = Instant::now();
+        let Storage::Host(values) = &labels.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let tables = OpenCvStats::of_labels(values, labels.shape(), usize::from(dims), n);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.push(PhaseTime { phase: Phase::ComponentStats, ms });
+        Ok((tables, timings))
     }
 
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {

@@ -16,7 +16,8 @@ pub use gpu::{BuildReport, GpuLabeler};
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
-    DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
+    DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Options, Phase, PhaseTime, Result, Run, RunInto, Shape,
+    Timings,
 };
 
 /// The result of labeling a host image.
@@ -174,6 +175,31 @@ pub trait Labeler {
     /// into background, in place on the device; returns M. Labels that are not consecutive, or
     /// a `keep` of another length than their count, are an [`Error::InvalidParameter`].
     fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)>;
+
+    /// OpenCV's `connectedComponentsWithStats` tables of `labels` (row 0 the background, row k
+    /// label k) for an array of `dims` dimensions (2, or 3 for a volume, also one of a single
+    /// slice, whose tables then have z columns), built on the device (the CPU reference computes
+    /// them on the host) and read back: raw labels are renumbered first, as
+    /// [`Labeler::component_stats`] does. `dims` that do not fit the array are an
+    /// [`Error::InvalidParameter`]. The timings: relabeling, [`Phase::ComponentStats`] (every
+    /// kernel) and [`Phase::Download`] (the tables' read-back).
+    fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)>;
+
+    /// Labels an image (or volume) already on the device into new labels and runs the stages
+    /// `options` ask for on them (see [`crate::pipeline`]): consecutive numbering, statistics,
+    /// filters. The fast paths of the stage methods are kept: TUF's consecutive labels from its
+    /// own last pass, statistics launched before the count is read back. The timings are every
+    /// stage's, on the device (the labels stay there: [`Labeler::download`]).
+    fn run(&mut self, image: &DeviceImage, options: &Options) -> Result<Run> {
+        crate::pipeline::run(self, image, options)
+    }
+
+    /// [`Labeler::run`] into existing labels of the image's shape ([`Error::ShapeMismatch`]
+    /// otherwise) on this labeler's device: labels reused over many images, or memory of the
+    /// caller's ([`GpuLabeler::borrow_labels`]).
+    fn run_into(&mut self, image: &DeviceImage, labels: &mut DeviceLabels, options: &Options) -> Result<RunInto> {
+        crate::pipeline::run_into(self, image, labels, options)
+    }
 
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
@@ -521,23 +547,6 @@ impl AnyLabeler {
             // SAFETY: the caller's contract.
             AnyLabeler::Gpu(gpu) => unsafe { gpu.component_stats_borrowed(labels, area, boxes, sums) },
             AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
-        }
-    }
-
-    /// OpenCV's `connectedComponentsWithStats` tables of `labels` for an array of `dims`
-    /// dimensions ([`GpuLabeler::opencv_stats`], built on the device; the CPU reference computes
-    /// them on the host). Raw labels are renumbered first.
-    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
-        match self {
-            AnyLabeler::Gpu(gpu) => gpu.opencv_stats(labels, dims),
-            AnyLabeler::Cpu(cpu) => {
-                gpu::check_opencv_dims(labels, dims)?;
-                let (n, timings) = cpu.relabel(labels)?;
-                let shape = labels.shape();
-                let mut host = vec![0u32; shape.len()];
-                cpu.download_into(labels, &mut host)?;
-                Ok((OpenCvStats::of_labels(&host, shape, usize::from(dims), n), timings))
-            }
         }
     }
 
