@@ -48,11 +48,8 @@ pub use device::{
 pub use error::{Error, Result};
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage, MAX_PIXELS};
-pub use labeler::{
-    label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, BuildReport, CpuLabeler, GpuLabeler,
-    Labeler, Labeling, VolumeLabeling,
-};
-pub use pipeline::{Filter, LabelNumbering, Options, Run, RunInto, Stats};
+pub use labeler::{AnyLabeler, BuildReport, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
+pub use pipeline::{run_host, Filter, LabelNumbering, Options, Run, Stats};
 pub use shape::{Element, ElementType, HostArray, Shape};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};

@@ -19,7 +19,8 @@
 //!
 //! [`crate::Labeler::run`] chains the stages the [`Options`] ask for into new labels and returns
 //! them in a [`Run`]; [`crate::Labeler::run_into`] writes existing labels (reused over many
-//! images, or borrowed from another library) and returns a [`RunInto`]. Each stage's phases
+//! images, or borrowed from another library) and returns a `Run<()>`; [`run_host`] uploads the
+//! input first and downloads the labels last. Each stage's phases
 //! follow the previous stage's in the result's [`Timings`].
 //!
 //! ```no_run
@@ -34,7 +35,11 @@
 //! # Ok::<(), ccl::Error>(())
 //! ```
 
-use crate::{ComponentStats, Connectivity, DeviceImage, DeviceLabels, Labeler, OpenCvStats, Result, Timings};
+use std::time::Instant;
+
+use crate::{
+    ComponentStats, Connectivity, DeviceImage, DeviceLabels, Labeler, OpenCvStats, Phase, PhaseTime, Result, Timings,
+};
 
 /// How a run numbers its labels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,33 +132,57 @@ impl Options {
     }
 }
 
-/// The result of [`crate::Labeler::run`].
+/// The result of a run: the labels (`T`: [`DeviceLabels`] from [`crate::Labeler::run`], `()`
+/// from [`crate::Labeler::run_into`], which writes them in place, host labels from [`run_host`])
+/// and what the [`Options`] asked for besides.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct Run {
-    /// The labels, on the device (see [`DeviceLabels::numbering`]).
-    pub labels: DeviceLabels,
+pub struct Run<T = DeviceLabels> {
+    /// The labels (see [`DeviceLabels::numbering`] on the device).
+    pub labels: T,
     /// The number of components when the labels are consecutive (after the filters).
     pub count: Option<u32>,
     /// With [`Stats::Components`], the statistics, entry `k` for label `k + 1`.
     pub stats: Option<ComponentStats>,
     /// With [`Stats::OpenCv`], OpenCV's tables.
     pub opencv: Option<OpenCvStats>,
-    /// Every stage's phases, on the device (no transfer of the labels).
+    /// Every stage's phases, on the device; [`run_host`]'s begin with [`Phase::Upload`] and end
+    /// with [`Phase::Download`], timed on the host clock.
     pub timings: Timings,
 }
 
-/// The result of [`crate::Labeler::run_into`]: a [`Run`] without the labels, written in place.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct RunInto {
-    /// The number of components when the labels are consecutive (after the filters).
-    pub count: Option<u32>,
-    /// With [`Stats::Components`], the statistics, entry `k` for label `k + 1`.
-    pub stats: Option<ComponentStats>,
-    /// With [`Stats::OpenCv`], OpenCV's tables.
-    pub opencv: Option<OpenCvStats>,
-    /// Every stage's phases.
-    pub timings: Timings,
+impl<T> Run<T> {
+    /// The same result with other labels.
+    fn with_labels<U>(self, labels: U) -> Run<U> {
+        let Run { count, stats, opencv, timings, .. } = self;
+        Run { labels, count, stats, opencv, timings }
+    }
+}
+
+/// Host in, host out: `upload` the input (e.g. [`crate::Labeler::upload`], or a binarization
+/// on the device), [`crate::Labeler::run`] on it, then `download` the labels (e.g.
+/// [`crate::Labeler::download`], or [`crate::Labeler::download_into`] caller memory). The upload
+/// and the download are timed on the host clock, first and last in the timings. A connectivity
+/// the algorithm does not take fails before anything is uploaded.
+pub fn run_host<L: Labeler + ?Sized, T>(
+    labeler: &mut L,
+    options: &Options,
+    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
+    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
+) -> Result<Run<T>> {
+    labeler.algorithm().check(options.connectivity)?;
+    let start = Instant::now();
+    let input = upload(labeler)?;
+    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
+    let run = labeler.run(&input, options)?;
+    drop(input);
+    let start = Instant::now();
+    let labels = download(labeler, &run.labels)?;
+    let download_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut run = run.with_labels(labels);
+    run.timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
+    run.timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
+    Ok(run)
 }
 
 /// [`crate::Labeler::run`]: the stages `options` ask for, on new labels.
@@ -171,10 +200,9 @@ pub(crate) fn run<L: Labeler + ?Sized>(labeler: &mut L, image: &DeviceImage, opt
         let (labels, timings) = labeler.label_on_device(image, connectivity)?;
         (labels, None, None, timings)
     };
-    let mut done = RunInto { count, stats, opencv: None, timings };
+    let mut done = Run { labels: (), count, stats, opencv: None, timings };
     after_labeling(labeler, &mut labels, options, &mut done)?;
-    let RunInto { count, stats, opencv, timings } = done;
-    Ok(Run { labels, count, stats, opencv, timings })
+    Ok(done.with_labels(labels))
 }
 
 /// [`crate::Labeler::run_into`]: the stages `options` ask for, into existing `labels`.
@@ -183,14 +211,14 @@ pub(crate) fn run_into<L: Labeler + ?Sized>(
     image: &DeviceImage,
     labels: &mut DeviceLabels,
     options: &Options,
-) -> Result<RunInto> {
+) -> Result<Run<()>> {
     let connectivity = options.connectivity;
     let mut done = if options.is_consecutive() {
         let (count, timings) = labeler.label_on_device_into_consecutive(image, connectivity, labels)?;
-        RunInto { count: Some(count), stats: None, opencv: None, timings }
+        Run { labels: (), count: Some(count), stats: None, opencv: None, timings }
     } else {
         let timings = labeler.label_on_device_into(image, connectivity, labels)?;
-        RunInto { count: None, stats: None, opencv: None, timings }
+        Run { labels: (), count: None, stats: None, opencv: None, timings }
     };
     if options.stats == Stats::Components || !options.filters.is_empty() {
         let (stats, more) = labeler.component_stats(labels)?;
@@ -207,7 +235,7 @@ fn after_labeling<L: Labeler + ?Sized>(
     labeler: &mut L,
     labels: &mut DeviceLabels,
     options: &Options,
-    done: &mut RunInto,
+    done: &mut Run<()>,
 ) -> Result<()> {
     for filter in &options.filters {
         let stats = done.stats.as_mut().expect("computed for the filters");
