@@ -6,13 +6,15 @@
 //! the labelers take without it leaving the device.
 //!
 //! ```no_run
-//! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler};
+//! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Options};
 //!
 //! let image = BinaryImage::from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
 //! let device = Device::auto()?; // CUDA, else an OpenCL GPU, else OpenCL, else the CPU
 //! let mut labeler = device.labeler(Algorithm::UF)?;
-//! let result = labeler.label(&image, Connectivity::Eight)?;
-//! println!("{} components in {:.3} ms", result.labels.component_count(), result.timings.labeling_ms());
+//! let on_device = labeler.upload(&image)?;
+//! let run = labeler.run(&on_device, &Options::new(Connectivity::Eight).consecutive())?;
+//! println!("{} components in {:.3} ms", run.count.unwrap_or(0), run.timings.labeling_ms());
+//! let labels = labeler.download(&run.labels)?;
 //! # Ok::<(), ccl::Error>(())
 //! ```
 
