@@ -60,6 +60,9 @@ pub use volume::{random_volume, BinaryVolume, LabelVolume};
 /// Hooks for the project's own tests, not part of the stable API.
 #[doc(hidden)]
 pub mod testing {
+    /// The stage methods [`crate::Labeler::run`] chains (crate-internal otherwise), for tests
+    /// that check one stage on its own.
+    pub use crate::labeler::Stages;
     pub use crate::schedule::tuf::TileKernel as TufTileKernel;
 
     /// Forces TUF's tile kernel for every later labeling of an image in this process (`None`:

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 
 use ccl::io::{read_binary, Binarize};
 use ccl::reference::{self, partition_difference};
+use ccl::testing::Stages;
 use ccl::{Algorithm, Connectivity, Error, Labeler, Options};
 use common::images::{conformance_cases, large_conformance_cases, Case};
 

@@ -8,6 +8,7 @@
 
 mod common;
 
+use ccl::testing::Stages;
 use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape};
 use common::images::{random, spiral};
 

@@ -8,6 +8,7 @@ mod common;
 
 use std::sync::OnceLock;
 
+use ccl::testing::Stages;
 use ccl::{
     random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStat, ComponentStats,
     Connectivity, DeviceImage, DeviceLabels, Labeler, Options, Shape, Stats, Timings,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{check_destination, Labeler};
+use super::{check_destination, Labeler, Stages};
 use crate::array::{next_owner_id, DeviceArray, Numbering, Storage};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder};
 use crate::schedule::hold::QueueHold;
@@ -517,6 +517,23 @@ impl Labeler for GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        let buffer = self.buffer(labels)?;
+        // Straight into the label vector (zero pages from the allocator, no second copy).
+        let mut values = vec![0u32; labels.shape().len()];
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
+        LabelImage::new(labels.width(), labels.height(), values)
+    }
+
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
+        check_destination(labels, out)?;
+        let buffer = self.buffer(labels)?;
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    }
+}
+
+impl Stages for GpuLabeler {
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let shape = image.shape();
         self.prepare_labeling(shape, connectivity)?;
@@ -643,20 +660,5 @@ impl Labeler for GpuLabeler {
         recorder.end(Phase::Download)?;
         timings.phases.extend(recorder.finish()?);
         Ok((table, timings))
-    }
-
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
-        let buffer = self.buffer(labels)?;
-        // Straight into the label vector (zero pages from the allocator, no second copy).
-        let mut values = vec![0u32; labels.shape().len()];
-        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
-        LabelImage::new(labels.width(), labels.height(), values)
-    }
-
-    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
-        check_destination(labels, out)?;
-        let buffer = self.buffer(labels)?;
-        self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
-        Ok(())
     }
 }

@@ -40,41 +40,11 @@ pub struct VolumeLabeling {
     pub timings: Timings,
 }
 
-/// A connected-components labeler: one algorithm on one device.
-///
-/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
-/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
-/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
-/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
-/// that device may be passed between them (every call waits for its own commands before it
-/// returns). Labelings running at the same time share the device, so each may take longer than
-/// alone; the time reported is still that labeling's own.
+/// The stages a [`Labeler::run`] chains (see [`crate::pipeline`]): labeling, relabeling,
+/// statistics, filtering, each on device arrays. Crate-internal: a supertrait of [`Labeler`]
+/// that callers cannot name (the project's own tests reach it through `ccl::testing::Stages`).
 #[enum_dispatch]
-pub trait Labeler {
-    /// The algorithm.
-    fn algorithm(&self) -> Algorithm;
-
-    /// The device it runs on.
-    fn device(&self) -> &DeviceInfo;
-
-    /// Copies a host image to the device.
-    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
-    }
-
-    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
-    /// 26-connectivity.
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        self.upload_array(volume.shape(), volume.voxels())
-    }
-
-    /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
-    /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
-    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
-    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
-    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
-    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
-
+pub trait Stages {
     /// Labels an image (or volume) already on the device and leaves the labels there. The
     /// timings cover allocation of the output, every kernel (and flag read-back) and a final
     /// synchronisation. A volume deeper than one slice takes 6-, 18- or 26-connectivity only
@@ -182,6 +152,49 @@ pub trait Labeler {
     /// kernel) and [`crate::Phase::Download`] (the tables' read-back).
     fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)>;
 
+    /// Labels an image already on the device and counts its components; nothing but the count
+    /// leaves the device.
+    fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
+        let (_, count, timings) = self.label_on_device_consecutive(image, connectivity)?;
+        Ok((count, timings))
+    }
+}
+
+/// A connected-components labeler: one algorithm on one device.
+///
+/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
+/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
+/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
+/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
+/// that device may be passed between them (every call waits for its own commands before it
+/// returns). Labelings running at the same time share the device, so each may take longer than
+/// alone; the time reported is still that labeling's own.
+#[enum_dispatch]
+pub trait Labeler: Stages {
+    /// The algorithm.
+    fn algorithm(&self) -> Algorithm;
+
+    /// The device it runs on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Copies a host image to the device.
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
+        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
+    }
+
+    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
+    /// 26-connectivity.
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
+        self.upload_array(volume.shape(), volume.voxels())
+    }
+
+    /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
+    /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
+    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
+    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
+    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
+
     /// Labels an image (or volume) already on the device into new labels and runs the stages
     /// `options` ask for on them (see [`crate::pipeline`]): consecutive numbering, statistics,
     /// filters. The fast paths of the stage methods are kept: TUF's consecutive labels from its
@@ -266,13 +279,6 @@ pub trait Labeler {
         let options = Options::new(connectivity).consecutive();
         let run = crate::run_host(self, &options, |l| l.upload(image), |l, d| l.download_into(d, out))?;
         Ok((run.count.expect("relabeled"), run.timings))
-    }
-
-    /// Labels an image already on the device and counts its components; nothing but the count
-    /// leaves the device.
-    fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
-        let (_, count, timings) = self.label_on_device_consecutive(image, connectivity)?;
-        Ok((count, timings))
     }
 }
 
@@ -361,7 +367,7 @@ fn check_destination(labels: &DeviceLabels, out: &[u32]) -> Result<()> {
 }
 
 /// Any labeler, chosen at run time (see [`crate::Device::labeler`]).
-#[enum_dispatch(Labeler)]
+#[enum_dispatch(Labeler, Stages)]
 pub enum AnyLabeler {
     /// The CPU reference.
     Cpu(CpuLabeler),
