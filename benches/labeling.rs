@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ccl::{Connectivity, Device, Labeler};
+use ccl::{Connectivity, Device, Labeler, Options};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn bench_labeling(c: &mut Criterion) {
@@ -31,8 +31,8 @@ fn bench_labeling(c: &mut Criterion) {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
-                            let (_, timings) = labeler.label_on_device(input, Connectivity::Eight).expect("label");
-                            total += Duration::from_secs_f64(timings.labeling_ms() * 1e-3);
+                            let run = labeler.run(input, &Options::new(Connectivity::Eight)).expect("label");
+                            total += Duration::from_secs_f64(run.timings.labeling_ms() * 1e-3);
                         }
                         total
                     })

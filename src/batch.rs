@@ -56,16 +56,18 @@ where
                 }
             }
         });
+        let mut run_options = crate::Options::new(options.connectivity);
+        if options.consecutive {
+            run_options = run_options.consecutive();
+        }
         for mut labeler in labelers {
-            let (input_rx, output_tx) = (input_rx.clone(), output_tx.clone());
+            let (input_rx, output_tx, run_options) = (input_rx.clone(), output_tx.clone(), run_options.clone());
             scope.spawn(move || {
                 while let Some((tag, image)) = next(&input_rx) {
                     let result = image.and_then(|image| {
-                        if options.consecutive {
-                            labeler.label_consecutive(&image, options.connectivity)
-                        } else {
-                            labeler.label(&image, options.connectivity)
-                        }
+                        let upload = |l: &mut crate::AnyLabeler| l.upload(&image);
+                        let run = crate::run_host(&mut labeler, &run_options, upload, |l, d| l.download(d))?;
+                        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
                     });
                     if output_tx.send((tag, result)).is_err() {
                         break;

@@ -6,13 +6,15 @@
 //! the labelers take without it leaving the device.
 //!
 //! ```no_run
-//! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler};
+//! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Options};
 //!
 //! let image = BinaryImage::from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
 //! let device = Device::auto()?; // CUDA, else an OpenCL GPU, else OpenCL, else the CPU
 //! let mut labeler = device.labeler(Algorithm::UF)?;
-//! let result = labeler.label(&image, Connectivity::Eight)?;
-//! println!("{} components in {:.3} ms", result.labels.component_count(), result.timings.labeling_ms());
+//! let on_device = labeler.upload(&image)?;
+//! let run = labeler.run(&on_device, &Options::new(Connectivity::Eight).consecutive())?;
+//! println!("{} components in {:.3} ms", run.count.unwrap_or(0), run.timings.labeling_ms());
+//! let labels = labeler.download(&run.labels)?;
 //! # Ok::<(), ccl::Error>(())
 //! ```
 
@@ -29,6 +31,7 @@ mod image;
 pub mod io;
 pub mod kernels;
 mod labeler;
+pub mod pipeline;
 pub mod quality;
 pub mod recording;
 pub mod reference;
@@ -50,10 +53,8 @@ pub use gpu::BuildReport;
 pub use handle::Device;
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use image::{random_image, sample_image, BinaryImage, LabelImage};
-pub use labeler::{
-    label_host, label_host_consecutive, label_host_with_stats, AnyLabeler, CpuLabeler, GpuLabeler, Labeler, Labeling,
-    VolumeLabeling,
-};
+pub use labeler::{AnyLabeler, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
+pub use pipeline::{run_host, Filter, LabelNumbering, Options, Run, Stats};
 pub use registry::{Algorithm, UnknownAlgorithm};
 pub use shape::{Element, ElementType, HostArray, Shape, MAX_PIXELS};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
@@ -63,6 +64,9 @@ pub use volume::{random_volume, BinaryVolume, LabelVolume};
 /// Hooks for the project's own tests, not part of the stable API.
 #[doc(hidden)]
 pub mod testing {
+    /// The stage methods [`crate::Labeler::run`] chains (crate-internal otherwise), for tests
+    /// that check one stage on its own.
+    pub use crate::labeler::Stages;
     pub use crate::schedule::tuf::TileKernel as TufTileKernel;
 
     /// Forces TUF's tile kernel for every later labeling of an image in this process (`None`:

@@ -138,7 +138,7 @@ impl ComponentStats {
 }
 
 /// OpenCV's `connectedComponentsWithStats` tables, built on the device
-/// ([`crate::GpuLabeler::opencv_stats`]): row 0 the background, row k the component labeled k.
+/// ([`crate::Labeler::opencv_stats`]): row 0 the background, row k the component labeled k.
 #[derive(Clone, Debug, Default)]
 pub struct OpenCvStats {
     /// Rows: N + 1.

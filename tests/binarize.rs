@@ -231,9 +231,9 @@ fn binarized_pages_are_labeled_without_leaving_the_device(d: &common::TestDevice
                 for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
                     let (expected, count) = ccl::reference::label(&ink, connectivity).into_consecutive();
                     let mut labeler = d.device.labeler_for(algorithm, connectivity).unwrap();
-                    let (mut labels, _) = labeler.label_on_device(&binary, connectivity).unwrap();
-                    let (got_count, _) = labeler.relabel(&mut labels).unwrap();
-                    let got = labeler.download(&labels).unwrap();
+                    let run = labeler.run(&binary, &ccl::Options::new(connectivity).consecutive()).unwrap();
+                    let got_count = run.count.unwrap();
+                    let got = labeler.download(&run.labels).unwrap();
                     if got_count != count || got.labels() != expected.labels() {
                         failures.push(format!(
                             "{}: {name}: {}: {algorithm} {connectivity}",

@@ -40,8 +40,8 @@ fn the_first_labeling_is_timed_like_the_next(dev: &common::TestDevice) {
     for &algorithm in ccl::Algorithm::ALL {
         let mut labeler = dev.device.labeler(algorithm).unwrap();
         let on_device = labeler.upload(&image).unwrap();
-        let (_, first) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
-        let (_, second) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        let first = labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap().timings;
+        let second = labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap().timings;
         let (a, b) = (first.labeling_ms(), second.labeling_ms());
         if a > 5.0 * b + 25.0 {
             failures.push(format!("{algorithm}/{}: first run {a:.3} ms, second {b:.3} ms", dev.token));

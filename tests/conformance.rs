@@ -3,8 +3,8 @@
 //! and real DIBCO pages when present) and checks the raw labels exactly against the CPU
 //! reference under the algorithm's convention ([`ccl::RawLabels`]), which implies the same
 //! partition with background 0; then renumbers them on the device and requires the host's
-//! consecutive labels byte for byte, with the same count, and the same again from
-//! `label_on_device_consecutive` (TUF's fused renumbering). `cargo test --test conformance
+//! consecutive labels byte for byte, with the same count, and the same again from a consecutive
+//! `Labeler::run` (TUF's fused renumbering). `cargo test --test conformance
 //! bke_ic::cuda` runs one cell. The large images (`large_cN`: megapixels, and images past
 //! CUDA's grid) and the real DIBCO pages (`pages_cN`, when ../shared/data has them) are slow on
 //! a CPU device: they run in full mode (`scripts/test.sh --full`).
@@ -19,7 +19,8 @@ use std::sync::OnceLock;
 
 use ccl::io::{read_binary, Binarize};
 use ccl::reference::{self, partition_difference};
-use ccl::{Algorithm, Connectivity, Error, Labeler};
+use ccl::testing::Stages;
+use ccl::{Algorithm, Connectivity, Error, Labeler, Options};
 use common::images::{conformance_cases, large_conformance_cases, Case};
 
 /// The synthetic images of every cell, made once per test process.
@@ -65,7 +66,7 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
     if !algorithm.supports(connectivity) {
         let image = &synthetic()[0].image;
         let on_device = labeler.upload(image).expect("upload");
-        match labeler.label_on_device(&on_device, connectivity) {
+        match labeler.run(&on_device, &Options::new(connectivity)) {
             Err(Error::UnsupportedConnectivity { .. }) => return,
             other => panic!("{}: expected UnsupportedConnectivity, got {:?}", name("*"), other.map(|_| ())),
         }
@@ -78,8 +79,8 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
     for case in cases() {
         let expected = reference::label_as(&case.image, connectivity, algorithm.raw_labels());
         let on_device = labeler.upload(&case.image);
-        let labels = on_device.and_then(|image| labeler.label_on_device(&image, connectivity));
-        let (mut labels, actual) = match labels.and_then(|(l, _)| labeler.download(&l).map(|host| (l, host))) {
+        let labels = on_device.and_then(|image| labeler.run(&image, &Options::new(connectivity)));
+        let (mut labels, actual) = match labels.and_then(|r| labeler.download(&r.labels).map(|host| (r.labels, host))) {
             Ok(both) => both,
             Err(e) => {
                 failures.push(format!("{}: {e}", name(&case.name)));
@@ -119,11 +120,11 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
         // Labeled straight into consecutive labels (TUF renumbers in its last pass on images):
         // the same labels and count.
         let consecutive = labeler.upload(&case.image).and_then(|image| {
-            let (labels, count, _) = labeler.label_on_device_consecutive(&image, connectivity)?;
-            Ok((count, labeler.download(&labels)?))
+            let run = labeler.run(&image, &Options::new(connectivity).consecutive())?;
+            Ok((run.count.expect("counted"), labeler.download(&run.labels)?))
         });
         match consecutive {
-            Err(e) => failures.push(format!("{}: label_on_device_consecutive: {e}", name(&case.name))),
+            Err(e) => failures.push(format!("{}: consecutive run: {e}", name(&case.name))),
             Ok((count, device)) => {
                 if count != host_count {
                     failures.push(format!(

@@ -1,4 +1,4 @@
-//! Labeling into existing labels ([`Labeler::label_on_device_into`]) on every device: one label
+//! Labeling into existing labels ([`Labeler::run_into`]) on every device: one label
 //! array reused over several images and volumes gives, once relabeled, the labels of
 //! `label_consecutive` and `label_volume`, and labeled straight into consecutive labels, the
 //! reference's; labels of another shape are refused. Borrowed device
@@ -8,7 +8,8 @@
 
 mod common;
 
-use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Phase, Shape};
+use ccl::testing::Stages;
+use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape};
 use common::images::{random, spiral};
 
 /// Images of one size (so that one label array takes them all), from empty to full.
@@ -44,14 +45,15 @@ fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice
         for connectivity in algorithm.connectivities().iter().copied().filter(|c| c.dims() == 2) {
             let cases = images(131, 77);
             let first = labeler.upload(&cases[0].1).expect("upload");
-            let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+            let mut labels = labeler.run(&first, &Options::new(connectivity)).expect("label").labels;
             // Relabeled before the loop: the reused array holds consecutive labels, which
             // labeling into it must replace by raw ones.
             labeler.relabel(&mut labels).expect("relabel");
             for (name, image) in &cases {
                 let what = format!("{} {algorithm} {connectivity} {name}", d.token);
                 let on_device = labeler.upload(image).expect("upload");
-                let timings = labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+                let options = Options::new(connectivity);
+                let timings = labeler.run_into(&on_device, &mut labels, &options).expect("label into").timings;
                 assert_eq!(labels.numbering(), Some(Numbering::Raw(algorithm.raw_labels())), "{what}");
                 assert!(!timings.phases.iter().any(|p| p.phase == Phase::Allocation), "{what}: {timings:?}");
                 let raw = labeler.label(image, connectivity).expect("label");
@@ -67,7 +69,7 @@ fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice
     assert!(runs > 0, "{}: nothing ran", d.token);
 }
 
-/// Consecutive labels into one reused array (`label_on_device_into_consecutive`: TUF renumbers
+/// Consecutive labels into one reused array (a consecutive `run_into`: TUF renumbers
 /// in its last pass, UF labels and relabels) equal the CPU reference's renumbering, count
 /// included.
 fn consecutive_labels_into_reused_labels_equal_the_reference(d: &common::TestDevice) {
@@ -79,13 +81,13 @@ fn consecutive_labels_into_reused_labels_equal_the_reference(d: &common::TestDev
             for (width, height) in [(131, 77), (2100, 70)] {
                 let cases = images(width, height);
                 let first = labeler.upload(&cases[0].1).expect("upload");
-                let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+                let mut labels = labeler.run(&first, &Options::new(connectivity)).expect("label").labels;
                 for (name, image) in &cases {
                     let what = format!("{} {algorithm} {connectivity} {width}x{height} {name}", d.token);
                     let on_device = labeler.upload(image).expect("upload");
-                    let (n, timings) = labeler
-                        .label_on_device_into_consecutive(&on_device, connectivity, &mut labels)
-                        .expect("label into, consecutive");
+                    let options = Options::new(connectivity).consecutive();
+                    let run = labeler.run_into(&on_device, &mut labels, &options).expect("label into, consecutive");
+                    let (n, timings) = (run.count.expect("counted"), run.timings);
                     let (want, want_n) =
                         ccl::reference::label_as(image, connectivity, algorithm.raw_labels()).into_consecutive();
                     assert_eq!(n, want_n, "{what}: count");
@@ -106,10 +108,10 @@ fn volume_labels_reused_equal_label_volume(d: &common::TestDevice) {
     let volumes: Vec<_> =
         [(20, 1), (45, 2), (70, 3)].iter().map(|&(p, seed)| random_volume(23, 17, 9, p, 1, seed).unwrap()).collect();
     let first = labeler.upload_volume(&volumes[0]).expect("upload");
-    let (mut labels, _) = labeler.label_on_device(&first, connectivity).expect("label");
+    let mut labels = labeler.run(&first, &Options::new(connectivity)).expect("label").labels;
     for (i, volume) in volumes.iter().enumerate() {
         let on_device = labeler.upload_volume(volume).expect("upload");
-        labeler.label_on_device_into(&on_device, connectivity, &mut labels).expect("label into");
+        labeler.run_into(&on_device, &mut labels, &Options::new(connectivity)).expect("label into");
         let (n, _) = labeler.relabel(&mut labels).expect("relabel");
         let want = labeler.label_volume(volume, connectivity, true).expect("label_volume");
         assert_eq!(Some(n), want.components, "{} volume {i}", d.token);
@@ -121,13 +123,13 @@ fn labels_of_another_shape_are_refused_and_left_as_they_were(d: &common::TestDev
     let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
     let image = spiral(31);
     let on_device = labeler.upload(&image).unwrap();
-    let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
-    labeler.relabel(&mut labels).unwrap();
+    let eight = Options::new(Connectivity::Eight);
+    let mut labels = labeler.run(&on_device, &eight.clone().consecutive()).unwrap().labels;
     let before = labeler.download(&labels).unwrap();
     // The same pixel count in another shape, and another pixel count.
     for other in [random(31 * 31, 1, 50, 1, 9), random(30, 31, 50, 1, 9)] {
         let on_device = labeler.upload(&other).unwrap();
-        match labeler.label_on_device_into(&on_device, Connectivity::Eight, &mut labels) {
+        match labeler.run_into(&on_device, &mut labels, &eight) {
             Err(Error::ShapeMismatch { image, labels }) => {
                 assert_eq!((image, labels), (Shape::image(other.width(), other.height()), Shape::image(31, 31)));
             }
@@ -135,7 +137,7 @@ fn labels_of_another_shape_are_refused_and_left_as_they_were(d: &common::TestDev
         }
     }
     let small = labeler.upload(&random(3, 5, 50, 1, 1)).unwrap();
-    let message = labeler.label_on_device_into(&small, Connectivity::Eight, &mut labels).unwrap_err().to_string();
+    let message = labeler.run_into(&small, &mut labels, &eight).unwrap_err().to_string();
     assert!(message.contains("3x5") && message.contains("31x31"), "{message}");
     assert_eq!(labels.numbering(), Some(Numbering::Consecutive(1)), "{}", d.token);
     assert_eq!(labeler.download(&labels).unwrap(), before, "{}", d.token);

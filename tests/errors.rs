@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use ccl::io::{read_binary, write_labels, Binarize};
+use ccl::testing::Stages;
 use ccl::{
     Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage, Labeler,
 };

@@ -30,7 +30,7 @@ fn components(image: &BinaryImage) -> u32 {
     let expected = reference::label(image, Connectivity::Eight);
     for dev in common::shared_devices() {
         let mut labeler = dev.device.labeler(ccl::Algorithm::UF).unwrap();
-        let got = labeler.label(image, Connectivity::Eight).unwrap().labels;
+        let got = label(&mut labeler, image);
         assert_eq!(got, expected, "{} differs from the reference", dev.token);
     }
     expected.component_count()
@@ -346,7 +346,7 @@ fn truncated_and_mutated_files_never_panic_or_label_wrongly(dev: &common::TestDe
             };
             decoded += 1;
             let expected = reference::label_as(&image, Connectivity::Eight, ccl::RawLabels::FirstBlock);
-            let got = labeler.label(&image, Connectivity::Eight).unwrap().labels;
+            let got = label(&mut labeler, &image);
             assert_eq!(got, expected, "{name}, {what}: {} labels differ from the reference", dev.token);
         }
     }
@@ -354,4 +354,10 @@ fn truncated_and_mutated_files_never_panic_or_label_wrongly(dev: &common::TestDe
     assert!(panics.is_empty(), "the reader panicked on:\n{}", panics.join("\n"));
     assert!(decoded > 0 && refused > 0);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The raw labels of `image` at 8-connectivity, labeled on `labeler`'s device.
+fn label(labeler: &mut ccl::AnyLabeler, image: &BinaryImage) -> ccl::LabelImage {
+    let options = ccl::Options::new(Connectivity::Eight);
+    ccl::run_host(labeler, &options, |l| l.upload(image), |l, d| l.download(d)).unwrap().labels
 }

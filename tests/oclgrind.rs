@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ccl::binarize::{reference as binarize_reference, GrayImage, KernelKind, Method, Params};
+use ccl::testing::Stages;
 use ccl::{
     random_image, random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStats,
     Connectivity, Device, DeviceId, DeviceLabels, Labeler, OpenCvStats, Shape,

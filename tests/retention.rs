@@ -35,7 +35,7 @@ fn copies_retain_nothing(dev: &common::TestDevice) {
     let image = random(16, 16, 50, 1, 1);
     let mut labeler = dev.device.labeler(Algorithm::UF).unwrap();
     let on_device = labeler.upload(&image).unwrap();
-    let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+    let labels = labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap().labels;
     let mut cycle = |n: usize| {
         for _ in 0..n {
             drop(labeler.upload(&image).unwrap());

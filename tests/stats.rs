@@ -8,9 +8,10 @@ mod common;
 
 use std::sync::OnceLock;
 
+use ccl::testing::Stages;
 use ccl::{
     random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStat, ComponentStats,
-    Connectivity, DeviceImage, DeviceLabels, Labeler, Shape, Timings,
+    Connectivity, DeviceImage, DeviceLabels, Labeler, Options, Shape, Stats, Timings,
 };
 use common::images::{random, rings, spiral};
 
@@ -169,14 +170,15 @@ fn device_statistics_equal_the_reference(d: &common::TestDevice) {
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// Labels with statistics in one call (`label_on_device_with_stats`: the statistics kernels run
+/// Labels with statistics in one call (`run` with `Stats::Components`: the statistics kernels run
 /// before N is read back, on a table sized by the labeler's last calls): TUF (renumbering in its
 /// last pass) and UF (labeling, then relabeling), images and volumes, every connectivity, one
 /// labeler per algorithm across all shapes, so that tables both too small and far too large
 /// for the next N are met; the reference's consecutive labels and statistics every time.
 fn labeling_with_statistics_equals_the_reference(d: &common::TestDevice) {
     let (failures, runs) = statistics_mismatches(d, &[Algorithm::TUF, Algorithm::UF], |labeler, on_device, c| {
-        labeler.label_on_device_with_stats(on_device, c).expect("label with stats")
+        let run = labeler.run(on_device, &Options::new(c).stats(Stats::Components)).expect("label with stats");
+        (run.labels, run.stats.expect("asked for"), run.timings)
     });
     assert!(failures.is_empty(), "{} of {runs} differ:\n{}", failures.len(), failures.join("\n"));
 }
@@ -197,8 +199,9 @@ fn statistics_tables_grow_and_shrink_with_the_component_count(d: &common::TestDe
     let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
     for (k, image) in sequence.iter().enumerate() {
         let on_device = labeler.upload(image).expect("upload");
-        let (labels, stats, _) =
-            labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("label with stats");
+        let options = Options::new(Connectivity::Eight).stats(Stats::Components);
+        let run = labeler.run(&on_device, &options).expect("label with stats");
+        let (labels, stats) = (run.labels, run.stats.expect("asked for"));
         let (want, n) = reference::label(image, Connectivity::Eight).into_consecutive();
         assert_eq!(stats, ComponentStats::of_labels(want.labels(), on_device.shape(), n), "{} image {k}", d.token);
         assert_eq!(labeler.download(&labels).expect("download").labels(), want.labels(), "{} image {k}", d.token);
@@ -237,11 +240,13 @@ fn relabeling_and_statistics_past_one_scan_level(d: &common::TestDevice) {
     // size takes) into consecutive labels, and statistics follow from them.
     let mut tuf = d.device.labeler(Algorithm::TUF).expect("labeler");
     let on_device = tuf.upload(image).expect("upload");
-    let (labels, count, _) = tuf.label_on_device_consecutive(&on_device, Connectivity::Eight).expect("label");
-    assert_eq!(count, n, "{} TUF: count", d.token);
+    let run = tuf.run(&on_device, &Options::new(Connectivity::Eight).consecutive()).expect("label");
+    let (labels, count) = (run.labels, run.count);
+    assert_eq!(count, Some(n), "{} TUF: count", d.token);
     let got = tuf.download(&labels).expect("download");
     assert!(got.labels() == want_labels.labels(), "{} TUF: consecutive labels differ", d.token);
-    let (labels, stats, _) = tuf.label_on_device_with_stats(&on_device, Connectivity::Eight).expect("stats");
+    let run = tuf.run(&on_device, &Options::new(Connectivity::Eight).stats(Stats::Components)).expect("stats");
+    let (labels, stats) = (run.labels, run.stats.expect("asked for"));
     assert!(stats == *want_stats, "{} TUF: statistics differ", d.token);
     let got = tuf.download(&labels).expect("download");
     assert!(got.labels() == want_labels.labels(), "{} TUF: labels with statistics differ", d.token);

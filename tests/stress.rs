@@ -63,8 +63,9 @@ fn repeated_runs_give_identical_raw_labels(dev: &common::TestDevice) {
             for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 2) {
                 let expected = reference::label_as(image, connectivity, algorithm.raw_labels());
                 let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
-                let label =
-                    || labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download(&l));
+                let label = || {
+                    labeler.run(&on_device, &ccl::Options::new(connectivity)).and_then(|r| labeler.download(&r.labels))
+                };
                 repeat(n, &case, expected.labels(), |l: &ccl::LabelImage| l.labels(), label, &mut failures);
                 checked += 1;
             }
@@ -93,8 +94,11 @@ fn repeated_volume_labelings_give_identical_raw_labels(dev: &common::TestDevice)
             for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
                 let expected = reference::label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
                 let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
-                let label =
-                    || labeler.label_on_device(&on_device, connectivity).and_then(|(l, _)| labeler.download_volume(&l));
+                let label = || {
+                    labeler
+                        .run(&on_device, &ccl::Options::new(connectivity))
+                        .and_then(|r| labeler.download_volume(&r.labels))
+                };
                 repeat(n, &case, expected.labels(), |l: &ccl::LabelVolume| l.labels(), label, &mut failures);
                 checked += 1;
             }

@@ -46,8 +46,8 @@ fn eight_threads_on_one_device_report_their_own_phases(dev: &common::TestDevice)
                     for run in 0..RUNS {
                         let name = format!("thread {t} {algorithm} run {run}");
                         let start = Instant::now();
-                        let (labels, timings) =
-                            labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
+                        let ccl::Run { labels, timings, .. } =
+                            labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).expect("label");
                         let wall_ms = start.elapsed().as_secs_f64() * 1e3;
                         let kernels: Vec<_> = timings
                             .phases
@@ -89,7 +89,7 @@ fn an_upload_is_labeled_from_other_threads(dev: &common::TestDevice) {
             let (device, on_device, image) = (dev.device.clone(), &on_device, &image);
             scope.spawn(move || {
                 let mut labeler = device.labeler(algorithm).unwrap();
-                let (labels, _) = labeler.label_on_device(on_device, Connectivity::Eight).unwrap();
+                let labels = labeler.run(on_device, &ccl::Options::new(Connectivity::Eight)).unwrap().labels;
                 let expected = reference::label_as(image, Connectivity::Eight, algorithm.raw_labels());
                 assert_eq!(labeler.download(&labels).unwrap(), expected, "{algorithm} on {}", dev.token);
             });

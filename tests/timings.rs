@@ -22,7 +22,7 @@ fn every_algorithm_reports_its_phases(dev: &common::TestDevice) {
         let mut labeler = dev.device.labeler(algorithm).unwrap();
         labeler.mark_every_phase(true);
         let on_device = labeler.upload(&image).unwrap();
-        let (_, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        let t = labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap().timings;
         let name = format!("{algorithm}/{}", dev.token);
         let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
         assert_eq!(phases.first(), Some(&Phase::Allocation), "{name}: {phases:?}");
@@ -51,7 +51,8 @@ fn merged_phases_keep_the_labels_and_a_total(dev: &common::TestDevice) {
         let name = format!("{algorithm}/{}", dev.token);
         let mut labeler = dev.device.labeler(algorithm).unwrap();
         let on_device = labeler.upload(&image).unwrap();
-        let (merged, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        let ccl::Run { labels: merged, timings: t, .. } =
+            labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap();
         let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
         assert!(t.labeling_ms() > 0.0 && t.phases.iter().all(|p| p.ms.is_finite() && p.ms >= 0.0), "{name}: {t:?}");
         if algorithm == ccl::Algorithm::TUF {
@@ -60,7 +61,8 @@ fn merged_phases_keep_the_labels_and_a_total(dev: &common::TestDevice) {
             assert!(algorithm.info().phases.iter().all(|p| phases.contains(p)), "{name}: {phases:?}");
         }
         labeler.mark_every_phase(true);
-        let (every, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        let ccl::Run { labels: every, timings: t, .. } =
+            labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap();
         let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
         assert!(algorithm.info().phases.iter().all(|p| phases.contains(p)), "{name}: {phases:?}");
         let (merged, every) = (labeler.download(&merged).unwrap(), labeler.download(&every).unwrap());
@@ -84,7 +86,9 @@ fn statistics_merge_the_relabeling_unless_every_phase_is_marked(dev: &common::Te
         let mut results = Vec::new();
         for every_phase in [false, true] {
             labeler.mark_every_phase(every_phase);
-            let (labels, stats, t) = labeler.label_on_device_with_stats(&on_device, Connectivity::Eight).unwrap();
+            let options = ccl::Options::new(Connectivity::Eight).stats(ccl::Stats::Components);
+            let ccl::Run { labels, stats, timings: t, .. } = labeler.run(&on_device, &options).unwrap();
+            let stats = stats.expect("asked for");
             let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
             assert_eq!(phases.contains(&Phase::Relabel), every_phase, "{name}, every phase {every_phase}: {phases:?}");
             assert!(phases.contains(&Phase::ComponentStats), "{name}: {phases:?}");
@@ -106,7 +110,7 @@ fn a_labeler_for_one_connectivity_builds_only_its_kernels(dev: &common::TestDevi
     let mut labeler = dev.device.labeler_for(ccl::Algorithm::UF, Connectivity::Eight).unwrap();
     assert_eq!(labeler.build_report().unwrap().programs, 1, "{}", dev.token);
     let on_device = labeler.upload(&image).unwrap();
-    let (_, four) = labeler.label_on_device(&on_device, Connectivity::Four).unwrap();
+    let four = labeler.run(&on_device, &ccl::Options::new(Connectivity::Four)).unwrap().timings;
     assert_eq!(labeler.build_report().unwrap().programs, 2, "{}", dev.token);
     assert!(four.phases.iter().all(|p| p.ms < 100.0), "{}: a build landed in a phase: {:?}", dev.token, four.phases);
     let all = dev.device.labeler(ccl::Algorithm::UF).unwrap();
@@ -124,7 +128,8 @@ fn cuda_phases_without_commands_take_no_time(dev: &common::TestDevice) {
     let mut labeler = dev.device.labeler(ccl::Algorithm::TUF).unwrap();
     let on_device = labeler.upload(&image).unwrap();
     for call in 0..3 {
-        let (labels, t) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+        let ccl::Run { labels, timings: t, .. } =
+            labeler.run(&on_device, &ccl::Options::new(Connectivity::Eight)).unwrap();
         let allocation = t.phase_ms(Phase::Allocation);
         if call > 0 {
             assert_eq!(allocation, 0.0, "call {call}: an allocation from the free list took time: {:?}", t.phases);

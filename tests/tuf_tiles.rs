@@ -6,7 +6,7 @@
 //! on a device of few compute units (as POCL in CI) only for a few image sizes; here each kernel
 //! is forced on every conformance image, at 4- and 8-connectivity, on every GPU backend present.
 //! The raw labels must equal the reference's under TUF's convention, and the consecutive labels
-//! (`label_on_device_consecutive`, ranked from passes 1 and 2's root marks with 8 tiles per
+//! (`run` with consecutive numbering, ranked from passes 1 and 2's root marks with 8 tiles per
 //! group, which the wide kernel's two warps per tile gather first) the host's renumbering, with
 //! the same count. One test per GPU backend (`cargo test --test tuf_tiles -- ::cuda` runs the
 //! CUDA one), one at a time: the kernel choice is process-wide.
@@ -63,8 +63,8 @@ fn every_tile_kernel_labels_every_conformance_image_exactly(dev: &common::TestDe
             let name = format!("{name}/{}/{}/{}", dev.token, connectivity.neighbours(), case.name);
             let actual = labeler
                 .upload(&case.image)
-                .and_then(|image| labeler.label_on_device(&image, *connectivity))
-                .and_then(|(labels, _)| labeler.download(&labels));
+                .and_then(|image| labeler.run(&image, &ccl::Options::new(*connectivity)))
+                .and_then(|run| labeler.download(&run.labels));
             labelings += 1;
             match actual {
                 Err(e) => failures.push(format!("{name}: {e}")),
@@ -80,8 +80,8 @@ fn every_tile_kernel_labels_every_conformance_image_exactly(dev: &common::TestDe
             // the root marks of passes 1 and 2 (on widths that are multiples of 32 and not).
             let (host, host_count) = expected.clone().into_consecutive();
             let consecutive = labeler.upload(&case.image).and_then(|image| {
-                let (labels, count, _) = labeler.label_on_device_consecutive(&image, *connectivity)?;
-                Ok((count, labeler.download(&labels)?))
+                let run = labeler.run(&image, &ccl::Options::new(*connectivity).consecutive())?;
+                Ok((run.count.expect("counted"), labeler.download(&run.labels)?))
             });
             labelings += 1;
             match consecutive {

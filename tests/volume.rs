@@ -10,6 +10,7 @@ mod common;
 use std::collections::VecDeque;
 
 use ccl::reference::{label_volume, label_volume_as, volume_partition_difference};
+use ccl::testing::Stages;
 use ccl::{
     hilbert_point, hilbert_side, hilbert_volume, random_volume, Algorithm, BinaryImage, BinaryVolume, Connectivity,
     Error, LabelVolume, Labeler, MAX_HILBERT_ORDER,

@@ -213,22 +213,6 @@ fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
     }
 }
 
-/// Numbers labeled `labels` 1..N in raster order of first appearance, in place on their device,
-/// and returns N; with `stats`, also OpenCV's tables for an array of `ndim` dimensions, built
-/// there.
-fn finish(
-    labeler: &mut AnyLabeler,
-    labels: &mut DeviceLabels,
-    stats: bool,
-    ndim: usize,
-) -> ccl::Result<(u32, Option<OpenCvStats>)> {
-    if !stats {
-        return labeler.relabel(labels).map(|(n, _)| (n, None));
-    }
-    let (table, _) = labeler.opencv_stats(labels, ndim as u8)?;
-    Ok(((table.rows - 1) as u32, Some(table)))
-}
-
 /// Labels `image` (C-contiguous uint8, shape (H, W) or (D, H, W), nonzero is foreground)
 /// consecutively 1..N in raster order of first appearance; with `stats`, also OpenCV's `stats`
 /// and `centroids` (row 0 the background), built on the device (the CPU reference's on the
@@ -285,9 +269,12 @@ fn _label<'py>(
                     }
                     _ => l.upload_array(shape, pixels),
                 };
-                let on_device = |l: &mut AnyLabeler, labels: &mut DeviceLabels| {
-                    finish(l, labels, stats, ndim).map(|counted| (counted, ccl::Timings::default()))
-                };
+                // Consecutive labels 1..N; with `stats`, OpenCV's tables for an array of `ndim`
+                // dimensions, built there.
+                let mut options = ccl::Options::new(connectivity).consecutive();
+                if stats {
+                    options = options.stats(ccl::Stats::OpenCv { dims: ndim as u8 });
+                }
                 let download = |l: &mut AnyLabeler, labels: &DeviceLabels| match target.as_deref_mut() {
                     Some(out) => l.download_into(labels, out).map(|()| None),
                     None => {
@@ -295,9 +282,8 @@ fn _label<'py>(
                         l.download_into(labels, &mut out).map(|()| Some(out))
                     }
                 };
-                let (out, (n, table), _, _) =
-                    ccl::label_host_consecutive(labeler, connectivity, upload, on_device, download)?;
-                Ok((out, n, table))
+                let run = ccl::run_host(labeler, &options, upload, download)?;
+                Ok((run.labels, run.count.expect("consecutive labels are counted"), run.opencv))
             })
         })
         .map_err(to_py)?;
@@ -498,7 +484,8 @@ fn _label_cuda(
             };
             // SAFETY: as above.
             let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
-            let (n, _) = labeler.label_on_device_into_consecutive(&image, connectivity, &mut labels)?;
+            let run = labeler.run_into(&image, &mut labels, &ccl::Options::new(connectivity).consecutive())?;
+            let n = run.count.expect("consecutive labels are counted");
             drop(image);
             if let Some(alloc) = &stats_alloc {
                 let tables = Python::attach(|py| alloc.call1(py, (n,))?.extract::<(u64, u64)>(py));

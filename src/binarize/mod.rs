@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! use ccl::binarize::{GrayImage, Method, Params};
-//! use ccl::{Connectivity, Device, Labeler};
+//! use ccl::{Connectivity, Device, Labeler, Options};
 //!
 //! let page = GrayImage::new(64, 48, vec![200; 64 * 48])?;
 //! let device = Device::auto()?;
@@ -13,8 +13,8 @@
 //! let mut labeler = device.labeler(ccl::Algorithm::BKE_IC)?;
 //! let on_device = binarizer.upload(&page)?;
 //! let (ink, _) = binarizer.binarize_on_device(&on_device, &Params::new(Method::Nick))?;
-//! let (mut labels, _) = labeler.label_on_device(&ink, Connectivity::Eight)?; // ink is foreground
-//! let (components, _) = labeler.relabel(&mut labels)?;
+//! let run = labeler.run(&ink, &Options::new(Connectivity::Eight).consecutive())?; // ink is foreground
+//! let components = run.count;
 //! # Ok::<(), ccl::Error>(())
 //! ```
 
@@ -154,7 +154,7 @@ impl Binarizer {
     }
 
     /// Binarizes a page already on the device and leaves the result there (1 = ink): the input
-    /// of [`crate::Labeler::label_on_device`] with ink as foreground. The timings cover the
+    /// of [`crate::Labeler::run`] with ink as foreground. The timings cover the
     /// output's allocation, the statistics pass (Wolf, Otsu) and the thresholding kernel.
     pub fn binarize_on_device(&mut self, gray: &DeviceGray, params: &Params) -> Result<(DeviceImage, Timings)> {
         params.validate()?;

@@ -2,11 +2,11 @@
 
 use std::time::Instant;
 
-use super::{check_destination, Labeler, Labeling};
+use super::{check_destination, Labeler, Labeling, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
     reference, Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, Phase, PhaseTime, Result, Shape, Timings,
+    LabelImage, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -63,6 +63,44 @@ impl Labeler for CpuLabeler {
         Ok(DeviceArray::new(shape, self.owner, Storage::Host(elements.to_vec())))
     }
 
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        match &labels.storage {
+            Storage::Host(v) => LabelImage::new(labels.width(), labels.height(), v.clone()),
+            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+        }
+    }
+
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
+        check_destination(labels, out)?;
+        match &labels.storage {
+            Storage::Host(v) => {
+                out.copy_from_slice(v);
+                Ok(())
+            }
+            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+        }
+    }
+
+    /// Labels on the host directly, without the copies that upload and download would make.
+    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        super::check_image_connectivity(connectivity)?;
+        self.algorithm.check(connectivity)?;
+        let start = Instant::now();
+        let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
+        Ok(Labeling { labels, components: None, timings: Self::timings(start) })
+    }
+
+    /// Labels and renumbers on the host directly.
+    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
+        super::check_image_connectivity(connectivity)?;
+        self.algorithm.check(connectivity)?;
+        let start = Instant::now();
+        let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();
+        Ok(Labeling { labels, components: Some(n), timings: Self::timings(start) })
+    }
+}
+
+impl Stages for CpuLabeler {
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let start = Instant::now();
         let labels = self.raw_labels(image, connectivity)?;
@@ -129,39 +167,17 @@ impl Labeler for CpuLabeler {
         Ok((kept, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
     }
 
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
-        match &labels.storage {
-            Storage::Host(v) => LabelImage::new(labels.width(), labels.height(), v.clone()),
-            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
-        }
-    }
-
-    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
-        check_destination(labels, out)?;
-        match &labels.storage {
-            Storage::Host(v) => {
-                out.copy_from_slice(v);
-                Ok(())
-            }
-            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
-        }
-    }
-
-    /// Labels on the host directly, without the copies that upload and download would make.
-    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        super::check_image_connectivity(connectivity)?;
-        self.algorithm.check(connectivity)?;
+    /// Relabels on the host, then builds the tables there from the labels.
+    fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
+        super::gpu::check_opencv_dims(labels, dims)?;
+        let (n, mut timings) = self.relabel(labels)?;
         let start = Instant::now();
-        let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
-        Ok(Labeling { labels, components: None, timings: Self::timings(start) })
-    }
-
-    /// Labels and renumbers on the host directly.
-    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        super::check_image_connectivity(connectivity)?;
-        self.algorithm.check(connectivity)?;
-        let start = Instant::now();
-        let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();
-        Ok(Labeling { labels, components: Some(n), timings: Self::timings(start) })
+        let Storage::Host(values) = &labels.storage else {
+            return Err(Error::DeviceMismatch { device: self.info.name.clone() });
+        };
+        let tables = OpenCvStats::of_labels(values, labels.shape(), usize::from(dims), n);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.push(PhaseTime { phase: Phase::ComponentStats, ms });
+        Ok((tables, timings))
     }
 }

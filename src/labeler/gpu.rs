@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{check_destination, Labeler};
+use super::{check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::device::Opened;
 use crate::gpu::{build_program, Buffer, BuildReport, Gpu, PhaseRecorder};
@@ -239,38 +239,10 @@ impl GpuLabeler {
         Ok(())
     }
 
-    /// OpenCV's `connectedComponentsWithStats` tables of `labels` (row 0 the background, row k
-    /// label k) for an array of `dims` dimensions (2, or 3 for a volume, also one of a single
-    /// slice, whose tables then have z columns), built on the device and read back: raw labels
-    /// are renumbered first, as [`Labeler::component_stats`] does. `dims` that do not fit the
-    /// array are an [`Error::InvalidParameter`]. The timings: relabeling,
-    /// [`Phase::ComponentStats`] (every kernel) and [`Phase::Download`] (the tables' read-back).
-    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
-        check_opencv_dims(labels, dims)?;
-        let (n, mut timings) = self.relabel(labels)?;
-        self.ensure_opencv()?;
-        let (rows, dims) = (n as usize + 1, usize::from(dims));
-        let columns = stats::opencv_columns(dims as u8);
-        let buffer = self.buffer(labels)?;
-        let stages = (self.stats.as_deref_mut(), self.opencv.as_deref_mut());
-        let gpu = self.gpu.as_ref();
-        let mut recorder = PhaseRecorder::start(gpu)?;
-        let out = [gpu.alloc(rows * columns * 8)?, gpu.alloc(rows * dims * 8)?];
-        recorder.end(Phase::Allocation)?;
-        opencv_into(gpu, stages, (buffer, labels.shape(), dims, n), [&out[0], &out[1]])?;
-        recorder.end(Phase::ComponentStats)?;
-        let mut table = OpenCvStats { rows, dims, stats: vec![0; rows * columns], centroids: vec![0.0; rows * dims] };
-        gpu.read(&out[0], bytemuck::cast_slice_mut(&mut table.stats))?;
-        gpu.read(&out[1], bytemuck::cast_slice_mut(&mut table.centroids))?;
-        recorder.end(Phase::Download)?;
-        timings.phases.extend(recorder.finish()?);
-        Ok((table, timings))
-    }
-
-    /// Writes OpenCV's tables of consecutive `labels` ([`GpuLabeler::opencv_stats`]'s, built on
+    /// Writes OpenCV's tables of consecutive `labels` ([`Labeler::opencv_stats`]'s, built on
     /// the device) into device memory the caller keeps, where they stay: `stats` ((N + 1) rows
     /// of 5 `i64`, 7 for `dims` 3) and `centroids` ((N + 1) rows of `dims` `f64`), `dims` as
-    /// [`GpuLabeler::opencv_stats`] takes it. When it returns, they are written. Labels that are
+    /// [`Labeler::opencv_stats`] takes it. When it returns, they are written. Labels that are
     /// not consecutive ([`Labeler::relabel`] first), or `dims` that do not fit the array, are an
     /// [`Error::InvalidParameter`]; memory as [`GpuLabeler::borrow_labels`] says.
     ///
@@ -481,6 +453,23 @@ impl Labeler for GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        let buffer = self.buffer(labels)?;
+        // Straight into the label vector (zero pages from the allocator, no second copy).
+        let mut values = vec![0u32; labels.shape().len()];
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
+        LabelImage::new(labels.width(), labels.height(), values)
+    }
+
+    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
+        check_destination(labels, out)?;
+        let buffer = self.buffer(labels)?;
+        self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    }
+}
+
+impl Stages for GpuLabeler {
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let shape = image.shape();
         self.prepare_labeling(shape, connectivity)?;
@@ -587,18 +576,25 @@ impl Labeler for GpuLabeler {
         Ok((kept, Timings { phases, iterations: None }))
     }
 
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+    fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
+        check_opencv_dims(labels, dims)?;
+        let (n, mut timings) = self.relabel(labels)?;
+        self.ensure_opencv()?;
+        let (rows, dims) = (n as usize + 1, usize::from(dims));
+        let columns = stats::opencv_columns(dims as u8);
         let buffer = self.buffer(labels)?;
-        // Straight into the label vector (zero pages from the allocator, no second copy).
-        let mut values = vec![0u32; labels.shape().len()];
-        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
-        LabelImage::new(labels.width(), labels.height(), values)
-    }
-
-    fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
-        check_destination(labels, out)?;
-        let buffer = self.buffer(labels)?;
-        self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
-        Ok(())
+        let stages = (self.stats.as_deref_mut(), self.opencv.as_deref_mut());
+        let gpu = self.gpu.as_ref();
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let out = [gpu.alloc(rows * columns * 8)?, gpu.alloc(rows * dims * 8)?];
+        recorder.end(Phase::Allocation)?;
+        opencv_into(gpu, stages, (buffer, labels.shape(), dims, n), [&out[0], &out[1]])?;
+        recorder.end(Phase::ComponentStats)?;
+        let mut table = OpenCvStats { rows, dims, stats: vec![0; rows * columns], centroids: vec![0.0; rows * dims] };
+        gpu.read(&out[0], bytemuck::cast_slice_mut(&mut table.stats))?;
+        gpu.read(&out[1], bytemuck::cast_slice_mut(&mut table.centroids))?;
+        recorder.end(Phase::Download)?;
+        timings.phases.extend(recorder.finish()?);
+        Ok((table, timings))
     }
 }

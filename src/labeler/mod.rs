@@ -5,8 +5,6 @@
 mod cpu;
 mod gpu;
 
-use std::time::Instant;
-
 use enum_dispatch::enum_dispatch;
 
 pub use cpu::CpuLabeler;
@@ -14,7 +12,8 @@ pub use gpu::GpuLabeler;
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, BinaryVolume, BuildReport, ComponentStats, Connectivity, DeviceImage,
-    DeviceInfo, DeviceLabels, Error, LabelImage, LabelVolume, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
+    DeviceInfo, DeviceLabels, Error, LabelImage, LabelNumbering, LabelVolume, OpenCvStats, Options, Result, Run, Shape,
+    Timings,
 };
 
 /// The result of labeling a host image.
@@ -40,41 +39,11 @@ pub struct VolumeLabeling {
     pub timings: Timings,
 }
 
-/// A connected-components labeler: one algorithm on one device.
-///
-/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
-/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
-/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
-/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
-/// that device may be passed between them (every call waits for its own commands before it
-/// returns). Labelings running at the same time share the device, so each may take longer than
-/// alone; the time reported is still that labeling's own.
+/// The stages a [`Labeler::run`] chains (see [`crate::pipeline`]): labeling, relabeling,
+/// statistics, filtering, each on device arrays. Crate-internal: a supertrait of [`Labeler`]
+/// that callers cannot name (the project's own tests reach it through `ccl::testing::Stages`).
 #[enum_dispatch]
-pub trait Labeler {
-    /// The algorithm.
-    fn algorithm(&self) -> Algorithm;
-
-    /// The device it runs on.
-    fn device(&self) -> &DeviceInfo;
-
-    /// Copies a host image to the device.
-    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
-    }
-
-    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
-    /// 26-connectivity.
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        self.upload_array(volume.shape(), volume.voxels())
-    }
-
-    /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
-    /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
-    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
-    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
-    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
-    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
-
+pub trait Stages {
     /// Labels an image (or volume) already on the device and leaves the labels there. The
     /// timings cover allocation of the output, every kernel (and flag read-back) and a final
     /// synchronisation. A volume deeper than one slice takes 6-, 18- or 26-connectivity only
@@ -96,7 +65,7 @@ pub trait Labeler {
 
     /// Renumbers labels on their device, in place, 1..N in raster order of each component's
     /// first pixel (the same labels as [`LabelImage::into_consecutive`] of the raw ones), and
-    /// returns N with the timings ([`Phase::Relabel`]: the kernels' device time; reading N back,
+    /// returns N with the timings ([`crate::Phase::Relabel`]: the kernels' device time; reading N back,
     /// a transfer that waits for them, is not timed). Labels already consecutive are left as
     /// they are. A GPU labeler keeps the relabeling's scratch buffers (a quarter of a byte per
     /// pixel of the last image, two and a quarter bytes with block labels) for its next call,
@@ -106,7 +75,7 @@ pub trait Labeler {
     /// Labels an image (or volume) already on the device into consecutive labels 1..N, as
     /// [`Labeler::label_on_device`] then [`Labeler::relabel`] do, and returns them with N. Where
     /// the algorithm renumbers in its own last pass (TUF) that is one pass over the labels
-    /// fewer, and the phases are the labeling's with [`Phase::Relabel`] last; a GPU labeler then
+    /// fewer, and the phases are the labeling's with [`crate::Phase::Relabel`] last; a GPU labeler then
     /// keeps that pass's input, a label per pixel, for its next call (where the device has no
     /// room for it, TUF labels and relabels).
     fn label_on_device_consecutive(
@@ -140,7 +109,7 @@ pub trait Labeler {
     /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
     /// the consecutive labeling (labels from [`Labeler::label_on_device_consecutive`] are
     /// consecutive already, and cost TUF a pass less). The timings cover the relabeling, the statistics kernels
-    /// ([`Phase::ComponentStats`]) and the table's read-back ([`Phase::Download`], a transfer
+    /// ([`crate::Phase::ComponentStats`]) and the table's read-back ([`crate::Phase::Download`], a transfer
     /// like the labels' download). A GPU labeler keeps the table's device buffers for its next
     /// call, as it keeps the relabeling's.
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
@@ -150,11 +119,11 @@ pub trait Labeler {
     /// [`Labeler::component_stats`] do, but without waiting for the device in between: a GPU
     /// labeler launches the statistics kernels before it reads N back (on a table sized by
     /// its last calls; where N outgrew it, they run again on a larger one). The timings: the
-    /// labeling's phases and [`Phase::Relabel`], then [`Phase::Allocation`] and
-    /// [`Phase::ComponentStats`] (the statistics kernels' device time) and the read-back of N
-    /// and of the table ([`Phase::Download`]). Unless every phase is marked
+    /// labeling's phases and [`crate::Phase::Relabel`], then [`crate::Phase::Allocation`] and
+    /// [`crate::Phase::ComponentStats`] (the statistics kernels' device time) and the read-back of N
+    /// and of the table ([`crate::Phase::Download`]). Unless every phase is marked
     /// ([`crate::GpuLabeler::mark_every_phase`]), a GPU labeler leaves the relabeling's end and
-    /// the table's allocation unmarked: their time is then in [`Phase::ComponentStats`].
+    /// the table's allocation unmarked: their time is then in [`crate::Phase::ComponentStats`].
     fn label_on_device_with_stats(
         &mut self,
         image: &DeviceImage,
@@ -172,6 +141,74 @@ pub trait Labeler {
     /// into background, in place on the device; returns M. Labels that are not consecutive, or
     /// a `keep` of another length than their count, are an [`Error::InvalidParameter`].
     fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)>;
+
+    /// OpenCV's `connectedComponentsWithStats` tables of `labels` (row 0 the background, row k
+    /// label k) for an array of `dims` dimensions (2, or 3 for a volume, also one of a single
+    /// slice, whose tables then have z columns), built on the device (the CPU reference computes
+    /// them on the host) and read back: raw labels are renumbered first, as
+    /// [`Labeler::component_stats`] does. `dims` that do not fit the array are an
+    /// [`Error::InvalidParameter`]. The timings: relabeling, [`crate::Phase::ComponentStats`] (every
+    /// kernel) and [`crate::Phase::Download`] (the tables' read-back).
+    fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)>;
+
+    /// Labels an image already on the device and counts its components; nothing but the count
+    /// leaves the device.
+    fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
+        let (_, count, timings) = self.label_on_device_consecutive(image, connectivity)?;
+        Ok((count, timings))
+    }
+}
+
+/// A connected-components labeler: one algorithm on one device.
+///
+/// Threads: a labeler is `Send` (move it to a worker thread) and its methods take `&mut self`,
+/// so one thread uses it at a time. Labelers made from one [`crate::Device`] (or its clones)
+/// may run in parallel threads: each has its own command queue (OpenCL) or stream (CUDA), so
+/// its [`Timings`] cover its own commands only, while [`DeviceImage`]s and [`DeviceLabels`] of
+/// that device may be passed between them (every call waits for its own commands before it
+/// returns). Labelings running at the same time share the device, so each may take longer than
+/// alone; the time reported is still that labeling's own.
+#[enum_dispatch]
+pub trait Labeler: Stages {
+    /// The algorithm.
+    fn algorithm(&self) -> Algorithm;
+
+    /// The device it runs on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Copies a host image to the device.
+    fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
+        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
+    }
+
+    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
+    /// 26-connectivity.
+    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
+        self.upload_array(volume.shape(), volume.voxels())
+    }
+
+    /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
+    /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
+    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
+    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
+    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
+
+    /// Labels an image (or volume) already on the device into new labels and runs the stages
+    /// `options` ask for on them (see [`crate::pipeline`]): consecutive numbering, statistics,
+    /// filters. The fast paths of the stage methods are kept: TUF's consecutive labels from its
+    /// own last pass, statistics launched before the count is read back. The timings are every
+    /// stage's, on the device (the labels stay there: [`Labeler::download`]).
+    fn run(&mut self, image: &DeviceImage, options: &Options) -> Result<Run> {
+        crate::pipeline::run(self, image, options)
+    }
+
+    /// [`Labeler::run`] into existing labels of the image's shape ([`Error::ShapeMismatch`]
+    /// otherwise) on this labeler's device: labels reused over many images, or memory of the
+    /// caller's ([`GpuLabeler::borrow_labels`]).
+    fn run_into(&mut self, image: &DeviceImage, labels: &mut DeviceLabels, options: &Options) -> Result<Run<()>> {
+        crate::pipeline::run_into(self, image, labels, options)
+    }
 
     /// Copies labels from the device to the host.
     fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
@@ -199,28 +236,30 @@ pub trait Labeler {
         if connectivity.dims() != 3 {
             return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
         }
-        let (labels, components, timings) = label_host_plain(
-            self,
-            connectivity,
-            consecutive,
-            |l| l.upload_volume(volume),
-            |l, d| l.download_volume(d),
-        )?;
-        Ok(VolumeLabeling { labels, components, timings })
+        let options = Options::new(connectivity).numbering(if consecutive {
+            LabelNumbering::Consecutive
+        } else {
+            LabelNumbering::Raw
+        });
+        let run = crate::run_host(self, &options, |l| l.upload_volume(volume), |l, d| l.download_volume(d))?;
+        Ok(VolumeLabeling { labels: run.labels, components: run.count, timings: run.timings })
     }
 
     /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
     /// are the algorithm's raw labels.
     fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        let (labels, components, timings) = label_image(self, image, connectivity, false, |l, d| l.download(d))?;
-        Ok(Labeling { labels, components, timings })
+        check_image_connectivity(connectivity)?;
+        let run = crate::run_host(self, &Options::new(connectivity), |l| l.upload(image), |l, d| l.download(d))?;
+        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
     }
 
     /// Labels a host image into consecutive labels 1..N (raster order of first appearance),
     /// renumbered on the device, and counts the components: upload, label, relabel, download.
     fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        let (labels, components, timings) = label_image(self, image, connectivity, true, |l, d| l.download(d))?;
-        Ok(Labeling { labels, components, timings })
+        check_image_connectivity(connectivity)?;
+        let options = Options::new(connectivity).consecutive();
+        let run = crate::run_host(self, &options, |l| l.upload(image), |l, d| l.download(d))?;
+        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
     }
 
     /// [`Labeler::label_consecutive`] into caller memory: consecutive labels written straight
@@ -235,15 +274,10 @@ pub trait Labeler {
         if out.len() != image.pixels().len() {
             return Err(Error::SizeMismatch { width: image.width(), height: image.height(), len: out.len() });
         }
-        let ((), count, timings) = label_image(self, image, connectivity, true, |l, d| l.download_into(d, out))?;
-        Ok((count.expect("relabeled"), timings))
-    }
-
-    /// Labels an image already on the device and counts its components; nothing but the count
-    /// leaves the device.
-    fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
-        let (_, count, timings) = self.label_on_device_consecutive(image, connectivity)?;
-        Ok((count, timings))
+        check_image_connectivity(connectivity)?;
+        let options = Options::new(connectivity).consecutive();
+        let run = crate::run_host(self, &options, |l| l.upload(image), |l, d| l.download_into(d, out))?;
+        Ok((run.count.expect("relabeled"), run.timings))
     }
 }
 
@@ -259,119 +293,6 @@ pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
             name: "keep".into(),
             reason: "applies to consecutive labels (relabel or component_stats first)".into(),
         }),
-    }
-}
-
-/// The host-to-host path of a labeling: `upload` the input, label it on the device, run
-/// `on_device` on the device labels (e.g. [`Labeler::relabel`] or
-/// [`Labeler::component_stats`]; its timings are appended), then `download` the labels. Upload
-/// and download are timed by the host clock and come first and last in the timings. Behind
-/// [`Labeler::label`]; [`label_host_consecutive`] hands `on_device` consecutive labels instead
-/// of raw ones, [`label_host_with_stats`] consecutive labels and their statistics.
-pub fn label_host<L: Labeler + ?Sized, T, R>(
-    labeler: &mut L,
-    connectivity: Connectivity,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, R, Timings)> {
-    let label = |l: &mut L, input: &DeviceImage| {
-        let (labels, timings) = l.label_on_device(input, connectivity)?;
-        Ok((labels, (), timings))
-    };
-    let on_device = |l: &mut L, labels: &mut DeviceLabels, ()| on_device(l, labels);
-    label_host_with(labeler, connectivity, upload, label, on_device, download)
-}
-
-/// [`label_host`] with consecutive labels 1..N on the device
-/// ([`Labeler::label_on_device_consecutive`]) before `on_device`; also returns N. Behind
-/// [`Labeler::label_consecutive`], [`Labeler::label_consecutive_into`], consecutive
-/// [`Labeler::label_volume`], and Python's statistics.
-pub fn label_host_consecutive<L: Labeler + ?Sized, T, R>(
-    labeler: &mut L,
-    connectivity: Connectivity,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    on_device: impl FnOnce(&mut L, &mut DeviceLabels) -> Result<(R, Timings)>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, R, u32, Timings)> {
-    let label = |l: &mut L, input: &DeviceImage| l.label_on_device_consecutive(input, connectivity);
-    let on_device = |l: &mut L, labels: &mut DeviceLabels, count: u32| {
-        on_device(l, labels).map(|(result, timings)| ((result, count), timings))
-    };
-    let (labels, (result, count), timings) =
-        label_host_with(labeler, connectivity, upload, label, on_device, download)?;
-    Ok((labels, result, count, timings))
-}
-
-/// [`label_host`] with consecutive labels and their components' statistics computed on the
-/// device together ([`Labeler::label_on_device_with_stats`]), handed to `on_device` (which may
-/// keep some components, [`Labeler::keep_components`]). Behind the command line's statistics.
-pub fn label_host_with_stats<L: Labeler + ?Sized, T, R>(
-    labeler: &mut L,
-    connectivity: Connectivity,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    on_device: impl FnOnce(&mut L, &mut DeviceLabels, ComponentStats) -> Result<(R, Timings)>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, R, Timings)> {
-    let label = |l: &mut L, input: &DeviceImage| l.label_on_device_with_stats(input, connectivity);
-    label_host_with(labeler, connectivity, upload, label, on_device, download)
-}
-
-/// The host-to-host paths: `upload`, `label` (which also returns what `on_device` takes), the
-/// input dropped, `on_device`, `download`, with upload and download timed on the host clock.
-fn label_host_with<L: Labeler + ?Sized, T, R, X>(
-    labeler: &mut L,
-    connectivity: Connectivity,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    label: impl FnOnce(&mut L, &DeviceImage) -> Result<(DeviceLabels, X, Timings)>,
-    on_device: impl FnOnce(&mut L, &mut DeviceLabels, X) -> Result<(R, Timings)>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, R, Timings)> {
-    // Before the upload: an unsupported connectivity fails without copying anything.
-    labeler.algorithm().check(connectivity)?;
-    let start = Instant::now();
-    let input = upload(labeler)?;
-    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (mut device_labels, labeled, mut timings) = label(labeler, &input)?;
-    drop(input);
-    let (result, more) = on_device(labeler, &mut device_labels, labeled)?;
-    timings.phases.extend(more.phases);
-    let start = Instant::now();
-    let labels = download(labeler, &device_labels)?;
-    let download_ms = start.elapsed().as_secs_f64() * 1e3;
-    timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-    timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok((labels, result, timings))
-}
-
-/// [`label_host`] of an image, which takes 4- or 8-connectivity only.
-fn label_image<L: Labeler + ?Sized, T>(
-    labeler: &mut L,
-    image: &BinaryImage,
-    connectivity: Connectivity,
-    consecutive: bool,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, Option<u32>, Timings)> {
-    check_image_connectivity(connectivity)?;
-    label_host_plain(labeler, connectivity, consecutive, |l| l.upload(image), download)
-}
-
-/// Upload, label (into consecutive labels, counted, with `consecutive`), download:
-/// [`label_host`] or [`label_host_consecutive`] with nothing between labeling and download.
-fn label_host_plain<L: Labeler + ?Sized, T>(
-    labeler: &mut L,
-    connectivity: Connectivity,
-    consecutive: bool,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<(T, Option<u32>, Timings)> {
-    let no_more = |_: &mut L, _: &mut DeviceLabels| Ok(((), Timings::default()));
-    if consecutive {
-        let (labels, (), count, timings) = label_host_consecutive(labeler, connectivity, upload, no_more, download)?;
-        Ok((labels, Some(count), timings))
-    } else {
-        let (labels, (), timings) = label_host(labeler, connectivity, upload, no_more, download)?;
-        Ok((labels, None, timings))
     }
 }
 
@@ -445,7 +366,7 @@ fn check_destination(labels: &DeviceLabels, out: &[u32]) -> Result<()> {
 }
 
 /// Any labeler, chosen at run time (see [`crate::Device::labeler`]).
-#[enum_dispatch(Labeler)]
+#[enum_dispatch(Labeler, Stages)]
 pub enum AnyLabeler {
     /// The CPU reference.
     Cpu(CpuLabeler),
@@ -519,23 +440,6 @@ impl AnyLabeler {
             // SAFETY: the caller's contract.
             AnyLabeler::Gpu(gpu) => unsafe { gpu.component_stats_borrowed(labels, area, boxes, sums) },
             AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
-        }
-    }
-
-    /// OpenCV's `connectedComponentsWithStats` tables of `labels` for an array of `dims`
-    /// dimensions ([`GpuLabeler::opencv_stats`], built on the device; the CPU reference computes
-    /// them on the host). Raw labels are renumbered first.
-    pub fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)> {
-        match self {
-            AnyLabeler::Gpu(gpu) => gpu.opencv_stats(labels, dims),
-            AnyLabeler::Cpu(cpu) => {
-                gpu::check_opencv_dims(labels, dims)?;
-                let (n, timings) = cpu.relabel(labels)?;
-                let shape = labels.shape();
-                let mut host = vec![0u32; shape.len()];
-                cpu.download_into(labels, &mut host)?;
-                Ok((OpenCvStats::of_labels(&host, shape, usize::from(dims), n), timings))
-            }
         }
     }
 

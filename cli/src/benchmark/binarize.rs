@@ -189,7 +189,7 @@ pub fn run(
                     if bench.timing == Timing::Queued {
                         labeler.hold_queue()?;
                     }
-                    let (_, _, l) = labeler.label_on_device_consecutive(&ink, Connectivity::Eight)?;
+                    let l = labeler.run(&ink, &ccl::Options::new(Connectivity::Eight).consecutive())?.timings;
                     if run >= bench.warmup {
                         times.push(b.labeling_ms() + l.labeling_ms());
                     }

@@ -11,8 +11,8 @@ use super::report::Mode;
 use super::Timing;
 use ccl::io::BinaryArray;
 use ccl::{
-    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Phase, Result,
-    Timings,
+    run_host, Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Options,
+    Phase, Result, Stats, Timings,
 };
 
 /// What to measure.
@@ -32,10 +32,10 @@ pub struct BenchOptions {
     pub warmup: u32,
     /// Show a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
-    /// Also time each algorithm into consecutive labels ([`Labeler::label_on_device_consecutive`],
+    /// Also time each algorithm into consecutive labels ([`Labeler::run`] with consecutive labels,
     /// recorded as algorithm `NAME+consecutive`: the labels that statistics describe), and into
     /// consecutive labels followed by the component statistics on the device
-    /// ([`Labeler::label_on_device_with_stats`], `NAME+stats`); device-resident modes only.
+    /// ([`Labeler::run`] with [`Stats::Components`], `NAME+stats`); device-resident modes only.
     pub stats: bool,
     /// How the device-resident modes time a run (end-to-end runs use the host clock).
     pub timing: Timing,
@@ -140,22 +140,27 @@ fn record(
 /// labels out into a host array of the device (page-locked where it can be, reused across runs
 /// as a caller labeling many images would), host clock around the whole call; returns
 /// (total ms, the call's phases) per timed run. A volume goes through
-/// [`Labeler::label_volume`], whose labels land in a new host volume each run.
+/// [`run_host`], whose labels land in a new host volume each run.
 fn end_to_end(
     device: &Device,
     labeler: &mut AnyLabeler,
     input: &Input,
     options: &BenchOptions,
 ) -> Result<Vec<(f64, Timings)>> {
-    let connectivity = options.connectivity;
+    let consecutive = Options::new(options.connectivity).consecutive();
     match &input.array {
         BinaryArray::Image(image) => {
             let mut out = device.host_array::<u32>(image.pixels().len())?;
-            timed_runs(options, || labeler.label_consecutive_into(image, connectivity, &mut out).map(|(_, t)| t))
+            timed_runs(options, || {
+                let upload = |l: &mut AnyLabeler| l.upload(image);
+                let run = run_host(labeler, &consecutive, upload, |l, d| l.download_into(d, &mut out))?;
+                Ok(run.timings)
+            })
         }
-        BinaryArray::Volume(volume) => {
-            timed_runs(options, || labeler.label_volume(volume, connectivity, true).map(|l| l.timings))
-        }
+        BinaryArray::Volume(volume) => timed_runs(options, || {
+            let upload = |l: &mut AnyLabeler| l.upload_volume(volume);
+            Ok(run_host(labeler, &consecutive, upload, |l, d| l.download_volume(d))?.timings)
+        }),
     }
 }
 
@@ -197,11 +202,11 @@ fn device_runs<T>(
 type DeviceCall = fn(&mut AnyLabeler, &DeviceImage, Connectivity) -> Result<Timings>;
 
 /// The `--stats` rows: `NAME+consecutive`, labeling into consecutive labels on the device
-/// ([`Labeler::label_on_device_consecutive`]), and `NAME+stats`, the same with the component
-/// statistics ([`Labeler::label_on_device_with_stats`], as the command line does).
+/// ([`Labeler::run`] with consecutive labels), and `NAME+stats`, the same with the component
+/// statistics ([`Labeler::run`] with [`Stats::Components`], as the command line does).
 const STATS_ROWS: [(&str, DeviceCall); 2] = [
-    ("consecutive", |labeler, input, c| labeler.label_on_device_consecutive(input, c).map(|(_, _, t)| t)),
-    ("stats", |labeler, input, c| labeler.label_on_device_with_stats(input, c).map(|(_, _, t)| t)),
+    ("consecutive", |labeler, input, c| Ok(labeler.run(input, &Options::new(c).consecutive())?.timings)),
+    ("stats", |labeler, input, c| Ok(labeler.run(input, &Options::new(c).stats(Stats::Components))?.timings)),
 ];
 
 /// The warm-up and timed runs of `call` on `input`: one entry per timed run.
@@ -294,7 +299,8 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 bar.set_message(format!("{id} {name} {}", input.name));
                 let (timings, last) = device_runs(options, || {
                     hold(labeler, options)?;
-                    labeler.label_on_device(&on_device, options.connectivity)
+                    let run = labeler.run(&on_device, &Options::new(options.connectivity))?;
+                    Ok((run.labels, run.timings))
                 })?;
                 if download_ms.is_none() {
                     let labels = last.expect("at least one run");

@@ -243,8 +243,16 @@ fn label_volume_file(
             labeler.insert((device.labeler_for(algorithm, connectivity)?, connectivity))
         }
     };
-    let result = labeler.label_volume(&volume, *connectivity, !args.raw)?;
-    let count = result.components.unwrap_or_else(|| result.labels.component_count());
+    if connectivity.dims() != 3 {
+        return Err(Error::ConnectivityDimensions { connectivity: *connectivity, what: "a volume" });
+    }
+    let mut options = ccl::Options::new(*connectivity);
+    if !args.raw {
+        options = options.consecutive();
+    }
+    let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
+    let result = ccl::run_host(labeler, &options, upload, |l, d| l.download_volume(d))?;
+    let count = result.count.unwrap_or_else(|| result.labels.component_count());
     io::write_volume(output, &result.labels)?;
     Ok(count)
 }
@@ -307,12 +315,9 @@ pub fn pages_folder(
                     let gray = binarizer.upload(&page)?;
                     let (ink, _) = binarizer.binarize_on_device(&gray, params)?;
                     drop(gray);
-                    let labels = if l.raw {
-                        labeler.label_on_device(&ink, l.connectivity)?.0
-                    } else {
-                        labeler.label_on_device_consecutive(&ink, l.connectivity)?.0
-                    };
-                    io::write_labels(output, &labeler.download(&labels)?)
+                    let numbering = if l.raw { ccl::LabelNumbering::Raw } else { ccl::LabelNumbering::Consecutive };
+                    let run = labeler.run(&ink, &ccl::Options::new(l.connectivity).numbering(numbering))?;
+                    io::write_labels(output, &labeler.download(&run.labels)?)
                 }
                 None => io::write_binary(output, &binarizer.binarize(&page, params)?.0),
             });

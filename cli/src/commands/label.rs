@@ -138,14 +138,13 @@ fn label_volume(
     let algorithm = args.algorithm(&device, connectivity)?;
     let mut labeler = device.labeler_for(algorithm, connectivity)?;
     clock.lap("kernels");
-    let ccl::VolumeLabeling { labels, components, timings } = if wants_stats(args) {
-        let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
-        let (labels, count, timings) =
-            label_filtered(args, &mut labeler, connectivity, true, upload, |l, d| l.download_volume(d))?;
-        ccl::VolumeLabeling { labels, components: Some(count), timings }
-    } else {
-        labeler.label_volume(&volume, connectivity, !args.raw)?
-    };
+    if connectivity.dims() != 3 {
+        return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
+    }
+    let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
+    let run = ccl::run_host(&mut labeler, &options(args, connectivity), upload, |l, d| l.download_volume(d))?;
+    write_stats(args, &run, true)?;
+    let ccl::Run { labels, count: components, timings, .. } = run;
     note_slow_builds(&device);
     let count = components.unwrap_or_else(|| labels.component_count());
     clock.lap("label");
@@ -166,28 +165,31 @@ fn label_volume(
     Ok(())
 }
 
-/// Labels on the device into consecutive labels 1..N with the components' statistics
-/// ([`ccl::label_host_with_stats`]), keeps the components `--min-size` and `--keep-largest`
-/// select, then downloads the labels. Writes the kept components' statistics to `--stats` when
-/// given (`volume`: with z columns). Returns the labels, their count and the timings.
-fn label_filtered<T>(
-    args: &LabelArgs,
-    labeler: &mut ccl::AnyLabeler,
-    connectivity: Connectivity,
-    volume: bool,
-    upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
-    download: impl FnOnce(&mut ccl::AnyLabeler, &ccl::DeviceLabels) -> Result<T>,
-) -> Result<(T, u32, ccl::Timings)> {
-    let filter = |l: &mut ccl::AnyLabeler, labels: &mut ccl::DeviceLabels, mut stats: ccl::ComponentStats| {
-        let mut timings = ccl::Timings::default();
-        filter_components(args, l, labels, &mut stats, &mut timings)?;
-        Ok((stats, timings))
-    };
-    let (host, stats, timings) = ccl::label_host_with_stats(labeler, connectivity, upload, filter, download)?;
-    if let Some(path) = &args.stats {
-        io::write_stats_csv(path, &stats, volume)?;
+/// The pipeline options of `--raw`, `--stats`, `--min-size` then `--keep-largest` (statistics
+/// and filters imply consecutive labels).
+fn options(args: &LabelArgs, connectivity: Connectivity) -> ccl::Options {
+    let mut options = ccl::Options::new(connectivity);
+    if !args.raw {
+        options = options.consecutive();
     }
-    Ok((host, stats.len() as u32, timings))
+    if args.stats.is_some() {
+        options = options.stats(ccl::Stats::Components);
+    }
+    if let Some(n) = args.min_size {
+        options = options.filter(ccl::Filter::MinSize(n));
+    }
+    if let Some(k) = args.keep_largest {
+        options = options.filter(ccl::Filter::Largest(usize::try_from(k).unwrap_or(usize::MAX)));
+    }
+    options
+}
+
+/// Writes the kept components' statistics to `--stats` when given (`volume`: with z columns).
+fn write_stats<T>(args: &LabelArgs, run: &ccl::Run<T>, volume: bool) -> Result<()> {
+    if let (Some(path), Some(stats)) = (&args.stats, &run.stats) {
+        io::write_stats_csv(path, stats, volume)?;
+    }
+    Ok(())
 }
 
 /// Checks `-o` and `--stats`, against each other and against the input (a folder volume's
@@ -204,24 +206,6 @@ fn check_outputs(args: &LabelArgs) -> Result<io::LabelFormat> {
 /// Whether `--stats`, `--min-size` or `--keep-largest` asks for statistics on the device.
 fn wants_stats(args: &LabelArgs) -> bool {
     args.stats.is_some() || args.min_size.is_some() || args.keep_largest.is_some()
-}
-
-/// Applies `--min-size`, then `--keep-largest`, to consecutive device labels and their `stats`.
-fn filter_components(
-    args: &LabelArgs,
-    labeler: &mut ccl::AnyLabeler,
-    labels: &mut ccl::DeviceLabels,
-    stats: &mut ccl::ComponentStats,
-    timings: &mut ccl::Timings,
-) -> Result<()> {
-    let steps = [args.min_size.map(|n| (n, true)), args.keep_largest.map(|k| (k, false))];
-    for (n, by_size) in steps.into_iter().flatten() {
-        let keep = if by_size { stats.at_least(n) } else { stats.largest(usize::try_from(n).unwrap_or(usize::MAX)) };
-        let (_, more) = labeler.keep_components(labels, &keep)?;
-        timings.phases.extend(more.phases);
-        *stats = stats.kept(&keep);
-    }
-    Ok(())
 }
 
 /// Runs `ccl label`.
@@ -310,22 +294,21 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let algorithm = args.algorithm(&device, args.image_connectivity())?;
     let mut labeler = device.labeler_for(algorithm, args.image_connectivity())?;
     clock.lap("kernels");
+    // An image takes 4- or 8-connectivity (a volume's would join as 8 on one slice).
+    let connectivity = args.image_connectivity();
+    if connectivity.dims() != 2 {
+        return Err(Error::ConnectivityDimensions { connectivity, what: "an image" });
+    }
     // Consecutive labels are renumbered (and counted) on the device.
-    let result = if wants_stats(&args) {
-        let upload = |l: &mut ccl::AnyLabeler| l.upload(&image);
-        let (labels, count, timings) =
-            label_filtered(&args, &mut labeler, args.image_connectivity(), false, upload, |l, d| l.download(d))?;
-        ccl::Labeling { labels, components: Some(count), timings }
-    } else if args.raw {
-        labeler.label(&image, args.image_connectivity())?
-    } else {
-        labeler.label_consecutive(&image, args.image_connectivity())?
-    };
+    let upload = |l: &mut ccl::AnyLabeler| l.upload(&image);
+    let options = options(&args, connectivity);
+    let result = ccl::run_host(&mut labeler, &options, upload, |l, d| l.download(d))?;
+    write_stats(&args, &result, false)?;
     note_slow_builds(&device);
     let (width, height) = (image.width(), image.height());
     drop(image);
     let timings = result.timings;
-    let count = result.components.unwrap_or_else(|| result.labels.component_count());
+    let count = result.count.unwrap_or_else(|| result.labels.component_count());
     let labels = result.labels;
     clock.lap("label");
     io::write_labels(&args.output, &labels)?;
@@ -375,20 +358,9 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
     let connectivity = args.image_connectivity();
-    let (labels, count, labeled) = if wants_stats(args) {
-        let (mut labels, mut stats, mut t) = labeler.label_on_device_with_stats(&ink, connectivity)?;
-        filter_components(args, &mut labeler, &mut labels, &mut stats, &mut t)?;
-        if let Some(path) = &args.stats {
-            io::write_stats_csv(path, &stats, false)?;
-        }
-        (labels, Some(stats.len() as u32), t)
-    } else if args.raw {
-        let (labels, t) = labeler.label_on_device(&ink, connectivity)?;
-        (labels, None, t)
-    } else {
-        let (labels, n, t) = labeler.label_on_device_consecutive(&ink, connectivity)?;
-        (labels, Some(n), t)
-    };
+    let run = labeler.run(&ink, &options(args, connectivity))?;
+    write_stats(args, &run, false)?;
+    let ccl::Run { labels, count, timings: labeled, .. } = run;
     note_slow_builds(&device);
     let start = std::time::Instant::now();
     let labels = labeler.download(&labels)?;
