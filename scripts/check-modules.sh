@@ -6,7 +6,7 @@
 # where a `use` in A (or the signature of an item of A, or a field of one of its types) names an
 # item defined in B, as rust-analyzer resolves it; the methods of a type count for the module
 # that defines the type, wherever their `impl` block is. Paths written inside function bodies
-# are not seen.
+# are not seen; tests/module_graph.rs checks those too, by the same rule.
 #
 # Modules are checked level by level: an edge between two modules is one between the two
 # siblings that contain them under their closest common ancestor (`labeler::gpu -> schedule::stats`

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use image::{ColorType, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 use super::gray_float::GrayFloatPage;
+use super::npy::{fortran_to_c_order, numpy_shape};
 use crate::{BinaryImage, Error, Result, MAX_PIXELS};
 
 /// How sample values become foreground.
@@ -698,7 +699,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
         decoded_bytes: width.saturating_mul(height).saturating_mul(channels * bytes_per_sample),
     };
     if width == 0 || height == 0 {
-        return Err(err(format!("an empty page (shape {})", super::volume::numpy_shape(npy.shape()))));
+        return Err(err(format!("an empty page (shape {})", numpy_shape(npy.shape()))));
     }
     check_pixels(path, (width, height), source.decoded_bytes, max_pixels)?;
     let shape = npy.shape().to_vec();
@@ -717,7 +718,7 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     if values.len() != w * h * c {
         return Err(err(format!("the file holds {} samples; its shape has {}", values.len(), w * h * c)));
     }
-    let values = if fortran { super::volume::fortran_to_c_order(&values, &shape) } else { values };
+    let values = if fortran { fortran_to_c_order(&values, &shape) } else { values };
     let pixels = if c >= 3 {
         values.chunks_exact(c).map(|p| crate::binarize::gray_from_rgb(p[0], p[1], p[2])).collect()
     } else {

@@ -5,6 +5,7 @@
 mod folder;
 mod gray_float;
 mod input;
+mod npy;
 mod output;
 mod targets;
 mod temp;

@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::npy::{fortran_to_c_order, numpy_shape};
 use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, LabelFormat, ReadOptions};
 use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
 
@@ -129,45 +130,6 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     } else {
         Ok(BinaryArray::Image(BinaryImage::new(width, height, voxels)?))
     }
-}
-
-/// A `.npy` shape as NumPy prints it, e.g. `(0, 5)`.
-pub(super) fn numpy_shape(shape: &[u64]) -> String {
-    let sides: Vec<String> = shape.iter().map(u64::to_string).collect();
-    match sides.len() {
-        1 => format!("({},)", sides[0]),
-        _ => format!("({})", sides.join(", ")),
-    }
-}
-
-/// `values` of an array of `shape` stored in Fortran order (first axis fastest), reordered
-/// into C order (last axis fastest), as `np.ascontiguousarray` does.
-pub(super) fn fortran_to_c_order<T: Copy>(values: &[T], shape: &[u64]) -> Vec<T> {
-    let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-    // Each axis's step in the Fortran-ordered values.
-    let mut strides = Vec::with_capacity(shape.len());
-    let mut step = 1;
-    for &n in &shape {
-        strides.push(step);
-        step *= n;
-    }
-    let mut index = vec![0usize; shape.len()];
-    let mut out = Vec::with_capacity(values.len());
-    let mut at = 0;
-    for _ in 0..values.len() {
-        out.push(values[at]);
-        // The next C-order index: the last axis first, carrying into the ones before it.
-        for axis in (0..shape.len()).rev() {
-            index[axis] += 1;
-            at += strides[axis];
-            if index[axis] < shape[axis] {
-                break;
-            }
-            at -= strides[axis] * shape[axis];
-            index[axis] = 0;
-        }
-    }
-    out
 }
 
 /// The element type of a binary `.npy`, as its `descr` names it.
