@@ -44,7 +44,7 @@ pub struct DeviceArray<T: Element> {
 
 /// A binary image uploaded to a device: label it many times, with any labeler of that device.
 pub type DeviceImage = DeviceArray<u8>;
-/// Labels left on a device by [`crate::Labeler::label_on_device`]; read them with
+/// Labels left on a device by [`crate::Labeler::run`]; read them with
 /// [`crate::Labeler::download`].
 pub type DeviceLabels = DeviceArray<u32>;
 

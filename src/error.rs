@@ -116,7 +116,7 @@ pub enum Error {
     /// borrowing CUDA memory).
     /// A kernel needs more of a device's resources than the device allows: the algorithm or stage
     /// cannot run there (the default algorithm falls back to one that can, see
-    /// [`crate::Algorithm::default_on`]).
+    /// [`crate::Device::default_algorithm`]).
     #[error("{kernel} needs {needs} {limit} on {device}, which allows {allows}")]
     DeviceLimit {
         /// The device.

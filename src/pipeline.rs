@@ -4,7 +4,7 @@
 //! A labeling is a chain of stages, each working on arrays that stay on the device:
 //!
 //! 1. **binarize** (optional, before the run: [`crate::binarize`]) turns a gray page into the
-//!    [`DeviceImage`] a labeler takes, without it leaving the device;
+//!    [`crate::DeviceImage`] a labeler takes, without it leaving the device;
 //! 2. **label**, one schedule per [`crate::Algorithm`], writes the algorithm's raw labels
 //!    ([`crate::Numbering::Raw`]) into new or existing [`DeviceLabels`];
 //! 3. **relabel** renumbers them 1..N in raster order of each component's first pixel and counts
@@ -19,9 +19,10 @@
 //!
 //! [`crate::Labeler::run`] chains the stages the [`Options`] ask for into new labels and returns
 //! them in a [`Run`]; [`crate::Labeler::run_into`] writes existing labels (reused over many
-//! images, or borrowed from another library) and returns a `Run<()>`; [`run_host`] uploads the
+//! images, or borrowed from another library) and returns a `Run<()>`; [`crate::run_host`] uploads the
 //! input first and downloads the labels last. Each stage's phases
-//! follow the previous stage's in the result's [`Timings`].
+//! follow the previous stage's in the result's [`Timings`]. This module holds what a run is
+//! asked and what it returns; the labelers chain the stages (`src/labeler/run.rs`).
 //!
 //! ```no_run
 //! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Options, Stats};
@@ -35,11 +36,7 @@
 //! # Ok::<(), ccl::Error>(())
 //! ```
 
-use std::time::Instant;
-
-use crate::{
-    ComponentStats, Connectivity, DeviceImage, DeviceLabels, Labeler, OpenCvStats, Phase, PhaseTime, Result, Timings,
-};
+use crate::{ComponentStats, Connectivity, DeviceLabels, OpenCvStats, Timings};
 
 /// How a run numbers its labels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -133,7 +130,7 @@ impl Options {
 }
 
 /// The result of a run: the labels (`T`: [`DeviceLabels`] from [`crate::Labeler::run`], `()`
-/// from [`crate::Labeler::run_into`], which writes them in place, host labels from [`run_host`])
+/// from [`crate::Labeler::run_into`], which writes them in place, host labels from [`crate::run_host`])
 /// and what the [`Options`] asked for besides.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -146,115 +143,15 @@ pub struct Run<T = DeviceLabels> {
     pub stats: Option<ComponentStats>,
     /// With [`Stats::OpenCv`], OpenCV's tables.
     pub opencv: Option<OpenCvStats>,
-    /// Every stage's phases, on the device; [`run_host`]'s begin with [`Phase::Upload`] and end
-    /// with [`Phase::Download`], timed on the host clock.
+    /// Every stage's phases, on the device; [`crate::run_host`]'s begin with [`crate::Phase::Upload`] and end
+    /// with [`crate::Phase::Download`], timed on the host clock.
     pub timings: Timings,
 }
 
 impl<T> Run<T> {
     /// The same result with other labels.
-    fn with_labels<U>(self, labels: U) -> Run<U> {
+    pub(crate) fn with_labels<U>(self, labels: U) -> Run<U> {
         let Run { count, stats, opencv, timings, .. } = self;
         Run { labels, count, stats, opencv, timings }
     }
-}
-
-/// Host in, host out: `upload` the input (e.g. [`crate::Labeler::upload`], or a binarization
-/// on the device), [`crate::Labeler::run`] on it, then `download` the labels (e.g.
-/// [`crate::Labeler::download`], or [`crate::Labeler::download_into`] caller memory). The upload
-/// and the download are timed on the host clock, first and last in the timings. A connectivity
-/// the algorithm does not take fails before anything is uploaded.
-pub fn run_host<L: Labeler + ?Sized, T>(
-    labeler: &mut L,
-    options: &Options,
-    upload: impl FnOnce(&mut L) -> Result<DeviceImage>,
-    download: impl FnOnce(&mut L, &DeviceLabels) -> Result<T>,
-) -> Result<Run<T>> {
-    labeler.algorithm().check(options.connectivity)?;
-    let start = Instant::now();
-    let input = upload(labeler)?;
-    let upload_ms = start.elapsed().as_secs_f64() * 1e3;
-    let run = labeler.run(&input, options)?;
-    drop(input);
-    let start = Instant::now();
-    let labels = download(labeler, &run.labels)?;
-    let download_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut run = run.with_labels(labels);
-    run.timings.phases.insert(0, PhaseTime { phase: Phase::Upload, ms: upload_ms });
-    run.timings.phases.push(PhaseTime { phase: Phase::Download, ms: download_ms });
-    Ok(run)
-}
-
-/// [`crate::Labeler::run`]: the stages `options` ask for, on new labels.
-pub(crate) fn run<L: Labeler + ?Sized>(labeler: &mut L, image: &DeviceImage, options: &Options) -> Result<Run> {
-    let connectivity = options.connectivity;
-    let wants_table = options.stats == Stats::Components || !options.filters.is_empty();
-    let (mut labels, count, stats, timings) = if wants_table {
-        // Labeling, relabeling and statistics without a wait in between.
-        let (labels, stats, timings) = labeler.label_on_device_with_stats(image, connectivity)?;
-        (labels, Some(stats.len() as u32), Some(stats), timings)
-    } else if options.is_consecutive() {
-        let (labels, count, timings) = labeler.label_on_device_consecutive(image, connectivity)?;
-        (labels, Some(count), None, timings)
-    } else {
-        let (labels, timings) = labeler.label_on_device(image, connectivity)?;
-        (labels, None, None, timings)
-    };
-    let mut done = Run { labels: (), count, stats, opencv: None, timings };
-    after_labeling(labeler, &mut labels, options, &mut done)?;
-    Ok(done.with_labels(labels))
-}
-
-/// [`crate::Labeler::run_into`]: the stages `options` ask for, into existing `labels`.
-pub(crate) fn run_into<L: Labeler + ?Sized>(
-    labeler: &mut L,
-    image: &DeviceImage,
-    labels: &mut DeviceLabels,
-    options: &Options,
-) -> Result<Run<()>> {
-    let connectivity = options.connectivity;
-    let mut done = if options.is_consecutive() {
-        let (count, timings) = labeler.label_on_device_into_consecutive(image, connectivity, labels)?;
-        Run { labels: (), count: Some(count), stats: None, opencv: None, timings }
-    } else {
-        let timings = labeler.label_on_device_into(image, connectivity, labels)?;
-        Run { labels: (), count: None, stats: None, opencv: None, timings }
-    };
-    if options.stats == Stats::Components || !options.filters.is_empty() {
-        let (stats, more) = labeler.component_stats(labels)?;
-        done.timings.phases.extend(more.phases);
-        done.stats = Some(stats);
-    }
-    after_labeling(labeler, labels, options, &mut done)?;
-    Ok(done)
-}
-
-/// The stages after labeling (and the statistics filters need, in `done.stats`): the filters,
-/// then OpenCV's tables; drops the statistics unless asked for.
-fn after_labeling<L: Labeler + ?Sized>(
-    labeler: &mut L,
-    labels: &mut DeviceLabels,
-    options: &Options,
-    done: &mut Run<()>,
-) -> Result<()> {
-    for filter in &options.filters {
-        let stats = done.stats.as_mut().expect("computed for the filters");
-        let keep = match *filter {
-            Filter::MinSize(n) => stats.at_least(n),
-            Filter::Largest(k) => stats.largest(k),
-        };
-        let (kept, more) = labeler.keep_components(labels, &keep)?;
-        done.timings.phases.extend(more.phases);
-        *stats = stats.kept(&keep);
-        done.count = Some(kept);
-    }
-    if options.stats != Stats::Components {
-        done.stats = None;
-    }
-    if let Stats::OpenCv { dims } = options.stats {
-        let (tables, more) = labeler.opencv_stats(labels, dims)?;
-        done.timings.phases.extend(more.phases);
-        done.opencv = Some(tables);
-    }
-    Ok(())
 }

@@ -339,7 +339,7 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
 }
 
 /// [`record`] of a labeling straight into consecutive labels
-/// ([`crate::Labeler::label_on_device_consecutive`]: the schedule's own renumbering where it has
+/// ([`crate::Labeler::run`] with consecutive numbering: the schedule's own renumbering where it has
 /// one, else its labeling and the relabeling stage).
 pub fn record_consecutive(
     algorithm: Algorithm,

@@ -52,7 +52,7 @@ impl ComponentStats {
         self.components.is_empty()
     }
 
-    /// Which components have at least `min_area` pixels (for [`crate::Labeler::keep_components`]).
+    /// Which components have at least `min_area` pixels (for [`crate::Filter`]).
     pub fn at_least(&self, min_area: u64) -> Vec<bool> {
         self.components.iter().map(|c| c.area >= min_area).collect()
     }
@@ -70,7 +70,7 @@ impl ComponentStats {
     }
 
     /// The statistics of the components `keep` selects, in order: those of the labels
-    /// [`crate::Labeler::keep_components`] leaves.
+    /// [`crate::Filter`] leaves.
     pub fn kept(&self, keep: &[bool]) -> ComponentStats {
         let components = self.components.iter().zip(keep).filter(|(_, &k)| k).map(|(c, _)| *c).collect();
         ComponentStats { components }
@@ -138,7 +138,7 @@ impl ComponentStats {
 }
 
 /// OpenCV's `connectedComponentsWithStats` tables, built on the device
-/// ([`crate::Labeler::opencv_stats`]): row 0 the background, row k the component labeled k.
+/// ([`crate::Stats::OpenCv`]): row 0 the background, row k the component labeled k.
 #[derive(Clone, Debug, Default)]
 pub struct OpenCvStats {
     /// Rows: N + 1.

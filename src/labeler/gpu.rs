@@ -181,7 +181,7 @@ impl GpuLabeler {
 
     /// Queues a spin on this labeler's queue and returns at once, so that the next call's
     /// commands are all queued before the device reaches them: its timings are then the device
-    /// time of its commands alone ([`QueueHold`]; for benchmarks).
+    /// time of its commands alone (for benchmarks).
     pub fn hold_queue(&mut self) -> Result<()> {
         self.hold.hold(self.gpu.as_ref(), &mut self.builds)
     }
@@ -239,11 +239,11 @@ impl GpuLabeler {
         Ok(())
     }
 
-    /// Writes OpenCV's tables of consecutive `labels` ([`Labeler::opencv_stats`]'s, built on
+    /// Writes OpenCV's tables of consecutive `labels` ([`Stages::opencv_stats`]'s, built on
     /// the device) into device memory the caller keeps, where they stay: `stats` ((N + 1) rows
     /// of 5 `i64`, 7 for `dims` 3) and `centroids` ((N + 1) rows of `dims` `f64`), `dims` as
-    /// [`Labeler::opencv_stats`] takes it. When it returns, they are written. Labels that are
-    /// not consecutive ([`Labeler::relabel`] first), or `dims` that do not fit the array, are an
+    /// [`Stages::opencv_stats`] takes it. When it returns, they are written. Labels that are
+    /// not consecutive ([`Stages::relabel`] first), or `dims` that do not fit the array, are an
     /// [`Error::InvalidParameter`]; memory as [`GpuLabeler::borrow_labels`] says.
     ///
     /// # Safety
@@ -315,7 +315,7 @@ impl GpuLabeler {
 
     /// Wraps device memory the caller keeps, one `u32` label per pixel (or voxel) of `shape` at
     /// the CUDA device pointer `address`, as [`DeviceLabels`] of this labeler's device, without
-    /// copying: the output of [`Labeler::label_on_device_into`], which numbers them (until then
+    /// copying: the output of [`Stages::label_on_device_into`], which numbers them (until then
     /// they hold no labels: [`DeviceArray::numbering`] is `None`). The array never frees the
     /// memory. Nothing is waited for: the caller makes sure no work of its own still uses the
     /// memory (e.g. by passing that stream as the image's `ready_on`). Errors as
@@ -343,7 +343,7 @@ impl GpuLabeler {
     /// max z for volumes: 4 N or 6 N `u32`) at `boxes`; the coordinate sums (x, y, then z for
     /// volumes: 2 N or 3 N `u64`) at `sums`. The timings cover the kernels
     /// ([`Phase::ComponentStats`]); when it returns, the table is written. Labels that are not
-    /// consecutive ([`Labeler::relabel`] first) are an [`Error::InvalidParameter`]; memory as
+    /// consecutive ([`Stages::relabel`] first) are an [`Error::InvalidParameter`]; memory as
     /// [`GpuLabeler::borrow_labels`] says.
     ///
     /// # Safety

@@ -4,11 +4,13 @@
 
 mod cpu;
 mod gpu;
+mod run;
 
 use enum_dispatch::enum_dispatch;
 
 pub use cpu::CpuLabeler;
 pub use gpu::GpuLabeler;
+pub use run::run_host;
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, BinaryVolume, BuildReport, ComponentStats, Connectivity, DeviceImage,
@@ -51,11 +53,11 @@ pub trait Stages {
     /// 26 as 8).
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)>;
 
-    /// [`Labeler::label_on_device`] into existing labels of the image's shape
+    /// [`Stages::label_on_device`] into existing labels of the image's shape
     /// ([`Error::ShapeMismatch`] otherwise) on this labeler's device, e.g. labels reused over
     /// many images, or memory of the caller's ([`GpuLabeler::borrow_labels`]): they get the
     /// algorithm's raw labels ([`crate::Numbering::Raw`]). The timings are those of
-    /// [`Labeler::label_on_device`] without the allocation.
+    /// [`Stages::label_on_device`] without the allocation.
     fn label_on_device_into(
         &mut self,
         image: &DeviceImage,
@@ -73,7 +75,7 @@ pub trait Stages {
     fn relabel(&mut self, labels: &mut DeviceLabels) -> Result<(u32, Timings)>;
 
     /// Labels an image (or volume) already on the device into consecutive labels 1..N, as
-    /// [`Labeler::label_on_device`] then [`Labeler::relabel`] do, and returns them with N. Where
+    /// [`Stages::label_on_device`] then [`Stages::relabel`] do, and returns them with N. Where
     /// the algorithm renumbers in its own last pass (TUF) that is one pass over the labels
     /// fewer, and the phases are the labeling's with [`crate::Phase::Relabel`] last; a GPU labeler then
     /// keeps that pass's input, a label per pixel, for its next call (where the device has no
@@ -89,8 +91,8 @@ pub trait Stages {
         Ok((labels, count, timings))
     }
 
-    /// [`Labeler::label_on_device_consecutive`] into existing labels of the image's shape, as
-    /// [`Labeler::label_on_device_into`] takes them (then [`crate::Numbering::Consecutive`]);
+    /// [`Stages::label_on_device_consecutive`] into existing labels of the image's shape, as
+    /// [`Stages::label_on_device_into`] takes them (then [`crate::Numbering::Consecutive`]);
     /// returns N.
     fn label_on_device_into_consecutive(
         &mut self,
@@ -106,8 +108,8 @@ pub trait Stages {
 
     /// The statistics of every component of `labels` (area, bounding box, centroid; in label
     /// order), computed where the labels are; only the statistics leave the device. Raw labels
-    /// are first renumbered in place ([`Labeler::relabel`]), so entry `k` is label `k + 1` of
-    /// the consecutive labeling (labels from [`Labeler::label_on_device_consecutive`] are
+    /// are first renumbered in place ([`Stages::relabel`]), so entry `k` is label `k + 1` of
+    /// the consecutive labeling (labels from [`Stages::label_on_device_consecutive`] are
     /// consecutive already, and cost TUF a pass less). The timings cover the relabeling, the statistics kernels
     /// ([`crate::Phase::ComponentStats`]) and the table's read-back ([`crate::Phase::Download`], a transfer
     /// like the labels' download). A GPU labeler keeps the table's device buffers for its next
@@ -115,8 +117,8 @@ pub trait Stages {
     fn component_stats(&mut self, labels: &mut DeviceLabels) -> Result<(ComponentStats, Timings)>;
 
     /// Labels an image (or volume) already on the device into consecutive labels 1..N and
-    /// computes their components' statistics, as [`Labeler::label_on_device_consecutive`] then
-    /// [`Labeler::component_stats`] do, but without waiting for the device in between: a GPU
+    /// computes their components' statistics, as [`Stages::label_on_device_consecutive`] then
+    /// [`Stages::component_stats`] do, but without waiting for the device in between: a GPU
     /// labeler launches the statistics kernels before it reads N back (on a table sized by
     /// its last calls; where N outgrew it, they run again on a larger one). The timings: the
     /// labeling's phases and [`crate::Phase::Relabel`], then [`crate::Phase::Allocation`] and
@@ -146,7 +148,7 @@ pub trait Stages {
     /// label k) for an array of `dims` dimensions (2, or 3 for a volume, also one of a single
     /// slice, whose tables then have z columns), built on the device (the CPU reference computes
     /// them on the host) and read back: raw labels are renumbered first, as
-    /// [`Labeler::component_stats`] does. `dims` that do not fit the array are an
+    /// [`Stages::component_stats`] does. `dims` that do not fit the array are an
     /// [`Error::InvalidParameter`]. The timings: relabeling, [`crate::Phase::ComponentStats`] (every
     /// kernel) and [`crate::Phase::Download`] (the tables' read-back).
     fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)>;
@@ -200,14 +202,14 @@ pub trait Labeler: Stages {
     /// own last pass, statistics launched before the count is read back. The timings are every
     /// stage's, on the device (the labels stay there: [`Labeler::download`]).
     fn run(&mut self, image: &DeviceImage, options: &Options) -> Result<Run> {
-        crate::pipeline::run(self, image, options)
+        run::run(self, image, options)
     }
 
     /// [`Labeler::run`] into existing labels of the image's shape ([`Error::ShapeMismatch`]
     /// otherwise) on this labeler's device: labels reused over many images, or memory of the
     /// caller's ([`GpuLabeler::borrow_labels`]).
     fn run_into(&mut self, image: &DeviceImage, labels: &mut DeviceLabels, options: &Options) -> Result<Run<()>> {
-        crate::pipeline::run_into(self, image, labels, options)
+        run::run_into(self, image, labels, options)
     }
 
     /// Copies labels from the device to the host.

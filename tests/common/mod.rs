@@ -3,7 +3,7 @@
 
 pub mod images;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ccl::{BackendKind, Device, DeviceType};
 
@@ -281,7 +281,8 @@ pub fn cuda_present(what: &str) -> bool {
 }
 
 /// The repository root: `CCL_REPO_ROOT` when set (the GPU machine's runner sets it), else the
-/// current directory when it holds `kernels/`, else where this crate was built.
+/// current directory when it holds `kernels/`, else the first folder holding `kernels/` from
+/// where the test's crate was built upwards (`cli/`'s tests share this module).
 pub fn repo_root() -> PathBuf {
     if let Ok(root) = std::env::var("CCL_REPO_ROOT") {
         return PathBuf::from(root);
@@ -290,7 +291,8 @@ pub fn repo_root() -> PathBuf {
     if cwd.join("kernels").is_dir() {
         return cwd;
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
+    built.ancestors().find(|dir| dir.join("kernels").is_dir()).unwrap_or(built).to_path_buf()
 }
 
 /// The shared real-data folder: `CCL_DATA_DIR`, else `<repo>/../shared/data`; `None` (with a
