@@ -7,12 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// The `ccl` binary: `CCL_BIN` when set (binaries copied to another machine), else cargo's.
-fn ccl() -> Command {
-    let bin = std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string());
-    Command::new(bin)
-}
+mod support;
+use support::ccl;
 
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("run ccl");

@@ -2,21 +2,10 @@
 //! convention, `ccl label --binarize` labels the binarized ink like the reference, `ccl eval`
 //! scores pages, and bad parameters are clean errors.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use ccl::binarize::{reference, GrayImage, Method, NickFormula, Params};
-
-fn ccl() -> Command {
-    let bin = std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string());
-    Command::new(bin)
-}
-
-fn run(cmd: &mut Command) -> (Output, String) {
-    let out = cmd.output().expect("run ccl");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(!text.contains("panicked"), "ccl panicked:\n{text}");
-    (out, text)
-}
+mod support;
+use support::{ccl, run_checked as run};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ccl-cli-binarize-{}", std::process::id()));

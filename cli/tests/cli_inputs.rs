@@ -5,30 +5,10 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-/// The `ccl` binary: `CCL_BIN` when set, else cargo's.
-fn ccl() -> Command {
-    let bin = std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string());
-    Command::new(bin)
-}
-
-/// Runs `cmd`: its output and its standard output and error together; never a panic.
-fn run(cmd: &mut Command) -> (Output, String) {
-    let out = cmd.output().expect("run ccl");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(!text.contains("panicked"), "ccl panicked:\n{text}");
-    (out, text)
-}
-
-/// A fresh, empty folder for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccl-inputs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod support;
+use support::{ccl, run_checked as run, scratch};
 
 /// Writes 8-bit gray `pages` (8x8 each) as one TIFF.
 fn write_gray_tiff(path: &Path, pages: &[Vec<u8>]) {

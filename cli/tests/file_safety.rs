@@ -12,29 +12,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// The `ccl` binary: `CCL_BIN` when set (e.g. an older build to compare with), else cargo's.
-fn ccl() -> Command {
-    Command::new(std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string()))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccl-safety-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
+mod support;
+use support::{ccl, files_in, scratch, text};
 
 /// A small page of vertical bars saved as `path` (its format from the extension).
 fn page(path: &Path) {

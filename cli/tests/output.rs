@@ -3,29 +3,9 @@
 //! standard output neither panics nor loses the file.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn ccl() -> Command {
-    Command::new(std::env::var("CCL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ccl").to_string()))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccl-output-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
+use std::process::Stdio;
+mod support;
+use support::{ccl, files_in, scratch, text};
 
 /// A file-size limit makes every write past 64 kB fail (EFBIG), as a full disk would: the label
 /// command fails cleanly, the good file already at the target is untouched, and no partial or
