@@ -7,17 +7,15 @@
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use crate::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Labeling, Result};
+use crate::{Algorithm, BinaryImage, Connectivity, Device, LabelImage, Labeler, Options, Result, Run};
 
 /// How to label a batch.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct BatchOptions {
     /// The algorithm.
     pub algorithm: Algorithm,
-    /// The connectivity.
-    pub connectivity: Connectivity,
-    /// Consecutive labels 1..N renumbered on the device (with the count), or raw labels.
-    pub consecutive: bool,
+    /// The stages of each image's run: connectivity, numbering, statistics, filters.
+    pub run: Options,
     /// Labelers working at once (each with its own queue or stream); at least 1.
     pub workers: usize,
 }
@@ -25,7 +23,7 @@ pub struct BatchOptions {
 impl BatchOptions {
     /// Consecutive labels, two labelers.
     pub fn new(algorithm: Algorithm, connectivity: Connectivity) -> Self {
-        Self { algorithm, connectivity, consecutive: true, workers: 2 }
+        Self { algorithm, run: Options::new(connectivity).consecutive(), workers: 2 }
     }
 }
 
@@ -36,18 +34,18 @@ pub fn label_many<T, I, S>(device: &Device, options: BatchOptions, inputs: I, mu
 where
     T: Send,
     I: Iterator<Item = (T, Result<BinaryImage>)> + Send,
-    S: FnMut(T, Result<Labeling>),
+    S: FnMut(T, Result<Run<LabelImage>>),
 {
     let workers = options.workers.max(1);
     // Labelers are made first: a device or compiler problem fails the batch before it starts.
     let labelers = (0..workers)
-        .map(|_| device.labeler_for(options.algorithm, options.connectivity))
+        .map(|_| device.labeler_for(options.algorithm, options.run.connectivity))
         .collect::<Result<Vec<_>>>()?;
     let (input_tx, input_rx) = sync_channel::<(T, Result<BinaryImage>)>(workers);
     // Shared by the workers only, so that it is dropped when the last of them ends (even by a
     // panic) and the producer's `send` fails instead of waiting forever.
     let input_rx = Arc::new(Mutex::new(input_rx));
-    let (output_tx, output_rx) = sync_channel::<(T, Result<Labeling>)>(workers);
+    let (output_tx, output_rx) = sync_channel::<(T, Result<Run<LabelImage>>)>(workers);
     std::thread::scope(|scope| {
         scope.spawn(move || {
             for item in inputs {
@@ -56,19 +54,11 @@ where
                 }
             }
         });
-        let mut run_options = crate::Options::new(options.connectivity);
-        if options.consecutive {
-            run_options = run_options.consecutive();
-        }
         for mut labeler in labelers {
-            let (input_rx, output_tx, run_options) = (input_rx.clone(), output_tx.clone(), run_options.clone());
+            let (input_rx, output_tx, run_options) = (input_rx.clone(), output_tx.clone(), options.run.clone());
             scope.spawn(move || {
                 while let Some((tag, image)) = next(&input_rx) {
-                    let result = image.and_then(|image| {
-                        let upload = |l: &mut crate::AnyLabeler| l.upload(&image);
-                        let run = crate::run_host(&mut labeler, &run_options, upload, |l, d| l.download(d))?;
-                        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
-                    });
+                    let result = image.and_then(|image| labeler.label(&image, &run_options));
                     if output_tx.send((tag, result)).is_err() {
                         break;
                     }

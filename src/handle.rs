@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::labeler::GpuLabeler;
 use crate::labeler::{AnyLabeler, CpuLabeler};
 use crate::registry::Algorithm;
-use crate::shape::{Element, HostArray};
+use crate::shape::{Element, PinnedBuffer};
 
 /// An opened device, shared by the labelers created from it, so that an image uploaded once can
 /// be labeled by several algorithms.
@@ -78,14 +78,14 @@ impl Device {
     /// `len` elements of host memory that this device copies to and from at bus speed
     /// (page-locked on CUDA; ordinary memory elsewhere), zeroed. Allocating page-locked memory
     /// is slow: keep the array and reuse it, e.g. as the output of many labelings.
-    pub fn host_array<T: Element>(&self, len: usize) -> Result<HostArray<T>> {
+    pub fn pinned_buffer<T: Element>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         let bytes = len * std::mem::size_of::<T>();
         let buffer = match &self.inner {
             DeviceInner::Cpu => ccl_backend::HostBuffer::unpinned(bytes),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
             DeviceInner::Gpu(opened) => opened.alloc_host(bytes)?,
         };
-        Ok(HostArray::new(buffer, len))
+        Ok(PinnedBuffer::new(buffer, len))
     }
 
     /// Creates a labeler for `algorithm`, building its kernels now for every image connectivity

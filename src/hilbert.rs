@@ -2,8 +2,8 @@
 //! six 128^3 volumes filled with the curve of iterations 1 to 6), one long path that labelers
 //! must follow from end to end.
 
-use crate::volume::check_volume;
-use crate::{BinaryVolume, Error, Result, Shape};
+use crate::host_array::check_shape;
+use crate::{BinaryImage, Error, Result, Shape};
 
 /// The highest order [`hilbert_volume`] accepts (2^10 points per axis); volumes of order 10 are
 /// already past the 2^32 voxels of 32-bit labels.
@@ -63,14 +63,14 @@ pub fn hilbert_point(order: u32, index: u64) -> [u32; 3] {
 ///
 /// An order of 0 or above [`MAX_HILBERT_ORDER`], or a side too small, is an
 /// [`Error::InvalidParameter`]; a cube past 2^32 - 1 voxels is [`Error::TooManyVoxels`].
-pub fn hilbert_volume(order: u32, side: usize) -> Result<BinaryVolume> {
+pub fn hilbert_volume(order: u32, side: usize) -> Result<BinaryImage> {
     if !(1..=MAX_HILBERT_ORDER).contains(&order) {
         return Err(Error::InvalidParameter {
             name: "hilbert order".into(),
             reason: format!("{order} is not a Hilbert curve order (1 to {MAX_HILBERT_ORDER})"),
         });
     }
-    check_volume(Shape { width: side, height: side, depth: side })?;
+    check_shape(Shape { width: side, height: side, depth: side })?;
     if side < hilbert_side(order) {
         return Err(Error::InvalidParameter {
             name: "hilbert-side".into(),
@@ -99,7 +99,7 @@ pub fn hilbert_volume(order: u32, side: usize) -> Result<BinaryVolume> {
         }
         previous = next;
     }
-    BinaryVolume::new(side, side, side, voxels)
+    BinaryImage::volume(side, side, side, voxels)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! ```no_run
 //! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Options};
 //!
-//! let image = BinaryImage::from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
+//! let image = BinaryImage::image_from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
 //! let device = Device::auto()?; // CUDA, else an OpenCL GPU, else OpenCL, else the CPU
 //! let mut labeler = device.labeler(Algorithm::UF)?;
 //! let on_device = labeler.upload(&image)?;
@@ -27,7 +27,7 @@ mod error;
 mod gpu;
 mod handle;
 mod hilbert;
-mod image;
+mod host_array;
 pub mod io;
 pub mod kernels;
 mod labeler;
@@ -36,11 +36,11 @@ pub mod quality;
 pub mod recording;
 pub mod reference;
 pub mod registry;
+mod samples;
 mod schedule;
 mod shape;
 mod stats;
 mod timings;
-mod volume;
 
 pub use algorithm::{Connectivity, RawLabels};
 pub use array::{DeviceArray, DeviceImage, DeviceLabels, Numbering};
@@ -52,14 +52,14 @@ pub use error::{Error, Result};
 pub use gpu::BuildReport;
 pub use handle::Device;
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
-pub use image::{random_image, sample_image, BinaryImage, LabelImage};
-pub use labeler::{run_host, AnyLabeler, CpuLabeler, GpuLabeler, Labeler, Labeling, VolumeLabeling};
+pub use host_array::{BinaryImage, GrayImage, HostArray, LabelImage};
+pub use labeler::{run_host, AnyLabeler, CpuLabeler, GpuLabeler, Labeler};
 pub use pipeline::{Filter, LabelNumbering, Options, Run, Stats};
 pub use registry::{Algorithm, UnknownAlgorithm};
-pub use shape::{Element, ElementType, HostArray, Shape, MAX_PIXELS};
+pub use samples::{random_image, random_volume, sample_image};
+pub use shape::{Element, ElementType, PinnedBuffer, Shape, MAX_PIXELS};
 pub use stats::{ComponentStat, ComponentStats, OpenCvStats};
 pub use timings::{Phase, PhaseTime, Timings};
-pub use volume::{random_volume, BinaryVolume, LabelVolume};
 
 /// Hooks for the project's own tests, not part of the stable API.
 #[doc(hidden)]

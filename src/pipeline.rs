@@ -27,7 +27,7 @@
 //! ```no_run
 //! use ccl::{Algorithm, BinaryImage, Connectivity, Device, Labeler, Options, Stats};
 //!
-//! let image = BinaryImage::from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
+//! let image = BinaryImage::image_from_fn(64, 48, |x, y| (x / 4 + y / 4) % 2 == 0)?;
 //! let mut labeler = Device::auto()?.labeler(Algorithm::TUF)?;
 //! let on_device = labeler.upload(&image)?;
 //! let run = labeler.run(&on_device, &Options::new(Connectivity::Eight).stats(Stats::Components))?;

@@ -1,7 +1,7 @@
 //! The CPU reference: a sequential union-find labeling that is simple and obviously right, and
 //! the partition-equality check every test uses.
 
-use crate::{BinaryImage, BinaryVolume, Connectivity, Error, LabelImage, LabelVolume, RawLabels, Result, Shape};
+use crate::{BinaryImage, Connectivity, Error, LabelImage, RawLabels, Result, Shape};
 
 /// Offsets (dx, dy, dz) of the backward neighbours: those before a voxel in raster order (x
 /// fastest, then y, then z) among the 26 around it, as many as the connectivity joins (face
@@ -49,22 +49,11 @@ pub fn label(image: &BinaryImage, connectivity: Connectivity) -> LabelImage {
 }
 
 /// Labels `image` on the CPU with the raw labels an algorithm of the given convention produces.
+/// A volume is labeled whole with a volume connectivity, slice by slice with an image one
+/// ([`label_volume_as`] refuses the latter).
 pub fn label_as(image: &BinaryImage, connectivity: Connectivity, convention: RawLabels) -> LabelImage {
-    let (w, h) = (image.width(), image.height());
-    let labels = raw_labels(w, h, image.pixels(), connectivity, convention);
-    LabelImage::new(w, h, labels).expect("the size was checked when the image was made")
-}
-
-/// [`label_as`] over row-major pixels (`width * height` of them, nonzero is foreground). The
-/// union-find forest becomes the label array in place: 4 bytes per pixel in all.
-pub(crate) fn raw_labels(
-    w: usize,
-    h: usize,
-    pixels: &[u8],
-    connectivity: Connectivity,
-    convention: RawLabels,
-) -> Vec<u32> {
-    raw_labels_of(Shape::image(w, h), pixels, connectivity, convention)
+    let labels = raw_labels_of(image.shape(), image.values(), connectivity, convention);
+    LabelImage::new(image.shape(), labels).expect("the size was checked when the image was made")
 }
 
 /// Raw labels of row-major values of `shape` (nonzero is foreground) with any connectivity and
@@ -85,23 +74,19 @@ pub(crate) fn raw_labels_of(
 /// Labels `volume` on the CPU with 6-, 18- or 26-connectivity: every voxel of a component gets
 /// (raster index of the component's first voxel, x fastest) + 1; background is 0. A connectivity
 /// of images is an [`Error::ConnectivityDimensions`].
-pub fn label_volume(volume: &BinaryVolume, connectivity: Connectivity) -> Result<LabelVolume> {
+pub fn label_volume(volume: &BinaryImage, connectivity: Connectivity) -> Result<LabelImage> {
     label_volume_as(volume, connectivity, RawLabels::FirstPixel)
 }
 
 /// Labels `volume` on the CPU with the raw labels an algorithm of the given convention produces
 /// (first voxel, or the front top-left voxel of the first 2x2x2 block).
-pub fn label_volume_as(
-    volume: &BinaryVolume,
-    connectivity: Connectivity,
-    convention: RawLabels,
-) -> Result<LabelVolume> {
+pub fn label_volume_as(volume: &BinaryImage, connectivity: Connectivity, convention: RawLabels) -> Result<LabelImage> {
     if connectivity.dims() != 3 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
     }
     let shape = volume.shape();
-    let labels = raw_labels_of(shape, volume.voxels(), connectivity, convention);
-    LabelVolume::new(shape.width, shape.height, shape.depth, labels)
+    let labels = raw_labels_of(shape, volume.values(), connectivity, convention);
+    LabelImage::volume(shape.width, shape.height, shape.depth, labels)
 }
 
 /// First-voxel labels of row-major voxels (nonzero is foreground) of `shape`. The union-find
@@ -147,12 +132,12 @@ fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -
 
 /// Where two volume labelings differ, as a readable message; `None` when they induce the same
 /// partition with background 0 in both.
-pub fn volume_partition_difference(expected: &LabelVolume, actual: &LabelVolume) -> Option<String> {
+pub fn volume_partition_difference(expected: &LabelImage, actual: &LabelImage) -> Option<String> {
     if expected.shape() != actual.shape() {
         return Some(format!("size differs: expected {}, got {}", expected.shape(), actual.shape()));
     }
     let (w, h) = (expected.shape().width, expected.shape().height);
-    first_difference(expected.labels(), actual.labels(), |i| {
+    first_difference(expected.values(), actual.values(), |i| {
         format!("(x={}, y={}, z={})", i % w, i / w % h, i / (w * h))
     })
 }
@@ -192,14 +177,14 @@ pub fn partition_difference(expected: &LabelImage, actual: &LabelImage) -> Optio
         ));
     }
     let w = expected.width();
-    first_difference(expected.labels(), actual.labels(), |i| format!("(x={}, y={})", i % w, i / w))
+    first_difference(expected.values(), actual.values(), |i| format!("(x={}, y={})", i % w, i / w))
 }
 
 /// The first element where two labelings of the same size differ once both are renumbered in
 /// raster order of first appearance, named by `at(index)`, as a readable message.
 fn first_difference(expected: &[u32], actual: &[u32], at: impl Fn(usize) -> String) -> Option<String> {
     let (mut e, mut a) = (expected.to_vec(), actual.to_vec());
-    let (ne, na) = (crate::image::renumber(&mut e), crate::image::renumber(&mut a));
+    let (ne, na) = (crate::host_array::renumber(&mut e), crate::host_array::renumber(&mut a));
     let i = e.iter().zip(&a).position(|(x, y)| x != y)?;
     Some(format!(
         "first difference at {}: expected component {} (raw {}), got {} (raw {}); {ne} vs {na} components",

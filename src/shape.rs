@@ -109,30 +109,30 @@ impl Element for f32 {
 }
 
 /// Host memory of `T`s that a device copies to and from at bus speed (page-locked, from
-/// [`crate::Device::host_array`]); derefs to `[T]`. Pass it to
-/// [`crate::Labeler::download_into`] or [`crate::Labeler::label_consecutive_into`] to skip the
+/// [`crate::Device::pinned_buffer`]); derefs to `[T]`. Pass it to
+/// [`crate::Labeler::download_into`] (or as [`crate::run_host`]'s download) to skip the
 /// driver's staging copy.
-pub struct HostArray<T: Element> {
+pub struct PinnedBuffer<T: Element> {
     buffer: ccl_backend::HostBuffer,
     len: usize,
     _element: std::marker::PhantomData<T>,
 }
 
-impl<T: Element> HostArray<T> {
+impl<T: Element> PinnedBuffer<T> {
     pub(crate) fn new(mut buffer: ccl_backend::HostBuffer, len: usize) -> Self {
         buffer.as_mut_slice().fill(0);
         Self { buffer, len, _element: std::marker::PhantomData }
     }
 }
 
-impl<T: Element> std::ops::Deref for HostArray<T> {
+impl<T: Element> std::ops::Deref for PinnedBuffer<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         bytemuck::cast_slice(&self.buffer.as_slice()[..self.len * std::mem::size_of::<T>()])
     }
 }
 
-impl<T: Element> std::ops::DerefMut for HostArray<T> {
+impl<T: Element> std::ops::DerefMut for PinnedBuffer<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         let bytes = self.len * std::mem::size_of::<T>();
         bytemuck::cast_slice_mut(&mut self.buffer.as_mut_slice()[..bytes])

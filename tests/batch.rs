@@ -47,7 +47,7 @@ fn every_input_reaches_the_sink_with_consecutive_labels_and_errors_pass_through(
         let image = random(96, 40 + tag as usize, 45, 1, tag);
         let (expected, count) = reference::label(&image, Connectivity::Eight).into_consecutive();
         assert_eq!(labeling.labels, expected, "{}: input {tag}: labels differ from the reference", dev.token);
-        assert_eq!(labeling.components, Some(count), "{}: input {tag}: component count", dev.token);
+        assert_eq!(labeling.count, Some(count), "{}: input {tag}: component count", dev.token);
     })
     .unwrap();
     assert!(seen.iter().all(|s| *s), "{}: inputs missing from the sink: {seen:?}", dev.token);

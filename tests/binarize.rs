@@ -22,12 +22,12 @@ fn document(width: usize, height: usize, seed: u32) -> GrayImage {
             (if stroke { 60 + noise } else { background + noise }).clamp(0, 255) as u8
         })
         .collect();
-    GrayImage::new(width, height, pixels).unwrap()
+    GrayImage::image(width, height, pixels).unwrap()
 }
 
 fn uniform_noise(width: usize, height: usize, seed: u32) -> GrayImage {
     let mut rng = Mt::new(seed);
-    GrayImage::new(width, height, (0..width * height).map(|_| rng.next_u32() as u8).collect()).unwrap()
+    GrayImage::image(width, height, (0..width * height).map(|_| rng.next_u32() as u8).collect()).unwrap()
 }
 
 /// Pages of every awkward shape: single pixels and lines, pages wider than one fast-kernel
@@ -35,12 +35,12 @@ fn uniform_noise(width: usize, height: usize, seed: u32) -> GrayImage {
 /// pages.
 fn pages() -> Vec<(String, GrayImage)> {
     vec![
-        ("1x1".into(), GrayImage::new(1, 1, vec![90]).unwrap()),
+        ("1x1".into(), GrayImage::image(1, 1, vec![90]).unwrap()),
         ("1x37".into(), uniform_noise(1, 37, 1)),
         ("37x1".into(), uniform_noise(37, 1, 2)),
         ("5x3".into(), uniform_noise(5, 3, 3)),
-        ("flat 20x9".into(), GrayImage::new(20, 9, vec![200; 180]).unwrap()),
-        ("black 13x7".into(), GrayImage::new(13, 7, vec![0; 91]).unwrap()),
+        ("flat 20x9".into(), GrayImage::image(20, 9, vec![200; 180]).unwrap()),
+        ("black 13x7".into(), GrayImage::image(13, 7, vec![0; 91]).unwrap()),
         ("document 67x41".into(), document(67, 41, 4)),
         ("document 530x21".into(), document(530, 21, 5)),
         ("noise 23x150".into(), uniform_noise(23, 150, 6)),
@@ -73,8 +73,8 @@ fn real_page() -> Option<GrayImage> {
     let path = common::data_dir()?.join("dibco/2009/Originals/2009-H01.png");
     let (page, _) = ccl::io::read_gray(&path, ccl::MAX_PIXELS).ok()?;
     let (w, h) = (400.min(page.width()), 300.min(page.height()));
-    let pixels = (0..w * h).map(|i| page.pixels()[(i / w) * page.width() + i % w]).collect();
-    Some(GrayImage::new(w, h, pixels).unwrap())
+    let pixels = (0..w * h).map(|i| page.values()[(i / w) * page.width() + i % w]).collect();
+    Some(GrayImage::image(w, h, pixels).unwrap())
 }
 
 device_tests! {
@@ -120,7 +120,7 @@ fn pixels_off_the_reference(
     let expected = reference::binarize(page, params).expect("reference");
     let (ink, _) = binarizer.binarize_on_device(on_device, params).expect("binarize");
     let got = binarizer.download(&ink).expect("download");
-    mismatches(got.pixels(), expected.pixels())
+    mismatches(got.values(), expected.values())
 }
 
 /// Each of the local `configs` at every small window, with every kernel, and Otsu, on every page.
@@ -205,7 +205,7 @@ fn tall_windows_start_from_column_block_sums(d: &common::TestDevice) {
                 let expected = reference::binarize(page, &params).expect("reference");
                 let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
                 let got = binarizer.download(&ink).expect("download");
-                let wrong = mismatches(got.pixels(), expected.pixels());
+                let wrong = mismatches(got.values(), expected.values());
                 if wrong != 0 {
                     failures.push(format!("{}: {name}: {}: {wrong} pixels differ", d.token, params.describe()));
                 }
@@ -234,7 +234,7 @@ fn binarized_pages_are_labeled_without_leaving_the_device(d: &common::TestDevice
                     let run = labeler.run(&binary, &ccl::Options::new(connectivity).consecutive()).unwrap();
                     let got_count = run.count.unwrap();
                     let got = labeler.download(&run.labels).unwrap();
-                    if got_count != count || got.labels() != expected.labels() {
+                    if got_count != count || got.values() != expected.values() {
                         failures.push(format!(
                             "{}: {name}: {}: {algorithm} {connectivity}",
                             d.token,
@@ -257,22 +257,22 @@ fn binarizing_into_an_existing_array_equals_binarizing(d: &common::TestDevice) {
     let cases = [Method::Nick.defaults(), Method::Otsu.defaults(), Params { window: 9, ..Method::Wolf.defaults() }];
     let mut binarizer = d.device.binarizer().unwrap();
     let gray = binarizer.upload(&page).unwrap();
-    let filler = GrayImage::new(173, 61, vec![7; 173 * 61]).unwrap();
+    let filler = GrayImage::image(173, 61, vec![7; 173 * 61]).unwrap();
     for params in &cases {
         let expected = reference::binarize(&page, params).unwrap();
         let mut ink = binarizer.upload(&filler).unwrap();
         binarizer.binarize_on_device_into(&gray, params, &mut ink).unwrap();
         let got = binarizer.download(&ink).unwrap();
-        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+        assert_eq!(mismatches(got.values(), expected.values()), 0, "{}: {}", d.token, params.describe());
     }
     // A page uploaded from its pixels binarizes as one uploaded as a GrayImage; a length
     // that does not match is refused.
-    let from_pixels = binarizer.upload_pixels(173, 61, page.pixels()).unwrap();
+    let from_pixels = binarizer.upload_pixels(173, 61, page.values()).unwrap();
     let (ink, _) = binarizer.binarize_on_device(&from_pixels, &cases[0]).unwrap();
     let expected = reference::binarize(&page, &cases[0]).unwrap();
-    assert_eq!(binarizer.download(&ink).unwrap().into_pixels(), expected.pixels(), "{}", d.token);
-    assert!(matches!(binarizer.upload_pixels(173, 60, page.pixels()), Err(ccl::Error::SizeMismatch { .. })));
-    let mut small = binarizer.upload(&GrayImage::new(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
+    assert_eq!(binarizer.download(&ink).unwrap().into_values(), expected.values(), "{}", d.token);
+    assert!(matches!(binarizer.upload_pixels(173, 60, page.values()), Err(ccl::Error::SizeMismatch { .. })));
+    let mut small = binarizer.upload(&GrayImage::image(172, 61, vec![0; 172 * 61]).unwrap()).unwrap();
     let err = binarizer.binarize_on_device_into(&gray, &cases[0], &mut small).unwrap_err();
     assert!(err.to_string().contains("ink"), "{}: {err}", d.token);
     if d.device.info().id.backend() != ccl::BackendKind::Cuda {
@@ -295,7 +295,7 @@ fn a_wide_window_as_first_use_works(d: &common::TestDevice) {
     for params in cases {
         let expected = reference::binarize(&page, &params).unwrap();
         let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
-        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+        assert_eq!(mismatches(got.values(), expected.values()), 0, "{}: {}", d.token, params.describe());
     }
 }
 
@@ -342,7 +342,7 @@ fn doxa_page() -> Option<(GrayImage, Vec<u8>, Params)> {
         .pixels()
         .map(|p| ((11 * u32::from(p[0]) + 16 * u32::from(p[1]) + 5 * u32::from(p[2])) / 32) as u8)
         .collect();
-    let page = GrayImage::new(color.width() as usize, color.height() as usize, gray).unwrap();
+    let page = GrayImage::image(color.width() as usize, color.height() as usize, gray).unwrap();
     let golden = image::open(dir.join("doxa/2JohnC1V3-NICK.pbm")).expect("golden").to_luma8();
     let golden_ink: Vec<u8> = golden.pixels().map(|p| u8::from(p[0] == 0)).collect();
     let params = Params { window: 45, k: -0.1, formula: NickFormula::Doxa, ..Method::Nick.defaults() };
@@ -354,16 +354,16 @@ fn doxa_page() -> Option<(GrayImage, Vec<u8>, Params)> {
 fn nick_equals_doxas_golden_vector() {
     let Some((page, golden_ink, params)) = doxa_page() else { return };
     let ours = reference::binarize(&page, &params).unwrap();
-    let ink = ours.pixels().iter().filter(|&&p| p != 0).count();
+    let ink = ours.values().iter().filter(|&&p| p != 0).count();
     assert!(ink > 1000, "the page has ink ({ink} pixels)");
-    assert_eq!(mismatches(ours.pixels(), &golden_ink), 0, "pixels differing from Doxa's NICK output");
+    assert_eq!(mismatches(ours.values(), &golden_ink), 0, "pixels differing from Doxa's NICK output");
 }
 
 /// The same on every device.
 fn the_device_equals_doxas_golden_vector(d: &common::TestDevice) {
     let Some((page, golden_ink, params)) = doxa_page() else { return };
     let (got, _) = d.device.binarizer().unwrap().binarize(&page, &params).unwrap();
-    assert_eq!(mismatches(got.pixels(), &golden_ink), 0, "{}", d.token);
+    assert_eq!(mismatches(got.values(), &golden_ink), 0, "{}", d.token);
 }
 
 #[test]
@@ -399,6 +399,6 @@ fn a_ten_megapixel_page_equals_the_reference(d: &common::TestDevice) {
         let gray = binarizer.upload(page).unwrap();
         let (ink, _) = binarizer.binarize_on_device(&gray, params).unwrap();
         let got = binarizer.download(&ink).unwrap();
-        assert_eq!(mismatches(got.pixels(), expected.pixels()), 0, "{}: {}", d.token, params.describe());
+        assert_eq!(mismatches(got.values(), expected.values()), 0, "{}: {}", d.token, params.describe());
     }
 }

@@ -90,12 +90,12 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
         if let Some(diff) = partition_difference(&expected, &actual) {
             failures.push(format!("{}: wrong partition: {diff}", name(&case.name)));
             continue;
-        } else if let Some(i) = expected.labels().iter().zip(actual.labels()).position(|(a, b)| a != b) {
+        } else if let Some(i) = expected.values().iter().zip(actual.values()).position(|(a, b)| a != b) {
             failures.push(format!(
                 "{}: raw label at index {i} is {}, convention says {}",
                 name(&case.name),
-                actual.labels()[i],
-                expected.labels()[i]
+                actual.values()[i],
+                expected.values()[i]
             ));
             continue;
         }
@@ -107,12 +107,12 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
             Ok((count, device)) => {
                 if count != host_count {
                     failures.push(format!("{}: relabel counts {count}, the host {host_count}", name(&case.name)));
-                } else if let Some(i) = host.labels().iter().zip(device.labels()).position(|(a, b)| a != b) {
+                } else if let Some(i) = host.values().iter().zip(device.values()).position(|(a, b)| a != b) {
                     failures.push(format!(
                         "{}: consecutive label at index {i} is {}, the host's is {}",
                         name(&case.name),
-                        device.labels()[i],
-                        host.labels()[i]
+                        device.values()[i],
+                        host.values()[i]
                     ));
                 }
             }
@@ -131,12 +131,12 @@ fn cell_on(algorithm: Algorithm, dev: &common::TestDevice, connectivity: Connect
                         "{}: consecutive labeling counts {count}, the host {host_count}",
                         name(&case.name)
                     ));
-                } else if let Some(i) = host.labels().iter().zip(device.labels()).position(|(a, b)| a != b) {
+                } else if let Some(i) = host.values().iter().zip(device.values()).position(|(a, b)| a != b) {
                     failures.push(format!(
                         "{}: consecutive labeling: label at index {i} is {}, the host's is {}",
                         name(&case.name),
-                        device.labels()[i],
-                        host.labels()[i]
+                        device.values()[i],
+                        host.values()[i]
                     ));
                 }
             }

@@ -15,8 +15,8 @@ use common::images::{random, spiral};
 /// Images of one size (so that one label array takes them all), from empty to full.
 fn images(width: usize, height: usize) -> Vec<(String, BinaryImage)> {
     let mut out = vec![
-        ("background".to_string(), BinaryImage::from_fn(width, height, |_, _| false).unwrap()),
-        ("foreground".to_string(), BinaryImage::from_fn(width, height, |_, _| true).unwrap()),
+        ("background".to_string(), BinaryImage::image_from_fn(width, height, |_, _| false).unwrap()),
+        ("foreground".to_string(), BinaryImage::image_from_fn(width, height, |_, _| true).unwrap()),
     ];
     for (density, granularity, seed) in [(10, 1, 1), (45, 1, 2), (60, 2, 3), (90, 1, 4), (50, 3, 5)] {
         out.push((format!("d{density} g{granularity}"), random(width, height, density, granularity, seed)));
@@ -56,11 +56,11 @@ fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice
                 let timings = labeler.run_into(&on_device, &mut labels, &options).expect("label into").timings;
                 assert_eq!(labels.numbering(), Some(Numbering::Raw(algorithm.raw_labels())), "{what}");
                 assert!(!timings.phases.iter().any(|p| p.phase == Phase::Allocation), "{what}: {timings:?}");
-                let raw = labeler.label(image, connectivity).expect("label");
+                let raw = labeler.label(image, &Options::new(connectivity)).expect("label");
                 assert_eq!(labeler.download(&labels).expect("download"), raw.labels, "{what}: raw labels");
                 let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-                let want = labeler.label_consecutive(image, connectivity).expect("label_consecutive");
-                assert_eq!(Some(n), want.components, "{what}: count");
+                let want = labeler.label(image, &Options::new(connectivity).consecutive()).expect("label_consecutive");
+                assert_eq!(Some(n), want.count, "{what}: count");
                 assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
                 runs += 1;
             }
@@ -107,15 +107,15 @@ fn volume_labels_reused_equal_label_volume(d: &common::TestDevice) {
     let connectivity = Connectivity::TwentySix;
     let volumes: Vec<_> =
         [(20, 1), (45, 2), (70, 3)].iter().map(|&(p, seed)| random_volume(23, 17, 9, p, 1, seed).unwrap()).collect();
-    let first = labeler.upload_volume(&volumes[0]).expect("upload");
+    let first = labeler.upload(&volumes[0]).expect("upload");
     let mut labels = labeler.run(&first, &Options::new(connectivity)).expect("label").labels;
     for (i, volume) in volumes.iter().enumerate() {
-        let on_device = labeler.upload_volume(volume).expect("upload");
+        let on_device = labeler.upload(volume).expect("upload");
         labeler.run_into(&on_device, &mut labels, &Options::new(connectivity)).expect("label into");
         let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-        let want = labeler.label_volume(volume, connectivity, true).expect("label_volume");
-        assert_eq!(Some(n), want.components, "{} volume {i}", d.token);
-        assert_eq!(labeler.download_volume(&labels).expect("download"), want.labels, "{} volume {i}", d.token);
+        let want = labeler.label(volume, &Options::new(connectivity).consecutive()).expect("label_volume");
+        assert_eq!(Some(n), want.count, "{} volume {i}", d.token);
+        assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{} volume {i}", d.token);
     }
 }
 
@@ -193,7 +193,7 @@ fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
         for (name, image) in images(97, 61) {
             let shape = Shape::image(image.width(), image.height());
             let mut pixels = owner.alloc(shape.len()).unwrap();
-            owner.write(&mut pixels, image.pixels()).unwrap();
+            owner.write(&mut pixels, image.values()).unwrap();
             let out = owner.alloc(shape.len() * 4).unwrap();
             let (pixels_at, out_at) = (owner.device_address(&pixels).unwrap(), owner.device_address(&out).unwrap());
             assert_eq!(ccl::cuda_pointer_device(out_at).unwrap(), ordinal);
@@ -212,9 +212,9 @@ fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
             drop((borrowed, labels));
             let mut got = vec![0u32; shape.len()];
             owner.read(&out, bytemuck::cast_slice_mut(&mut got)).unwrap();
-            let want = labeler.label_consecutive(&image, Connectivity::Eight).unwrap();
-            assert_eq!(Some(n), want.components, "{algorithm} {name}");
-            assert_eq!(got, want.labels.labels(), "{algorithm} {name}");
+            let want = labeler.label(&image, &Options::new(Connectivity::Eight).consecutive()).unwrap();
+            assert_eq!(Some(n), want.count, "{algorithm} {name}");
+            assert_eq!(got, want.labels.values(), "{algorithm} {name}");
         }
         // Too short an allocation, a misaligned label pointer: refused before any launch.
         let small = owner.alloc(64).unwrap();
@@ -234,10 +234,10 @@ fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
 fn upload_array_equals_upload(d: &common::TestDevice) {
     let mut labeler = d.device.labeler(Algorithm::UF).expect("labeler");
     let image = random(97, 41, 45, 1, 9);
-    let mut pinned = d.device.host_array::<u8>(image.pixels().len()).expect("host array");
-    pinned.copy_from_slice(image.pixels());
-    let want = labeler.label_consecutive(&image, Connectivity::Eight).expect("label").labels;
-    for elements in [image.pixels(), &pinned[..]] {
+    let mut pinned = d.device.pinned_buffer::<u8>(image.values().len()).expect("host array");
+    pinned.copy_from_slice(image.values());
+    let want = labeler.label(&image, &Options::new(Connectivity::Eight).consecutive()).expect("label").labels;
+    for elements in [image.values(), &pinned[..]] {
         let on_device = labeler.upload_array(Shape::image(97, 41), elements).expect("upload_array");
         let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
         labeler.relabel(&mut labels).expect("relabel");
@@ -245,15 +245,15 @@ fn upload_array_equals_upload(d: &common::TestDevice) {
     }
     let volume = random_volume(13, 11, 7, 40, 1, 5).unwrap();
     let shape = volume.shape();
-    let want = labeler.label_volume(&volume, Connectivity::TwentySix, true).expect("volume").labels;
-    let on_device = labeler.upload_array(shape, volume.voxels()).expect("upload_array volume");
+    let want = labeler.label(&volume, &Options::new(Connectivity::TwentySix).consecutive()).expect("volume").labels;
+    let on_device = labeler.upload_array(shape, volume.values()).expect("upload_array volume");
     let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label volume");
     labeler.relabel(&mut labels).expect("relabel");
-    assert_eq!(labeler.download_volume(&labels).expect("download"), want, "{}", d.token);
+    assert_eq!(labeler.download(&labels).expect("download"), want, "{}", d.token);
 
-    let short = labeler.upload_array(Shape::image(97, 41), &image.pixels()[1..]).err().expect("refused");
+    let short = labeler.upload_array(Shape::image(97, 41), &image.values()[1..]).err().expect("refused");
     assert!(matches!(short, Error::SizeMismatch { .. }), "{short}");
-    let short = labeler.upload_array(shape, &volume.voxels()[1..]).err().expect("refused");
+    let short = labeler.upload_array(shape, &volume.values()[1..]).err().expect("refused");
     assert!(matches!(short, Error::VolumeSizeMismatch { .. }), "{short}");
     let empty = labeler.upload_array(Shape::image(0, 5), &[]).err().expect("refused");
     assert!(matches!(empty, Error::EmptyImage { .. }), "{empty}");
@@ -294,7 +294,7 @@ fn cuda_runtime_and_volume(
     let ccl::DeviceId::Cuda(ordinal) = device.info().id else { unreachable!("a cuda device") };
     let owner = ccl_cuda::Runtime::new(ordinal).expect("CUDA runtime");
     let volume = random_volume(19, 13, 11, 40, 1, 3).unwrap();
-    let on_device = labeler.upload_volume(&volume).expect("upload");
+    let on_device = labeler.upload(&volume).expect("upload");
     let (labels, _) = labeler.label_on_device(&on_device, Connectivity::TwentySix).expect("label");
     (owner, labels)
 }

@@ -9,14 +9,15 @@ use ccl::io::{read_binary, write_labels, Binarize};
 use ccl::testing::Stages;
 use ccl::{
     Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage, Labeler,
+    Options,
 };
 
 #[test]
 fn block_algorithms_reject_4_connectivity_naming_what_they_support() {
-    let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
+    let image = BinaryImage::image_from_fn(4, 4, |x, _| x < 2).unwrap();
     for algorithm in [Algorithm::BE, Algorithm::BUF, Algorithm::BUF_IC, Algorithm::BKE, Algorithm::BKE_IC] {
         assert!(!algorithm.supports(Connectivity::Four));
-        let err = CpuLabeler::new(algorithm).label(&image, Connectivity::Four).unwrap_err();
+        let err = CpuLabeler::new(algorithm).label(&image, &Options::new(Connectivity::Four)).unwrap_err();
         match &err {
             Error::UnsupportedConnectivity { algorithm: a, connectivity, supported } => {
                 assert_eq!((*a, *connectivity), (algorithm.name(), Connectivity::Four));
@@ -35,18 +36,18 @@ device_tests! {
 }
 
 fn gpu_labelers_reject_unsupported_pairs_too(dev: &common::TestDevice) {
-    let image = BinaryImage::from_fn(4, 4, |x, _| x < 2).unwrap();
+    let image = BinaryImage::image_from_fn(4, 4, |x, _| x < 2).unwrap();
     for &algorithm in ccl::Algorithm::ALL {
         let mut labeler = dev.device.labeler(algorithm).unwrap();
         for connectivity in Connectivity::ALL {
-            let r = labeler.label(&image, connectivity);
-            if connectivity.dims() == 3 {
-                // An image takes no volume connectivity, whatever the algorithm.
-                assert!(
-                    matches!(r, Err(Error::UnsupportedConnectivity { .. } | Error::ConnectivityDimensions { .. })),
-                    "{algorithm}/{}",
-                    dev.token
-                );
+            let r = labeler.label(&image, &Options::new(connectivity));
+            if connectivity.dims() == 3 && algorithm.supports(connectivity) {
+                // An image is a volume of one slice: a volume connectivity labels it as the
+                // planar one (6 as 4, 18 and 26 as 8).
+                let planar = if connectivity == Connectivity::Six { Connectivity::Four } else { Connectivity::Eight };
+                let want = ccl::reference::label(&image, planar);
+                let got = r.unwrap().labels;
+                assert!(ccl::reference::partition_difference(&want, &got).is_none(), "{algorithm}/{}", dev.token);
             } else if algorithm.supports(connectivity) {
                 r.unwrap();
             } else {
@@ -58,14 +59,14 @@ fn gpu_labelers_reject_unsupported_pairs_too(dev: &common::TestDevice) {
 
 #[test]
 fn empty_and_oversized_images_are_rejected() {
-    assert!(matches!(BinaryImage::new(0, 5, vec![]), Err(Error::EmptyImage { width: 0, height: 5 })));
-    assert!(matches!(BinaryImage::new(5, 0, vec![]), Err(Error::EmptyImage { .. })));
-    assert!(matches!(BinaryImage::from_fn(0, 0, |_, _| true), Err(Error::EmptyImage { .. })));
-    let err = BinaryImage::new(70_000, 70_000, vec![]).unwrap_err();
+    assert!(matches!(BinaryImage::image(0, 5, vec![]), Err(Error::EmptyImage { width: 0, height: 5 })));
+    assert!(matches!(BinaryImage::image(5, 0, vec![]), Err(Error::EmptyImage { .. })));
+    assert!(matches!(BinaryImage::image_from_fn(0, 0, |_, _| true), Err(Error::EmptyImage { .. })));
+    let err = BinaryImage::image(70_000, 70_000, vec![]).unwrap_err();
     assert!(matches!(err, Error::TooManyPixels { width: 70_000, height: 70_000 }), "{err:?}");
     assert!(err.to_string().contains("4900000000"), "{err}");
-    assert!(matches!(BinaryImage::new(3, 3, vec![0; 8]), Err(Error::SizeMismatch { len: 8, .. })));
-    assert!(matches!(LabelImage::new(2, 2, vec![0; 3]), Err(Error::SizeMismatch { .. })));
+    assert!(matches!(BinaryImage::image(3, 3, vec![0; 8]), Err(Error::SizeMismatch { len: 8, .. })));
+    assert!(matches!(LabelImage::image(2, 2, vec![0; 3]), Err(Error::SizeMismatch { .. })));
 }
 
 #[test]
@@ -108,7 +109,7 @@ device_tests! {
 }
 
 fn buffers_of_one_device_are_refused_by_another(dev: &common::TestDevice) {
-    let image = BinaryImage::from_fn(8, 8, |x, y| x == y).unwrap();
+    let image = BinaryImage::image_from_fn(8, 8, |x, y| x == y).unwrap();
     let mut cpu = CpuLabeler::new(Algorithm::UF);
     let on_host = cpu.upload(&image).unwrap();
     let mut gpu = dev.device.labeler(Algorithm::UF).unwrap();
@@ -146,7 +147,7 @@ fn unreadable_files_and_bad_outputs_are_named() {
     let garbage = dir.join("garbage.png");
     std::fs::write(&garbage, b"not an image at all").unwrap();
     assert!(matches!(read_binary(&garbage, Binarize::default()), Err(Error::ImageRead { .. })));
-    let labels = LabelImage::new(2, 1, vec![1, 0]).unwrap();
+    let labels = LabelImage::image(2, 1, vec![1, 0]).unwrap();
     let err = write_labels(&dir.join("out.bmp"), &labels).unwrap_err();
     assert!(matches!(err, Error::ImageWrite { .. }) && err.to_string().contains("bmp"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -159,30 +160,32 @@ device_tests! {
 
 /// Copying labels into caller memory of the wrong size is a typed error, on every backend.
 fn download_into_a_wrong_sized_buffer_is_refused(dev: &common::TestDevice) {
-    let image = BinaryImage::from_fn(12, 7, |x, y| (x + y) % 3 == 0).unwrap();
+    let image = BinaryImage::image_from_fn(12, 7, |x, y| (x + y) % 3 == 0).unwrap();
     let mut labeler = dev.device.labeler(Algorithm::KE).unwrap();
     let on_device = labeler.upload(&image).unwrap();
     let (labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).unwrap();
+    let consecutive = Options::new(Connectivity::Eight).consecutive();
     for len in [0, 83, 85] {
         let mut out = vec![0u32; len];
         match labeler.download_into(&labels, &mut out) {
             Err(Error::SizeMismatch { width: 12, height: 7, len: l }) => assert_eq!(l, len),
             other => panic!("{}: {len} values: expected SizeMismatch, got {other:?}", dev.token),
         }
-        assert!(matches!(
-            labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out),
-            Err(Error::SizeMismatch { .. })
-        ));
+        let into = |l: &mut ccl::AnyLabeler, d: &ccl::DeviceLabels| l.download_into(d, &mut out);
+        let result = ccl::run_host(&mut labeler, &consecutive, |l| l.upload(&image), into);
+        assert!(matches!(result, Err(Error::SizeMismatch { .. })));
     }
     let mut out = vec![u32::MAX; 84];
     labeler.download_into(&labels, &mut out).unwrap();
-    assert_eq!(out, labeler.download(&labels).unwrap().labels(), "{}", dev.token);
-    let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut out).unwrap();
+    assert_eq!(out, labeler.download(&labels).unwrap().values(), "{}", dev.token);
+    let into = |l: &mut ccl::AnyLabeler, d: &ccl::DeviceLabels| l.download_into(d, &mut out);
+    let count = ccl::run_host(&mut labeler, &consecutive, |l| l.upload(&image), into).unwrap().count.unwrap();
     let (expected, n) = ccl::reference::label(&image, Connectivity::Eight).into_consecutive();
-    assert_eq!((out.as_slice(), count), (expected.labels(), n), "{}", dev.token);
+    assert_eq!((out.as_slice(), count), (expected.values(), n), "{}", dev.token);
     // The device's own host memory (page-locked on CUDA) works the same.
-    let mut pinned = dev.device.host_array::<u32>(84).unwrap();
+    let mut pinned = dev.device.pinned_buffer::<u32>(84).unwrap();
     assert!(pinned.iter().all(|&v| v == 0));
-    let (count, _) = labeler.label_consecutive_into(&image, Connectivity::Eight, &mut pinned).unwrap();
-    assert_eq!((&pinned[..], count), (expected.labels(), n), "{} (host array)", dev.token);
+    let into = |l: &mut ccl::AnyLabeler, d: &ccl::DeviceLabels| l.download_into(d, &mut pinned);
+    let count = ccl::run_host(&mut labeler, &consecutive, |l| l.upload(&image), into).unwrap().count.unwrap();
+    assert_eq!((&pinned[..], count), (expected.values(), n), "{} (host array)", dev.token);
 }

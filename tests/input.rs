@@ -161,7 +161,7 @@ fn gray_float_tiff_samples_are_read_as_stored() {
     assert_eq!(components(&read(&path, Some(0.0), false).unwrap()), 2, "0.001 and 2.0");
     assert_eq!(components(&read(&path, Some(-1.0), true).unwrap()), 1, "-2.0 alone is <= -1");
     let (page, _) = ccl::io::read_gray(&path, ccl::MAX_PIXELS).unwrap();
-    assert_eq!(page.pixels()[2 * image.width() as usize + 2 + 3 * 8], 255, "2.0 is clamped to 255");
+    assert_eq!(page.values()[2 * image.width() as usize + 2 + 3 * 8], 255, "2.0 is clamped to 255");
     let nan = dir.join("nan.tiff");
     let file = std::io::BufWriter::new(std::fs::File::create(&nan).unwrap());
     let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
@@ -188,7 +188,7 @@ fn multi_page_tiff_and_animated_gif_say_only_the_first_frame_is_read() {
     }
     let decoded = read_image(&tiff_path, &ReadOptions::default()).unwrap();
     assert_eq!(decoded.source.frames, Frames::Several(Some(3)));
-    assert_eq!(decoded.image.pixels().iter().filter(|&&p| p != 0).count(), 8, "the first page");
+    assert_eq!(decoded.image.values().iter().filter(|&&p| p != 0).count(), 8, "the first page");
     assert!(decoded.source.describe().contains("3 frames"), "{}", decoded.source.describe());
 
     let gif_path = dir.join("anim.gif");
@@ -312,7 +312,7 @@ fn truncated_and_mutated_files_never_panic_or_label_wrongly(dev: &common::TestDe
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         let original = read(&path, None, false).unwrap_or_else(|e| panic!("{name} must decode: {e}"));
-        assert!(original.pixels().iter().any(|&p| p != 0), "{name}");
+        assert!(original.values().iter().any(|&p| p != 0), "{name}");
         let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
         let len = bytes.len();
         for cut in (0..len).step_by((len / 40).max(1)).chain([1, 2, 8, 16, 64, len - 1]) {

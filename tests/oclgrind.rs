@@ -34,8 +34,8 @@ use std::process::Command;
 use ccl::binarize::{reference as binarize_reference, GrayImage, KernelKind, Method, Params};
 use ccl::testing::Stages;
 use ccl::{
-    random_image, random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStats,
-    Connectivity, Device, DeviceId, DeviceLabels, Labeler, OpenCvStats, Shape,
+    random_image, random_volume, reference, Algorithm, AnyLabeler, BinaryImage, ComponentStats, Connectivity, Device,
+    DeviceId, DeviceLabels, Labeler, OpenCvStats, Shape,
 };
 
 /// Where Oclgrind's ICD library may be.
@@ -194,7 +194,7 @@ fn images(wide: bool) -> Vec<(String, BinaryImage)> {
 
 /// The volumes of a labeling cell: odd sizes, and for TUF (`wide`) one of more than one of its
 /// 32 x 16 x 16 regions each way.
-fn volumes(wide: bool) -> Vec<(String, BinaryVolume)> {
+fn volumes(wide: bool) -> Vec<(String, BinaryImage)> {
     let mut sizes = vec![(19, 11, 7, 45, 4)];
     if wide {
         sizes.push((37, 18, 17, 45, 5));
@@ -216,9 +216,9 @@ fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity)
     let mut labeler = device.labeler_for(algorithm, connectivity).expect("labeler");
     let wide = algorithm == Algorithm::TUF;
     let cases: Vec<(String, Shape, Vec<u8>)> = if connectivity.dims() == 2 {
-        images(wide).into_iter().map(|(n, i)| (n, Shape::image(i.width(), i.height()), i.pixels().to_vec())).collect()
+        images(wide).into_iter().map(|(n, i)| (n, Shape::image(i.width(), i.height()), i.values().to_vec())).collect()
     } else {
-        volumes(wide).into_iter().map(|(n, v)| (n, v.shape(), v.voxels().to_vec())).collect()
+        volumes(wide).into_iter().map(|(n, v)| (n, v.shape(), v.values().to_vec())).collect()
     };
     for (name, shape, pixels) in cases {
         let what = format!("{algorithm} {connectivity} {name}");
@@ -273,9 +273,9 @@ fn default_cell(device: &Device, connectivity: Connectivity, fallback: bool) {
     }
     let mut labeler = device.labeler_for(algorithm, connectivity).expect("labeler");
     let cases: Vec<(Shape, Vec<u8>)> = if connectivity.dims() == 2 {
-        images(false).into_iter().map(|(_, i)| (Shape::image(i.width(), i.height()), i.pixels().to_vec())).collect()
+        images(false).into_iter().map(|(_, i)| (Shape::image(i.width(), i.height()), i.values().to_vec())).collect()
     } else {
-        volumes(false).into_iter().map(|(_, v)| (v.shape(), v.voxels().to_vec())).collect()
+        volumes(false).into_iter().map(|(_, v)| (v.shape(), v.values().to_vec())).collect()
     };
     for (shape, pixels) in cases {
         let (raw, consecutive, n) = expected(shape, &pixels, connectivity, algorithm);
@@ -299,15 +299,15 @@ fn expected(
 ) -> (Vec<u32>, Vec<u32>, u32) {
     let convention = algorithm.raw_labels();
     if shape.depth > 1 || connectivity.dims() == 3 {
-        let volume = BinaryVolume::new(shape.width, shape.height, shape.depth, pixels.to_vec()).unwrap();
+        let volume = BinaryImage::volume(shape.width, shape.height, shape.depth, pixels.to_vec()).unwrap();
         let raw = reference::label_volume_as(&volume, connectivity, convention).unwrap();
         let (consecutive, n) = raw.to_consecutive();
-        (raw.labels().to_vec(), consecutive.labels().to_vec(), n)
+        (raw.values().to_vec(), consecutive.values().to_vec(), n)
     } else {
-        let image = BinaryImage::new(shape.width, shape.height, pixels.to_vec()).unwrap();
+        let image = BinaryImage::image(shape.width, shape.height, pixels.to_vec()).unwrap();
         let raw = reference::label_as(&image, connectivity, convention);
         let (consecutive, n) = raw.to_consecutive();
-        (raw.labels().to_vec(), consecutive.labels().to_vec(), n)
+        (raw.values().to_vec(), consecutive.values().to_vec(), n)
     }
 }
 
@@ -343,7 +343,7 @@ fn hold_cell(_folder: &str) {
 fn binarize_cell(device: &Device, method: Method) {
     let mut binarizer = device.binarizer().expect("binarizer");
     for (width, height) in [(37, 29), (150, 9)] {
-        let page = GrayImage::new(
+        let page = GrayImage::image(
             width,
             height,
             (0..width * height).map(|i| ((i * 37 + i / width * 11) % 251) as u8).collect(),
@@ -357,7 +357,7 @@ fn binarize_cell(device: &Device, method: Method) {
                 let want = binarize_reference::binarize(&page, &params).expect("reference");
                 let (ink, _) = binarizer.binarize_on_device(&on_device, &params).expect("binarize");
                 let got = binarizer.download(&ink).expect("download");
-                assert_eq!(got.pixels(), want.pixels(), "{} on {width}x{height}", params.describe());
+                assert_eq!(got.values(), want.values(), "{} on {width}x{height}", params.describe());
             }
         }
     }

@@ -29,7 +29,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let images: Vec<(&str, BinaryImage)> = vec![
-        ("empty", BinaryImage::from_fn(9, 7, |_, _| false).unwrap()),
+        ("empty", BinaryImage::image_from_fn(9, 7, |_, _| false).unwrap()),
         ("spiral", spiral(41)),
         ("rings", rings(83, 47)),
         ("random d45", random(131, 77, 45, 1, 7)),
@@ -43,8 +43,8 @@ fn cases() -> Vec<Case> {
                 name: format!("{name} {connectivity}"),
                 shape: Shape::image(image.width(), image.height()),
                 connectivity,
-                pixels: image.pixels().to_vec(),
-                consecutive: labels.into_labels(),
+                pixels: image.values().to_vec(),
+                consecutive: labels.into_values(),
                 count,
             });
         }
@@ -56,8 +56,8 @@ fn cases() -> Vec<Case> {
             name: format!("volume {connectivity}"),
             shape: volume.shape(),
             connectivity,
-            pixels: volume.voxels().to_vec(),
-            consecutive: labels.labels().to_vec(),
+            pixels: volume.values().to_vec(),
+            consecutive: labels.values().to_vec(),
             count,
         });
     }
@@ -182,7 +182,7 @@ fn every_option_matches_the_reference(d: &common::TestDevice) {
             for options in option_sets(case.connectivity, case.shape.dims()) {
                 let run = labeler.run(&image, &options).expect("run");
                 let got = Outcome {
-                    labels: labeler.download_volume(&run.labels).expect("download").labels().to_vec(),
+                    labels: labeler.download(&run.labels).expect("download").into_values(),
                     numbering: run.labels.numbering(),
                     count: run.count,
                     stats: run.stats,
@@ -226,7 +226,7 @@ fn statistics_and_filters_imply_consecutive_labels() {
 #[test]
 fn connectivity_of_the_wrong_dimensions_is_refused() {
     let mut labeler = ccl::CpuLabeler::new(Algorithm::UF);
-    let volume = labeler.upload_volume(&random_volume(5, 4, 3, 50, 1, 1).unwrap()).unwrap();
+    let volume = labeler.upload(&random_volume(5, 4, 3, 50, 1, 1).unwrap()).unwrap();
     let err = labeler.run(&volume, &Options::new(Connectivity::Eight)).err();
     assert!(matches!(err, Some(ccl::Error::ConnectivityDimensions { .. })), "{err:?}");
 }

@@ -10,22 +10,22 @@ use std::sync::OnceLock;
 
 use ccl::testing::Stages;
 use ccl::{
-    random_volume, reference, Algorithm, AnyLabeler, BinaryImage, BinaryVolume, ComponentStat, ComponentStats,
-    Connectivity, DeviceImage, DeviceLabels, Labeler, Options, Shape, Stats, Timings,
+    random_volume, reference, Algorithm, AnyLabeler, BinaryImage, ComponentStat, ComponentStats, Connectivity,
+    DeviceImage, DeviceLabels, Labeler, Options, Shape, Stats, Timings,
 };
 use common::images::{random, rings, spiral};
 
 /// Statistics the reference gives for an image's consecutive labels.
 fn expected_image(image: &BinaryImage, connectivity: Connectivity) -> ComponentStats {
     let (labels, n) = reference::label(image, connectivity).into_consecutive();
-    ComponentStats::of_labels(labels.labels(), Shape::image(image.width(), image.height()), n)
+    ComponentStats::of_labels(labels.values(), Shape::image(image.width(), image.height()), n)
 }
 
 #[test]
 fn the_reference_statistics_are_those_of_the_labels() {
     // Two components: an L of 4 pixels and a single pixel.
-    let image =
-        BinaryImage::from_fn(5, 4, |x, y| (x == 1 && y <= 2) || (y == 2 && x == 2) || (x == 4 && y == 3)).unwrap();
+    let image = BinaryImage::image_from_fn(5, 4, |x, y| (x == 1 && y <= 2) || (y == 2 && x == 2) || (x == 4 && y == 3))
+        .unwrap();
     let stats = expected_image(&image, Connectivity::Four);
     assert_eq!(
         stats.components,
@@ -36,9 +36,9 @@ fn the_reference_statistics_are_those_of_the_labels() {
     );
     assert_eq!(stats.components[0].centroid(), [1.25, 1.25, 0.0]);
     // A volume: one voxel at (2, 1, 3) and a column along z.
-    let volume = BinaryVolume::from_fn(3, 2, 5, |x, y, z| (x, y, z) == (2, 1, 3) || (x == 0 && y == 0)).unwrap();
+    let volume = BinaryImage::volume_from_fn(3, 2, 5, |x, y, z| (x, y, z) == (2, 1, 3) || (x == 0 && y == 0)).unwrap();
     let (labels, n) = reference::label_volume(&volume, Connectivity::Six).unwrap().to_consecutive();
-    let stats = ComponentStats::of_labels(labels.labels(), volume.shape(), n);
+    let stats = ComponentStats::of_labels(labels.values(), volume.shape(), n);
     assert_eq!(
         stats.components[0],
         ComponentStat { left: 0, top: 0, front: 0, width: 1, height: 1, depth: 5, area: 5, sums: [0, 0, 10] }
@@ -54,11 +54,11 @@ fn images() -> Vec<(String, BinaryImage)> {
     }
     let mut out: Vec<(String, BinaryImage)> = cases.into_iter().map(|c| (c.name, c.image)).collect();
     out.extend([
-        ("1x1 background".to_string(), BinaryImage::from_fn(1, 1, |_, _| false).unwrap()),
-        ("1x1 foreground".to_string(), BinaryImage::from_fn(1, 1, |_, _| true).unwrap()),
+        ("1x1 background".to_string(), BinaryImage::image_from_fn(1, 1, |_, _| false).unwrap()),
+        ("1x1 foreground".to_string(), BinaryImage::image_from_fn(1, 1, |_, _| true).unwrap()),
         ("1x70".to_string(), random(1, 70, 60, 1, 3)),
         ("70x1".to_string(), random(70, 1, 60, 1, 4)),
-        ("all foreground 97x33".to_string(), BinaryImage::from_fn(97, 33, |_, _| true).unwrap()),
+        ("all foreground 97x33".to_string(), BinaryImage::image_from_fn(97, 33, |_, _| true).unwrap()),
         ("spiral".to_string(), spiral(61)),
         ("rings".to_string(), rings(83, 47)),
     ]);
@@ -76,9 +76,12 @@ fn images() -> Vec<(String, BinaryImage)> {
     // at 4-connectivity (2048), and columns crossing every span's top and bottom rows (256
     // components a span, each over several spans).
     out.extend([
-        ("dots 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| x % 2 == 0 && y % 2 == 0).unwrap()),
-        ("checkerboard 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| (x + y) % 2 == 0).unwrap()),
-        ("columns 1030x37".to_string(), BinaryImage::from_fn(1030, 37, |x, y| x % 2 == 0 && y % 19 != 18).unwrap()),
+        ("dots 1030x37".to_string(), BinaryImage::image_from_fn(1030, 37, |x, y| x % 2 == 0 && y % 2 == 0).unwrap()),
+        ("checkerboard 1030x37".to_string(), BinaryImage::image_from_fn(1030, 37, |x, y| (x + y) % 2 == 0).unwrap()),
+        (
+            "columns 1030x37".to_string(),
+            BinaryImage::image_from_fn(1030, 37, |x, y| x % 2 == 0 && y % 19 != 18).unwrap(),
+        ),
     ]);
     out
 }
@@ -104,7 +107,7 @@ fn statistics_mismatches(
                     .into_iter()
                     .map(|(name, image)| {
                         let (want, n) = reference::label(&image, connectivity).into_consecutive();
-                        (name, labeler.upload(&image).expect("upload"), want.labels().to_vec(), n)
+                        (name, labeler.upload(&image).expect("upload"), want.values().to_vec(), n)
                     })
                     .collect()
             } else {
@@ -124,8 +127,8 @@ fn statistics_mismatches(
                 .map(|(w, h, dd, density)| {
                     let volume = random_volume(w, h, dd, density, 1, w as u32 + density).unwrap();
                     let (want, n) = reference::label_volume(&volume, connectivity).unwrap().to_consecutive();
-                    let on_device = labeler.upload_volume(&volume).expect("upload");
-                    (format!("{w}x{h}x{dd}"), on_device, want.labels().to_vec(), n)
+                    let on_device = labeler.upload(&volume).expect("upload");
+                    (format!("{w}x{h}x{dd}"), on_device, want.values().to_vec(), n)
                 })
                 .collect()
             };
@@ -203,8 +206,8 @@ fn statistics_tables_grow_and_shrink_with_the_component_count(d: &common::TestDe
         let run = labeler.run(&on_device, &options).expect("label with stats");
         let (labels, stats) = (run.labels, run.stats.expect("asked for"));
         let (want, n) = reference::label(image, Connectivity::Eight).into_consecutive();
-        assert_eq!(stats, ComponentStats::of_labels(want.labels(), on_device.shape(), n), "{} image {k}", d.token);
-        assert_eq!(labeler.download(&labels).expect("download").labels(), want.labels(), "{} image {k}", d.token);
+        assert_eq!(stats, ComponentStats::of_labels(want.values(), on_device.shape(), n), "{} image {k}", d.token);
+        assert_eq!(labeler.download(&labels).expect("download").values(), want.values(), "{} image {k}", d.token);
     }
 }
 
@@ -217,7 +220,7 @@ fn relabeling_and_statistics_past_one_scan_level(d: &common::TestDevice) {
     let (image, want_labels, n, want_stats) = CASE.get_or_init(|| {
         let image = random(4100, 2100, 30, 1, 41);
         let (want_labels, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
-        let want_stats = ComponentStats::of_labels(want_labels.labels(), Shape::image(4100, 2100), n);
+        let want_stats = ComponentStats::of_labels(want_labels.values(), Shape::image(4100, 2100), n);
         (image, want_labels, n, want_stats)
     });
     let n = *n;
@@ -229,12 +232,12 @@ fn relabeling_and_statistics_past_one_scan_level(d: &common::TestDevice) {
         let (count, _) = labeler.relabel(&mut labels).expect("relabel");
         assert_eq!(count, n, "{} {algorithm}: count", d.token);
         let got = labeler.download(&labels).expect("download");
-        assert!(got.labels() == want_labels.labels(), "{} {algorithm}: consecutive labels differ", d.token);
+        assert!(got.values() == want_labels.values(), "{} {algorithm}: consecutive labels differ", d.token);
         let (mut labels, _) = labeler.label_on_device(&on_device, Connectivity::Eight).expect("label");
         let (stats, _) = labeler.component_stats(&mut labels).expect("stats");
         assert!(stats == *want_stats, "{} {algorithm}: statistics differ", d.token);
         let got = labeler.download(&labels).expect("download");
-        assert!(got.labels() == want_labels.labels(), "{} {algorithm}: labels after statistics differ", d.token);
+        assert!(got.values() == want_labels.values(), "{} {algorithm}: labels after statistics differ", d.token);
     }
     // TUF ranks its own roots (from the root marks of its 8-tile kernel, which an image this
     // size takes) into consecutive labels, and statistics follow from them.
@@ -244,12 +247,12 @@ fn relabeling_and_statistics_past_one_scan_level(d: &common::TestDevice) {
     let (labels, count) = (run.labels, run.count);
     assert_eq!(count, Some(n), "{} TUF: count", d.token);
     let got = tuf.download(&labels).expect("download");
-    assert!(got.labels() == want_labels.labels(), "{} TUF: consecutive labels differ", d.token);
+    assert!(got.values() == want_labels.values(), "{} TUF: consecutive labels differ", d.token);
     let run = tuf.run(&on_device, &Options::new(Connectivity::Eight).stats(Stats::Components)).expect("stats");
     let (labels, stats) = (run.labels, run.stats.expect("asked for"));
     assert!(stats == *want_stats, "{} TUF: statistics differ", d.token);
     let got = tuf.download(&labels).expect("download");
-    assert!(got.labels() == want_labels.labels(), "{} TUF: labels with statistics differ", d.token);
+    assert!(got.values() == want_labels.values(), "{} TUF: labels with statistics differ", d.token);
 }
 
 /// Consecutive labels with only the components `keep` selects, renumbered in label order.
@@ -275,7 +278,7 @@ fn small_components_are_removed_and_the_largest_kept(d: &common::TestDevice) {
     for (name, image) in [("131x77 d45", random(131, 77, 45, 1, 7)), ("rings", rings(83, 47))] {
         let (want, n) = reference::label(&image, Connectivity::Eight).into_consecutive();
         let shape = Shape::image(image.width(), image.height());
-        let all = ComponentStats::of_labels(want.labels(), shape, n);
+        let all = ComponentStats::of_labels(want.values(), shape, n);
         for (how, keep) in
             [("at least 5", all.at_least(5)), ("largest 3", all.largest(3)), ("none", vec![false; all.len()])]
         {
@@ -285,12 +288,12 @@ fn small_components_are_removed_and_the_largest_kept(d: &common::TestDevice) {
             assert_eq!(stats, all, "{} {name}", d.token);
             let (m, _) = labeler.keep_components(&mut labels, &keep).expect("keep");
             let got = labeler.download(&labels).expect("download");
-            let expected = kept_labels(want.labels(), &keep);
-            if got.labels() != expected.as_slice() || m as usize != keep.iter().filter(|&&k| k).count() {
+            let expected = kept_labels(want.values(), &keep);
+            if got.values() != expected.as_slice() || m as usize != keep.iter().filter(|&&k| k).count() {
                 failures.push(format!("{} {name} {how}: labels differ", d.token));
             }
             // The kept components' statistics are the filtered list.
-            if ComponentStats::of_labels(got.labels(), shape, m) != all.kept(&keep) {
+            if ComponentStats::of_labels(got.values(), shape, m) != all.kept(&keep) {
                 failures.push(format!("{} {name} {how}: statistics of the kept labels differ", d.token));
             }
         }
@@ -319,20 +322,20 @@ fn opencv_tables_equal_the_reference(d: &common::TestDevice) {
     let mut inputs = images();
     // Foreground frames of widths 1 and 3 (every face foreground), and one open at the right.
     for (frame, open_right) in [(1, false), (3, false), (2, true)] {
-        let image = BinaryImage::from_fn(40, 30, |x, y| {
+        let image = BinaryImage::image_from_fn(40, 30, |x, y| {
             let edge = x < frame || y < frame || y >= 30 - frame || (!open_right && x >= 40 - frame);
             edge || (x * 7 + y * 3) % 11 == 0
         })
         .unwrap();
         inputs.push((format!("frame {frame} open {open_right}"), image));
     }
-    let mut volumes: Vec<(String, BinaryVolume)> = Vec::new();
+    let mut volumes: Vec<(String, BinaryImage)> = Vec::new();
     for (w, h, d, density) in [(1, 1, 1, 100), (37, 9, 11, 30), (40, 33, 21, 60), (2, 3, 70, 50), (9, 8, 7, 100)] {
         let volume = random_volume(w, h, d, density, 1, w as u32 + density).unwrap();
         volumes.push((format!("{w}x{h}x{d} d{density}"), volume));
     }
     // A shell of foreground voxels around background.
-    let shell = BinaryVolume::from_fn(12, 10, 8, |x, y, z| {
+    let shell = BinaryImage::volume_from_fn(12, 10, 8, |x, y, z| {
         x == 0 || y == 0 || z == 0 || x == 11 || y == 9 || z == 7 || (x + y + z) % 5 == 0
     })
     .unwrap();
@@ -356,17 +359,17 @@ fn opencv_tables_equal_the_reference(d: &common::TestDevice) {
                     let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
                     let (want, n) = reference::label(image, connectivity).into_consecutive();
                     let shape = Shape::image(image.width(), image.height());
-                    let want = ccl::OpenCvStats::of_labels(want.labels(), shape, dims, n);
+                    let want = ccl::OpenCvStats::of_labels(want.values(), shape, dims, n);
                     check(&mut labeler, &format!("{connectivity} {name} dims {dims}"), &mut labels, want);
                     runs += 1;
                 }
             } else {
                 for (name, volume) in &volumes {
-                    let on_device = labeler.upload_volume(volume).expect("upload");
+                    let on_device = labeler.upload(volume).expect("upload");
                     let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
                     let (want, n) = reference::label_volume(volume, connectivity).unwrap().to_consecutive();
                     let dims = usize::from(volume.shape().dims());
-                    let want = ccl::OpenCvStats::of_labels(want.labels(), volume.shape(), dims, n);
+                    let want = ccl::OpenCvStats::of_labels(want.values(), volume.shape(), dims, n);
                     check(&mut labeler, &format!("{connectivity} {name}"), &mut labels, want);
                     runs += 1;
                 }

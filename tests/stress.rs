@@ -5,7 +5,7 @@
 
 mod common;
 
-use ccl::{random_volume, reference, BinaryImage, BinaryVolume, DeviceType, Labeler};
+use ccl::{random_volume, reference, BinaryImage, DeviceType, Labeler};
 use common::images::random;
 
 /// Runs per image: many on a GPU, a few on an OpenCL CPU device (2 cores in CI).
@@ -51,7 +51,7 @@ device_tests! {
 fn repeated_runs_give_identical_raw_labels(dev: &common::TestDevice) {
     let images = [
         ("1024x1024-d45", random(1024, 1024, 45, 1, 451)),
-        ("2048x2048-foreground", BinaryImage::from_fn(2048, 2048, |_, _| true).unwrap()),
+        ("2048x2048-foreground", BinaryImage::image_from_fn(2048, 2048, |_, _| true).unwrap()),
     ];
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -66,7 +66,7 @@ fn repeated_runs_give_identical_raw_labels(dev: &common::TestDevice) {
                 let label = || {
                     labeler.run(&on_device, &ccl::Options::new(connectivity)).and_then(|r| labeler.download(&r.labels))
                 };
-                repeat(n, &case, expected.labels(), |l: &ccl::LabelImage| l.labels(), label, &mut failures);
+                repeat(n, &case, expected.values(), |l: &ccl::LabelImage| l.values(), label, &mut failures);
                 checked += 1;
             }
         }
@@ -85,21 +85,19 @@ fn repeated_volume_labelings_give_identical_raw_labels(dev: &common::TestDevice)
     // all foreground: every union meets the one giant component.
     let volumes = [
         (format!("{side}^3-d30"), random_volume(side, side, side, 30, 1, 303).unwrap()),
-        (format!("{side}^3-foreground"), BinaryVolume::from_fn(side, side, side, |_, _, _| true).unwrap()),
+        (format!("{side}^3-foreground"), BinaryImage::volume_from_fn(side, side, side, |_, _, _| true).unwrap()),
     ];
     for &algorithm in ccl::Algorithm::ALL {
         let mut labeler = dev.device.labeler(algorithm).expect("labeler");
         for (name, volume) in &volumes {
-            let on_device = labeler.upload_volume(volume).expect("upload");
+            let on_device = labeler.upload(volume).expect("upload");
             for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
                 let expected = reference::label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
                 let case = format!("{algorithm}/{}/{}/{name}", dev.token, connectivity.neighbours());
                 let label = || {
-                    labeler
-                        .run(&on_device, &ccl::Options::new(connectivity))
-                        .and_then(|r| labeler.download_volume(&r.labels))
+                    labeler.run(&on_device, &ccl::Options::new(connectivity)).and_then(|r| labeler.download(&r.labels))
                 };
-                repeat(n, &case, expected.labels(), |l: &ccl::LabelVolume| l.labels(), label, &mut failures);
+                repeat(n, &case, expected.values(), |l: &ccl::LabelImage| l.values(), label, &mut failures);
                 checked += 1;
             }
         }

@@ -66,7 +66,7 @@ fn merged_phases_keep_the_labels_and_a_total(dev: &common::TestDevice) {
         let phases: Vec<Phase> = t.phases.iter().map(|p| p.phase).collect();
         assert!(algorithm.info().phases.iter().all(|p| phases.contains(p)), "{name}: {phases:?}");
         let (merged, every) = (labeler.download(&merged).unwrap(), labeler.download(&every).unwrap());
-        assert_eq!(merged.labels(), every.labels(), "{name}: the labels differ");
+        assert_eq!(merged.values(), every.values(), "{name}: the labels differ");
     }
 }
 
@@ -78,7 +78,7 @@ fn statistics_merge_the_relabeling_unless_every_phase_is_marked(dev: &common::Te
     let reference = ccl::reference::label(&image, Connectivity::Eight);
     let (consecutive, n) = reference.clone().into_consecutive();
     let shape = ccl::Shape::image(image.width(), image.height());
-    let expected = ccl::ComponentStats::of_labels(consecutive.labels(), shape, n);
+    let expected = ccl::ComponentStats::of_labels(consecutive.values(), shape, n);
     for algorithm in [ccl::Algorithm::TUF, ccl::Algorithm::BKE_IC, ccl::Algorithm::UF] {
         let name = format!("{algorithm}/{}", dev.token);
         let mut labeler = dev.device.labeler(algorithm).unwrap();
@@ -96,7 +96,7 @@ fn statistics_merge_the_relabeling_unless_every_phase_is_marked(dev: &common::Te
             let host = labeler.download(&labels).unwrap();
             assert!(ccl::reference::same_partition(&reference, &host), "{name}, every phase {every_phase}");
             assert_eq!(stats, expected, "{name}, every phase {every_phase}: statistics");
-            results.push(host.labels().to_vec());
+            results.push(host.values().to_vec());
         }
         assert_eq!(results[0], results[1], "{name}: the labels differ");
     }

@@ -71,7 +71,7 @@ fn every_tile_kernel_labels_every_conformance_image_exactly(dev: &common::TestDe
                 Ok(actual) => {
                     if let Some(diff) = partition_difference(expected, &actual) {
                         failures.push(format!("{name}: wrong partition: {diff}"));
-                    } else if expected.labels() != actual.labels() {
+                    } else if expected.values() != actual.values() {
                         failures.push(format!("{name}: raw labels differ from TUF's convention"));
                     }
                 }
@@ -86,7 +86,7 @@ fn every_tile_kernel_labels_every_conformance_image_exactly(dev: &common::TestDe
             labelings += 1;
             match consecutive {
                 Err(e) => failures.push(format!("{name}: consecutive: {e}")),
-                Ok((count, actual)) if count != host_count || actual.labels() != host.labels() => {
+                Ok((count, actual)) if count != host_count || actual.values() != host.values() => {
                     failures.push(format!("{name}: consecutive labels or count ({count}, host {host_count}) differ"));
                 }
                 Ok(_) => {}

@@ -12,13 +12,13 @@ use std::collections::VecDeque;
 use ccl::reference::{label_volume, label_volume_as, volume_partition_difference};
 use ccl::testing::Stages;
 use ccl::{
-    hilbert_point, hilbert_side, hilbert_volume, random_volume, Algorithm, BinaryImage, BinaryVolume, Connectivity,
-    Error, LabelVolume, Labeler, MAX_HILBERT_ORDER,
+    hilbert_point, hilbert_side, hilbert_volume, random_volume, Algorithm, BinaryImage, Connectivity, Error,
+    LabelImage, Labeler, Options, MAX_HILBERT_ORDER,
 };
 
 /// Labels by breadth-first flood fill from each unlabeled foreground voxel in raster order, with
 /// the neighbourhood spelled out: a voxel's label is its component's first voxel index + 1.
-fn flood_fill(volume: &BinaryVolume, connectivity: Connectivity) -> LabelVolume {
+fn flood_fill(volume: &BinaryImage, connectivity: Connectivity) -> LabelImage {
     let s = volume.shape();
     let (w, h, d) = (s.width as isize, s.height as isize, s.depth as isize);
     let most = match connectivity {
@@ -41,7 +41,7 @@ fn flood_fill(volume: &BinaryVolume, connectivity: Connectivity) -> LabelVolume 
     let mut labels = vec![0u32; s.len()];
     let index = |x: isize, y: isize, z: isize| ((z * h + y) * w + x) as usize;
     for start in 0..s.len() {
-        if volume.voxels()[start] == 0 || labels[start] != 0 {
+        if volume.values()[start] == 0 || labels[start] != 0 {
             continue;
         }
         let label = start as u32 + 1;
@@ -55,14 +55,14 @@ fn flood_fill(volume: &BinaryVolume, connectivity: Connectivity) -> LabelVolume 
                     continue;
                 }
                 let n = index(nx, ny, nz);
-                if volume.voxels()[n] != 0 && labels[n] == 0 {
+                if volume.values()[n] != 0 && labels[n] == 0 {
                     labels[n] = label;
                     queue.push_back(n);
                 }
             }
         }
     }
-    LabelVolume::new(s.width, s.height, s.depth, labels).unwrap()
+    LabelImage::volume(s.width, s.height, s.depth, labels).unwrap()
 }
 
 #[test]
@@ -95,9 +95,9 @@ fn the_reference_equals_a_flood_fill_with_its_raw_labels() {
 fn connectivities_differ_as_faces_edges_and_corners() {
     // Two voxels sharing a face, an edge, a corner: one component or two.
     let pair = |x: usize, y: usize, z: usize| {
-        BinaryVolume::from_fn(2, 2, 2, |a, b, c| (a, b, c) == (0, 0, 0) || (a, b, c) == (x, y, z)).unwrap()
+        BinaryImage::volume_from_fn(2, 2, 2, |a, b, c| (a, b, c) == (0, 0, 0) || (a, b, c) == (x, y, z)).unwrap()
     };
-    let count = |v: &BinaryVolume, c| label_volume(v, c).unwrap().component_count();
+    let count = |v: &BinaryImage, c| label_volume(v, c).unwrap().component_count();
     let (face, edge, corner) = (pair(1, 0, 0), pair(1, 1, 0), pair(1, 1, 1));
     assert_eq!([count(&face, Connectivity::Six), count(&face, Connectivity::Eighteen)], [1, 1]);
     assert_eq!([count(&edge, Connectivity::Six), count(&edge, Connectivity::Eighteen)], [2, 1]);
@@ -119,21 +119,21 @@ fn nested_shells_are_one_component_each() {
 #[test]
 fn one_slice_is_labeled_as_the_image_it_holds() {
     let volume = random_volume(40, 30, 1, 50, 1, 7).unwrap();
-    let image = BinaryImage::new(40, 30, volume.voxels().to_vec()).unwrap();
+    let image = BinaryImage::image(40, 30, volume.values().to_vec()).unwrap();
     for (three, two) in [
         (Connectivity::Six, Connectivity::Four),
         (Connectivity::Eighteen, Connectivity::Eight),
         (Connectivity::TwentySix, Connectivity::Eight),
     ] {
         let v = label_volume(&volume, three).unwrap();
-        assert_eq!(v.labels(), ccl::reference::label(&image, two).labels(), "{three}");
+        assert_eq!(v.values(), ccl::reference::label(&image, two).values(), "{three}");
     }
 }
 
 #[test]
 fn bad_volumes_and_connectivities_are_typed_errors() {
-    assert!(matches!(BinaryVolume::new(0, 3, 3, vec![]), Err(Error::EmptyVolume { .. })));
-    assert!(matches!(BinaryVolume::new(2, 2, 2, vec![1; 7]), Err(Error::VolumeSizeMismatch { len: 7, .. })));
+    assert!(matches!(BinaryImage::volume(0, 3, 3, vec![]), Err(Error::EmptyVolume { .. })));
+    assert!(matches!(BinaryImage::volume(2, 2, 2, vec![1; 7]), Err(Error::VolumeSizeMismatch { len: 7, .. })));
     assert!(matches!(random_volume(1 << 11, 1 << 11, 1 << 11, 50, 1, 1), Err(Error::TooManyVoxels { .. })));
     assert!(matches!(random_volume(4, 4, 4, 101, 1, 1), Err(Error::InvalidParameter { .. })));
     let volume = random_volume(4, 4, 4, 50, 1, 1).unwrap();
@@ -150,7 +150,7 @@ fn random_volumes_are_reproducible_and_follow_their_density() {
     assert_eq!(a, random_volume(30, 20, 10, 30, 2, 42).unwrap());
     assert_ne!(a, random_volume(30, 20, 10, 30, 2, 43).unwrap());
     let full = random_volume(64, 64, 64, 30, 1, 5).unwrap();
-    let fraction = full.voxels().iter().filter(|&&v| v != 0).count() as f64 / full.voxels().len() as f64;
+    let fraction = full.values().iter().filter(|&&v| v != 0).count() as f64 / full.values().len() as f64;
     assert!((fraction - 0.30).abs() < 0.01, "{fraction}");
 }
 
@@ -168,7 +168,7 @@ fn npy_volumes_round_trip_as_numpy_writes_them() {
     let volume = random_volume(7, 5, 3, 50, 1, 9).unwrap();
     for descr in ["|u1", "|b1"] {
         let path = dir.join(format!("in-{}.npy", &descr[1..]));
-        std::fs::write(&path, common::npy_bytes(descr, &[3, 5, 7], false, volume.voxels())).unwrap();
+        std::fs::write(&path, common::npy_bytes(descr, &[3, 5, 7], false, volume.values())).unwrap();
         assert_eq!(ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap(), volume, "{descr}");
     }
     let labels = label_volume(&volume, Connectivity::TwentySix).unwrap();
@@ -176,7 +176,7 @@ fn npy_volumes_round_trip_as_numpy_writes_them() {
     ccl::io::write_volume_npy(&out, &labels).unwrap();
     let npy = npyz::NpyFile::new(std::fs::File::open(&out).unwrap()).unwrap();
     assert_eq!(npy.shape(), &[3, 5, 7]);
-    assert_eq!(npy.into_vec::<u32>().unwrap(), labels.labels());
+    assert_eq!(npy.into_vec::<u32>().unwrap(), labels.values());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -191,7 +191,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
     // Each element: foreground a value with one nonzero byte at `byte` (of `size`), else zero.
     let bytes_of = |size: usize, byte: usize| -> Vec<u8> {
         volume
-            .voxels()
+            .values()
             .iter()
             .flat_map(|&v| (0..size).map(move |b| if v != 0 && b == byte { 0x40 } else { 0 }))
             .collect()
@@ -204,7 +204,7 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
                     let path = dir.join(format!("{kind}{size}{}-{byte}.npy", if order == '<' { "le" } else { "be" }));
                     std::fs::write(&path, common::npy_bytes(&descr, &shape, false, &bytes_of(size, byte))).unwrap();
                     let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
-                    assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
+                    assert!(read.values().iter().zip(volume.values()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
                 }
             }
         }
@@ -212,23 +212,23 @@ fn npy_masks_of_every_integer_and_float_type_read_as_nonzero() {
     let floats: Vec<(String, Vec<u8>)> = vec![
         (
             "<f4".into(),
-            volume.voxels().iter().flat_map(|&v| if v != 0 { f32::NAN } else { -0.0f32 }.to_le_bytes()).collect(),
+            volume.values().iter().flat_map(|&v| if v != 0 { f32::NAN } else { -0.0f32 }.to_le_bytes()).collect(),
         ),
-        (">f4".into(), volume.voxels().iter().flat_map(|&v| if v != 0 { 0.5f32 } else { 0.0 }.to_be_bytes()).collect()),
+        (">f4".into(), volume.values().iter().flat_map(|&v| if v != 0 { 0.5f32 } else { 0.0 }.to_be_bytes()).collect()),
         (
             "<f8".into(),
-            volume.voxels().iter().flat_map(|&v| if v != 0 { -1e-300f64 } else { -0.0 }.to_le_bytes()).collect(),
+            volume.values().iter().flat_map(|&v| if v != 0 { -1e-300f64 } else { -0.0 }.to_le_bytes()).collect(),
         ),
         (
             ">f8".into(),
-            volume.voxels().iter().flat_map(|&v| if v != 0 { f64::INFINITY } else { 0.0 }.to_be_bytes()).collect(),
+            volume.values().iter().flat_map(|&v| if v != 0 { f64::INFINITY } else { 0.0 }.to_be_bytes()).collect(),
         ),
     ];
     for (descr, data) in floats {
         let path = dir.join(format!("float-{}.npy", descr.replace(['<', '>'], "")));
         std::fs::write(&path, common::npy_bytes(&descr, &shape, false, &data)).unwrap();
         let read = ccl::io::read_volume_npy(&path, ccl::MAX_PIXELS).unwrap();
-        assert!(read.voxels().iter().zip(volume.voxels()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
+        assert!(read.values().iter().zip(volume.values()).all(|(r, v)| (*r != 0) == (*v != 0)), "{descr}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -268,7 +268,7 @@ fn volume_algorithms() -> Vec<Algorithm> {
 /// 2x2x2 blocks (odd sides put a lone corner voxel in a block of its own, with one, two or three
 /// coordinates above 0), a few tiles in each direction, all background, all foreground, nested
 /// shells and a long snake.
-fn test_volumes() -> Vec<(String, BinaryVolume)> {
+fn test_volumes() -> Vec<(String, BinaryImage)> {
     let shapes = [
         (1, 1, 1),
         (1, 9, 1),
@@ -315,27 +315,27 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
     let mixed = |w: usize, h: usize, d: usize| {
         let noise = random_volume(w, h, d, 50, 1, 4242).unwrap();
         let mut state = 0x9E37_79B9u32;
-        BinaryVolume::from_fn(w, h, d, |x, y, z| {
+        BinaryImage::volume_from_fn(w, h, d, |x, y, z| {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
             let density = [10, 60, 95, 30][(x / 32) % 4];
-            (state % 100) < density || (density == 30 && noise.is_foreground(x, y, z))
+            (state % 100) < density || (density == 30 && noise.at(x, y, z) != 0)
         })
         .unwrap()
     };
     out.push(("96x48x48 regions of 10 / 60 / 95 %".into(), mixed(96, 48, 48)));
     out.push(("100x40x36 regions of 10 / 60 / 95 / 30 %".into(), mixed(100, 40, 36)));
     for (w, h, d) in [(1, 1, 1), (2, 2, 2), (9, 8, 5), (16, 16, 8)] {
-        out.push((format!("{w}x{h}x{d} background"), BinaryVolume::from_fn(w, h, d, |_, _, _| false).unwrap()));
-        out.push((format!("{w}x{h}x{d} foreground"), BinaryVolume::from_fn(w, h, d, |_, _, _| true).unwrap()));
+        out.push((format!("{w}x{h}x{d} background"), BinaryImage::volume_from_fn(w, h, d, |_, _, _| false).unwrap()));
+        out.push((format!("{w}x{h}x{d} foreground"), BinaryImage::volume_from_fn(w, h, d, |_, _, _| true).unwrap()));
     }
     out.push(("nested shells 17x17x17".into(), nested_shells(17)));
     out.push(("nested shells 18x18x18".into(), nested_shells(18)));
     // One long path: a snake through every row of every slice.
     out.push((
         "snake 15x12x6".into(),
-        BinaryVolume::from_fn(15, 12, 6, |x, y, z| y % 2 == 0 || x == if (y / 2 + z) % 2 == 0 { 14 } else { 0 })
+        BinaryImage::volume_from_fn(15, 12, 6, |x, y, z| y % 2 == 0 || x == if (y / 2 + z) % 2 == 0 { 14 } else { 0 })
             .unwrap(),
     ));
     out
@@ -343,8 +343,8 @@ fn test_volumes() -> Vec<(String, BinaryVolume)> {
 
 /// Cubic shells one voxel thick and one apart around the centre of an `n`^3 cube (Chebyshev
 /// distances 1, 3, 5, ... from the centre voxel, or from the centre corner for even `n`).
-fn nested_shells(n: usize) -> BinaryVolume {
-    BinaryVolume::from_fn(n, n, n, |x, y, z| {
+fn nested_shells(n: usize) -> BinaryImage {
+    BinaryImage::volume_from_fn(n, n, n, |x, y, z| {
         let r = [x, y, z].iter().map(|&c| (2 * c as isize + 1 - n as isize).unsigned_abs() / 2).max().unwrap();
         r % 2 == 1
     })
@@ -354,7 +354,7 @@ fn nested_shells(n: usize) -> BinaryVolume {
 /// Labels every volume with every volume algorithm on device `d` at each connectivity it
 /// supports, raw and consecutive, against the reference; returns the differences and the
 /// number of labelings.
-fn differences_on_the_device(d: &common::TestDevice, volumes: &[(String, BinaryVolume)]) -> (Vec<String>, usize) {
+fn differences_on_the_device(d: &common::TestDevice, volumes: &[(String, BinaryImage)]) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut runs = 0;
     for &algorithm in &volume_algorithms() {
@@ -362,13 +362,13 @@ fn differences_on_the_device(d: &common::TestDevice, volumes: &[(String, BinaryV
         for connectivity in Connectivity::VOLUMETRIC.into_iter().filter(|&c| algorithm.supports(c)) {
             for (name, volume) in volumes {
                 let expected = label_volume_as(volume, connectivity, algorithm.raw_labels()).unwrap();
-                let raw = labeler.label_volume(volume, connectivity, false).expect("label").labels;
+                let raw = labeler.label(volume, &Options::new(connectivity)).expect("label").labels;
                 if raw != expected {
                     let why = volume_partition_difference(&expected, &raw).unwrap_or("raw labels differ".into());
                     failures.push(format!("{} {algorithm} {connectivity} {name}: {why}", d.token));
                 }
-                let result = labeler.label_volume(volume, connectivity, true).expect("label");
-                let (consecutive, count) = (result.labels, result.components);
+                let result = labeler.label(volume, &Options::new(connectivity).consecutive()).expect("label");
+                let (consecutive, count) = (result.labels, result.count);
                 let (want, n) = expected.to_consecutive();
                 if consecutive != want || count != Some(n) {
                     failures.push(format!("{} {algorithm} {connectivity} {name}: consecutive labels differ", d.token));
@@ -396,13 +396,13 @@ fn every_volume_algorithm_equals_the_reference(d: &common::TestDevice) {
 
 /// The Hilbert curve of `order` in its smallest cube, with the middle voxel of every `every`-th
 /// segment (counted from the first) removed when `every` > 0: `cuts` pieces more.
-fn cut_hilbert(order: u32, every: u64) -> (BinaryVolume, u32) {
+fn cut_hilbert(order: u32, every: u64) -> (BinaryImage, u32) {
     let volume = hilbert_volume(order, hilbert_side(order)).unwrap();
     if every == 0 {
         return (volume, 0);
     }
     let side = volume.shape().width;
-    let mut voxels = volume.voxels().to_vec();
+    let mut voxels = volume.values().to_vec();
     let mut cuts = 0;
     for segment in (0..(1u64 << (3 * order)) - 1).step_by(every as usize) {
         let (a, b) = (hilbert_point(order, segment), hilbert_point(order, segment + 1));
@@ -411,7 +411,7 @@ fn cut_hilbert(order: u32, every: u64) -> (BinaryVolume, u32) {
         voxels[(z * side + y) * side + x] = 0;
         cuts += 1;
     }
-    (BinaryVolume::new(side, side, side, voxels).unwrap(), cuts)
+    (BinaryImage::volume(side, side, side, voxels).unwrap(), cuts)
 }
 
 #[test]
@@ -421,7 +421,7 @@ fn hilbert_volumes_are_one_simple_path() {
             let volume = hilbert_volume(order, side).unwrap();
             let step = (side - 1) / ((1 << order) - 1);
             let points = 1usize << (3 * order);
-            let foreground = volume.voxels().iter().filter(|&&v| v != 0).count();
+            let foreground = volume.values().iter().filter(|&&v| v != 0).count();
             assert_eq!(foreground, (points - 1) * step + 1, "order {order} side {side}");
             // A simple path: two ends with one face neighbour, every other voxel with two, and
             // no voxel touching another but along the path (one component even with corners).
@@ -430,10 +430,10 @@ fn hilbert_volumes_are_one_simple_path() {
                 (0..s).contains(&x)
                     && (0..s).contains(&y)
                     && (0..s).contains(&z)
-                    && volume.is_foreground(x as usize, y as usize, z as usize)
+                    && volume.at(x as usize, y as usize, z as usize) != 0
             };
             let mut ends = 0;
-            for (i, _) in volume.voxels().iter().enumerate().filter(|(_, &v)| v != 0) {
+            for (i, _) in volume.values().iter().enumerate().filter(|(_, &v)| v != 0) {
                 let (x, y, z) = (i as isize % s, i as isize / s % s, i as isize / (s * s));
                 let faces = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
                     .iter()
@@ -484,7 +484,7 @@ fn hilbert_volumes_are_one_component(d: &common::TestDevice) {
 /// Real pages stacked into volumes: `count` DIBCO pages (dark ink as foreground, gray <= 128,
 /// as the image conformance tests read them), each cropped about its centre to the common
 /// size, at most `most` (width, height).
-fn page_stack(count: usize, most: (usize, usize)) -> Option<BinaryVolume> {
+fn page_stack(count: usize, most: (usize, usize)) -> Option<BinaryImage> {
     let pages = common::dibco_pages(count);
     if pages.len() < count {
         eprintln!("note: fewer than {count} DIBCO pages; the page-stack case does not run");
@@ -494,7 +494,7 @@ fn page_stack(count: usize, most: (usize, usize)) -> Option<BinaryVolume> {
     let images: Vec<BinaryImage> = pages.iter().map(|p| ccl::io::read_binary(p, binarize).expect("page")).collect();
     let w = images.iter().map(|i| i.width()).min().unwrap().min(most.0);
     let h = images.iter().map(|i| i.height()).min().unwrap().min(most.1);
-    let volume = BinaryVolume::from_fn(w, h, images.len(), |x, y, z| {
+    let volume = BinaryImage::volume_from_fn(w, h, images.len(), |x, y, z| {
         let image = &images[z];
         image.is_foreground(x + (image.width() - w) / 2, y + (image.height() - h) / 2)
     })
@@ -507,7 +507,7 @@ fn stacked_real_pages_equal_the_reference(d: &common::TestDevice) {
     for (count, most) in [(3, (257, 131)), (8, (320, 256))] {
         if let Some(volume) = page_stack(count, most) {
             let s = volume.shape();
-            let fraction = volume.voxels().iter().filter(|&&v| v != 0).count() as f64 / s.len() as f64;
+            let fraction = volume.values().iter().filter(|&&v| v != 0).count() as f64 / s.len() as f64;
             assert!(fraction > 0.01 && fraction < 0.6, "{count} pages: {fraction} foreground");
             volumes.push((format!("{count} pages {s}"), volume));
         }
@@ -518,29 +518,38 @@ fn stacked_real_pages_equal_the_reference(d: &common::TestDevice) {
 
 fn dimensions_and_connectivities_must_agree(d: &common::TestDevice) {
     let volume = random_volume(9, 8, 5, 50, 1, 3).unwrap();
-    let image = BinaryImage::from_fn(9, 8, |x, y| (x + y) % 3 == 0).unwrap();
+    let image = BinaryImage::image_from_fn(9, 8, |x, y| (x + y) % 3 == 0).unwrap();
     for &algorithm in Algorithm::ALL {
         let mut labeler = d.device.labeler(algorithm).expect("labeler");
         for connectivity in Connectivity::ALL {
-            let on_volume = labeler.label_volume(&volume, connectivity, false).map(|_| ());
-            let on_image = labeler.label(&image, connectivity).map(|_| ());
+            let on_volume = labeler.label(&volume, &Options::new(connectivity)).map(|_| ());
+            let on_image = labeler.label(&image, &Options::new(connectivity)).map(|_| ());
             let context = format!("{} {algorithm} {connectivity}", d.token);
             match (connectivity.dims(), algorithm.supports(connectivity)) {
                 (3, true) => {
                     on_volume.unwrap();
-                    assert!(matches!(on_image, Err(Error::ConnectivityDimensions { .. })), "{context}: {on_image:?}");
+                    // An image is a volume of one slice.
+                    on_image.unwrap();
                 }
                 (3, false) => {
                     assert!(matches!(on_volume, Err(Error::UnsupportedConnectivity { .. })), "{context}");
+                    assert!(matches!(on_image, Err(Error::UnsupportedConnectivity { .. })), "{context}");
                 }
                 (_, supported) => {
-                    assert!(matches!(on_volume, Err(Error::ConnectivityDimensions { .. })), "{context}");
+                    // Refused either way: the algorithm's connectivities are checked first.
+                    assert!(
+                        matches!(
+                            on_volume,
+                            Err(Error::ConnectivityDimensions { .. } | Error::UnsupportedConnectivity { .. })
+                        ),
+                        "{context}"
+                    );
                     assert_eq!(on_image.is_ok(), supported, "{context}");
                 }
             }
         }
         // A volume on the device, deeper than a slice, refuses the connectivities of images.
-        let on_device = labeler.upload_volume(&volume).unwrap();
+        let on_device = labeler.upload(&volume).unwrap();
         let result = labeler.label_on_device(&on_device, Connectivity::Eight);
         assert!(matches!(result, Err(Error::ConnectivityDimensions { .. })), "{} {algorithm}", d.token);
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ccl::io::{self, Binarize, ReadOptions};
 use ccl::reference::label_volume;
-use ccl::{random_volume, BinaryVolume, Connectivity, Error, LabelVolume};
+use ccl::{random_volume, BinaryImage, Connectivity, Error, LabelImage};
 use tiff::encoder::{colortype, TiffEncoder, TiffValue};
 
 /// Writes `pages` (width, height, samples) as a TIFF of color type `C`, BigTIFF when `big`.
@@ -29,22 +29,22 @@ where
 }
 
 /// The slices of a volume as 8-bit gray pages, foreground 200 and background 0.
-fn gray_pages(volume: &BinaryVolume) -> Vec<(u32, u32, Vec<u8>)> {
+fn gray_pages(volume: &BinaryImage) -> Vec<(u32, u32, Vec<u8>)> {
     let s = volume.shape();
     let slice = s.width * s.height;
     (0..s.depth)
         .map(|z| {
             let data =
-                volume.voxels()[z * slice..(z + 1) * slice].iter().map(|&v| if v != 0 { 200 } else { 0 }).collect();
+                volume.values()[z * slice..(z + 1) * slice].iter().map(|&v| if v != 0 { 200 } else { 0 }).collect();
             (s.width as u32, s.height as u32, data)
         })
         .collect()
 }
 
 /// Slice `z` of a volume, one byte per pixel.
-fn slice_of(volume: &BinaryVolume, z: usize) -> &[u8] {
+fn slice_of(volume: &BinaryImage, z: usize) -> &[u8] {
     let s = volume.shape();
-    &volume.voxels()[z * s.width * s.height..(z + 1) * s.width * s.height]
+    &volume.values()[z * s.width * s.height..(z + 1) * s.width * s.height]
 }
 
 /// Pseudo-random bytes (a fixed LCG), for samples of every value.
@@ -119,7 +119,7 @@ fn tiff_pages_are_binarized_as_the_same_images_in_2d() {
                 let page = dir.path().join(format!("{kind}-{z}.tiff"));
                 write_kind(kind, &page, &[z]);
                 let image = io::read_binary(&page, binarize).unwrap();
-                assert_eq!(slice_of(&volume, z), image.pixels(), "{kind} page {z} {binarize:?}");
+                assert_eq!(slice_of(&volume, z), image.values(), "{kind} page {z} {binarize:?}");
             }
         }
     }
@@ -133,7 +133,7 @@ fn tiff_pages_are_binarized_as_the_same_images_in_2d() {
 }
 
 /// Reads a TIFF of uint32 gray pages back as labels, checking each page's type.
-fn read_label_tiff(path: &Path) -> LabelVolume {
+fn read_label_tiff(path: &Path) -> LabelImage {
     let mut decoder = tiff::decoder::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap())).unwrap();
     let (width, height) = decoder.dimensions().unwrap();
     let (mut labels, mut depth) = (Vec::new(), 0);
@@ -150,7 +150,7 @@ fn read_label_tiff(path: &Path) -> LabelVolume {
         }
         decoder.next_image().unwrap();
     }
-    LabelVolume::new(width as usize, height as usize, depth, labels).unwrap()
+    LabelImage::volume(width as usize, height as usize, depth, labels).unwrap()
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn labels_written_as_tiff_read_back_as_uint32_pages() {
 }
 
 /// Writes slice `z` of `volume` as an 8-bit gray PNG with foreground 255.
-fn write_png_slice(path: &Path, volume: &BinaryVolume, z: usize) {
+fn write_png_slice(path: &Path, volume: &BinaryImage, z: usize) {
     let s = volume.shape();
     let pixels = slice_of(volume, z).iter().map(|&v| v * 255).collect();
     image::GrayImage::from_raw(s.width as u32, s.height as u32, pixels).unwrap().save(path).unwrap();
@@ -206,7 +206,7 @@ fn a_folder_of_slices_is_a_volume_in_name_order() {
         assert_eq!(volume.shape().depth, 3);
         for (z, name) in ["a.png", "b.tif", "c.png"].iter().enumerate() {
             let image = io::read_binary(&mixed.path().join(name), binarize).unwrap();
-            assert_eq!(slice_of(&volume, z), image.pixels(), "{name} {binarize:?}");
+            assert_eq!(slice_of(&volume, z), image.values(), "{name} {binarize:?}");
         }
     }
 }
@@ -247,7 +247,7 @@ fn a_single_page_is_one_slice_and_other_files_are_no_volume() {
     assert_eq!(io::tiff_pages(&one).unwrap(), 1);
     let volume = io::read_volume_tiff(&one, &ReadOptions::default()).unwrap();
     assert_eq!((volume.shape().width, volume.shape().height, volume.shape().depth), (6, 3, 1));
-    assert_eq!(volume.voxels(), io::read_binary(&one, Binarize::default()).unwrap().pixels());
+    assert_eq!(volume.values(), io::read_binary(&one, Binarize::default()).unwrap().values());
 
     let png = dir.path().join("page.png");
     image::GrayImage::new(4, 4).save(&png).unwrap();

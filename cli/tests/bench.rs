@@ -84,7 +84,7 @@ fn average_steps_and_size_modes() {
     std::fs::create_dir_all(&data).unwrap();
     for (k, d) in [20u32, 60].iter().enumerate() {
         let img = ccl::random_image(70, 33, *d, 2, k as u32).unwrap();
-        let gray = image::GrayImage::from_raw(70, 33, img.pixels().iter().map(|p| p * 255).collect()).unwrap();
+        let gray = image::GrayImage::from_raw(70, 33, img.values().iter().map(|p| p * 255).collect()).unwrap();
         gray.save(data.join(format!("page{k}.png"))).unwrap();
     }
     let devices = devices_arg();
@@ -330,7 +330,7 @@ fn volume_modes_run_on_volumes() {
     let npy = npy.unwrap();
     assert_eq!(npy.shape(), &[8, 10, 12]);
     let saved: Vec<u8> = npy.into_vec().unwrap();
-    assert_eq!(saved, ccl::random_volume(12, 10, 8, 50, 2, 255489).unwrap().voxels());
+    assert_eq!(saved, ccl::random_volume(12, 10, 8, 50, 2, 255489).unwrap().values());
     assert!(density.join("density-cpu-g2.svg").is_file());
 
     let hilbert = dir.join("hilbert");

@@ -80,7 +80,7 @@ fn a_real_page_gives_the_same_labels_on_every_backend() {
         let gray = image::GrayImage::from_raw(
             s.width() as u32,
             s.height() as u32,
-            s.pixels().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect(),
+            s.values().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect(),
         )
         .unwrap();
         gray.save(&path).unwrap();
@@ -219,7 +219,7 @@ fn generate_writes_the_random_image_the_library_makes() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = image::open(&png).unwrap().into_luma8();
     let expected = ccl::random_image(67, 45, 30, 4, 7).unwrap();
-    assert_eq!(written.as_raw().iter().map(|&p| u8::from(p != 0)).collect::<Vec<_>>(), expected.pixels());
+    assert_eq!(written.as_raw().iter().map(|&p| u8::from(p != 0)).collect::<Vec<_>>(), expected.values());
     assert!(!run(ccl().args(["generate", "--density", "101", "-o"]).arg(&png)).status.success());
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -429,7 +429,7 @@ fn a_folder_labels_the_readable_images_and_fails_at_the_end() {
     std::fs::create_dir_all(&input).unwrap();
     for seed in 0..5u32 {
         let img = ccl::random_image(97, 61, 45, 2, seed).unwrap();
-        let gray = image::GrayImage::from_raw(97, 61, img.pixels().iter().map(|p| p * 255).collect()).unwrap();
+        let gray = image::GrayImage::from_raw(97, 61, img.values().iter().map(|p| p * 255).collect()).unwrap();
         gray.save(input.join(format!("page{seed}.png"))).unwrap();
     }
     std::fs::write(input.join("broken.png"), b"\x89PNG\r\n\x1a\n cut short").unwrap();
@@ -528,7 +528,7 @@ fn a_npy_volume_is_labeled_in_3d(d: &common::TestDevice) {
     let dir = scratch(&format!("volume-{}", d.token));
     let volume = ccl::random_volume(23, 17, 9, 45, 1, 77).unwrap();
     let input = dir.join("vol.npy");
-    write_npy_u8(&input, &[9, 17, 23], volume.voxels());
+    write_npy_u8(&input, &[9, 17, 23], volume.values());
     for (connectivity, algo) in [(26, "uf_ic"), (6, "uf"), (18, "uf")] {
         let out = dir.join(format!("labels-{}-{connectivity}.npy", d.token));
         let result = run(ccl()
@@ -540,7 +540,7 @@ fn a_npy_volume_is_labeled_in_3d(d: &common::TestDevice) {
         assert_eq!(npy.shape(), &[9, 17, 23]);
         let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
         let (expected, n) = ccl::reference::label_volume(&volume, c).unwrap().to_consecutive();
-        assert_eq!(npy.into_vec::<u32>().unwrap(), expected.labels(), "{} {connectivity}", d.token);
+        assert_eq!(npy.into_vec::<u32>().unwrap(), expected.values(), "{} {connectivity}", d.token);
         assert_eq!(count_of(&stdout(&result)), n as u64);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -551,7 +551,7 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     let dir = scratch("volume");
     let volume = ccl::random_volume(23, 17, 9, 45, 1, 77).unwrap();
     let input = dir.join("vol.npy");
-    write_npy_u8(&input, &[9, 17, 23], volume.voxels());
+    write_npy_u8(&input, &[9, 17, 23], volume.values());
     // The default connectivity of a volume is 26, and its default algorithm the fastest there.
     let out = dir.join("default.npy");
     let result = run(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
@@ -567,7 +567,7 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     // A (H, W) .npy is an image: 8-connectivity by default, labels of shape (H, W).
     let flat = dir.join("flat.npy");
-    write_npy_u8(&flat, &[17, 23], &volume.voxels()[..17 * 23]);
+    write_npy_u8(&flat, &[17, 23], &volume.values()[..17 * 23]);
     let out = dir.join("flat-labels.npy");
     let result = run(ccl().args(["label", flat.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]));
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
@@ -579,7 +579,7 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
     let wide = dir.join("wide.npy");
     {
         use npyz::WriterBuilder;
-        let values: Vec<i64> = volume.voxels()[..17 * 23].iter().map(|&v| i64::from(v) * 1000).collect();
+        let values: Vec<i64> = volume.values()[..17 * 23].iter().map(|&v| i64::from(v) * 1000).collect();
         let mut file = std::io::BufWriter::new(std::fs::File::create(&wide).unwrap());
         let mut writer =
             npyz::WriteOptions::<i64>::new().default_dtype().shape(&[17, 23]).writer(&mut file).begin_nd().unwrap();
@@ -613,7 +613,7 @@ fn a_npy_volume_is_labeled_in_3d_and_a_flat_npy_as_an_image() {
 }
 
 /// Reads a TIFF of uint32 gray pages as a label volume.
-fn read_label_tiff(path: &Path) -> ccl::LabelVolume {
+fn read_label_tiff(path: &Path) -> ccl::LabelImage {
     let mut decoder = tiff::decoder::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap())).unwrap();
     let (width, height) = decoder.dimensions().unwrap();
     let (mut labels, mut depth) = (Vec::new(), 0);
@@ -628,20 +628,20 @@ fn read_label_tiff(path: &Path) -> ccl::LabelVolume {
         }
         decoder.next_image().unwrap();
     }
-    ccl::LabelVolume::new(width as usize, height as usize, depth, labels).unwrap()
+    ccl::LabelImage::volume(width as usize, height as usize, depth, labels).unwrap()
 }
 
 /// Reads a `.npy` of uint32 labels with shape (D, H, W).
-fn read_label_npy(path: &Path) -> ccl::LabelVolume {
+fn read_label_npy(path: &Path) -> ccl::LabelImage {
     let bytes = std::fs::read(path).unwrap();
     let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
     let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
     assert_eq!(shape.len(), 3, "{}", path.display());
-    ccl::LabelVolume::new(shape[2], shape[1], shape[0], npy.into_vec::<u32>().unwrap()).unwrap()
+    ccl::LabelImage::volume(shape[2], shape[1], shape[0], npy.into_vec::<u32>().unwrap()).unwrap()
 }
 
 /// Checks labels against the CPU reference's partition and the printed component count.
-fn check_volume_labels(volume: &ccl::BinaryVolume, connectivity: u32, labels: &ccl::LabelVolume, out: &Output) {
+fn check_volume_labels(volume: &ccl::BinaryImage, connectivity: u32, labels: &ccl::LabelImage, out: &Output) {
     let c = ccl::Connectivity::from_neighbours(connectivity).unwrap();
     let expected = ccl::reference::label_volume(volume, c).unwrap();
     if let Some(difference) = ccl::reference::volume_partition_difference(&expected, labels) {
@@ -651,11 +651,11 @@ fn check_volume_labels(volume: &ccl::BinaryVolume, connectivity: u32, labels: &c
 }
 
 /// Writes `volume` as a multi-page TIFF of 8-bit gray (foreground 255).
-fn write_tiff_volume(path: &Path, volume: &ccl::BinaryVolume) {
+fn write_tiff_volume(path: &Path, volume: &ccl::BinaryImage) {
     let s = volume.shape();
     let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let mut encoder = tiff::encoder::TiffEncoder::new(file).unwrap();
-    for page in volume.voxels().chunks(s.width * s.height) {
+    for page in volume.values().chunks(s.width * s.height) {
         let page: Vec<u8> = page.iter().map(|&v| v * 255).collect();
         encoder.write_image::<tiff::encoder::colortype::Gray8>(s.width as u32, s.height as u32, &page).unwrap();
     }
@@ -684,7 +684,7 @@ fn tiff_and_folder_volumes_are_labeled_in_3d() {
     let dir = scratch("volume-io");
     let volume = ccl::random_volume(19, 11, 6, 45, 1, 21).unwrap();
     let s = volume.shape();
-    let slice = |z: usize| &volume.voxels()[z * s.width * s.height..(z + 1) * s.width * s.height];
+    let slice = |z: usize| &volume.values()[z * s.width * s.height..(z + 1) * s.width * s.height];
     // A multi-page TIFF of 8-bit gray (foreground 255), as a_tiff_volume_is_labeled_in_3d labels.
     let tif = dir.join("vol.tif");
     write_tiff_volume(&tif, &volume);
@@ -762,10 +762,10 @@ fn read_csv(path: &Path) -> Vec<Vec<String>> {
 fn stats_inputs(dir: &Path) -> (PathBuf, PathBuf) {
     let image = ccl::random_image(67, 45, 40, 2, 9).unwrap();
     let input = dir.join("in.npy");
-    write_npy_u8(&input, &[45, 67], image.pixels());
+    write_npy_u8(&input, &[45, 67], image.values());
     let volume = ccl::random_volume(23, 17, 9, 35, 1, 5).unwrap();
     let vol_input = dir.join("vol.npy");
-    write_npy_u8(&vol_input, &[9, 17, 23], volume.voxels());
+    write_npy_u8(&vol_input, &[9, 17, 23], volume.values());
     (input, vol_input)
 }
 
@@ -803,7 +803,7 @@ fn stats_are_written_beside_the_labels_of_images_and_volumes(d: &common::TestDev
     let result = run(ccl().args(args).args(["--connectivity", "6", "--device", &id]));
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     let labels = read_label_npy(&out);
-    let want = ccl::ComponentStats::of_labels(labels.labels(), labels.shape(), labels.component_count());
+    let want = ccl::ComponentStats::of_labels(labels.values(), labels.shape(), labels.component_count());
     let rows = read_csv(&csv);
     assert_eq!(rows[0].join(","), "label,left,top,front,width,height,depth,area,cx,cy,cz");
     assert_eq!(rows.len() - 1, want.len(), "{}", d.token);

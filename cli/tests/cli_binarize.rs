@@ -23,7 +23,7 @@ fn color_page(path: &Path) -> GrayImage {
     });
     rgb.save(path).unwrap();
     let gray = rgb.pixels().map(|p| ccl::binarize::gray_from_rgb(p[0], p[1], p[2])).collect();
-    GrayImage::new(w as usize, h as usize, gray).unwrap()
+    GrayImage::image(w as usize, h as usize, gray).unwrap()
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn binarize_writes_the_reference_result_with_ink_black() {
     let params = Params { window: 15, k: -0.1, formula: NickFormula::Doxa, ..Method::Nick.defaults() };
     let expected = reference::binarize(&page, &params).unwrap();
     let written = image::open(&output).unwrap().to_luma8();
-    for (w, e) in written.pixels().zip(expected.pixels()) {
+    for (w, e) in written.pixels().zip(expected.values()) {
         assert_eq!(w[0], if *e != 0 { 0 } else { 255 }, "ink 0, background 255");
     }
     // Otsu to .npy (uint8).
@@ -61,7 +61,7 @@ fn binarize_writes_the_reference_result_with_ink_black() {
     assert_eq!(array.shape(), &[61, 97]);
     let values: Vec<u8> = array.into_vec().unwrap();
     let expected = reference::binarize(&page, &Method::Otsu.defaults()).unwrap();
-    assert!(values.iter().zip(expected.pixels()).all(|(v, e)| *v == if *e != 0 { 0 } else { 255 }));
+    assert!(values.iter().zip(expected.values()).all(|(v, e)| *v == if *e != 0 { 0 } else { 255 }));
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn label_binarize_labels_the_ink_like_the_reference() {
     assert!(text.contains(&format!("{count} components")), "{text}");
     let bytes = std::fs::read(&output).unwrap();
     let labels: Vec<u32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
-    assert_eq!(labels, expected.labels());
+    assert_eq!(labels, expected.values());
 }
 
 /// Writes `values` as a `.npy` of `T` with `shape` (C order).
@@ -113,11 +113,11 @@ fn npy_pages_binarize_and_label_like_image_files() {
     let rgb = image::open(&png).unwrap().to_rgb8();
     let (w, h) = (page.width() as u64, page.height() as u64);
     let gray_npy = scratch("npy-gray.npy");
-    write_npy(&gray_npy, &[h, w], page.pixels());
+    write_npy(&gray_npy, &[h, w], page.values());
     let rgb_npy = scratch("npy-rgb.npy");
     write_npy(&rgb_npy, &[h, w, 3], rgb.as_raw());
     // 16-bit samples whose conversion to 8 bits, (v + 128) / 257, gives the page back.
-    let wide: Vec<u16> = page.pixels().iter().map(|&v| u16::from(v) * 257 + (v % 100) as u16).collect();
+    let wide: Vec<u16> = page.values().iter().map(|&v| u16::from(v) * 257 + (v % 100) as u16).collect();
     let wide_npy = scratch("npy-wide.npy");
     write_npy(&wide_npy, &[h, w], &wide);
     let params = Params { window: 15, ..Method::Nick.defaults() };
@@ -130,7 +130,7 @@ fn npy_pages_binarize_and_label_like_image_files() {
         let (out, text) = run(ccl().arg("binarize").arg(input).arg("-o").arg(&output).args(["--window", "15"]));
         assert!(out.status.success(), "{text}");
         let written = image::open(&output).unwrap().to_luma8();
-        assert!(written.pixels().zip(expected.pixels()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }));
+        assert!(written.pixels().zip(expected.values()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }));
     }
     let labels = scratch("npy-labels.npy");
     let (out, text) =
@@ -177,7 +177,7 @@ fn npy_files_that_hold_no_page_are_typed_errors() {
     bytes.extend([0u8, 3, 1, 4, 2, 5]);
     std::fs::write(&path, bytes).unwrap();
     let (page, _) = ccl::io::read_gray(&path, ccl::MAX_PIXELS).unwrap();
-    assert_eq!(page.pixels(), &[0, 1, 2, 3, 4, 5]);
+    assert_eq!(page.values(), &[0, 1, 2, 3, 4, 5]);
     // Larger than the limit: refused before its samples are read.
     let path = scratch("big.npy");
     write_npy(&path, &[40, 50], &[0u8; 2000]);
@@ -225,7 +225,7 @@ fn eval_scores_pages_against_their_ground_truth() {
     // The ground truth is Otsu's own result: Otsu scores 100 % there.
     let ink = reference::binarize(&page, &Method::Otsu.defaults()).unwrap();
     let gt = image::GrayImage::from_fn(97, 61, |x, y| {
-        image::Luma([if ink.pixels()[(y * 97 + x) as usize] != 0 { 0 } else { 255 }])
+        image::Luma([if ink.values()[(y * 97 + x) as usize] != 0 { 0 } else { 255 }])
     });
     gt.save(truth.join("P01_gt.png")).unwrap();
     let csv = scratch("eval.csv");
@@ -301,7 +301,7 @@ fn folders_of_pages_binarize_and_label_page_by_page() {
     for (name, page) in ["a", "b"].iter().zip(&pages) {
         let expected = reference::binarize(page, &params).unwrap();
         let written = image::open(inks.join(format!("{name}.png"))).unwrap().to_luma8();
-        assert!(written.pixels().zip(expected.pixels()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }), "{name}");
+        assert!(written.pixels().zip(expected.values()).all(|(w, e)| w[0] == if *e != 0 { 0 } else { 255 }), "{name}");
     }
     assert!(!inks.join("broken.png").exists());
 
@@ -320,7 +320,7 @@ fn folders_of_pages_binarize_and_label_page_by_page() {
         let (expected, _) = ccl::reference::label(&ink, ccl::Connectivity::Four).into_consecutive();
         let bytes = std::fs::read(labels.join(format!("{name}.npy"))).unwrap();
         let got: Vec<u32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
-        assert_eq!(got, expected.labels(), "{name}");
+        assert_eq!(got, expected.values(), "{name}");
     }
 
     // Statistics take one page; an output folder that is a file of a known format is refused.

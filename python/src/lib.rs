@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use ccl::binarize::{Binarizer, KernelKind, Method, NickFormula, Params};
 use ccl::{
-    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, HostArray, Labeler,
+    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, PinnedBuffer, Labeler,
     OpenCvStats, Shape,
 };
 use numpy::ndarray::ArrayView1;
@@ -345,7 +345,7 @@ fn _binarize<'py>(
             })
         })
         .map_err(to_py)?;
-    ink.into_pixels().into_pyarray(py).reshape([height, width])
+    ink.into_values().into_pyarray(py).reshape([height, width])
 }
 
 /// Binarizes a gray page in CUDA memory where it lies, on `device` (`cuda:N`, the device that
@@ -406,7 +406,7 @@ fn page_shape(shape: &[usize]) -> PyResult<Shape> {
 /// Page-locked host memory of a device, owned by the NumPy arrays made on it.
 #[pyclass(frozen)]
 struct PinnedMemory {
-    _memory: HostArray<u8>,
+    _memory: PinnedBuffer<u8>,
 }
 
 /// `nbytes` zeroed bytes of host memory that `device` (the one `ccl` picks when None) copies
@@ -416,11 +416,11 @@ struct PinnedMemory {
 #[pyo3(signature = (nbytes, device=None))]
 fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
-    let memory = py.detach(|| with_device(id, |d| d.host_array::<u8>(nbytes.max(1)))).map_err(to_py)?;
+    let memory = py.detach(|| with_device(id, |d| d.pinned_buffer::<u8>(nbytes.max(1)))).map_err(to_py)?;
     let ptr = memory.as_ptr();
     let owner = Bound::new(py, PinnedMemory { _memory: memory })?;
     // SAFETY: `ptr` points to at least `nbytes` initialised bytes owned by `owner`, which moves
-    // the HostArray without moving its memory, never reallocates it, and becomes the array's
+    // the PinnedBuffer without moving its memory, never reallocates it, and becomes the array's
     // base object, so it lives as long as the array (and any view of it).
     let view = unsafe { ArrayView1::from_shape_ptr(nbytes, ptr) };
     let array = unsafe { PyArray1::borrow_from_array(&view, owner.into_any()) };

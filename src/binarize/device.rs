@@ -309,7 +309,7 @@ impl GpuBinarizer {
         let buffer = self.buffer(image)?;
         let mut pixels = vec![0u8; image.shape().len()];
         self.gpu.read(buffer, &mut pixels)?;
-        BinaryImage::new(image.width(), image.height(), pixels)
+        BinaryImage::image(image.width(), image.height(), pixels)
     }
 
     fn buffer<'a>(&self, array: &'a DeviceArray<u8>) -> Result<&'a Buffer> {
@@ -351,7 +351,7 @@ impl GpuBinarizer {
     /// As [`crate::GpuLabeler::borrow_image`]: the memory stays allocated, and nothing else
     /// writes it, for as long as the returned array lives.
     pub(crate) unsafe fn borrow(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceGray> {
-        crate::image::check_size(shape.width, shape.height)?;
+        crate::host_array::check_shape(shape)?;
         // SAFETY: the caller's contract (`shape.len()` bytes, one per pixel).
         let buffer = unsafe { self.gpu.borrow(address, shape.len(), ready_on)? };
         Ok(DeviceArray::new(shape, self.device.owner(), Storage::Device(buffer)))

@@ -7,7 +7,7 @@
 //! use ccl::binarize::{GrayImage, Method, Params};
 //! use ccl::{Connectivity, Device, Labeler, Options};
 //!
-//! let page = GrayImage::new(64, 48, vec![200; 64 * 48])?;
+//! let page = GrayImage::image(64, 48, vec![200; 64 * 48])?;
 //! let device = Device::auto()?;
 //! let mut binarizer = device.binarizer()?;
 //! let mut labeler = device.labeler(ccl::Algorithm::BKE_IC)?;
@@ -28,42 +28,9 @@ pub use device::{all_builds as kernel_builds, builds_at_windows as kernel_builds
 pub use params::{KernelKind, Method, NickFormula, Params, MAX_WINDOW};
 
 use crate::array::{DeviceArray, Storage};
-use crate::image::check_size;
+use crate::host_array::check_len;
+pub use crate::host_array::GrayImage;
 use crate::{BinaryImage, DeviceImage, DeviceInfo, Error, Phase, PhaseTime, Result, Shape, Timings};
-
-/// An 8-bit gray page, row-major.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GrayImage {
-    width: usize,
-    height: usize,
-    pixels: Vec<u8>,
-}
-
-impl GrayImage {
-    /// A page of `width` x `height` gray levels.
-    pub fn new(width: usize, height: usize, pixels: Vec<u8>) -> Result<Self> {
-        check_size(width, height)?;
-        if pixels.len() != width * height {
-            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
-        }
-        Ok(Self { width, height, pixels })
-    }
-
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// The gray levels, row-major.
-    pub fn pixels(&self) -> &[u8] {
-        &self.pixels
-    }
-}
 
 /// A gray page uploaded to a device (the same array type as a binary [`DeviceImage`]).
 pub type DeviceGray = DeviceArray<u8>;
@@ -134,18 +101,22 @@ impl Binarizer {
     }
 
     /// Copies a gray page to the device.
+    /// Pages are 2D: a gray volume is an [`Error::InvalidParameter`].
     pub fn upload(&mut self, gray: &GrayImage) -> Result<DeviceGray> {
-        self.upload_pixels(gray.width, gray.height, &gray.pixels)
+        if gray.depth() != 1 {
+            return Err(Error::InvalidParameter {
+                name: "gray page".into(),
+                reason: format!("binarization takes 2D pages, not the {} volume given", gray.shape()),
+            });
+        }
+        self.upload_pixels(gray.width(), gray.height(), gray.values())
     }
 
     /// Copies a gray page given as `width` x `height` row-major gray levels to the device,
     /// straight from `pixels` (no [`GrayImage`] to build first).
     pub fn upload_pixels(&mut self, width: usize, height: usize, pixels: &[u8]) -> Result<DeviceGray> {
-        check_size(width, height)?;
-        if pixels.len() != width * height {
-            return Err(Error::SizeMismatch { width, height, len: pixels.len() });
-        }
         let shape = Shape::image(width, height);
+        check_len(shape, pixels.len())?;
         match &mut self.inner {
             Inner::Cpu => Ok(DeviceArray::new(shape, 0, Storage::Host(pixels.to_vec()))),
             #[cfg(any(feature = "opencl", feature = "cuda"))]
@@ -164,10 +135,10 @@ impl Binarizer {
                     return Err(Error::DeviceMismatch { device: self.info.name.clone() });
                 };
                 let start = Instant::now();
-                let page = GrayImage::new(gray.width(), gray.height(), pixels.clone())?;
+                let page = GrayImage::image(gray.width(), gray.height(), pixels.clone())?;
                 let ink = reference::binarize(&page, params)?;
                 let ms = start.elapsed().as_secs_f64() * 1e3;
-                let out = DeviceArray::new(gray.shape(), 0, Storage::Host(ink.pixels().to_vec()));
+                let out = DeviceArray::new(gray.shape(), 0, Storage::Host(ink.values().to_vec()));
                 Ok((out, Timings { phases: vec![PhaseTime { phase: Phase::Threshold, ms }], iterations: None }))
             }
             #[cfg(any(feature = "opencl", feature = "cuda"))]
@@ -231,7 +202,7 @@ impl Binarizer {
     pub fn download(&mut self, image: &DeviceImage) -> Result<BinaryImage> {
         match &mut self.inner {
             Inner::Cpu => match &image.storage {
-                Storage::Host(pixels) => BinaryImage::new(image.width(), image.height(), pixels.clone()),
+                Storage::Host(pixels) => BinaryImage::image(image.width(), image.height(), pixels.clone()),
                 Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
             },
             #[cfg(any(feature = "opencl", feature = "cuda"))]

@@ -12,8 +12,8 @@ pub fn binarize(gray: &GrayImage, params: &Params) -> Result<BinaryImage> {
     params.validate()?;
     let ink = match params.method {
         Method::Otsu => {
-            let t = otsu_threshold(&histogram(gray.pixels()));
-            gray.pixels().iter().map(|&p| u8::from(p <= t)).collect()
+            let t = otsu_threshold(&histogram(gray.values()));
+            gray.values().iter().map(|&p| u8::from(p <= t)).collect()
         }
         Method::Wolf => {
             let stats = wolf_statistics(gray, params);
@@ -21,7 +21,7 @@ pub fn binarize(gray: &GrayImage, params: &Params) -> Result<BinaryImage> {
         }
         _ => decide(gray, params, [0.0; 2]),
     };
-    BinaryImage::new(gray.width(), gray.height(), ink)
+    BinaryImage::image(gray.width(), gray.height(), ink)
 }
 
 /// The 256-bin histogram of a page.
@@ -94,14 +94,14 @@ fn deviation_numerator(s1: u64, s2: u64, np: u64) -> u64 {
 
 /// Every pixel's decision.
 fn decide(gray: &GrayImage, params: &Params, stats: [f64; 2]) -> Vec<u8> {
-    let mut ink = vec![0u8; gray.pixels().len()];
-    for_each_window(gray, params, |i, sums| ink[i] = u8::from(is_ink(gray.pixels()[i], sums, params, stats)));
+    let mut ink = vec![0u8; gray.values().len()];
+    for_each_window(gray, params, |i, sums| ink[i] = u8::from(is_ink(gray.values()[i], sums, params, stats)));
     ink
 }
 
 /// Wolf's statistics: the page's minimum gray and its largest window deviation.
 fn wolf_statistics(gray: &GrayImage, params: &Params) -> [f64; 2] {
-    let lowest = gray.pixels().iter().copied().min().unwrap_or(255);
+    let lowest = gray.values().iter().copied().min().unwrap_or(255);
     let mut widest = 0.0f64;
     for_each_window(gray, params, |_, (s1, s2, np)| {
         let n = np as f64;
@@ -122,9 +122,9 @@ fn for_each_window(gray: &GrayImage, params: &Params, mut visit: impl FnMut(usiz
     let border = params.border();
     let pixel = |x: i64, y: i64| -> u64 {
         match border {
-            Border::Replicate => u64::from(gray.pixels()[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize]),
+            Border::Replicate => u64::from(gray.values()[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize]),
             Border::Clip if x < 0 || y < 0 || x >= w || y >= h => 0,
-            Border::Clip => u64::from(gray.pixels()[(y * w + x) as usize]),
+            Border::Clip => u64::from(gray.values()[(y * w + x) as usize]),
         }
     };
     let extent = |c: i64, n: i64| -> u64 {

@@ -208,7 +208,7 @@ pub(super) fn read_decoded(
     let pixels = catch_unwind(AssertUnwindSafe(|| decode_binary(decoder, w * h, binarize)))
         .map_err(|_| err("the decoder failed on malformed data".into()))?
         .map_err(err)?;
-    let image = BinaryImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    let image = BinaryImage::image(w, h, pixels).map_err(|e| err(e.to_string()))?;
     Ok(DecodedImage { image, source })
 }
 
@@ -296,7 +296,7 @@ pub(crate) fn check_voxels(
 /// empty or past 32-bit labels ([`crate::volume`]'s check), or has more than `max_voxels`
 /// voxels ([`check_voxels`], counting a byte a decoded voxel).
 pub(crate) fn check_volume_extent(path: &Path, shape: crate::Shape, max_voxels: u64) -> Result<()> {
-    crate::volume::check_volume(shape)?;
+    crate::host_array::check_shape(shape)?;
     let voxels = shape.len() as u64;
     check_voxels(path, (shape.width as u64, shape.height as u64, shape.depth as u64), voxels, max_voxels)
 }
@@ -637,7 +637,7 @@ pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
                 .map_err(|_| err("the decoder failed on malformed data".into()))?
                 .map_err(err)?;
             let pixels = samples.into_iter().map(float_to_u8).collect();
-            let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+            let page = crate::binarize::GrayImage::image(w, h, pixels).map_err(|e| err(e.to_string()))?;
             return Ok((page, source));
         }
     };
@@ -651,7 +651,7 @@ pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     } else {
         decoded.to_luma8().into_raw()
     };
-    let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    let page = crate::binarize::GrayImage::image(w, h, pixels).map_err(|e| err(e.to_string()))?;
     Ok((page, source))
 }
 
@@ -724,6 +724,6 @@ fn read_gray_npy(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayI
     } else {
         values
     };
-    let page = crate::binarize::GrayImage::new(w, h, pixels).map_err(|e| err(e.to_string()))?;
+    let page = crate::binarize::GrayImage::image(w, h, pixels).map_err(|e| err(e.to_string()))?;
     Ok((page, source))
 }

@@ -107,7 +107,7 @@ pub fn write_labels(path: &Path, labels: &LabelImage) -> Result<()> {
 pub fn write_binary(path: &Path, ink: &crate::BinaryImage) -> Result<()> {
     let format = LabelFormat::from_path(path)?;
     let err = |reason: String| Error::ImageWrite { path: path.display().to_string(), reason };
-    let pixels: Vec<u8> = ink.pixels().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect();
+    let pixels: Vec<u8> = ink.values().iter().map(|&p| if p != 0 { 0 } else { 255 }).collect();
     let (width, height) = (ink.width() as u32, ink.height() as u32);
     write_atomically(path, |w| match format {
         LabelFormat::Npy => npy_u8(w, (width as usize, height as usize), pixels.iter().copied()),
@@ -146,7 +146,7 @@ fn npy_u8(
 }
 
 fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
-    npy_u32(w, &[labels.height() as u64, labels.width() as u64], labels.labels())
+    npy_u32(w, &[labels.height() as u64, labels.width() as u64], labels.values())
 }
 
 /// Writes `values` as a `.npy` of uint32 (`<u4`) with `shape` (C order).
@@ -168,11 +168,11 @@ fn write_tiff<W: Write + std::io::Seek>(w: &mut W, labels: &LabelImage) -> std::
     use tiff::encoder::{colortype::Gray32, TiffEncoder};
     let (width, height) = (labels.width() as u32, labels.height() as u32);
     // Classic TIFF addresses 4 GB; larger label images need BigTIFF.
-    let big = labels.labels().len() as u64 * 4 > (u32::MAX as u64) - (1 << 20);
+    let big = labels.values().len() as u64 * 4 > (u32::MAX as u64) - (1 << 20);
     let result = if big {
-        TiffEncoder::new_big(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.labels()))
+        TiffEncoder::new_big(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.values()))
     } else {
-        TiffEncoder::new(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.labels()))
+        TiffEncoder::new(w).and_then(|mut e| e.write_image::<Gray32>(width, height, labels.values()))
     };
     result.map_err(std::io::Error::other)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::npy::{fortran_to_c_order, numpy_shape};
 use super::{read_volume_folder, read_volume_tiff, write_volume_tiff, LabelFormat, ReadOptions};
-use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
+use crate::{BinaryImage, Error, LabelImage, Result};
 
 /// Reads a binary volume from a folder of slice images ([`read_volume_folder`]), a `.tif` or
 /// `.tiff` (one slice per page, [`read_volume_tiff`]) or a `.npy` of shape (D, H, W)
@@ -15,7 +15,7 @@ use crate::{BinaryImage, BinaryVolume, Error, LabelVolume, Result};
 /// already, so a threshold or `invert` for one is an [`Error::InvalidParameter`]. A volume of
 /// more than `options.max_pixels` voxels is an [`Error::VolumeTooLarge`], from the headers,
 /// before any slice is read. Any other file is an [`Error::FileRead`].
-pub fn read_volume(path: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
+pub fn read_volume(path: &Path, options: &ReadOptions) -> Result<BinaryImage> {
     if path.is_dir() {
         return read_volume_folder(path, options);
     }
@@ -38,7 +38,7 @@ pub fn read_volume(path: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
 /// Writes volume labels in the format the extension names: `.npy` ([`write_volume_npy`]) or
 /// `.tif`/`.tiff` ([`write_volume_tiff`]); any other is an [`Error::ImageWrite`], before
 /// anything is written.
-pub fn write_volume(path: &Path, labels: &LabelVolume) -> Result<()> {
+pub fn write_volume(path: &Path, labels: &LabelImage) -> Result<()> {
     match LabelFormat::from_path(path)? {
         LabelFormat::Npy => write_volume_npy(path, labels),
         LabelFormat::Tiff => write_volume_tiff(path, labels),
@@ -57,14 +57,30 @@ pub enum BinaryArray {
     /// Shape (H, W).
     Image(BinaryImage),
     /// Shape (D, H, W).
-    Volume(BinaryVolume),
+    Volume(BinaryImage),
+}
+
+impl BinaryArray {
+    /// The array, image or volume (a volume of depth 1 has the shape of an image).
+    pub fn array(&self) -> &BinaryImage {
+        match self {
+            Self::Image(array) | Self::Volume(array) => array,
+        }
+    }
+
+    /// The array, giving up whether the file had two axes or three.
+    pub fn into_array(self) -> BinaryImage {
+        match self {
+            Self::Image(array) | Self::Volume(array) => array,
+        }
+    }
 }
 
 /// Reads a binary volume from a `.npy` of shape (D, H, W), C or Fortran order, of an element type
 /// that [`read_binary_npy`] takes: nonzero is foreground. Any other shape or element type is an
 /// [`Error::FileRead`] saying which; a volume of more than `max_voxels` voxels is refused from the
 /// file's header ([`Error::VolumeTooLarge`]).
-pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryVolume> {
+pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryImage> {
     match read_binary_npy(path, max_voxels)? {
         BinaryArray::Volume(volume) => Ok(volume),
         BinaryArray::Image(image) => Err(Error::FileRead {
@@ -126,9 +142,9 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     }
     let (width, height) = (width as usize, height as usize);
     if volume {
-        Ok(BinaryArray::Volume(BinaryVolume::new(width, height, depth as usize, voxels)?))
+        Ok(BinaryArray::Volume(BinaryImage::volume(width, height, depth as usize, voxels)?))
     } else {
-        Ok(BinaryArray::Image(BinaryImage::new(width, height, voxels)?))
+        Ok(BinaryArray::Image(BinaryImage::image(width, height, voxels)?))
     }
 }
 
@@ -189,10 +205,10 @@ impl Element {
 
 /// Writes labels as a `.npy` of uint32 with shape (D, H, W), atomically (see
 /// [`super::write_atomically`]).
-pub fn write_volume_npy(path: &Path, labels: &LabelVolume) -> Result<()> {
+pub fn write_volume_npy(path: &Path, labels: &LabelImage) -> Result<()> {
     let s = labels.shape();
     super::write_atomically(path, |w| {
-        super::output::npy_u32(w, &[s.depth as u64, s.height as u64, s.width as u64], labels.labels())
+        super::output::npy_u32(w, &[s.depth as u64, s.height as u64, s.width as u64], labels.values())
     })
     .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
 }

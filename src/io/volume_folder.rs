@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{list_images, probe, read_image, Frames, ReadOptions};
-use crate::{BinaryVolume, Error, Result, Shape};
+use crate::{BinaryImage, Error, Result, Shape};
 
 /// Reads the image files directly in `folder` (those [`list_images`] finds, sorted by name) as
 /// the slices of a binary volume, each binarized as a 2D input ([`super::read_binary`]). Every
@@ -13,7 +13,7 @@ use crate::{BinaryVolume, Error, Result, Shape};
 /// or slices of different sizes, is an [`Error::FileRead`] naming the entry (and, for sizes,
 /// the first slice of another size and both sizes); more than `options.max_pixels` voxels in
 /// all an [`Error::VolumeTooLarge`]; all before any slice is decoded.
-pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
+pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<BinaryImage> {
     let listing = list_images(folder)?;
     if let Some((entry, why)) = listing.unreadable.first() {
         return Err(Error::FileRead {
@@ -69,7 +69,7 @@ pub fn read_volume_folder(folder: &Path, options: &ReadOptions) -> Result<Binary
                 ),
             });
         }
-        voxels.extend_from_slice(image.pixels());
+        voxels.extend_from_slice(image.values());
     }
-    BinaryVolume::new(shape.width, shape.height, shape.depth, voxels)
+    BinaryImage::volume(shape.width, shape.height, shape.depth, voxels)
 }

@@ -12,7 +12,7 @@ use image::ImageFormat;
 use super::gray_float::GrayFloatPage;
 use super::input::{read_decoded, Decoder};
 use super::{Frames, ReadOptions};
-use crate::{BinaryVolume, Error, LabelVolume, Result, Shape};
+use crate::{BinaryImage, Error, LabelImage, Result, Shape};
 
 /// One page of a TIFF: where its directory is, and its size.
 struct Page {
@@ -33,7 +33,7 @@ pub fn tiff_pages(path: &Path) -> Result<usize> {
 /// are an [`Error::FileRead`] naming the page and both sizes; more than `options.max_pixels`
 /// voxels in all an [`Error::VolumeTooLarge`], before any page is decoded; a page that cannot be
 /// decoded is an [`Error::ImageRead`] naming the page.
-pub fn read_volume_tiff(path: &Path, options: &ReadOptions) -> Result<BinaryVolume> {
+pub fn read_volume_tiff(path: &Path, options: &ReadOptions) -> Result<BinaryImage> {
     let pages = pages(path)?;
     let (width, height) = (pages[0].width, pages[0].height);
     if let Some((i, page)) = pages.iter().enumerate().find(|(_, p)| (p.width, p.height) != (width, height)) {
@@ -59,31 +59,28 @@ pub fn read_volume_tiff(path: &Path, options: &ReadOptions) -> Result<BinaryVolu
         let decoder = open_page(path, page.ifd).map_err(on_page)?;
         let decoded =
             read_decoded(path, decoder, Some(ImageFormat::Tiff), Frames::Single, &options).map_err(on_page)?;
-        voxels.extend_from_slice(decoded.image.pixels());
+        voxels.extend_from_slice(decoded.image.values());
     }
-    BinaryVolume::new(shape.width, shape.height, shape.depth, voxels)
+    BinaryImage::volume(shape.width, shape.height, shape.depth, voxels)
 }
 
 /// Writes labels as a multi-page TIFF, one page of 32-bit unsigned gray per slice (z = 0
 /// first), so that readers such as tifffile or ImageJ see a (D, H, W) uint32 stack; BigTIFF
 /// beyond 4 GB. Written atomically (see [`super::write_atomically`]).
-pub fn write_volume_tiff(path: &Path, labels: &LabelVolume) -> Result<()> {
+pub fn write_volume_tiff(path: &Path, labels: &LabelImage) -> Result<()> {
     use tiff::encoder::{colortype::Gray32, TiffEncoder, TiffKind};
-    fn pages<W: Write + Seek, K: TiffKind>(
-        mut encoder: TiffEncoder<W, K>,
-        labels: &LabelVolume,
-    ) -> std::io::Result<()> {
+    fn pages<W: Write + Seek, K: TiffKind>(mut encoder: TiffEncoder<W, K>, labels: &LabelImage) -> std::io::Result<()> {
         let s = labels.shape();
         let slice = s.width * s.height;
         for z in 0..s.depth {
             encoder
-                .write_image::<Gray32>(s.width as u32, s.height as u32, &labels.labels()[z * slice..(z + 1) * slice])
+                .write_image::<Gray32>(s.width as u32, s.height as u32, &labels.values()[z * slice..(z + 1) * slice])
                 .map_err(std::io::Error::other)?;
         }
         Ok(())
     }
     // Classic TIFF addresses 4 GB; larger label volumes need BigTIFF.
-    let big = labels.labels().len() as u64 * 4 > (u32::MAX as u64) - (1 << 20);
+    let big = labels.values().len() as u64 * 4 > (u32::MAX as u64) - (1 << 20);
     super::write_atomically(path, |w| {
         if big {
             pages(TiffEncoder::new_big(w).map_err(std::io::Error::other)?, labels)

@@ -2,11 +2,11 @@
 
 use std::time::Instant;
 
-use super::{check_destination, Labeler, Labeling, Stages};
+use super::{check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
-    reference, Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
+    reference, Algorithm, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, OpenCvStats,
+    Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -59,15 +59,8 @@ impl Labeler for CpuLabeler {
     }
 
     fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
-        super::check_array(shape, elements.len())?;
+        crate::host_array::check_len(shape, elements.len())?;
         Ok(DeviceArray::new(shape, self.owner, Storage::Host(elements.to_vec())))
-    }
-
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
-        match &labels.storage {
-            Storage::Host(v) => LabelImage::new(labels.width(), labels.height(), v.clone()),
-            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
-        }
     }
 
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
@@ -79,24 +72,6 @@ impl Labeler for CpuLabeler {
             }
             Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
         }
-    }
-
-    /// Labels on the host directly, without the copies that upload and download would make.
-    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        super::check_image_connectivity(connectivity)?;
-        self.algorithm.check(connectivity)?;
-        let start = Instant::now();
-        let labels = reference::label_as(image, connectivity, self.algorithm.raw_labels());
-        Ok(Labeling { labels, components: None, timings: Self::timings(start) })
-    }
-
-    /// Labels and renumbers on the host directly.
-    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        super::check_image_connectivity(connectivity)?;
-        self.algorithm.check(connectivity)?;
-        let start = Instant::now();
-        let (labels, n) = reference::label_as(image, connectivity, self.algorithm.raw_labels()).into_consecutive();
-        Ok(Labeling { labels, components: Some(n), timings: Self::timings(start) })
     }
 }
 
@@ -134,7 +109,7 @@ impl Stages for CpuLabeler {
         let Storage::Host(values) = &mut labels.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
-        let n = crate::image::renumber(values);
+        let n = crate::host_array::renumber(values);
         labels.numbering = Some(Numbering::Consecutive(n));
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Ok((n, Timings { phases: vec![PhaseTime { phase: Phase::Relabel, ms }], iterations: None }))

@@ -14,8 +14,8 @@ use crate::schedule::stats::{self, OpenCv, Stats};
 use crate::schedule::{Schedule, LABEL_BYTES};
 use crate::shape::Element;
 use crate::{
-    Algorithm, BinaryImage, BinaryVolume, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error,
-    LabelImage, OpenCvStats, Phase, Result, Shape, Timings,
+    Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, OpenCvStats,
+    Phase, Result, Shape, Timings,
 };
 
 /// One algorithm on one GPU (or OpenCL CPU) device, with its kernels compiled for every
@@ -80,11 +80,12 @@ impl GpuLabeler {
         let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity)?;
         self.schedules.push((connectivity, schedule));
         let start = std::time::Instant::now();
-        let on_device = if connectivity.dims() == 3 {
-            self.upload_volume(&BinaryVolume::from_fn(19, 11, 7, |x, y, z| (x * 7 + y * 3 + z) % 5 < 2)?)?
+        let warm_up = if connectivity.dims() == 3 {
+            BinaryImage::volume_from_fn(19, 11, 7, |x, y, z| (x * 7 + y * 3 + z) % 5 < 2)?
         } else {
-            self.upload(&BinaryImage::from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?)?
+            BinaryImage::image_from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?
         };
+        let on_device = self.upload(&warm_up)?;
         self.label_on_device(&on_device, connectivity)?;
         self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -307,7 +308,7 @@ impl GpuLabeler {
     /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
     /// nothing else writes, for as long as the returned array lives.
     pub unsafe fn borrow_image(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceImage> {
-        super::check_extent(shape)?;
+        crate::host_array::check_shape(shape)?;
         // SAFETY: the caller's contract is the device's (`shape.len()` bytes, one per pixel).
         let buffer = unsafe { self.gpu.borrow(address, shape.len(), ready_on)? };
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
@@ -325,7 +326,7 @@ impl GpuLabeler {
     /// `address` must hold `4 * shape.len()` bytes of device memory, 4-aligned, that stay
     /// allocated, and that nothing else reads or writes, for as long as the returned array lives.
     pub unsafe fn borrow_labels(&mut self, shape: Shape, address: u64) -> Result<DeviceLabels> {
-        super::check_extent(shape)?;
+        crate::host_array::check_shape(shape)?;
         if !address.is_multiple_of(4) {
             return Err(Error::InvalidMemory {
                 device: self.device.info.name.clone(),
@@ -401,7 +402,7 @@ impl GpuLabeler {
     fn prepare_labeling(&mut self, shape: Shape, connectivity: Connectivity) -> Result<()> {
         super::check_shape_connectivity(shape, connectivity)?;
         self.prepare(connectivity)?;
-        super::check_extent(shape)
+        crate::host_array::check_shape(shape)
     }
 
     fn buffer<'a, T: Element>(&self, array: &'a DeviceArray<T>) -> Result<&'a Buffer> {
@@ -447,18 +448,10 @@ impl Labeler for GpuLabeler {
     }
 
     fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
-        super::check_array(shape, elements.len())?;
+        crate::host_array::check_len(shape, elements.len())?;
         let mut buffer = self.gpu.alloc(elements.len())?;
         self.gpu.write(&mut buffer, elements)?;
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
-    }
-
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
-        let buffer = self.buffer(labels)?;
-        // Straight into the label vector (zero pages from the allocator, no second copy).
-        let mut values = vec![0u32; labels.shape().len()];
-        self.gpu.read(buffer, bytemuck::cast_slice_mut(&mut values))?;
-        LabelImage::new(labels.width(), labels.height(), values)
     }
 
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {

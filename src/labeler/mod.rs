@@ -13,33 +13,9 @@ pub use gpu::GpuLabeler;
 pub use run::run_host;
 
 use crate::{
-    Algorithm, BackendKind, BinaryImage, BinaryVolume, BuildReport, ComponentStats, Connectivity, DeviceImage,
-    DeviceInfo, DeviceLabels, Error, LabelImage, LabelNumbering, LabelVolume, OpenCvStats, Options, Result, Run, Shape,
-    Timings,
+    Algorithm, BackendKind, BinaryImage, BuildReport, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
+    DeviceLabels, Error, LabelImage, OpenCvStats, Options, Result, Run, Shape, Timings,
 };
-
-/// The result of labeling a host image.
-#[derive(Clone, Debug)]
-pub struct Labeling {
-    /// Raw labels in the algorithm's convention (see [`Algorithm`]), or consecutive 1..N from
-    /// [`Labeler::label_consecutive`]; background 0.
-    pub labels: LabelImage,
-    /// The number of components, when the labeling counted them (consecutive labels).
-    pub components: Option<u32>,
-    /// Per-phase timings, upload and download included.
-    pub timings: Timings,
-}
-
-/// The result of labeling a host volume ([`Labeler::label_volume`]).
-#[derive(Clone, Debug)]
-pub struct VolumeLabeling {
-    /// Raw labels in the algorithm's convention, or consecutive 1..N when asked; background 0.
-    pub labels: LabelVolume,
-    /// The number of components, when the labeling counted them (consecutive labels).
-    pub components: Option<u32>,
-    /// Per-phase timings, upload and download included.
-    pub timings: Timings,
-}
 
 /// The stages a [`Labeler::run`] chains (see [`crate::pipeline`]): labeling, relabeling,
 /// statistics, filtering, each on device arrays. Crate-internal: a supertrait of [`Labeler`]
@@ -178,22 +154,17 @@ pub trait Labeler: Stages {
     /// The device it runs on.
     fn device(&self) -> &DeviceInfo;
 
-    /// Copies a host image to the device.
+    /// Copies a host image or volume to the device (labeled with 4 or 8, or 6, 18 or 26
+    /// connectivity by its depth).
     fn upload(&mut self, image: &BinaryImage) -> Result<DeviceImage> {
-        self.upload_array(Shape::image(image.width(), image.height()), image.pixels())
-    }
-
-    /// Copies a host volume to the device: a [`DeviceImage`] of its depth, labeled with 6-, 18- or
-    /// 26-connectivity.
-    fn upload_volume(&mut self, volume: &BinaryVolume) -> Result<DeviceImage> {
-        self.upload_array(volume.shape(), volume.voxels())
+        self.upload_array(image.shape(), image.values())
     }
 
     /// Copies a dense row-major array of `shape` (one byte per pixel or voxel, nonzero is
     /// foreground) straight from `elements` to the device, without building a [`BinaryImage`]
-    /// or [`BinaryVolume`] first: for callers whose pixels lie in memory they do not own
-    /// (bindings; page-locked arrays from [`crate::Device::host_array`], copied at bus speed).
-    /// A shape of depth 1 is an image. Errors as [`BinaryImage::new`] and [`BinaryVolume::new`].
+    /// first: for callers whose pixels lie in memory they do not own (bindings; page-locked
+    /// buffers from [`crate::Device::pinned_buffer`], copied at bus speed). A shape of depth 1
+    /// is an image. Errors as [`crate::HostArray::new`].
     fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
 
     /// Labels an image (or volume) already on the device into new labels and runs the stages
@@ -212,74 +183,23 @@ pub trait Labeler: Stages {
         run::run_into(self, image, labels, options)
     }
 
-    /// Copies labels from the device to the host.
-    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage>;
+    /// Copies labels from the device to a host array of their shape.
+    fn download(&mut self, labels: &DeviceLabels) -> Result<LabelImage> {
+        let mut values = vec![0u32; labels.shape().len()];
+        self.download_into(labels, &mut values)?;
+        LabelImage::new(labels.shape(), values)
+    }
 
     /// Copies labels from the device straight into `out`, which must hold exactly one value per
-    /// pixel ([`Error::SizeMismatch`] otherwise).
+    /// element ([`Error::SizeMismatch`] otherwise).
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()>;
 
-    /// Copies the labels of a volume from the device to the host.
-    fn download_volume(&mut self, labels: &DeviceLabels) -> Result<LabelVolume> {
-        let shape = labels.shape();
-        let mut values = vec![0u32; shape.len()];
-        self.download_into(labels, &mut values)?;
-        LabelVolume::new(shape.width, shape.height, shape.depth, values)
-    }
-
-    /// Labels a host volume (6-, 18- or 26-connectivity): upload, label, relabel when
-    /// `consecutive` (1..N in raster order of first appearance; the count is returned), download.
-    fn label_volume(
-        &mut self,
-        volume: &BinaryVolume,
-        connectivity: Connectivity,
-        consecutive: bool,
-    ) -> Result<VolumeLabeling> {
-        if connectivity.dims() != 3 {
-            return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
-        }
-        let options = Options::new(connectivity).numbering(if consecutive {
-            LabelNumbering::Consecutive
-        } else {
-            LabelNumbering::Raw
-        });
-        let run = crate::run_host(self, &options, |l| l.upload_volume(volume), |l, d| l.download_volume(d))?;
-        Ok(VolumeLabeling { labels: run.labels, components: run.count, timings: run.timings })
-    }
-
-    /// Labels a host image: upload, label, download. Any nonzero pixel is foreground. The labels
-    /// are the algorithm's raw labels.
-    fn label(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        check_image_connectivity(connectivity)?;
-        let run = crate::run_host(self, &Options::new(connectivity), |l| l.upload(image), |l, d| l.download(d))?;
-        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
-    }
-
-    /// Labels a host image into consecutive labels 1..N (raster order of first appearance),
-    /// renumbered on the device, and counts the components: upload, label, relabel, download.
-    fn label_consecutive(&mut self, image: &BinaryImage, connectivity: Connectivity) -> Result<Labeling> {
-        check_image_connectivity(connectivity)?;
-        let options = Options::new(connectivity).consecutive();
-        let run = crate::run_host(self, &options, |l| l.upload(image), |l, d| l.download(d))?;
-        Ok(Labeling { labels: run.labels, components: run.count, timings: run.timings })
-    }
-
-    /// [`Labeler::label_consecutive`] into caller memory: consecutive labels written straight
-    /// into `out` (one value per pixel, [`Error::SizeMismatch`] otherwise), which a caller
-    /// labeling many images reuses. Returns the component count and the timings.
-    fn label_consecutive_into(
-        &mut self,
-        image: &BinaryImage,
-        connectivity: Connectivity,
-        out: &mut [u32],
-    ) -> Result<(u32, Timings)> {
-        if out.len() != image.pixels().len() {
-            return Err(Error::SizeMismatch { width: image.width(), height: image.height(), len: out.len() });
-        }
-        check_image_connectivity(connectivity)?;
-        let options = Options::new(connectivity).consecutive();
-        let run = crate::run_host(self, &options, |l| l.upload(image), |l, d| l.download_into(d, out))?;
-        Ok((run.count.expect("relabeled"), run.timings))
+    /// Host in, host out: uploads `image`, [`Labeler::run`]s the stages `options` ask for and
+    /// downloads the labels ([`run_host`], whose upload and download phases are host-timed).
+    /// For labels into memory of the caller's (a reused or page-locked buffer), call
+    /// [`run_host`] with [`Labeler::download_into`].
+    fn label(&mut self, image: &BinaryImage, options: &Options) -> Result<Run<LabelImage>> {
+        run_host(self, options, |l| l.upload(image), |l, d| l.download(d))
     }
 }
 
@@ -298,15 +218,6 @@ pub(crate) fn check_keep(labels: &DeviceLabels, keep: &[bool]) -> Result<()> {
     }
 }
 
-/// An image takes 4- or 8-connectivity ([`Error::ConnectivityDimensions`] otherwise).
-pub(crate) fn check_image_connectivity(connectivity: Connectivity) -> Result<()> {
-    if connectivity.dims() == 2 {
-        Ok(())
-    } else {
-        Err(Error::ConnectivityDimensions { connectivity, what: "an image" })
-    }
-}
-
 /// Checks that an array of `shape` can be labeled with `connectivity`: volumes deeper than one
 /// slice take the connectivities of volumes only.
 pub(crate) fn check_shape_connectivity(shape: Shape, connectivity: Connectivity) -> Result<()> {
@@ -314,16 +225,6 @@ pub(crate) fn check_shape_connectivity(shape: Shape, connectivity: Connectivity)
         Err(Error::ConnectivityDimensions { connectivity, what: "a volume" })
     } else {
         Ok(())
-    }
-}
-
-/// Checks that an array of `shape` is neither empty nor too large to label, as an image (depth
-/// 1) or a volume.
-pub(crate) fn check_extent(shape: Shape) -> Result<()> {
-    if shape.depth == 1 {
-        crate::image::check_size(shape.width, shape.height)
-    } else {
-        crate::volume::check_volume(shape)
     }
 }
 
@@ -343,19 +244,6 @@ pub(crate) fn numbering_of(labels: &DeviceLabels) -> Result<crate::Numbering> {
         name: "labels".into(),
         reason: "hold no labels yet (label_on_device_into writes them)".into(),
     })
-}
-
-/// Checks that `len` elements make an array of `shape`: an image when its depth is 1.
-pub(crate) fn check_array(shape: Shape, len: usize) -> Result<()> {
-    if shape.depth == 1 {
-        crate::image::check_size(shape.width, shape.height)?;
-        if len != shape.len() {
-            return Err(Error::SizeMismatch { width: shape.width, height: shape.height, len });
-        }
-        Ok(())
-    } else {
-        crate::volume::check_len(shape, len)
-    }
 }
 
 /// Checks that `out` holds one value per element of `labels`.

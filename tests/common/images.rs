@@ -13,7 +13,7 @@ fn case(name: impl Into<String>, image: BinaryImage) -> Case {
 }
 
 fn from_fn(w: usize, h: usize, f: impl FnMut(usize, usize) -> bool) -> BinaryImage {
-    BinaryImage::from_fn(w, h, f).expect("valid test size")
+    BinaryImage::image_from_fn(w, h, f).expect("valid test size")
 }
 
 /// MT19937 random image (see [`ccl::random_image`]).
@@ -74,8 +74,8 @@ pub fn max_labels(w: usize, h: usize) -> BinaryImage {
 
 /// Images with foreground value `value` instead of 1.
 pub fn with_value(image: &BinaryImage, value: u8) -> BinaryImage {
-    let pixels = image.pixels().iter().map(|&p| if p != 0 { value } else { 0 }).collect();
-    BinaryImage::new(image.width(), image.height(), pixels).expect("same size")
+    let pixels = image.values().iter().map(|&p| if p != 0 { value } else { 0 }).collect();
+    BinaryImage::image(image.width(), image.height(), pixels).expect("same size")
 }
 
 /// The conformance images small enough for every device in quick mode (at most 256x256-ish);

@@ -95,7 +95,7 @@ fn tiled(source: Option<&GrayImage>, (width, height): (usize, usize)) -> Result<
             match source {
                 Some(s) => {
                     let fold = |c: usize, n: usize| if (c / n).is_multiple_of(2) { c % n } else { n - 1 - c % n };
-                    s.pixels()[fold(y, s.height()) * s.width() + fold(x, s.width())]
+                    s.values()[fold(y, s.height()) * s.width() + fold(x, s.width())]
                 }
                 None => {
                     let stroke = (x / 3 + y / 5) % 11 == 0 || (x * x + y) % 29 < 3;
@@ -108,7 +108,7 @@ fn tiled(source: Option<&GrayImage>, (width, height): (usize, usize)) -> Result<
             }
         })
         .collect();
-    GrayImage::new(width, height, pixels)
+    GrayImage::image(width, height, pixels)
 }
 
 fn min_median(mut times: Vec<f64>) -> (f64, f64) {

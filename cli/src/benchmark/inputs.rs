@@ -22,18 +22,12 @@ pub struct Input {
 impl Input {
     /// Its extent (depth 1 for an image).
     pub fn shape(&self) -> Shape {
-        match &self.array {
-            BinaryArray::Image(image) => Shape::image(image.width(), image.height()),
-            BinaryArray::Volume(volume) => volume.shape(),
-        }
+        self.array.array().shape()
     }
 
     /// Its values, x fastest (nonzero is foreground).
     pub fn values(&self) -> &[u8] {
-        match &self.array {
-            BinaryArray::Image(image) => image.pixels(),
-            BinaryArray::Volume(volume) => volume.voxels(),
-        }
+        self.array.array().values()
     }
 
     /// Whether it is a volume (labeled with 6-, 18- or 26-connectivity).
@@ -98,7 +92,7 @@ pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInput
         match read_binary(&path, binarize) {
             Ok(image) => {
                 let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let density = measured_density(image.pixels());
+                let density = measured_density(image.values());
                 found.inputs.push(Input { name, density, array: BinaryArray::Image(image), granularity: 0 });
             }
             Err(e) => found.skipped.push((path, e)),
@@ -167,7 +161,7 @@ pub fn hilbert_inputs(orders: &[u32], side: usize) -> Result<Vec<Input>> {
             let volume = hilbert_volume(order, side)?;
             Ok(Input {
                 name: format!("hilbert-{side}-o{order}"),
-                density: measured_density(volume.voxels()),
+                density: measured_density(volume.values()),
                 array: BinaryArray::Volume(volume),
                 granularity: 0,
             })

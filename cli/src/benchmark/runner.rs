@@ -9,7 +9,6 @@ use super::inputs::Input;
 use super::record::{machine_description, Record, RecordWriter};
 use super::report::Mode;
 use super::Timing;
-use ccl::io::BinaryArray;
 use ccl::{
     run_host, Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceImage, Error, Labeler, Options,
     Phase, Result, Stats, Timings,
@@ -139,8 +138,7 @@ fn record(
 /// The end-to-end runs of one labeler on one input: host image in (ordinary memory), consecutive
 /// labels out into a host array of the device (page-locked where it can be, reused across runs
 /// as a caller labeling many images would), host clock around the whole call; returns
-/// (total ms, the call's phases) per timed run. A volume goes through
-/// [`run_host`], whose labels land in a new host volume each run.
+/// (total ms, the call's phases) per timed run.
 fn end_to_end(
     device: &Device,
     labeler: &mut AnyLabeler,
@@ -148,20 +146,13 @@ fn end_to_end(
     options: &BenchOptions,
 ) -> Result<Vec<(f64, Timings)>> {
     let consecutive = Options::new(options.connectivity).consecutive();
-    match &input.array {
-        BinaryArray::Image(image) => {
-            let mut out = device.host_array::<u32>(image.pixels().len())?;
-            timed_runs(options, || {
-                let upload = |l: &mut AnyLabeler| l.upload(image);
-                let run = run_host(labeler, &consecutive, upload, |l, d| l.download_into(d, &mut out))?;
-                Ok(run.timings)
-            })
-        }
-        BinaryArray::Volume(volume) => timed_runs(options, || {
-            let upload = |l: &mut AnyLabeler| l.upload_volume(volume);
-            Ok(run_host(labeler, &consecutive, upload, |l, d| l.download_volume(d))?.timings)
-        }),
-    }
+    let array = input.array.array();
+    let mut out = device.pinned_buffer::<u32>(array.values().len())?;
+    timed_runs(options, || {
+        let upload = |l: &mut AnyLabeler| l.upload(array);
+        let run = run_host(labeler, &consecutive, upload, |l, d| l.download_into(d, &mut out))?;
+        Ok(run.timings)
+    })
 }
 
 /// `options.warmup` untimed calls of `label`, then `options.runs` timed ones (host clock):
@@ -233,10 +224,7 @@ fn hold(labeler: &mut AnyLabeler, options: &BenchOptions) -> Result<()> {
 
 /// Copies an input to the device of `labeler`.
 fn upload(labeler: &mut AnyLabeler, input: &Input) -> Result<DeviceImage> {
-    match &input.array {
-        BinaryArray::Image(image) => labeler.upload(image),
-        BinaryArray::Volume(volume) => labeler.upload_volume(volume),
-    }
+    labeler.upload(input.array.array())
 }
 
 /// Measures and writes one CSV row per run to `writer` as it goes; returns every record.
@@ -305,11 +293,7 @@ pub fn run(options: &BenchOptions, inputs: &[Input], writer: &mut RecordWriter) 
                 if download_ms.is_none() {
                     let labels = last.expect("at least one run");
                     let start = Instant::now();
-                    if input.is_volume() {
-                        labeler.download_volume(&labels)?;
-                    } else {
-                        labeler.download(&labels)?;
-                    }
+                    labeler.download(&labels)?;
                     download_ms = Some(start.elapsed().as_secs_f64() * 1e3);
                 }
                 for (run, t) in timings.iter().enumerate() {

@@ -440,7 +440,7 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
         let (name, page) = &pages[0];
         let path = out.join("images").join("page.npy");
         std::fs::create_dir_all(out.join("images")).map_err(|e| werr(&path, e.to_string()))?;
-        ccl::io::write_npy_u8(&path, (page.width(), page.height()), page.pixels().iter().copied())?;
+        ccl::io::write_npy_u8(&path, (page.width(), page.height()), page.values().iter().copied())?;
         say!("saved {name} as {}", path.display());
     }
     let path = out.join("results.csv");

@@ -96,12 +96,12 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let (ink, timings) = binarizer.binarize(&page, &params)?;
     note_slow_builds(&device);
     io::write_binary(&args.output, &ink)?;
-    let count = ink.pixels().iter().filter(|&&p| p != 0).count();
+    let count = ink.values().iter().filter(|&&p| p != 0).count();
     say!(
         "{} ({} kernel): {count} ink pixels ({:.2} %) in {:.3} ms on the device; phases ms: {}",
         params.describe(),
         if params.method.is_local() { params.kernel.name() } else { "histogram" },
-        100.0 * count as f64 / ink.pixels().len() as f64,
+        100.0 * count as f64 / ink.values().len() as f64,
         timings.labeling_ms(),
         timings.phase_list()
     );

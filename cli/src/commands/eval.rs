@@ -73,11 +73,11 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     for (original, truth) in &pairs {
         let (page, _) = io::read_gray(original, ccl::MAX_PIXELS)?;
         let (gt, _) = io::read_gray(truth, ccl::MAX_PIXELS)?;
-        let truth_ink: Vec<u8> = gt.pixels().iter().map(|&p| u8::from(p < 128)).collect();
+        let truth_ink: Vec<u8> = gt.values().iter().map(|&p| u8::from(p < 128)).collect();
         let name = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         for (i, params) in settings.iter().enumerate() {
             let (ink, _) = binarizer.binarize(&page, params)?;
-            let q = quality::evaluate(ink.pixels(), &truth_ink, page.width(), page.height())
+            let q = quality::evaluate(ink.values(), &truth_ink, page.width(), page.height())
                 .map_err(|reason| Error::ImageRead { path: truth.display().to_string(), reason })?;
             // An identical page has an infinite PSNR; the mean uses 100 dB for it.
             let psnr = q.psnr.min(100.0);

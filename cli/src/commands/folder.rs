@@ -180,14 +180,15 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
             }
             ((input, output), decoded.map(|d| d.image))
         });
-        let options = BatchOptions {
-            consecutive: !args.raw,
-            ..BatchOptions::new(args.algorithm(&device, args.image_connectivity())?, args.image_connectivity())
-        };
+        let connectivity = args.image_connectivity();
+        let mut options = BatchOptions::new(args.algorithm(&device, connectivity)?, connectivity);
+        if args.raw {
+            options.run.numbering = ccl::LabelNumbering::Raw;
+        }
         label_many(&device, options, inputs, |(path, output), result| {
-            let count = result.and_then(|labeling| {
-                let count = labeling.components.unwrap_or_else(|| labeling.labels.component_count());
-                io::write_labels(output, &labeling.labels).map(|()| count)
+            let count = result.and_then(|run| {
+                let count = run.count.unwrap_or_else(|| run.labels.component_count());
+                io::write_labels(output, &run.labels).map(|()| count)
             });
             tally.record(&bar, path, count);
         })?;
@@ -250,8 +251,7 @@ fn label_volume_file(
     if !args.raw {
         options = options.consecutive();
     }
-    let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
-    let result = ccl::run_host(labeler, &options, upload, |l, d| l.download_volume(d))?;
+    let result = labeler.label(&volume, &options)?;
     let count = result.count.unwrap_or_else(|| result.labels.component_count());
     io::write_volume(output, &result.labels)?;
     Ok(count)

@@ -54,7 +54,7 @@ pub fn generate(args: GenerateArgs) -> Result<()> {
     }
     let (w, h) = (args.width as usize, args.height as usize);
     let image = ccl::random_image(w, h, args.density, args.granularity as usize, args.seed)?;
-    let pixels: Vec<u8> = image.pixels().iter().map(|&p| p * 255).collect();
+    let pixels: Vec<u8> = image.values().iter().map(|&p| p * 255).collect();
     drop(image);
     write_atomically(&args.output, |out| {
         use image::ImageEncoder;

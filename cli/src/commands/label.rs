@@ -107,7 +107,7 @@ fn label_volume(
     path: &Path,
     format: io::LabelFormat,
     mut clock: Clock,
-    read: impl FnOnce() -> Result<ccl::BinaryVolume>,
+    read: impl FnOnce() -> Result<ccl::BinaryImage>,
 ) -> Result<()> {
     if !format.holds_volumes() {
         return Err(Error::InvalidParameter {
@@ -141,8 +141,7 @@ fn label_volume(
     if connectivity.dims() != 3 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
     }
-    let upload = |l: &mut ccl::AnyLabeler| l.upload_volume(&volume);
-    let run = ccl::run_host(&mut labeler, &options(args, connectivity), upload, |l, d| l.download_volume(d))?;
+    let run = labeler.label(&volume, &options(args, connectivity))?;
     write_stats(args, &run, true)?;
     let ccl::Run { labels, count: components, timings, .. } = run;
     note_slow_builds(&device);
