@@ -192,7 +192,7 @@ impl GpuLabeler {
         if self.relabel.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::RELABEL,
+                &relabel::KERNEL,
                 &relabel::defines(self.gpu.limits()),
                 &mut self.builds,
             )?;
@@ -215,7 +215,7 @@ impl GpuLabeler {
         if self.stats.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::STATS,
+                &stats::KERNEL,
                 &stats::defines(false, self.gpu.limits()),
                 &mut self.builds,
             )?;
@@ -230,7 +230,7 @@ impl GpuLabeler {
         if self.opencv.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::STATS,
+                &stats::KERNEL,
                 &stats::defines(true, self.gpu.limits()),
                 &mut self.builds,
             )?;
