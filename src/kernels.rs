@@ -4,8 +4,10 @@
 //! compiles is that source behind its dialect prelude, committed as `kernels-cl/NAME.cl` and
 //! `kernels-cu/NAME.cu`; `tests/kernel_sources.rs` fails when those drift from [`generate`]
 //! (`CCL_BLESS=1 cargo test --test kernel_sources` rewrites them). Specialisation is done with
-//! compile-time defines (`-D CONNECTIVITY=8`), never by editing the text; which file and
-//! defines each algorithm uses is the registry's business (`crate::registry`).
+//! compile-time defines (`-D CONNECTIVITY=8`), never by editing the text. Each schedule file
+//! declares the kernel file it runs (with `kernel_file!`); the registry (`crate::registry`) lists
+//! every algorithm's and stage's, with the defines each algorithm uses, and so the files to build
+//! and check (`crate::registry::kernel_files`).
 
 pub use ccl_backend::Dialect;
 
@@ -38,126 +40,62 @@ pub struct KernelFile {
     /// Base name of the generated files (`uf` gives `kernels-cl/uf.cl`, `kernels-cu/uf.cu`).
     pub name: &'static str,
     /// (path under `kernels/`, text) of each shared part.
-    parts: &'static [(&'static str, &'static str)],
+    parts: &'static [Part],
     opencl: &'static str,
     cuda: &'static str,
 }
 
-const COMMON: (&str, &str) = ("common.h", include_str!("../kernels/common.h"));
-const UNION_FIND: (&str, &str) = ("union_find.h", include_str!("../kernels/union_find.h"));
-const COMPRESS: (&str, &str) = ("compress.kernel", include_str!("../kernels/compress.kernel"));
-const BLOCKS: (&str, &str) = ("blocks.h", include_str!("../kernels/blocks.h"));
-const NEIGHBOURS: (&str, &str) = ("neighbours.h", include_str!("../kernels/neighbours.h"));
-const RANKS: (&str, &str) = ("ranks.h", include_str!("../kernels/ranks.h"));
-const BITS: (&str, &str) = ("bits.h", include_str!("../kernels/bits.h"));
+/// One shared part of a kernel file: (path under `kernels/`, text).
+pub(crate) type Part = (&'static str, &'static str);
 
-/// UF and UF_IC: tile-local merge, border merge, compression.
-pub const UF: KernelFile = KernelFile {
-    name: "uf",
-    parts: &[COMMON, UNION_FIND, COMPRESS, NEIGHBOURS, ("uf.kernel", include_str!("../kernels/uf.kernel"))],
-    opencl: include_str!("../kernels-cl/uf.cl"),
-    cuda: include_str!("../kernels-cu/uf.cu"),
-};
+/// The shared headers a kernel file may start with ([`kernel_file!`] names them).
+pub(crate) const COMMON: Part = ("common.h", include_str!("../kernels/common.h"));
+pub(crate) const UNION_FIND: Part = ("union_find.h", include_str!("../kernels/union_find.h"));
+pub(crate) const COMPRESS: Part = ("compress.kernel", include_str!("../kernels/compress.kernel"));
+pub(crate) const BLOCKS: Part = ("blocks.h", include_str!("../kernels/blocks.h"));
+pub(crate) const NEIGHBOURS: Part = ("neighbours.h", include_str!("../kernels/neighbours.h"));
+pub(crate) const RANKS: Part = ("ranks.h", include_str!("../kernels/ranks.h"));
+pub(crate) const BITS: Part = ("bits.h", include_str!("../kernels/bits.h"));
+pub(crate) const EQUIVALENCE: Part = ("equivalence.h", include_str!("../kernels/equivalence.h"));
 
-const EQUIVALENCE: (&str, &str) = ("equivalence.h", include_str!("../kernels/equivalence.h"));
-
-/// LE: init, then scan, analysis, labelling until no change.
-pub const LE: KernelFile = KernelFile {
-    name: "le",
-    parts: &[COMMON, EQUIVALENCE, ("le.kernel", include_str!("../kernels/le.kernel"))],
-    opencl: include_str!("../kernels-cl/le.cl"),
-    cuda: include_str!("../kernels-cu/le.cu"),
-};
-
-/// OLE: init, then scan, analysis (fused labelling) until no change.
-pub const OLE: KernelFile = KernelFile {
-    name: "ole",
-    parts: &[COMMON, EQUIVALENCE, ("ole.kernel", include_str!("../kernels/ole.kernel"))],
-    opencl: include_str!("../kernels-cl/ole.cl"),
-    cuda: include_str!("../kernels-cu/ole.cu"),
-};
-
-/// BE: block init (labels, connectivity bytes), OLE on blocks until no change, final labeling.
-pub const BE: KernelFile = KernelFile {
-    name: "be",
-    parts: &[COMMON, EQUIVALENCE, BLOCKS, ("be.kernel", include_str!("../kernels/be.kernel"))],
-    opencl: include_str!("../kernels-cl/be.cl"),
-    cuda: include_str!("../kernels-cu/be.cu"),
-};
-
-/// KE and KE_IC: initialization, compression, reduction, compression.
-pub const KE: KernelFile = KernelFile {
-    name: "ke",
-    parts: &[COMMON, UNION_FIND, COMPRESS, NEIGHBOURS, ("ke.kernel", include_str!("../kernels/ke.kernel"))],
-    opencl: include_str!("../kernels-cl/ke.cl"),
-    cuda: include_str!("../kernels-cu/ke.cu"),
-};
-
-/// BUF and BUF_IC: initialization, merge, compression, final labeling over 2x2 blocks.
-pub const BUF: KernelFile = KernelFile {
-    name: "buf",
-    parts: &[COMMON, UNION_FIND, COMPRESS, BLOCKS, ("buf.kernel", include_str!("../kernels/buf.kernel"))],
-    opencl: include_str!("../kernels-cl/buf.cl"),
-    cuda: include_str!("../kernels-cu/buf.cu"),
-};
-
-/// BKE and BKE_IC: initialization, compression, reduction, compression, final labeling.
-pub const BKE: KernelFile = KernelFile {
-    name: "bke",
-    parts: &[COMMON, UNION_FIND, COMPRESS, BLOCKS, ("bke.kernel", include_str!("../kernels/bke.kernel"))],
-    opencl: include_str!("../kernels-cl/bke.cl"),
-    cuda: include_str!("../kernels-cu/bke.cu"),
-};
-
-/// TUF: tile-local labeling over runs, border merge, final labeling from the input.
-pub const TUF: KernelFile = KernelFile {
-    name: "tuf",
-    parts: &[COMMON, BITS, UNION_FIND, RANKS, ("tuf.kernel", include_str!("../kernels/tuf.kernel"))],
-    opencl: include_str!("../kernels-cl/tuf.cl"),
-    cuda: include_str!("../kernels-cu/tuf.cu"),
-};
-
-/// Consecutive relabeling and the label count on the device (a stage after any algorithm).
-pub const RELABEL: KernelFile = KernelFile {
-    name: "relabel",
-    parts: &[COMMON, RANKS, ("relabel.kernel", include_str!("../kernels/relabel.kernel"))],
-    opencl: include_str!("../kernels-cl/relabel.cl"),
-    cuda: include_str!("../kernels-cu/relabel.cu"),
-};
-
-/// Binarization of gray pages: the ICPADS 2015 paper's three Nick kernels, the fast kernel,
-/// Niblack, Sauvola, Wolf and Otsu.
-pub const BINARIZE: KernelFile = KernelFile {
-    name: "binarize",
-    parts: &[COMMON, ("binarize.kernel", include_str!("../kernels/binarize.kernel"))],
-    opencl: include_str!("../kernels-cl/binarize.cl"),
-    cuda: include_str!("../kernels-cu/binarize.cu"),
-};
-
-/// Component statistics from consecutive labels: area, bounding box, coordinate sums.
-pub const STATS: KernelFile = KernelFile {
-    name: "stats",
-    parts: &[COMMON, BITS, ("stats.kernel", include_str!("../kernels/stats.kernel"))],
-    opencl: include_str!("../kernels-cl/stats.cl"),
-    cuda: include_str!("../kernels-cu/stats.cu"),
-};
-
-/// A one-work-item spin that holds a queue busy while a benchmark queues its commands.
-pub const HOLD: KernelFile = KernelFile {
-    name: "hold",
-    parts: &[COMMON, ("hold.kernel", include_str!("../kernels/hold.kernel"))],
-    opencl: include_str!("../kernels-cl/hold.cl"),
-    cuda: include_str!("../kernels-cu/hold.cu"),
-};
+/// The [`KernelFile`] `NAME`: the shared headers listed (constants of this module, in order),
+/// then `kernels/NAME.kernel`, with the generated `kernels-cl/NAME.cl` and `kernels-cu/NAME.cu`
+/// embedded. Each schedule file declares its own with it, e.g.
+/// `pub(crate) const KERNEL: KernelFile = kernel_file!("uf": COMMON, UNION_FIND, COMPRESS, NEIGHBOURS);`,
+/// and the registry (`crate::registry`) collects them.
+macro_rules! kernel_file {
+    ($name:literal: $($header:ident),* $(,)?) => {
+        $crate::kernels::KernelFile::new(
+            $name,
+            &[
+                $($crate::kernels::$header,)*
+                (
+                    concat!($name, ".kernel"),
+                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, ".kernel")),
+                ),
+            ],
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels-cl/", $name, ".cl")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels-cu/", $name, ".cu")),
+        )
+    };
+}
+pub(crate) use kernel_file;
 
 /// Environment variable naming a folder whose `kernels-cl/` and `kernels-cu/` files replace the
 /// committed sources at run time ([`KernelFile::load`]).
 pub const KERNEL_DIR: &str = "CCL_KERNEL_DIR";
 
-/// Every kernel file.
-pub const ALL: &[KernelFile] = &[LE, OLE, BE, UF, KE, BUF, BKE, TUF, RELABEL, BINARIZE, STATS, HOLD];
-
 impl KernelFile {
+    /// A kernel file of `parts`, committed as `opencl` and `cuda` ([`kernel_file!`] makes one).
+    pub(crate) const fn new(
+        name: &'static str,
+        parts: &'static [Part],
+        opencl: &'static str,
+        cuda: &'static str,
+    ) -> Self {
+        KernelFile { name, parts, opencl, cuda }
+    }
+
     /// The committed source this dialect's compiler builds.
     pub fn source(&self, dialect: Dialect) -> &'static str {
         match dialect {
@@ -223,6 +161,8 @@ pub fn generate(file: &KernelFile, dialect: Dialect) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TUF: KernelFile = kernel_file!("tuf": COMMON, BITS, UNION_FIND, RANKS);
 
     #[test]
     fn an_override_folder_replaces_the_committed_source_or_names_what_is_missing() {

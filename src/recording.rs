@@ -352,8 +352,10 @@ pub fn record_consecutive(
     let info = algorithm.info();
     let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
     let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
-    let relabel_program =
-        gpu.build(crate::kernels::RELABEL.source(Dialect::OpenCl), &crate::schedule::relabel::defines(gpu.limits()))?;
+    let relabel_program = gpu.build(
+        crate::schedule::relabel::KERNEL.source(Dialect::OpenCl),
+        &crate::schedule::relabel::defines(gpu.limits()),
+    )?;
     let mut relabel = crate::schedule::relabel::Relabel::build(&gpu, &relabel_program)?;
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;

@@ -4,17 +4,27 @@
 //! parsing, the CLI help, the kernel build list and the generated conformance tests
 //! ([`for_each_algorithm!`](crate::for_each_algorithm)) all come from here.
 //!
-//! Adding an algorithm takes a schedule file in `src/schedule/`, a kernel file in `kernels/`
-//! (listed in `crate::kernels`) and one entry below.
+//! The stages (relabeling, statistics, binarization, queue hold) have entries too
+//! ([`STAGES`]), so that the kernel files to build and check ([`kernel_files`]) are the
+//! algorithms' and the stages', never a hand-kept list.
+//!
+//! Each schedule file declares its own entries: its kernel file (`KERNEL`, with
+//! `crate::kernels`' `kernel_file!`) and its algorithms' [`AlgorithmInfo`] constants, or its
+//! stage's [`StageInfo`] (`STAGE`); the lists below only name them. So adding an algorithm
+//! takes its kernel file `kernels/NAME.kernel` (and the generated `kernels-cl/NAME.cl` and
+//! `kernels-cu/NAME.cu`: `CCL_BLESS=1 cargo test --test kernel_sources`), its schedule file
+//! `src/schedule/NAME.rs`, its `mod` line in `src/schedule/mod.rs`, and one line in the
+//! `registry!` list below (its place in [`Algorithm::ranking`] once measured). A stage: the
+//! same, with one line in [`STAGES`] instead, and its call where the pipeline runs it.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::algorithm::{Connectivity, RawLabels};
 use crate::gpu::{Define, Limits};
-use crate::kernels::{self, KernelFile};
-use crate::schedule::{self, ScheduleBuilder};
-use crate::Phase;
+use crate::kernels::KernelFile;
+use crate::schedule;
+pub use crate::schedule::{AlgorithmInfo, StageInfo};
 
 /// A labeling algorithm: a handle on its entry in the registry (this module), which holds
 /// its name, connectivities, raw-label convention, kernels and schedule. The constants
@@ -131,44 +141,6 @@ impl FromStr for Algorithm {
     }
 }
 
-/// What the crate knows about one algorithm.
-pub struct AlgorithmInfo {
-    /// The paper's name, e.g. `BKE_IC`.
-    pub name: &'static str,
-    /// One line: what it is and where it comes from.
-    pub summary: &'static str,
-    /// The connectivities it is defined for.
-    pub connectivities: &'static [Connectivity],
-    /// How it numbers components in its raw output.
-    pub raw_labels: RawLabels,
-    /// Whether it compresses inline (an `_IC` variant).
-    pub inline_compression: bool,
-    /// Whether it iterates until stable (and so reports an iteration count).
-    pub iterative: bool,
-    /// The kernel phases its timings report, in order of first appearance.
-    pub phases: &'static [Phase],
-    kernel: KernelFile,
-    defines: fn(Connectivity, &Limits) -> Vec<Define>,
-    variant: &'static [Define],
-    pub(crate) schedule: ScheduleBuilder,
-}
-
-impl AlgorithmInfo {
-    /// The kernel file it is built from.
-    pub fn kernel(&self) -> &KernelFile {
-        &self.kernel
-    }
-
-    /// The compile-time defines of its kernel file for `connectivity` on a device with `limits`
-    /// (tile shapes fit its work-groups): the schedule's, then the variant's (e.g.
-    /// `INLINE_COMPRESSION=1`).
-    pub fn defines(&self, connectivity: Connectivity, limits: &Limits) -> Vec<Define> {
-        let mut defines = (self.defines)(connectivity, limits);
-        defines.extend_from_slice(self.variant);
-        defines
-    }
-}
-
 /// One compilation of a kernel file: an algorithm's defines for one connectivity.
 #[derive(Clone, Debug)]
 pub struct KernelBuild {
@@ -230,166 +202,67 @@ macro_rules! registry {
     };
 }
 
-/// The pixel algorithms: images with either connectivity, volumes with any of theirs.
-const ANY: &[Connectivity] =
-    &[Connectivity::Four, Connectivity::Eight, Connectivity::Six, Connectivity::Eighteen, Connectivity::TwentySix];
-/// TUF's: both image connectivities and 6 in volumes.
-const TUF_CONNECTIVITIES: &[Connectivity] = &[Connectivity::Four, Connectivity::Eight, Connectivity::Six];
-/// 2x2 blocks are 8-connected by construction, 2x2x2 blocks 26-connected (TPDS 2020 Sec. 5.3).
-const BLOCKS: &[Connectivity] = &[Connectivity::Eight, Connectivity::TwentySix];
-const PLAIN: &[Define] = &[Define::flag("INLINE_COMPRESSION", false)];
-const INLINE: &[Define] = &[Define::flag("INLINE_COMPRESSION", true)];
-const EQUIVALENCE_PHASES: &[Phase] = &[Phase::Initialization, Phase::Merge];
-const UF_PHASES: &[Phase] = &[Phase::LocalMerge, Phase::BorderMerge, Phase::Compression];
-const KE_PHASES: &[Phase] = &[Phase::Initialization, Phase::Compression, Phase::Reduction];
-const BUF_PHASES: &[Phase] = &[Phase::Initialization, Phase::Merge, Phase::Compression, Phase::FinalLabeling];
-const BKE_PHASES: &[Phase] = &[Phase::Initialization, Phase::Compression, Phase::Reduction, Phase::FinalLabeling];
-
-/// A direct (non-iterative) algorithm of the union-find family: UF, KE, BUF, BKE.
-#[allow(clippy::too_many_arguments)] // one entry's fields, named at the call
-const fn direct(
-    name: &'static str,
-    summary: &'static str,
-    connectivities: &'static [Connectivity],
-    raw_labels: RawLabels,
-    phases: &'static [Phase],
-    kernel: KernelFile,
-    defines: fn(Connectivity, &Limits) -> Vec<Define>,
-    schedule: ScheduleBuilder,
-) -> AlgorithmInfo {
-    AlgorithmInfo {
-        name,
-        summary,
-        connectivities,
-        raw_labels,
-        inline_compression: false,
-        iterative: false,
-        phases,
-        kernel,
-        defines,
-        variant: PLAIN,
-        schedule,
-    }
-}
-
-impl AlgorithmInfo {
-    /// The `_IC` variant of this entry: the same schedule and kernels with
-    /// `INLINE_COMPRESSION=1` (TPDS 2020 Sec. 2.1).
-    const fn inline(self, name: &'static str, summary: &'static str) -> Self {
-        AlgorithmInfo { name, summary, inline_compression: true, variant: INLINE, ..self }
-    }
-}
-
-const UF: AlgorithmInfo = direct(
-    "UF",
-    "Union Find, Oliveira & Lotufo 2010; IPAS 2018 (tiles in local memory); volumes as TPDS 2020 Sec. 5.3",
-    ANY,
-    RawLabels::FirstPixel,
-    UF_PHASES,
-    kernels::UF,
-    schedule::uf::defines,
-    schedule::uf::build,
-);
-const KE: AlgorithmInfo = direct(
-    "KE",
-    "Komura Equivalence, Komura 2015; IPAS 2018 Alg. 4; volumes beyond the papers",
-    ANY,
-    RawLabels::FirstPixel,
-    KE_PHASES,
-    kernels::KE,
-    schedule::ke::defines,
-    schedule::ke::build,
-);
-const BUF: AlgorithmInfo = direct(
-    "BUF",
-    "Block-based Union Find, TPDS 2020 Alg. 2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
-    BLOCKS,
-    RawLabels::FirstBlock,
-    BUF_PHASES,
-    kernels::BUF,
-    schedule::buf::defines,
-    schedule::buf::build,
-);
-const TUF: AlgorithmInfo = direct(
-    "TUF",
-    "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, 8 side by side joined there, unions across their borders only (fewer where redundant), compression; 6-connected volumes in 32x16x16 regions",
-    TUF_CONNECTIVITIES,
-    RawLabels::FirstPixel,
-    UF_PHASES,
-    kernels::TUF,
-    schedule::tuf::defines,
-    schedule::tuf::build,
-);
-const BKE: AlgorithmInfo = direct(
-    "BKE",
-    "Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
-    BLOCKS,
-    RawLabels::FirstBlock,
-    BKE_PHASES,
-    kernels::BKE,
-    schedule::bke::defines,
-    schedule::bke::build,
-);
-
 registry! { $
     /// Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array).
-    LE (le) = AlgorithmInfo {
-        name: "LE",
-        summary: "Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array); volumes too",
-        connectivities: ANY,
-        raw_labels: RawLabels::FirstPixel,
-        inline_compression: false,
-        iterative: true,
-        phases: EQUIVALENCE_PHASES,
-        kernel: kernels::LE,
-        defines: schedule::le::defines,
-        variant: &[],
-        schedule: schedule::le::build,
-    };
+    LE (le) = schedule::le::LE;
     /// Optimized Label Equivalence, Kalentev et al. 2011 (iterative).
-    OLE (ole) = AlgorithmInfo {
-        name: "OLE",
-        summary: "Optimized Label Equivalence, Kalentev et al. 2011 (iterative); volumes too",
-        connectivities: ANY,
-        raw_labels: RawLabels::FirstPixel,
-        inline_compression: false,
-        iterative: true,
-        phases: EQUIVALENCE_PHASES,
-        kernel: kernels::OLE,
-        defines: schedule::ole::defines,
-        variant: &[],
-        schedule: schedule::ole::build,
-    };
+    OLE (ole) = schedule::ole::OLE;
     /// Block Equivalence, Zavalishin et al. 2016 (2x2 blocks, iterative, 8-connectivity; 26 in volumes).
-    BE (be) = AlgorithmInfo {
-        name: "BE",
-        summary: "Block Equivalence, Zavalishin et al. 2016 (iterative, 2x2 blocks; 2x2x2 in volumes)",
-        connectivities: BLOCKS,
-        raw_labels: RawLabels::FirstBlock,
-        inline_compression: false,
-        iterative: true,
-        phases: &[Phase::Initialization, Phase::Merge, Phase::FinalLabeling],
-        kernel: kernels::BE,
-        defines: schedule::be::defines,
-        variant: &[],
-        schedule: schedule::be::build,
-    };
+    BE (be) = schedule::be::BE;
     /// Union Find, Oliveira & Lotufo 2010 (tiles in local memory, border merge, compression).
-    UF (uf) = UF;
+    UF (uf) = schedule::uf::UF;
     /// UF with inline compression.
-    UF_IC (uf_ic) = UF.inline("UF_IC", "UF with inline compression (TPDS 2020 Sec. 2.1)");
+    UF_IC (uf_ic) = schedule::uf::UF_IC;
     /// Komura Equivalence, Komura 2015; 8-connectivity as IPAS 2018 Alg. 4.
-    KE (ke) = KE;
+    KE (ke) = schedule::ke::KE;
     /// KE with inline compression.
-    KE_IC (ke_ic) = KE.inline("KE_IC", "KE with inline compression (TPDS 2020 Sec. 2.1)");
+    KE_IC (ke_ic) = schedule::ke::KE_IC;
     /// Block-based Union Find, TPDS 2020 Alg. 2 (8-connectivity; 26 in volumes).
-    BUF (buf) = BUF;
+    BUF (buf) = schedule::buf::BUF;
     /// BUF with inline compression.
-    BUF_IC (buf_ic) = BUF.inline("BUF_IC", "BUF with inline compression (TPDS 2020 Sec. 2.1)");
+    BUF_IC (buf_ic) = schedule::buf::BUF_IC;
     /// Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (8-connectivity; 26 in volumes).
-    BKE (bke) = BKE;
+    BKE (bke) = schedule::bke::BKE;
     /// BKE with inline compression.
-    BKE_IC (bke_ic) = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");
+    BKE_IC (bke_ic) = schedule::bke::BKE_IC;
     /// Tiled run Union-Find (this project's; images, 4- and 8-connectivity; volumes, 6).
-    TUF (tuf) = TUF;
+    TUF (tuf) = schedule::tuf::TUF;
+}
+
+/// Every stage: a kernel file run around or instead of a labeling, one line each (its
+/// schedule's `STAGE`).
+pub static STAGES: &[StageInfo] =
+    &[schedule::relabel::STAGE, crate::binarize::STAGE, schedule::stats::STAGE, schedule::hold::STAGE];
+
+/// The stage named `name` (e.g. `relabel`), if there is one.
+pub fn stage(name: &str) -> Option<&'static StageInfo> {
+    STAGES.iter().find(|stage| stage.name == name)
+}
+
+/// Every kernel file, once each: the algorithms' in registry order (an `_IC` variant shares
+/// its plain one's), then the stages'. What the kernel cache builds from and
+/// `tests/kernel_sources.rs` checks against [`crate::kernels::generate`].
+pub fn kernel_files() -> Vec<&'static KernelFile> {
+    let mut files: Vec<&'static KernelFile> = Vec::new();
+    for file in ENTRIES.iter().map(AlgorithmInfo::kernel).chain(STAGES.iter().map(StageInfo::kernel)) {
+        if !files.iter().any(|known| known.name == file.name) {
+            files.push(file);
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_files_are_the_algorithms_then_the_stages_once_each() {
+        let names: Vec<_> = kernel_files().iter().map(|file| file.name).collect();
+        assert_eq!(names, ["le", "ole", "be", "uf", "ke", "buf", "bke", "tuf", "relabel", "binarize", "stats", "hold"],);
+        for stage in STAGES {
+            assert_eq!(stage.kernel().name, stage.name);
+            assert!(std::ptr::eq(super::stage(stage.name).unwrap(), stage), "{} named twice", stage.name);
+        }
+    }
 }

@@ -453,7 +453,8 @@ mod backends {
         // Every program of the project: the labelers' and the binarizer's (the fast Nick kernel
         // is the one the driver's assembly slows down).
         let labelers = ccl::registry::kernel_builds().into_iter().map(|b| (b.file, b.defines));
-        let binarizers = ccl::binarize::kernel_builds().into_iter().map(|d| (ccl::kernels::BINARIZE, d));
+        let binarize = *ccl::registry::stage("binarize").expect("the binarization stage").kernel();
+        let binarizers = ccl::binarize::kernel_builds().into_iter().map(|d| (binarize, d));
         for (file, defines) in labelers.chain(binarizers) {
             let source = file.source(Dialect::OpenCl);
             gpu.build(source, &defines).unwrap_or_else(|e| panic!("{}: {e}", file.name));
@@ -495,10 +496,10 @@ mod backends {
     #[cfg(feature = "cuda")]
     #[test]
     fn nvrtc_compiles_the_project_kernels_to_cubins() {
-        let builds: Vec<_> =
-            ccl::registry::kernel_builds().into_iter().filter(|b| b.file.name == ccl::kernels::UF.name).collect();
+        let uf = ccl::Algorithm::UF.info().kernel();
+        let builds: Vec<_> = ccl::registry::kernel_builds().into_iter().filter(|b| b.file.name == uf.name).collect();
         assert!(!builds.is_empty(), "no UF build in the registry");
-        let source = ccl::kernels::UF.source(Dialect::Cuda);
+        let source = uf.source(Dialect::Cuda);
         for build in &builds {
             for arch in ["sm_75", "sm_90"] {
                 match ccl_cuda::compile_cubin(source, &build.defines, arch) {

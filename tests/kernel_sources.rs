@@ -15,7 +15,7 @@ fn generated_kernel_files_match_shared_sources() {
     let root = common::repo_root();
     let bless = std::env::var("CCL_BLESS").is_ok_and(|v| v == "1");
     let mut stale = Vec::new();
-    for file in kernels::ALL {
+    for file in ccl::registry::kernel_files() {
         for dialect in Dialect::ALL {
             let path = root.join(file.path(dialect));
             let expected = kernels::generate(file, dialect);
@@ -171,7 +171,7 @@ fn every_kernel_build_compiles_with_every_atomics_model(desc: &ccl_opencl::Devic
 /// one window, and (full mode) at the others.
 #[cfg(feature = "cuda")]
 fn binarize_builds(windows: &[u32]) -> Vec<(String, &'static str, Vec<Define>)> {
-    let source = ccl::kernels::BINARIZE.source(Dialect::Cuda);
+    let source = ccl::registry::stage("binarize").expect("the binarization stage").kernel().source(Dialect::Cuda);
     ccl::binarize::kernel_builds_at_windows(windows)
         .into_iter()
         .map(|defines| (format!("binarize {defines:?}"), source, defines))
@@ -208,7 +208,7 @@ fn kernel_names(source: &str) -> Vec<String> {
 #[test]
 fn no_kernel_name_begins_another_of_its_program() {
     let mut clashes = Vec::new();
-    for file in kernels::ALL {
+    for file in ccl::registry::kernel_files() {
         let names = kernel_names(file.source(Dialect::OpenCl));
         assert!(!names.is_empty(), "{}: no kernels found", file.path(Dialect::OpenCl));
         for a in &names {

@@ -64,16 +64,17 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                         "tuf_tiles_small" => region = 32,
                         _ => {}
                     }
-                    let tuf = algorithm == Algorithm::TUF
-                        && ((kernel == "tuf_tiles_groups" && covers(tiles8))
-                            || (kernel == "tuf_tiles_small" && covers(tiles1))
-                            || (kernel == "tuf_compress_2d" && covers(quads))
-                            || (kernel == "tuf_border_merge_2d"
-                                && region > 0
-                                && covered[1] == 1
-                                && covered[0] >= border(region)
-                                && border(region) > 0));
-                    if !covers(pixels) && !covers(blocks) && !tuf {
+                    // (Kernel names are unique across kernel files: these are TUF's.)
+                    let tiled = match kernel {
+                        "tuf_tiles_groups" => covers(tiles8),
+                        "tuf_tiles_small" => covers(tiles1),
+                        "tuf_compress_2d" => covers(quads),
+                        "tuf_border_merge_2d" => {
+                            region > 0 && covered[1] == 1 && covered[0] >= border(region) && border(region) > 0
+                        }
+                        _ => false,
+                    };
+                    if !covers(pixels) && !covers(blocks) && !tiled {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {pixels:?} or {blocks:?}"));
                     }
                     // Sizes passed to the kernel are the image's (or its block grid's).
@@ -125,16 +126,17 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
     let mut failures = Vec::new();
     for &algorithm in Algorithm::ALL {
         for &connectivity in algorithm.connectivities().iter().filter(|c| c.dims() == 3) {
-            // (TUF's volume launches are 2D ranges, folded into the grid: it labels them; they
-            // are checked as the others below.)
-            for (w, h, d) in TOO_LONG.into_iter().filter(|_| algorithm != Algorithm::TUF) {
+            // (An algorithm whose volume launches are 2D ranges, folded into the grid, labels
+            // them: they are checked as the others below.)
+            let flat_ranges = algorithm.info().flat_volume_ranges;
+            for (w, h, d) in TOO_LONG.into_iter().filter(|_| !flat_ranges) {
                 let shape = Shape { width: w, height: h, depth: d };
                 match record(algorithm, connectivity, shape, CUDA) {
                     Err(Error::Device { message, .. }) if message.contains("work-groups along y and z") => {}
                     other => failures.push(format!("{algorithm}/{shape}: {:?}", other.map(|_| "labeled"))),
                 }
             }
-            let extra = if algorithm == Algorithm::TUF { &TOO_LONG[..] } else { &[] };
+            let extra = if flat_ranges { &TOO_LONG[..] } else { &[] };
             for &(w, h, d) in VOLUMES.iter().chain(extra) {
                 let shape = Shape { width: w, height: h, depth: d };
                 let case = format!("{algorithm}/{}/{shape}", connectivity.neighbours());
@@ -162,11 +164,11 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                     // dimension over all of them), in whole groups.
                     let covers = |e: [u64; 3]| (0..3).all(|a| covered[a] >= e[a]);
                     let flat = covered[0] >= shape.len() as u64;
-                    let tuf = algorithm == Algorithm::TUF
-                        && ((kernel == "tuf_tiles_3d" && covers(regions))
-                            || (kernel == "tuf_compress_3d" && covers(regions))
-                            || (kernel == "tuf_border_merge_3d"
-                                && covered[1..] == [1, 1]
+                    // (Kernel names are unique across kernel files: these are TUF's.)
+                    let tiled = match kernel {
+                        "tuf_tiles_3d" | "tuf_compress_3d" => covers(regions),
+                        "tuf_border_merge_3d" => {
+                            covered[1..] == [1, 1]
                                 && covered[0] >= faces
                                 && faces > 0
                                 && args[6..9]
@@ -176,8 +178,11 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
                                         RecordedArg::U32(faces as u32),
                                     ]
                                 // Then whether pass 1 may defer regions (raw labels), as a flag.
-                                && matches!(args[9], RecordedArg::U32(0 | 1))));
-                    if !covers(voxels) && !covers(blocks) && !flat && !tuf {
+                                && matches!(args[9], RecordedArg::U32(0 | 1))
+                        }
+                        _ => false,
+                    };
+                    if !covers(voxels) && !covers(blocks) && !flat && !tiled {
                         failures.push(format!("{case}: {kernel} covers {covered:?}, not {voxels:?} or {blocks:?}"));
                     }
                     // Sizes passed to the kernel are the volume's (or its block grid's).
@@ -306,10 +311,12 @@ fn consecutive_labelings_launch_valid_ranges_and_arguments() {
                     failures
                         .push(format!("{case}: phases {:?} do not end with the relabeling", recording.timings.phases));
                 }
+                // The relabeling's final pass runs unless the algorithm's own last pass writes
+                // the consecutive labels (then the last launch is the algorithm's).
                 let kernels: Vec<&str> = recording.launches().map(|(k, _, _)| k).collect();
-                let fused = algorithm == Algorithm::TUF;
-                let ranked = if shape.depth > 1 { "tuf_compress_ranked_3d" } else { "tuf_compress_ranked_2d" };
-                if kernels.contains(&"relabel_final") == fused || kernels.contains(&ranked) != fused {
+                let fused = algorithm.info().ranks_in_last_pass;
+                let last_is_relabel = kernels.last().is_some_and(|k| k.starts_with("relabel_"));
+                if kernels.contains(&"relabel_final") == fused || last_is_relabel == fused {
                     failures.push(format!("{case}: launches {kernels:?}"));
                 }
                 for (kernel, range, args) in recording.launches().filter(|(k, _, _)| *k == "tuf_compress_ranked_2d") {

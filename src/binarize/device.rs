@@ -19,8 +19,19 @@ use crate::device::Opened;
 use crate::gpu::{
     build_program, Arg, Buffer, Define, Gpu, Kernel, LaunchRange, PhaseRecorder, FLUSH_DENORMALS, REGISTER_BUDGET,
 };
+use crate::kernels::{kernel_file, KernelFile};
 use crate::schedule::hold::QueueHold;
+use crate::schedule::StageInfo;
 use crate::{BinaryImage, BuildReport, DeviceImage, Error, Phase, Result, Shape, Timings};
+
+/// `kernels/binarize.kernel`.
+pub(crate) const KERNEL: KernelFile = kernel_file!("binarize": COMMON);
+
+/// The binarization's registry entry.
+pub(crate) const STAGE: StageInfo = StageInfo::new(
+    "Binarization of gray pages: the ICPADS 2015 paper's three Nick kernels, the fast kernel, Niblack, Sauvola, Wolf and Otsu",
+    KERNEL,
+);
 
 /// Side of the square work-groups of the paper's kernels (the paper's best on its GPUs: 16).
 const BLOCK: usize = 16;
@@ -276,7 +287,7 @@ impl GpuBinarizer {
             return Ok(false);
         }
         let gpu = self.gpu.as_ref();
-        let program = build_program(gpu, &crate::kernels::BINARIZE, &config.defines(), &mut self.builds)?;
+        let program = build_program(gpu, &KERNEL, &config.defines(), &mut self.builds)?;
         let mut thresholds = Vec::new();
         for kind in KernelKind::ALL {
             thresholds.push(gpu.kernel(&program, kind.function())?);

@@ -24,6 +24,7 @@ pub mod reference;
 
 use std::time::Instant;
 
+pub(crate) use device::STAGE;
 pub use device::{all_builds as kernel_builds, builds_at_windows as kernel_builds_at_windows};
 pub use params::{KernelKind, Method, NickFormula, Params, MAX_WINDOW};
 

@@ -193,7 +193,7 @@ impl GpuLabeler {
         if self.relabel.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::RELABEL,
+                &relabel::KERNEL,
                 &relabel::defines(self.gpu.limits()),
                 &mut self.builds,
             )?;
@@ -216,7 +216,7 @@ impl GpuLabeler {
         if self.stats.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::STATS,
+                &stats::KERNEL,
                 &stats::defines(false, self.gpu.limits()),
                 &mut self.builds,
             )?;
@@ -231,7 +231,7 @@ impl GpuLabeler {
         if self.opencv.is_none() {
             let program = build_program(
                 self.gpu.as_ref(),
-                &crate::kernels::STATS,
+                &stats::KERNEL,
                 &stats::defines(true, self.gpu.limits()),
                 &mut self.builds,
             )?;

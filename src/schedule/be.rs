@@ -16,8 +16,25 @@
 
 use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
+use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/be.kernel`, after the equivalence and block helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("be": COMMON, EQUIVALENCE, BLOCKS);
+
+/// BE's registry entry.
+pub(crate) const BE: AlgorithmInfo = AlgorithmInfo::iterative(
+    "BE",
+    "Block Equivalence, Zavalishin et al. 2016 (iterative, 2x2 blocks; 2x2x2 in volumes)",
+    BLOCK_CONNECTIVITIES,
+    RawLabels::FirstBlock,
+    &[Phase::Initialization, Phase::Merge, Phase::FinalLabeling],
+    KERNEL,
+    defines,
+    build,
+);
 
 pub(crate) use super::le::defines;
 

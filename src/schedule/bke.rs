@@ -19,8 +19,28 @@
 //! background 0.
 use super::launch::{check_kernels, pixel_group};
 use super::{dims_defines, kernels, over_blocks, Job, Schedule, LABEL_BYTES};
+use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result, Shape};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result, Shape};
+
+/// `kernels/bke.kernel`, after the union-find, compression and block helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("bke": COMMON, UNION_FIND, COMPRESS, BLOCKS);
+
+/// BKE's registry entry.
+pub(crate) const BKE: AlgorithmInfo = AlgorithmInfo::direct(
+    "BKE",
+    "Block-based Komura Equivalence, TPDS 2020 Sec. 5.2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
+    BLOCK_CONNECTIVITIES,
+    RawLabels::FirstBlock,
+    &[Phase::Initialization, Phase::Compression, Phase::Reduction, Phase::FinalLabeling],
+    KERNEL,
+    defines,
+    build,
+);
+
+/// BKE_IC's registry entry.
+pub(crate) const BKE_IC: AlgorithmInfo = BKE.inline("BKE_IC", "BKE with inline compression (TPDS 2020 Sec. 2.1)");
 
 /// The compile-time defines of `kernels/bke.kernel`: DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {

@@ -16,8 +16,28 @@
 
 use super::launch::{check_kernels, pixel_group};
 use super::{dims_defines, kernels, over_blocks, Job, Schedule};
+use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/buf.kernel`, after the union-find, compression and block helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("buf": COMMON, UNION_FIND, COMPRESS, BLOCKS);
+
+/// BUF's registry entry.
+pub(crate) const BUF: AlgorithmInfo = AlgorithmInfo::direct(
+    "BUF",
+    "Block-based Union Find, TPDS 2020 Alg. 2 (2x2 blocks; 2x2x2 in volumes, Sec. 5.3)",
+    BLOCK_CONNECTIVITIES,
+    RawLabels::FirstBlock,
+    &[Phase::Initialization, Phase::Merge, Phase::Compression, Phase::FinalLabeling],
+    KERNEL,
+    defines,
+    build,
+);
+
+/// BUF_IC's registry entry.
+pub(crate) const BUF_IC: AlgorithmInfo = BUF.inline("BUF_IC", "BUF with inline compression (TPDS 2020 Sec. 2.1)");
 
 /// The compile-time defines of `kernels/buf.kernel`: DIMS=3 for volumes (2x2 blocks are
 /// 8-connected, 2x2x2 ones 26-connected, by construction).

@@ -6,8 +6,17 @@
 
 use ccl_backend::{Arg, LaunchRange};
 
+use super::StageInfo;
 use crate::gpu::{build_program, Buffer, BuildReport, Gpu, Kernel};
+use crate::kernels::{kernel_file, KernelFile};
 use crate::Result;
+
+/// `kernels/hold.kernel`.
+pub(crate) const KERNEL: KernelFile = kernel_file!("hold": COMMON);
+
+/// The queue hold's registry entry.
+pub(crate) const STAGE: StageInfo =
+    StageInfo::new("A one-work-item spin that holds a queue busy while a benchmark queues its commands", KERNEL);
 
 /// Spin steps of one hold: about 0.6 ms on the H100 (2^17 of them took 147 us under Nsight
 /// Compute's base clocks), longer than any benchmarked call takes to submit: a binarization and
@@ -26,7 +35,7 @@ impl QueueHold {
     /// the first call builds the kernel, counted in `report`.
     pub(crate) fn hold(&mut self, gpu: &dyn Gpu, report: &mut BuildReport) -> Result<()> {
         if self.built.is_none() {
-            let program = build_program(gpu, &crate::kernels::HOLD, &[], report)?;
+            let program = build_program(gpu, &KERNEL, &[], report)?;
             let kernel = gpu.kernel(&program, "hold")?;
             let mut sink = gpu.alloc(4)?;
             gpu.zero(&mut sink)?;

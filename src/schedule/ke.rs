@@ -14,8 +14,28 @@
 
 use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{dims_defines, kernels, over_pixels, Job, Schedule};
+use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/ke.kernel`, after the union-find, compression and neighbour helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("ke": COMMON, UNION_FIND, COMPRESS, NEIGHBOURS);
+
+/// KE's registry entry.
+pub(crate) const KE: AlgorithmInfo = AlgorithmInfo::direct(
+    "KE",
+    "Komura Equivalence, Komura 2015; IPAS 2018 Alg. 4; volumes beyond the papers",
+    PIXEL_CONNECTIVITIES,
+    RawLabels::FirstPixel,
+    &[Phase::Initialization, Phase::Compression, Phase::Reduction],
+    KERNEL,
+    defines,
+    build,
+);
+
+/// KE_IC's registry entry.
+pub(crate) const KE_IC: AlgorithmInfo = KE.inline("KE_IC", "KE with inline compression (TPDS 2020 Sec. 2.1)");
 
 /// The compile-time defines of `kernels/ke.kernel`: DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {

@@ -15,8 +15,25 @@
 
 use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
+use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/le.kernel`, after the equivalence helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("le": COMMON, EQUIVALENCE);
+
+/// LE's registry entry.
+pub(crate) const LE: AlgorithmInfo = AlgorithmInfo::iterative(
+    "LE",
+    "Label Equivalence, Hawick, Leist, Playne 2010 (iterative, reference array); volumes too",
+    PIXEL_CONNECTIVITIES,
+    RawLabels::FirstPixel,
+    &[Phase::Initialization, Phase::Merge],
+    KERNEL,
+    defines,
+    build,
+);
 
 /// The compile-time defines of `kernels/le.kernel` (and of OLE and BE): DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {

@@ -15,8 +15,25 @@
 
 use super::launch::{check_kernels, over_voxels, pixel_group};
 use super::{kernels, over_pixels, until_stable, Job, Schedule};
+use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/ole.kernel`, after the equivalence helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("ole": COMMON, EQUIVALENCE);
+
+/// OLE's registry entry.
+pub(crate) const OLE: AlgorithmInfo = AlgorithmInfo::iterative(
+    "OLE",
+    "Optimized Label Equivalence, Kalentev et al. 2011 (iterative); volumes too",
+    PIXEL_CONNECTIVITIES,
+    RawLabels::FirstPixel,
+    &[Phase::Initialization, Phase::Merge],
+    KERNEL,
+    defines,
+    build,
+);
 
 pub(crate) use super::le::defines;
 

@@ -29,8 +29,17 @@
 use super::launch::launch_after;
 use super::launch::LABEL_BYTES;
 use super::scratch::Scratch;
+use super::StageInfo;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
+use crate::kernels::{kernel_file, KernelFile};
 use crate::{Phase, RawLabels, Result, Shape};
+
+/// `kernels/relabel.kernel`, after the rank helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("relabel": COMMON, RANKS);
+
+/// The relabeling's registry entry.
+pub(crate) const STAGE: StageInfo =
+    StageInfo::new("Consecutive relabeling and the label count on the device (after any algorithm)", KERNEL);
 
 /// Work-items per group on a device that takes them (a power of two; fewer where the device's
 /// work-groups are smaller, [`Geometry::of`]).

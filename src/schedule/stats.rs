@@ -28,8 +28,17 @@
 
 use super::launch::launch_after;
 use super::scratch::Scratch;
+use super::StageInfo;
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
+use crate::kernels::{kernel_file, KernelFile};
 use crate::{ComponentStats, Phase, Result, Shape};
+
+/// `kernels/stats.kernel`, after the bit helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("stats": COMMON, BITS);
+
+/// The statistics' registry entry.
+pub(crate) const STAGE: StageInfo =
+    StageInfo::new("Component statistics from consecutive labels: area, bounding box, coordinate sums", KERNEL);
 
 /// Pixels per work-item of `stats_accumulate` (see the module's notes: 16, with pairs of
 /// segments handing a run across their boundary over once).

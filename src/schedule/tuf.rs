@@ -41,9 +41,30 @@ use super::common::run_then_rank;
 use super::launch::{check_group, launch_after, GROUP};
 use super::relabel::{RankTables, Relabel};
 use super::scratch::Scratch;
-use super::{kernels, Job, Schedule, LABEL_BYTES};
+use super::{kernels, AlgorithmInfo, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program, REGISTER_BUDGET};
+use crate::kernels::{kernel_file, KernelFile};
 use crate::{Connectivity, Phase, RawLabels, Result, Shape};
+
+/// `kernels/tuf.kernel`, after the bit, union-find and rank helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("tuf": COMMON, BITS, UNION_FIND, RANKS);
+
+/// TUF's registry entry: it renumbers in its last pass ([`Schedule::run_ranked`]), and its
+/// volume kernels take 2D ranges.
+pub(crate) const TUF: AlgorithmInfo = AlgorithmInfo {
+    ranks_in_last_pass: true,
+    flat_volume_ranges: true,
+    ..AlgorithmInfo::direct(
+        "TUF",
+        "Tiled run Union-Find, this project's: 32x32 tiles labeled in local memory over runs, 8 side by side joined there, unions across their borders only (fewer where redundant), compression; 6-connected volumes in 32x16x16 regions",
+        &[Connectivity::Four, Connectivity::Eight, Connectivity::Six],
+        RawLabels::FirstPixel,
+        &[Phase::LocalMerge, Phase::BorderMerge, Phase::Compression],
+        KERNEL,
+        defines,
+        build,
+    )
+};
 
 /// Tile width: the bits of a row mask.
 const TILE_W: usize = 32;

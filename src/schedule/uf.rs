@@ -14,8 +14,28 @@
 
 use super::launch::{check_kernels, GROUP, GROUP_3D};
 use super::{kernels, Job, Schedule};
+use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, Result};
+use crate::kernels::{kernel_file, KernelFile};
+use crate::{Connectivity, Phase, RawLabels, Result};
+
+/// `kernels/uf.kernel`, after the union-find, compression and neighbour helpers.
+pub(crate) const KERNEL: KernelFile = kernel_file!("uf": COMMON, UNION_FIND, COMPRESS, NEIGHBOURS);
+
+/// UF's registry entry.
+pub(crate) const UF: AlgorithmInfo = AlgorithmInfo::direct(
+    "UF",
+    "Union Find, Oliveira & Lotufo 2010; IPAS 2018 (tiles in local memory); volumes as TPDS 2020 Sec. 5.3",
+    PIXEL_CONNECTIVITIES,
+    RawLabels::FirstPixel,
+    &[Phase::LocalMerge, Phase::BorderMerge, Phase::Compression],
+    KERNEL,
+    defines,
+    build,
+);
+
+/// UF_IC's registry entry.
+pub(crate) const UF_IC: AlgorithmInfo = UF.inline("UF_IC", "UF with inline compression (TPDS 2020 Sec. 2.1)");
 
 /// UF's tile, its work-group, on a device with `limits`: 32 x 8 pixels or 8 x 8 x 4 voxels, or
 /// the largest part of them the device's work-groups hold ([`Limits::fit_group`]).
