@@ -9,7 +9,9 @@
 mod common;
 
 use ccl::testing::Stages;
-use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape};
+use ccl::{
+    random_volume, Algorithm, BackendError, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape,
+};
 use common::images::{random, spiral};
 
 /// Images of one size (so that one label array takes them all), from empty to full.
@@ -159,11 +161,13 @@ fn borrowing_is_refused_where_it_cannot_work(d: &common::TestDevice) {
     let labels = unsafe { labeler.borrow_labels(shape, host_address(&host)) };
     for result in [image.map(|_| ()), labels.map(|_| ())] {
         match (d.token, result) {
-            ("cuda", Err(Error::InvalidMemory { reason, .. })) => {
+            ("cuda", Err(Error::Backend(BackendError::InvalidMemory { reason, .. }))) => {
                 assert!(reason.contains("not memory of cuda:"), "{reason}")
             }
             ("cuda", other) => panic!("cuda: expected InvalidMemory, got {other:?}"),
-            (_, Err(Error::Unsupported { what, .. })) => assert!(what.contains("borrow"), "{what}"),
+            (_, Err(Error::Backend(BackendError::Unsupported { what, .. }))) => {
+                assert!(what.contains("borrow"), "{what}")
+            }
             (token, other) => panic!("{token}: expected Unsupported, got {other:?}"),
         }
     }
@@ -171,11 +175,12 @@ fn borrowing_is_refused_where_it_cannot_work(d: &common::TestDevice) {
     // SAFETY: refused before the address is used.
     let empty = unsafe { labeler.borrow_image(Shape::image(0, 8), host_address(&host), None) }.map(|_| ());
     match (d.token, empty) {
-        ("cpu", Err(Error::Unsupported { .. })) | (_, Err(Error::EmptyImage { .. })) => {}
+        ("cpu", Err(Error::Backend(BackendError::Unsupported { .. }))) | (_, Err(Error::EmptyImage { .. })) => {}
         (token, other) => panic!("{token}: an empty image gave {other:?}"),
     }
     match ccl::cuda_pointer_device(host_address(&host)) {
-        Err(Error::InvalidMemory { .. }) | Err(Error::BackendUnavailable { .. }) => {}
+        Err(Error::Backend(BackendError::InvalidMemory { .. }))
+        | Err(Error::Backend(BackendError::Unavailable { .. })) => {}
         other => panic!("a host address: {other:?}"),
     }
 }
@@ -221,10 +226,14 @@ fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
         let at = owner.device_address(&small).unwrap();
         // SAFETY: refused after asking the driver, before the memory is used.
         let long = unsafe { labeler.borrow_labels(Shape::image(30_000, 30_000), at) };
-        assert!(matches!(long, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("past the end")));
+        let reason = |r: &ccl::Result<_>| match r {
+            Err(Error::Backend(BackendError::InvalidMemory { reason, .. })) => reason.clone(),
+            other => panic!("expected InvalidMemory, got {:?}", other.as_ref().map(|_| ())),
+        };
+        assert!(reason(&long).contains("past the end"));
         // SAFETY: as above.
         let odd = unsafe { labeler.borrow_labels(Shape::image(2, 2), at + 1) };
-        assert!(matches!(odd, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("aligned")));
+        assert!(reason(&odd).contains("aligned"));
     }
 }
 
@@ -270,11 +279,14 @@ fn statistics_into_borrowed_memory(d: &common::TestDevice) {
     // SAFETY: refused before any memory is used (raw labels).
     let raw = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
     if d.token != "cuda" {
-        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        assert!(
+            matches!(raw, Err(Error::Backend(BackendError::Unsupported { .. })) | Err(Error::InvalidParameter { .. })),
+            "{raw:?}"
+        );
         labeler.relabel(&mut labels).expect("relabel");
         // SAFETY: refused before any memory is used (no device memory to borrow).
         let err = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
-        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        assert!(matches!(err, Err(Error::Backend(BackendError::Unsupported { .. }))), "{}: {err:?}", d.token);
         return;
     }
     assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
@@ -347,10 +359,13 @@ fn opencv_tables_into_borrowed_memory(d: &common::TestDevice) {
     let raw = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
     labeler.relabel(&mut labels).expect("relabel");
     if d.token != "cuda" {
-        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        assert!(
+            matches!(raw, Err(Error::Backend(BackendError::Unsupported { .. })) | Err(Error::InvalidParameter { .. })),
+            "{raw:?}"
+        );
         // SAFETY: refused before any memory is used (no device memory to borrow).
         let err = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
-        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        assert!(matches!(err, Err(Error::Backend(BackendError::Unsupported { .. }))), "{}: {err:?}", d.token);
         return;
     }
     assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");

@@ -8,7 +8,8 @@ use std::path::Path;
 use ccl::io::{read_binary, write_labels, Binarize};
 use ccl::testing::Stages;
 use ccl::{
-    Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage, Labeler,
+    Algorithm, BackendError, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage,
+    Labeler,
 };
 
 #[test]
@@ -76,11 +77,11 @@ fn device_identifiers_parse_and_unknown_ones_are_named() {
     assert_eq!(DeviceId::OpenCl(3).to_string().parse::<DeviceId>().unwrap(), DeviceId::OpenCl(3));
     for bad in ["gpu", "cuda:x", "opencl:-1"] {
         let err = bad.parse::<DeviceId>().unwrap_err();
-        assert!(matches!(&err, Error::UnknownDevice { id, .. } if id == bad), "{err:?}");
+        assert!(matches!(&err, Error::Backend(BackendError::UnknownDevice { id, .. }) if id == bad), "{err:?}");
     }
     match Device::open(DeviceId::OpenCl(999)) {
-        Err(Error::UnknownDevice { id, .. }) => assert_eq!(id, "opencl:999"),
-        Err(Error::BackendUnavailable { backend: "opencl", .. }) => {}
+        Err(Error::Backend(BackendError::UnknownDevice { id, .. })) => assert_eq!(id, "opencl:999"),
+        Err(Error::Backend(BackendError::Unavailable { backend: "opencl", .. })) => {}
         other => panic!("expected an error, got {:?}", other.map(|d| d.info().clone())),
     }
 }
@@ -90,14 +91,14 @@ fn missing_cuda_is_an_error_not_a_panic() {
     let cuda_present = ccl::discover().devices.iter().any(|d| d.id.backend() == BackendKind::Cuda);
     match Device::open(DeviceId::Cuda(0)) {
         Ok(_) => assert!(cuda_present),
-        Err(Error::BackendUnavailable { backend: "cuda", reason }) => {
+        Err(Error::Backend(BackendError::Unavailable { backend: "cuda", reason })) => {
             assert!(!cuda_present);
             assert!(!reason.is_empty());
         }
         Err(e) => panic!("unexpected error: {e}"),
     }
     match Device::open(DeviceId::Cuda(99)) {
-        Err(Error::BackendUnavailable { .. } | Error::UnknownDevice { .. }) => {}
+        Err(Error::Backend(BackendError::Unavailable { .. } | BackendError::UnknownDevice { .. })) => {}
         other => panic!("cuda:99 must not open: {:?}", other.is_ok()),
     }
 }
