@@ -1,5 +1,6 @@
-//! The one error type of the crate. Its variants carry plain data and the leaf value types
-//! (connectivity, shape), so that every module can return it: it imports no other module.
+//! The one error type of the crate. Its variants carry plain data, the leaf value types
+//! (connectivity, shape) and the backends' error, which it wraps whole, so that every module can
+//! return it: it imports no other module.
 
 use crate::algorithm::Connectivity;
 use crate::shape::{Shape, MAX_PIXELS};
