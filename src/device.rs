@@ -23,7 +23,8 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// `cpu`, `opencl` or `cuda` (as [`Error::BackendUnavailable`] names a backend).
+    /// `cpu`, `opencl` or `cuda` (as [`BackendError::Unavailable`](crate::BackendError::Unavailable)
+    /// names a backend).
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
@@ -89,7 +90,9 @@ impl FromStr for DeviceId {
     /// Parses `cpu`, `opencl:N`, `cuda:N` (`opencl` and `cuda` alone mean index 0; `cpu:0` is
     /// `cpu`, any other CPU index is an error).
     fn from_str(s: &str) -> Result<Self> {
-        let bad = |reason: &str| Error::UnknownDevice { id: s.to_string(), reason: reason.to_string() };
+        let bad = |reason: &str| {
+            Error::from(ccl_backend::Error::UnknownDevice { id: s.to_string(), reason: reason.to_string() })
+        };
         let lower = s.trim().to_ascii_lowercase();
         let (backend, index) = match lower.split_once(':') {
             Some((b, i)) => (b, i.parse::<usize>().map_err(|_| bad("the index after ':' is not a number"))?),
@@ -206,17 +209,19 @@ fn count_phrase(count: usize, name: &str, prefix: &str) -> String {
 }
 
 fn not_built(backend: BackendKind) -> Error {
-    Error::BackendUnavailable {
+    ccl_backend::Error::Unavailable {
         backend: backend.name(),
         reason: format!("ccl was built without the '{backend}' feature"),
     }
+    .into()
 }
 
 /// The CUDA ordinal of the device whose memory `address` is: device (or managed) memory, such
 /// as the data pointer of a CuPy array or a PyTorch CUDA tensor, so that `cuda:N` can label it
 /// where it lies ([`crate::GpuLabeler::borrow_image`]). An address the CUDA driver does not
-/// know, or host memory, is an [`Error::InvalidMemory`]; without CUDA (no driver, or built
-/// without the `cuda` feature), an [`Error::BackendUnavailable`].
+/// know, or host memory, is a [`BackendError::InvalidMemory`](crate::BackendError::InvalidMemory);
+/// without CUDA (no driver, or built without the `cuda` feature), a
+/// [`BackendError::Unavailable`](crate::BackendError::Unavailable).
 pub fn cuda_pointer_device(address: u64) -> Result<usize> {
     #[cfg(feature = "cuda")]
     {
@@ -251,7 +256,9 @@ pub fn discover() -> Discovery {
         Ok(v) if v.is_empty() => found.unavailable.push((backend, "no device".into())),
         Ok(v) => found.devices.extend(v),
         // The reason alone: callers that wrap it in an error name the backend themselves.
-        Err(Error::BackendUnavailable { reason, .. }) => found.unavailable.push((backend, reason)),
+        Err(Error::Backend(ccl_backend::Error::Unavailable { reason, .. })) => {
+            found.unavailable.push((backend, reason))
+        }
         Err(e) => found.unavailable.push((backend, e.to_string())),
     };
     #[cfg(feature = "cuda")]
@@ -328,7 +335,7 @@ pub(crate) fn open(id: DeviceId) -> Result<(DeviceInfo, Option<Arc<Opened>>)> {
         DeviceId::OpenCl(index) => {
             let all = opencl_devices()?;
             let count = all.len();
-            let (info, desc) = all.into_iter().nth(index).ok_or_else(|| Error::UnknownDevice {
+            let (info, desc) = all.into_iter().nth(index).ok_or_else(|| ccl_backend::Error::UnknownDevice {
                 id: id.to_string(),
                 reason: format!("there {} (see `ccl devices`)", count_phrase(count, "OpenCL", "opencl")),
             })?;
@@ -339,7 +346,7 @@ pub(crate) fn open(id: DeviceId) -> Result<(DeviceInfo, Option<Arc<Opened>>)> {
         DeviceId::Cuda(ordinal) => {
             let all = cuda_devices()?;
             let count = all.len();
-            let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| Error::UnknownDevice {
+            let info = all.into_iter().find(|d| d.id == id).ok_or_else(|| ccl_backend::Error::UnknownDevice {
                 id: id.to_string(),
                 reason: format!("there {} (see `ccl devices`)", count_phrase(count, "CUDA", "cuda")),
             })?;

@@ -1,38 +1,33 @@
-//! The one error type of the crate. Its variants carry plain data and the leaf value types
-//! (connectivity, shape), so that every module can return it: it imports no other module.
+//! The one error type of the crate. Its variants carry plain data, the leaf value types
+//! (connectivity, shape) and the backends' error, which it wraps whole, so that every module can
+//! return it: it imports no other module.
 
 use crate::algorithm::Connectivity;
 use crate::shape::{Shape, MAX_PIXELS};
 
+/// The error of the device backends (`ccl_backend::Error`), which [`Error::Backend`] wraps.
+pub use ccl_backend::Error as BackendError;
+
 /// Everything that can go wrong in `ccl`, as typed variants naming what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A backend cannot be used: its library is missing, or it has no (such) device.
-    #[error("{backend} backend unavailable: {reason}")]
-    BackendUnavailable {
-        /// The backend that was asked for, as [`crate::BackendKind`] writes it: `cpu`, `opencl`
-        /// or `cuda`.
-        backend: &'static str,
-        /// Why it cannot be used (library missing, no device, ...).
-        reason: String,
-    },
-    /// A kernel source did not compile; `log` is the device compiler's log.
-    #[error("kernel build of {kernel} failed on {device}:\n{log}")]
+    /// An error of a device backend, kept as the backend gave it: a backend that cannot be used
+    /// ([`BackendError::Unavailable`]), an identifier that names no device, a failed device call
+    /// or launch, a kernel that needs more than the device allows ([`BackendError::DeviceLimit`]),
+    /// something the device cannot do ([`BackendError::Unsupported`]), memory it cannot use. Its
+    /// message and [`source`](std::error::Error::source) are the backend error's.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// A kernel file did not compile. A variant of its own because the backend, which compiles
+    /// source text, does not know which file of `ccl` the source is: `kernel` names it, and
+    /// `source` is the backend's error (the device and the compiler's log).
+    #[error("{kernel}: {source}")]
     KernelBuild {
         /// The kernel source file.
         kernel: String,
-        /// The device it was built for.
-        device: String,
-        /// The compiler log.
-        log: String,
-    },
-    /// A device call failed at run time.
-    #[error("device error on {device}: {message}")]
-    Device {
-        /// The device.
-        device: String,
-        /// The failing call and its error.
-        message: String,
+        /// The backend's build error.
+        #[source]
+        source: BackendError,
     },
     /// The algorithm does not support this connectivity.
     #[error("{algorithm} does not support {connectivity}; it supports {}", list(.supported))]
@@ -98,7 +93,9 @@ pub enum Error {
         /// Number of pixels given.
         len: usize,
     },
-    /// A device image or label buffer was passed to a labeler of another device.
+    /// A device image or label buffer was passed to a labeler of another device. `ccl`'s own
+    /// check, kept apart from [`BackendError::WrongHandle`] (a handle of another backend): buffers
+    /// of two devices of one backend are refused here, which the backend cannot tell.
     #[error("the device buffer belongs to another device than {device}")]
     DeviceMismatch {
         /// The labeler's device.
@@ -111,48 +108,6 @@ pub enum Error {
         image: Shape,
         /// The labels' extent.
         labels: Shape,
-    },
-    /// The device cannot do what was asked (e.g. the CPU reference or an OpenCL device
-    /// borrowing CUDA memory).
-    /// A kernel needs more of a device's resources than the device allows: the algorithm or stage
-    /// cannot run there (the default algorithm falls back to one that can, see
-    /// [`crate::Device::default_algorithm`]).
-    #[error("{kernel} needs {needs} {limit} on {device}, which allows {allows}")]
-    DeviceLimit {
-        /// The device.
-        device: String,
-        /// The kernel (or algorithm) that does not fit.
-        kernel: String,
-        /// The limit met, e.g. "work-items per work-group" or "bytes of local memory per
-        /// work-group".
-        limit: &'static str,
-        /// What it needs.
-        needs: u64,
-        /// What the device allows.
-        allows: u64,
-    },
-    #[error("{device} does not support {what}")]
-    Unsupported {
-        /// The device.
-        device: String,
-        /// What it cannot do.
-        what: String,
-    },
-    /// Memory handed to a device is not usable there: not its memory, or smaller than asked.
-    #[error("invalid memory for {device}: {reason}")]
-    InvalidMemory {
-        /// The device.
-        device: String,
-        /// What is wrong with the memory.
-        reason: String,
-    },
-    /// A device identifier names no device.
-    #[error("unknown device '{id}': {reason}")]
-    UnknownDevice {
-        /// The identifier given.
-        id: String,
-        /// Why it matched nothing (and what exists).
-        reason: String,
     },
     /// A parameter is outside its valid range or otherwise unusable.
     #[error("invalid {name}: {reason}")]
@@ -282,31 +237,16 @@ pub enum Error {
     },
 }
 
-impl From<ccl_backend::Error> for Error {
-    fn from(e: ccl_backend::Error) -> Self {
-        use ccl_backend::Error as B;
-        match e {
-            B::Unavailable { backend, reason } => {
-                let backend = if backend == "cuda" { "cuda" } else { "opencl" };
-                Error::BackendUnavailable { backend, reason }
-            }
-            B::UnknownDevice { id, reason } => Error::UnknownDevice { id, reason },
-            B::Build { device, log } => Error::KernelBuild { kernel: "a kernel".into(), device, log },
-            B::WrongHandle { device } => Error::DeviceMismatch { device },
-            B::Call { device, message } => Error::Device { device, message },
-            B::InvalidLaunch { device, kernel, reason } => {
-                Error::Device { device, message: format!("launch of {kernel}: {reason}") }
-            }
-            B::Unsupported { device, what } => Error::Unsupported { device, what },
-            B::InvalidMemory { device, reason } => Error::InvalidMemory { device, reason },
-            B::DeviceLimit { device, kernel, limit, needs, allows } => {
-                Error::DeviceLimit { device, kernel, limit, needs, allows }
-            }
+impl Error {
+    /// The backend error this error wraps or was caused by ([`Error::Backend`],
+    /// [`Error::KernelBuild`]), to tell its kind without nesting patterns.
+    pub fn backend(&self) -> Option<&BackendError> {
+        match self {
+            Error::Backend(e) | Error::KernelBuild { source: e, .. } => Some(e),
+            _ => None,
         }
     }
-}
 
-impl Error {
     /// The file this error names, for the errors about one file.
     pub fn path(&self) -> Option<&str> {
         match self {

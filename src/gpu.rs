@@ -37,9 +37,7 @@ pub(crate) fn build_program(
 ) -> Result<Program> {
     let source = file.load(gpu.dialect()).map_err(|(path, e)| Error::FileRead { path, reason: e.to_string() })?;
     let program = gpu.build(&source, defines).map_err(|e| match e {
-        ccl_backend::Error::Build { device, log } => {
-            Error::KernelBuild { kernel: file.path(gpu.dialect()), device, log }
-        }
+        source @ ccl_backend::Error::Build { .. } => Error::KernelBuild { kernel: file.path(gpu.dialect()), source },
         e => e.into(),
     })?;
     report.programs += 1;

@@ -108,7 +108,8 @@ impl Device {
     /// The algorithm that labels `connectivity` on this device when a call names none: the
     /// fastest of [`Algorithm::ranking`] that the device runs ([`Algorithm::default_for`] on
     /// every device with work-groups of 512 work-items and 32 KiB of local memory), and, when it
-    /// is not the first, a one-line note saying why (the first one's [`Error::DeviceLimit`]).
+    /// is not the first, a one-line note saying why (the first one's
+    /// [`BackendError::DeviceLimit`](crate::BackendError::DeviceLimit)).
     /// Chosen once per device and connectivity, by building the labelers in turn (their kernels
     /// then come from the kernel cache).
     pub fn default_algorithm(&self, connectivity: Connectivity) -> Result<(Algorithm, Option<String>)> {
@@ -131,7 +132,7 @@ impl Device {
                             chosen.push((connectivity, algorithm, note.clone()));
                             return Ok((algorithm, note));
                         }
-                        Err(e @ Error::DeviceLimit { .. }) => {
+                        Err(e @ Error::Backend(ccl_backend::Error::DeviceLimit { .. })) => {
                             first_refusal.get_or_insert(e);
                         }
                         Err(e) => return Err(e),

@@ -48,7 +48,7 @@ pub use device::{
     auto_device, cuda_pointer_device, discover, kernel_cache_note, BackendKind, DeviceId, DeviceInfo, DeviceType,
     Discovery,
 };
-pub use error::{Error, Result};
+pub use error::{BackendError, Error, Result};
 pub use gpu::BuildReport;
 pub use handle::Device;
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};

@@ -1,6 +1,6 @@
 //! Labeling into existing labels ([`Labeler::run_into`]) on every device: one label
 //! array reused over several images and volumes gives, once relabeled, the labels of
-//! `label_consecutive` and `label_volume`, and labeled straight into consecutive labels, the
+//! [`Labeler::label`] with consecutive numbering, and labeled straight into consecutive labels, the
 //! reference's; labels of another shape are refused. Borrowed device
 //! memory (`borrow_image`, `borrow_labels`): refused by the CPU reference and OpenCL, labeled in
 //! place on CUDA, and checked there (another device's or host memory, too short, misaligned).
@@ -9,7 +9,9 @@
 mod common;
 
 use ccl::testing::Stages;
-use ccl::{random_volume, Algorithm, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape};
+use ccl::{
+    random_volume, Algorithm, BackendError, BinaryImage, Connectivity, Error, Labeler, Numbering, Options, Phase, Shape,
+};
 use common::images::{random, spiral};
 
 /// Images of one size (so that one label array takes them all), from empty to full.
@@ -25,7 +27,7 @@ fn images(width: usize, height: usize) -> Vec<(String, BinaryImage)> {
 }
 
 device_tests! {
-    labels_reused_over_many_images_equal_label_consecutive: [cpu, opencl_cpu, opencl_gpu, cuda],
+    labels_reused_over_many_images_equal_host_labeling: [cpu, opencl_cpu, opencl_gpu, cuda],
     consecutive_labels_into_reused_labels_equal_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
     volume_labels_reused_equal_label_volume: [cpu, opencl_cpu, opencl_gpu, cuda],
     labels_of_another_shape_are_refused_and_left_as_they_were: [cpu, opencl_cpu, opencl_gpu, cuda],
@@ -37,7 +39,7 @@ device_tests! {
     opencv_tables_into_borrowed_memory: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice) {
+fn labels_reused_over_many_images_equal_host_labeling(d: &common::TestDevice) {
     let mut runs = 0;
     // First-pixel and first-block raw labels.
     for algorithm in [Algorithm::UF, Algorithm::BKE_IC] {
@@ -59,7 +61,7 @@ fn labels_reused_over_many_images_equal_label_consecutive(d: &common::TestDevice
                 let raw = labeler.label(image, &Options::new(connectivity)).expect("label");
                 assert_eq!(labeler.download(&labels).expect("download"), raw.labels, "{what}: raw labels");
                 let (n, _) = labeler.relabel(&mut labels).expect("relabel");
-                let want = labeler.label(image, &Options::new(connectivity).consecutive()).expect("label_consecutive");
+                let want = labeler.label(image, &Options::new(connectivity).consecutive()).expect("label");
                 assert_eq!(Some(n), want.count, "{what}: count");
                 assert_eq!(labeler.download(&labels).expect("download"), want.labels, "{what}");
                 runs += 1;
@@ -159,11 +161,13 @@ fn borrowing_is_refused_where_it_cannot_work(d: &common::TestDevice) {
     let labels = unsafe { labeler.borrow_labels(shape, host_address(&host)) };
     for result in [image.map(|_| ()), labels.map(|_| ())] {
         match (d.token, result) {
-            ("cuda", Err(Error::InvalidMemory { reason, .. })) => {
+            ("cuda", Err(Error::Backend(BackendError::InvalidMemory { reason, .. }))) => {
                 assert!(reason.contains("not memory of cuda:"), "{reason}")
             }
             ("cuda", other) => panic!("cuda: expected InvalidMemory, got {other:?}"),
-            (_, Err(Error::Unsupported { what, .. })) => assert!(what.contains("borrow"), "{what}"),
+            (_, Err(Error::Backend(BackendError::Unsupported { what, .. }))) => {
+                assert!(what.contains("borrow"), "{what}")
+            }
             (token, other) => panic!("{token}: expected Unsupported, got {other:?}"),
         }
     }
@@ -171,11 +175,12 @@ fn borrowing_is_refused_where_it_cannot_work(d: &common::TestDevice) {
     // SAFETY: refused before the address is used.
     let empty = unsafe { labeler.borrow_image(Shape::image(0, 8), host_address(&host), None) }.map(|_| ());
     match (d.token, empty) {
-        ("cpu", Err(Error::Unsupported { .. })) | (_, Err(Error::EmptyImage { .. })) => {}
+        ("cpu", Err(Error::Backend(BackendError::Unsupported { .. }))) | (_, Err(Error::EmptyImage { .. })) => {}
         (token, other) => panic!("{token}: an empty image gave {other:?}"),
     }
     match ccl::cuda_pointer_device(host_address(&host)) {
-        Err(Error::InvalidMemory { .. }) | Err(Error::BackendUnavailable { .. }) => {}
+        Err(Error::Backend(BackendError::InvalidMemory { .. }))
+        | Err(Error::Backend(BackendError::Unavailable { .. })) => {}
         other => panic!("a host address: {other:?}"),
     }
 }
@@ -221,10 +226,14 @@ fn borrowed_cuda_memory_is_labeled_in_place(d: &common::TestDevice) {
         let at = owner.device_address(&small).unwrap();
         // SAFETY: refused after asking the driver, before the memory is used.
         let long = unsafe { labeler.borrow_labels(Shape::image(30_000, 30_000), at) };
-        assert!(matches!(long, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("past the end")));
+        let reason = |r: &ccl::Result<_>| match r {
+            Err(Error::Backend(BackendError::InvalidMemory { reason, .. })) => reason.clone(),
+            other => panic!("expected InvalidMemory, got {:?}", other.as_ref().map(|_| ())),
+        };
+        assert!(reason(&long).contains("past the end"));
         // SAFETY: as above.
         let odd = unsafe { labeler.borrow_labels(Shape::image(2, 2), at + 1) };
-        assert!(matches!(odd, Err(Error::InvalidMemory { ref reason, .. }) if reason.contains("aligned")));
+        assert!(reason(&odd).contains("aligned"));
     }
 }
 
@@ -270,11 +279,14 @@ fn statistics_into_borrowed_memory(d: &common::TestDevice) {
     // SAFETY: refused before any memory is used (raw labels).
     let raw = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
     if d.token != "cuda" {
-        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        assert!(
+            matches!(raw, Err(Error::Backend(BackendError::Unsupported { .. })) | Err(Error::InvalidParameter { .. })),
+            "{raw:?}"
+        );
         labeler.relabel(&mut labels).expect("relabel");
         // SAFETY: refused before any memory is used (no device memory to borrow).
         let err = unsafe { labeler.component_stats_borrowed(&labels, 0, 0, 0) };
-        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        assert!(matches!(err, Err(Error::Backend(BackendError::Unsupported { .. }))), "{}: {err:?}", d.token);
         return;
     }
     assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");
@@ -347,10 +359,13 @@ fn opencv_tables_into_borrowed_memory(d: &common::TestDevice) {
     let raw = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
     labeler.relabel(&mut labels).expect("relabel");
     if d.token != "cuda" {
-        assert!(matches!(raw, Err(Error::Unsupported { .. }) | Err(Error::InvalidParameter { .. })), "{raw:?}");
+        assert!(
+            matches!(raw, Err(Error::Backend(BackendError::Unsupported { .. })) | Err(Error::InvalidParameter { .. })),
+            "{raw:?}"
+        );
         // SAFETY: refused before any memory is used (no device memory to borrow).
         let err = unsafe { labeler.opencv_stats_borrowed(&labels, 2, 0, 0) };
-        assert!(matches!(err, Err(Error::Unsupported { .. })), "{}: {err:?}", d.token);
+        assert!(matches!(err, Err(Error::Backend(BackendError::Unsupported { .. }))), "{}: {err:?}", d.token);
         return;
     }
     assert!(matches!(raw, Err(Error::InvalidParameter { .. })), "{raw:?}");

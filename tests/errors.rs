@@ -8,8 +8,8 @@ use std::path::Path;
 use ccl::io::{read_binary, write_labels, Binarize};
 use ccl::testing::Stages;
 use ccl::{
-    Algorithm, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage, Labeler,
-    Options,
+    Algorithm, BackendError, BackendKind, BinaryImage, Connectivity, CpuLabeler, Device, DeviceId, Error, LabelImage,
+    Labeler, Options,
 };
 
 #[test]
@@ -77,11 +77,11 @@ fn device_identifiers_parse_and_unknown_ones_are_named() {
     assert_eq!(DeviceId::OpenCl(3).to_string().parse::<DeviceId>().unwrap(), DeviceId::OpenCl(3));
     for bad in ["gpu", "cuda:x", "opencl:-1"] {
         let err = bad.parse::<DeviceId>().unwrap_err();
-        assert!(matches!(&err, Error::UnknownDevice { id, .. } if id == bad), "{err:?}");
+        assert!(matches!(&err, Error::Backend(BackendError::UnknownDevice { id, .. }) if id == bad), "{err:?}");
     }
     match Device::open(DeviceId::OpenCl(999)) {
-        Err(Error::UnknownDevice { id, .. }) => assert_eq!(id, "opencl:999"),
-        Err(Error::BackendUnavailable { backend: "opencl", .. }) => {}
+        Err(Error::Backend(BackendError::UnknownDevice { id, .. })) => assert_eq!(id, "opencl:999"),
+        Err(Error::Backend(BackendError::Unavailable { backend: "opencl", .. })) => {}
         other => panic!("expected an error, got {:?}", other.map(|d| d.info().clone())),
     }
 }
@@ -91,16 +91,64 @@ fn missing_cuda_is_an_error_not_a_panic() {
     let cuda_present = ccl::discover().devices.iter().any(|d| d.id.backend() == BackendKind::Cuda);
     match Device::open(DeviceId::Cuda(0)) {
         Ok(_) => assert!(cuda_present),
-        Err(Error::BackendUnavailable { backend: "cuda", reason }) => {
+        Err(Error::Backend(BackendError::Unavailable { backend: "cuda", reason })) => {
             assert!(!cuda_present);
             assert!(!reason.is_empty());
         }
         Err(e) => panic!("unexpected error: {e}"),
     }
     match Device::open(DeviceId::Cuda(99)) {
-        Err(Error::BackendUnavailable { .. } | Error::UnknownDevice { .. }) => {}
+        Err(Error::Backend(BackendError::Unavailable { .. } | BackendError::UnknownDevice { .. })) => {}
         other => panic!("cuda:99 must not open: {:?}", other.is_ok()),
     }
+}
+
+#[test]
+fn backend_errors_are_kept_whole_and_named() {
+    use std::error::Error as _;
+    // Wrapped as it is: the same message, the backend error reachable as itself.
+    let limit = BackendError::DeviceLimit {
+        device: "Tiny GPU".into(),
+        kernel: "tuf_tiles".into(),
+        limit: "work-items per work-group",
+        needs: 256,
+        allows: 128,
+    };
+    let shown = limit.to_string();
+    let err = Error::from(limit);
+    assert_eq!(err.to_string(), shown);
+    assert!(shown.contains("Tiny GPU") && shown.contains("tuf_tiles needs 256 work-items"), "{err}");
+    assert!(matches!(err.backend(), Some(BackendError::DeviceLimit { allows: 128, .. })), "{err:?}");
+    assert!(matches!(&err, Error::Backend(BackendError::DeviceLimit { needs: 256, .. })), "{err:?}");
+    // A device that cannot open says which backend and why.
+    let err = Error::from(BackendError::Unavailable { backend: "cuda", reason: "no driver".into() });
+    assert_eq!(err.to_string(), "cuda backend unavailable: no driver");
+    // A kernel that does not compile names its file, and keeps the backend's error (the device
+    // and the compiler's log) as its source.
+    let build = BackendError::Build { device: "Tiny GPU".into(), log: "uf.cl:3: error: expected ';'".into() };
+    let err = Error::KernelBuild { kernel: "kernels-cl/uf.cl".into(), source: build };
+    let text = err.to_string();
+    assert!(text.contains("kernels-cl/uf.cl") && text.contains("Tiny GPU") && text.contains("expected ';'"), "{text}");
+    let source = err.source().and_then(|s| s.downcast_ref::<BackendError>());
+    assert!(matches!(source, Some(BackendError::Build { device, .. }) if device == "Tiny GPU"), "{err:?}");
+    assert!(matches!(err.backend(), Some(BackendError::Build { .. })));
+    // Errors of `ccl`'s own have no backend error.
+    assert!(BinaryImage::image(0, 1, vec![]).unwrap_err().backend().is_none());
+}
+
+#[test]
+fn device_errors_of_ccl_itself_are_backend_errors() {
+    // Parsing an identifier and asking the CPU reference for device memory.
+    let err = "gpu:1".parse::<DeviceId>().unwrap_err();
+    assert!(matches!(err.backend(), Some(BackendError::UnknownDevice { .. })), "{err:?}");
+    assert!(err.to_string().contains("unknown device 'gpu:1'"), "{err}");
+    let mut cpu = Device::open(DeviceId::Cpu).unwrap().labeler(Algorithm::UF).unwrap();
+    // SAFETY: refused before any use of the address.
+    let Err(err) = (unsafe { cpu.borrow_labels(ccl::Shape::image(4, 4), 0x1000) }) else {
+        panic!("the CPU reference borrowed device memory")
+    };
+    assert!(matches!(err.backend(), Some(BackendError::Unsupported { .. })), "{err:?}");
+    assert!(err.to_string().contains("does not support borrowing device memory"), "{err}");
 }
 
 device_tests! {

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use ccl::recording::{kernel_declarations, record, record_consecutive, Call, RecordedArg};
-use ccl::{Algorithm, Connectivity, Error, Phase, Shape};
+use ccl::{Algorithm, BackendError, Connectivity, Error, Phase, Shape};
 use ccl_backend::Limits;
 
 /// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
@@ -132,7 +132,8 @@ fn every_volume_schedule_launches_valid_ranges_and_arguments() {
             for (w, h, d) in TOO_LONG.into_iter().filter(|_| !flat_ranges) {
                 let shape = Shape { width: w, height: h, depth: d };
                 match record(algorithm, connectivity, shape, CUDA) {
-                    Err(Error::Device { message, .. }) if message.contains("work-groups along y and z") => {}
+                    Err(Error::Backend(BackendError::InvalidLaunch { reason, .. }))
+                        if reason.contains("work-groups along y and z") => {}
                     other => failures.push(format!("{algorithm}/{shape}: {:?}", other.map(|_| "labeled"))),
                 }
             }
@@ -244,7 +245,9 @@ fn tall_images_fold_into_the_cuda_grid() {
     // A device whose grid cannot hold the range refuses the launch with the reason.
     let tiny = Limits { max_groups: [65535, 16, 16], ..CUDA };
     match record(Algorithm::KE, Connectivity::Four, Shape::image(8, 8 * 257), tiny) {
-        Err(Error::Device { message, .. }) => assert!(message.contains("cannot be folded"), "{message}"),
+        Err(Error::Backend(BackendError::InvalidLaunch { reason, .. })) => {
+            assert!(reason.contains("cannot be folded"), "{reason}")
+        }
         other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
     }
 }

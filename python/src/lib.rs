@@ -13,8 +13,8 @@ use std::sync::{Mutex, OnceLock};
 
 use ccl::binarize::{Binarizer, KernelKind, Method, NickFormula, Params};
 use ccl::{
-    Algorithm, AnyLabeler, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, PinnedBuffer, Labeler,
-    OpenCvStats, Shape,
+    Algorithm, AnyLabeler, BackendError, BackendKind, Connectivity, Device, DeviceId, DeviceLabels, Error, Labeler,
+    OpenCvStats, PinnedBuffer, Shape,
 };
 use numpy::ndarray::ArrayView1;
 use numpy::{
@@ -38,9 +38,9 @@ fn to_py(e: Error) -> PyErr {
         | Error::SizeMismatch { .. }
         | Error::VolumeSizeMismatch { .. }
         | Error::ShapeMismatch { .. }
-        | Error::Unsupported { .. }
-        | Error::InvalidMemory { .. }
-        | Error::UnknownDevice { .. } => PyValueError::new_err(e.to_string()),
+        | Error::Backend(
+            BackendError::Unsupported { .. } | BackendError::InvalidMemory { .. } | BackendError::UnknownDevice { .. },
+        ) => PyValueError::new_err(e.to_string()),
         _ => PyRuntimeError::new_err(e.to_string()),
     }
 }

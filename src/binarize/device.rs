@@ -270,7 +270,7 @@ impl GpuBinarizer {
                 // A kernel the device cannot run (its local memory, or its work-group) is
                 // refused when asked for, naming the limit; the others still serve.
                 match self.run(&on_device, &Params { kernel, ..warm }, None) {
-                    Err(Error::DeviceLimit { .. }) => {}
+                    Err(Error::Backend(ccl_backend::Error::DeviceLimit { .. })) => {}
                     other => {
                         other?;
                     }

@@ -180,8 +180,9 @@ impl Binarizer {
     /// where [`Self::binarize_on_device_into`] writes the ink) as an array of this binarizer's
     /// device, without copying; the binarizer's queue first waits for the work so far of stream
     /// `ready_on` (a `CUstream` value; 1 the legacy default stream, 2 the per-thread one). The
-    /// array never frees the memory. CUDA devices only (elsewhere [`Error::Unsupported`]);
-    /// memory of another device is an [`Error::InvalidMemory`].
+    /// array never frees the memory. CUDA devices only (elsewhere
+    /// [`BackendError::Unsupported`](crate::BackendError::Unsupported)); memory of another device
+    /// is a [`BackendError::InvalidMemory`](crate::BackendError::InvalidMemory).
     ///
     /// # Safety
     /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
@@ -191,7 +192,8 @@ impl Binarizer {
     pub unsafe fn borrow(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceGray> {
         match &mut self.inner {
             Inner::Cpu => {
-                Err(Error::Unsupported { device: self.info.name.clone(), what: "borrowing device memory".into() })
+                let what = "borrowing device memory".into();
+                Err(ccl_backend::Error::Unsupported { device: self.info.name.clone(), what }.into())
             }
             // SAFETY: the caller's contract.
             #[cfg(any(feature = "opencl", feature = "cuda"))]

@@ -27,10 +27,11 @@ impl CpuLabeler {
 
     /// The error of borrowing device memory, which the CPU reference cannot use.
     pub(crate) fn cannot_borrow(&self) -> Error {
-        Error::Unsupported {
+        ccl_backend::Error::Unsupported {
             device: self.info.name.clone(),
             what: "borrowing device memory (CUDA devices only)".into(),
         }
+        .into()
     }
 
     /// The raw labels of `image` with `connectivity`, checked as every labeling is.

@@ -266,10 +266,11 @@ impl GpuLabeler {
         };
         for address in [stats, centroids] {
             if !address.is_multiple_of(8) {
-                return Err(Error::InvalidMemory {
+                return Err(ccl_backend::Error::InvalidMemory {
                     device: self.device.info.name.clone(),
                     reason: format!("statistics at 0x{address:x} are not 8-byte aligned"),
-                });
+                }
+                .into());
             }
         }
         self.ensure_opencv()?;
@@ -300,9 +301,10 @@ impl GpuLabeler {
     /// `CUstream` value; 1 the legacy default stream, 2 the per-thread one, as in the CUDA Array
     /// Interface) whose work so far this call waits for, e.g. the kernels that wrote the image.
     ///
-    /// CUDA devices only: elsewhere an [`Error::Unsupported`]; memory that is not device memory
-    /// of this device, or smaller than the allocation holding it allows, is an
-    /// [`Error::InvalidMemory`]; an empty or too large `shape` is refused as an upload would be.
+    /// CUDA devices only: elsewhere a [`BackendError::Unsupported`](crate::BackendError::Unsupported);
+    /// memory that is not device memory of this device, or smaller than the allocation holding it
+    /// allows, is a [`BackendError::InvalidMemory`](crate::BackendError::InvalidMemory); an empty
+    /// or too large `shape` is refused as an upload would be.
     ///
     /// # Safety
     /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
@@ -328,10 +330,11 @@ impl GpuLabeler {
     pub unsafe fn borrow_labels(&mut self, shape: Shape, address: u64) -> Result<DeviceLabels> {
         crate::host_array::check_shape(shape)?;
         if !address.is_multiple_of(4) {
-            return Err(Error::InvalidMemory {
+            return Err(ccl_backend::Error::InvalidMemory {
                 device: self.device.info.name.clone(),
                 reason: format!("labels at 0x{address:x} are not 4-byte aligned"),
-            });
+            }
+            .into());
         }
         // SAFETY: the caller's contract is the device's (4 bytes per pixel).
         let buffer = unsafe { self.gpu.borrow(address, shape.len() * LABEL_BYTES, None)? };
@@ -370,10 +373,11 @@ impl GpuLabeler {
         let [area_bytes, box_bytes, sums_bytes] = crate::schedule::stats::table_bytes(shape, n);
         for (address, align) in [(area, 4), (boxes, 4), (sums, 8)] {
             if !address.is_multiple_of(align) {
-                return Err(Error::InvalidMemory {
+                return Err(ccl_backend::Error::InvalidMemory {
                     device: self.device.info.name.clone(),
                     reason: format!("statistics at 0x{address:x} are not {align}-byte aligned"),
-                });
+                }
+                .into());
             }
         }
         self.ensure_stats()?;

@@ -288,7 +288,7 @@ impl AnyLabeler {
 
     /// [`GpuLabeler::borrow_image`]: an image in device memory the caller keeps, as a
     /// [`DeviceImage`] of this labeler's device, without copying. The CPU reference refuses
-    /// with [`Error::Unsupported`].
+    /// with [`BackendError::Unsupported`](crate::BackendError::Unsupported).
     ///
     /// # Safety
     /// As [`GpuLabeler::borrow_image`].
@@ -302,7 +302,7 @@ impl AnyLabeler {
 
     /// [`GpuLabeler::borrow_labels`]: labels in device memory the caller keeps, as
     /// [`DeviceLabels`] of this labeler's device, without copying. The CPU reference refuses
-    /// with [`Error::Unsupported`].
+    /// with [`BackendError::Unsupported`](crate::BackendError::Unsupported).
     ///
     /// # Safety
     /// As [`GpuLabeler::borrow_labels`].
@@ -315,7 +315,8 @@ impl AnyLabeler {
     }
 
     /// [`GpuLabeler::component_stats_borrowed`]: statistics written into device memory the
-    /// caller keeps. The CPU reference has no device memory ([`Error::Unsupported`]).
+    /// caller keeps. The CPU reference has no device memory
+    /// ([`BackendError::Unsupported`](crate::BackendError::Unsupported)).
     ///
     /// # Safety
     /// As [`GpuLabeler::component_stats_borrowed`].
@@ -334,7 +335,8 @@ impl AnyLabeler {
     }
 
     /// [`GpuLabeler::opencv_stats_borrowed`]: OpenCV's statistics tables written into device
-    /// memory the caller keeps. The CPU reference has no device memory ([`Error::Unsupported`]).
+    /// memory the caller keeps. The CPU reference has no device memory
+    /// ([`BackendError::Unsupported`](crate::BackendError::Unsupported)).
     ///
     /// # Safety
     /// As [`GpuLabeler::opencv_stats_borrowed`].

@@ -45,10 +45,11 @@ pub(crate) fn kernels<const N: usize>(gpu: &dyn Gpu, program: &Program, names: [
     Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels were made")))
 }
 
-/// [`crate::Error::DeviceLimit`] unless `kernel` runs in work-groups of `group` on `gpu` (its
-/// local memory, and the work-items of a group in all and along each axis): a schedule checks its
-/// kernels when it is built, so that a labeler for an algorithm the device cannot run is refused
-/// at once, naming the limit, rather than at its first launch.
+/// [`BackendError::DeviceLimit`](crate::BackendError::DeviceLimit) unless `kernel` runs in
+/// work-groups of `group` on `gpu` (its local memory, and the work-items of a group in all and
+/// along each axis): a schedule checks its kernels when it is built, so that a labeler for an
+/// algorithm the device cannot run is refused at once, naming the limit, rather than at its first
+/// launch.
 pub(crate) fn check_group(gpu: &dyn Gpu, kernel: &Kernel, group: [usize; 3]) -> Result<()> {
     Ok(kernel.check_group(gpu.name(), group, gpu.limits())?)
 }

@@ -4,7 +4,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The backend cannot be used here: its library is missing or broken, or it has no device.
-    #[error("{backend} unavailable: {reason}")]
+    #[error("{backend} backend unavailable: {reason}")]
     Unavailable {
         /// `opencl` or `cuda`.
         backend: &'static str,

@@ -1,7 +1,7 @@
 //! Choosing and opening the device of a command (`--device`, `--backend`), shared by `ccl
 //! label`, `ccl binarize`, their folder modes and `ccl eval`.
 
-use ccl::{BackendKind, Device, DeviceId, Error, Result};
+use ccl::{BackendError, BackendKind, Device, DeviceId, Result};
 use clap::ValueEnum;
 
 use super::console::{note, say};
@@ -47,10 +47,11 @@ pub(super) fn open_device_announced(device: Option<DeviceId>, backend: BackendCh
 pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> Result<(Device, &'static str)> {
     if let Some(id) = device {
         if backend.kind().is_some_and(|b| b != id.backend()) {
-            return Err(Error::UnknownDevice {
+            return Err(BackendError::UnknownDevice {
                 id: id.to_string(),
                 reason: "it does not belong to the backend given with --backend".into(),
-            });
+            }
+            .into());
         }
         return Ok((Device::open(id)?, "given with --device"));
     }
@@ -60,10 +61,11 @@ pub(super) fn open_device(device: Option<DeviceId>, backend: BackendChoice) -> R
             Some(d) => Device::open(d.id),
             None => {
                 let reason = found.unavailable.iter().find(|(b, _)| *b == backend).map(|(_, r)| r.clone());
-                Err(Error::BackendUnavailable {
+                Err(BackendError::Unavailable {
                     backend: backend.name(),
                     reason: reason.unwrap_or_else(|| "no device".into()),
-                })
+                }
+                .into())
             }
         }
     };
