@@ -16,22 +16,8 @@ pub fn random_image(
     granularity: usize,
     seed: u32,
 ) -> Result<BinaryImage> {
-    if density_percent > 100 {
-        return Err(Error::InvalidParameter {
-            name: "density".into(),
-            reason: format!("{density_percent} is not a percentage (0 to 100)"),
-        });
-    }
-    if granularity == 0 {
-        return Err(Error::InvalidParameter { name: "granularity".into(), reason: "it must be at least 1".into() });
-    }
-    let g = granularity;
-    check_shape(Shape::image(width, height))?;
-    let mut rng = rand_mt::Mt::new(seed);
-    let (bw, bh) = (width.div_ceil(g), height.div_ceil(g));
-    let threshold = (u64::from(density_percent) << 32) / 100;
-    let squares: Vec<bool> = (0..bw * bh).map(|_| u64::from(rng.next_u32()) < threshold).collect();
-    BinaryImage::image_from_fn(width, height, |x, y| squares[(y / g) * bw + x / g])
+    // The volume's cubes of depth 1 are the image's squares, drawn in the same order.
+    random_volume(width, height, 1, density_percent, granularity, seed)
 }
 
 /// A random volume as the papers' 3D density/granularity experiments (YACCLAB's): the volume is

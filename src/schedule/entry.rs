@@ -111,19 +111,9 @@ impl AlgorithmInfo {
         schedule: ScheduleBuilder,
     ) -> Self {
         AlgorithmInfo {
-            name,
-            summary,
-            connectivities,
-            raw_labels,
-            inline_compression: false,
             iterative: false,
-            phases,
-            ranks_in_last_pass: false,
-            flat_volume_ranges: false,
-            kernel,
-            defines,
             variant: PLAIN,
-            schedule,
+            ..Self::iterative(name, summary, connectivities, raw_labels, phases, kernel, defines, schedule)
         }
     }
 
