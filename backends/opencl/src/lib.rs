@@ -11,6 +11,7 @@ mod discovery;
 mod pool;
 pub mod ptxas;
 mod runtime;
+mod staging;
 
 pub use atomics::{Atomics, ATOMICS_VAR};
 pub use discovery::{devices, DeviceDesc, DeviceKind};

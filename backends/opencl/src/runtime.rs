@@ -20,27 +20,8 @@ use opencl3::types::{cl_event, cl_int, cl_mem, cl_ulong, CL_BLOCKING};
 use crate::discovery::{describe, takes_nv_options, DeviceDesc};
 use crate::pool::{BufferPool, KeptBudget, PooledBuffer};
 use crate::ptxas::Ptxas;
+use crate::staging::{self, MappedHost, Regions, Staging, Target};
 use crate::{call_error, driver_lock};
-
-/// A host-mapped buffer (see `alloc_host`), unmapped and released when dropped.
-struct MappedHost {
-    buffer: ClBuffer<u8>,
-    queue: CommandQueue,
-    ptr: *mut std::ffi::c_void,
-}
-
-// SAFETY: the mapping is owned exclusively; the OpenCL objects are thread-safe.
-unsafe impl Send for MappedHost {}
-// SAFETY: never read through the owner.
-unsafe impl Sync for MappedHost {}
-
-impl Drop for MappedHost {
-    fn drop(&mut self) {
-        // SAFETY: the pointer is the buffer's live mapping, unmapped once.
-        let _ = unsafe { self.queue.enqueue_unmap_mem_object(self.buffer.get(), self.ptr, &[]) };
-        let _ = self.queue.finish();
-    }
-}
 
 /// A program whose release takes the driver lock (see [`SerialKernel`]).
 struct SerialProgram(Option<ClProgram>);
@@ -98,6 +79,8 @@ struct Shared {
     /// What the pools of this device's queues keep between them: at most a quarter of its
     /// memory.
     kept_budget: Arc<KeptBudget>,
+    /// The live buffers `alloc_host` handed out: copies from or into them are not staged.
+    host_regions: Arc<Regions>,
 }
 
 /// One OpenCL device (its context) and an in-order profiling command queue of this handle's own.
@@ -114,6 +97,10 @@ pub struct Runtime {
     cache: KernelCache,
     /// Buffers released by this handle's owners, for its next allocations (not shared).
     pool: Arc<BufferPool>,
+    /// Whether large copies from or into pageable memory are staged (see [`crate::staging`]).
+    stage: bool,
+    /// This handle's staging buffers, made at its first staged copy.
+    staging: Mutex<Option<Staging>>,
 }
 
 impl Runtime {
@@ -157,8 +144,12 @@ impl Runtime {
             device_key,
             zero_by_writing,
             kept_budget,
+            host_regions: Arc::default(),
         });
-        Self::with_queue(shared, KernelCache::from_env())
+        // Not on Oclgrind, which takes a buffer as written only after one write of its whole
+        // range (see `zero`), and where a simulated device gains nothing from it.
+        let stage = staging::enabled_by_env() && !zero_by_writing;
+        Self::with_queue(shared, KernelCache::from_env(), stage)
     }
 
     /// The `clBuildProgram` options of `defines` on this device ([`build_options`]), with how its
@@ -209,14 +200,49 @@ impl Runtime {
         self.shared.device_key.clone().part("options", self.build_options(defines)).part("source", source)
     }
 
-    fn with_queue(shared: Arc<Shared>, cache: KernelCache) -> Result<Self> {
+    /// This runtime (and the queues made from it afterwards), staging large copies from and into
+    /// pageable memory or not (see [`crate::staging`]), whatever `CCL_OPENCL_STAGING` says.
+    pub fn with_staging(mut self, stage: bool) -> Self {
+        self.stage = stage;
+        self
+    }
+
+    /// How many copies this handle staged (see [`crate::staging`]).
+    pub fn staged_copies(&self) -> u64 {
+        self.staging.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Staging::copies)
+    }
+
+    /// Whether a copy of `len` bytes from or into `host` goes through the staging buffers: a
+    /// large one, with staging on, of memory that `alloc_host` did not hand out.
+    fn stages(&self, host: *const u8, len: usize) -> bool {
+        self.stage && len >= staging::MIN_STAGED && !self.shared.host_regions.contains(host)
+    }
+
+    /// Runs `copy` with this handle's staging buffers, making them at its first use.
+    fn with_staging_buffers(&self, copy: impl FnOnce(&mut Staging) -> Result<()>) -> Result<()> {
+        let mut staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if staging.is_none() {
+            *staging = Some(Staging::new(&self.shared.context, &self.shared.name)?);
+        }
+        copy(staging.as_mut().expect("made above"))
+    }
+
+    fn with_queue(shared: Arc<Shared>, cache: KernelCache, stage: bool) -> Result<Self> {
         #[allow(deprecated)]
         // clCreateCommandQueue: the OpenCL 1.2 entry point, also on 2.0+ drivers
         let queue = CommandQueue::create_default(&shared.context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| call_error(&shared.name, "clCreateCommandQueue", e))?;
         // Kept buffers hold device memory: the device's queues keep at most a quarter of it.
         let pool = BufferPool::new(shared.kept_budget.clone());
-        Ok(Self { shared, queue, timeline: Mutex::new(Timeline::default()), cache, pool })
+        Ok(Self {
+            shared,
+            queue,
+            timeline: Mutex::new(Timeline::default()),
+            cache,
+            pool,
+            stage,
+            staging: Mutex::new(None),
+        })
     }
 
     /// The device this runtime drives.
@@ -480,7 +506,7 @@ impl Gpu for Runtime {
 
     fn new_queue(&self) -> Result<Box<dyn Gpu>> {
         let _serialised = driver_lock();
-        Ok(Box::new(Self::with_queue(self.shared.clone(), self.cache.clone())?))
+        Ok(Box::new(Self::with_queue(self.shared.clone(), self.cache.clone(), self.stage)?))
     }
 
     /// Takes the program's binary from the kernel cache when an intact entry for this source,
@@ -563,44 +589,31 @@ impl Gpu for Runtime {
     /// NVIDIA's OpenCL; `CL_MEM_ALLOC_HOST_PTR`), mapped once for the host for as long as it
     /// lives: reads and writes of device buffers from or into it skip the driver's staging.
     fn alloc_host(&self, bytes: usize) -> Result<HostBuffer> {
-        use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR};
-        let _serialised = driver_lock();
-        let flags = CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR;
-        // SAFETY: no host pointer is passed; the driver allocates the memory.
-        let buffer = unsafe { ClBuffer::<u8>::create(&self.shared.context, flags, bytes.max(1), ptr::null_mut()) }
-            .map_err(self.err("clCreateBuffer"))?;
-        #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&self.shared.context, 0).map_err(self.err("clCreateCommandQueue"))?;
-        let mut mapped: opencl3::types::cl_mem = ptr::null_mut();
-        // SAFETY: a blocking map of the whole buffer; the pointer stays valid until unmapped.
-        unsafe {
-            queue.enqueue_map_buffer(
-                &buffer,
-                CL_BLOCKING,
-                CL_MAP_READ | CL_MAP_WRITE,
-                0,
-                bytes.max(1),
-                &mut mapped,
-                &[],
-            )
-        }
-        .map_err(self.err("clEnqueueMapBuffer"))?;
-        let ptr = mapped.cast::<u8>();
+        let host = MappedHost::new(&self.shared.context, &self.shared.name, bytes)?;
+        let ptr = host.ptr();
+        // Copies from or into it go to the driver directly, never staged.
+        let owner = self.shared.host_regions.register(host, bytes);
         // SAFETY: the mapped region holds `bytes` bytes (aligned as the driver maps: at least
         // 8) and stays valid until the owner unmaps it.
-        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, MappedHost { buffer, queue, ptr: ptr.cast() }) })
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, owner) })
     }
 
+    /// Large copies from pageable memory go through this handle's staging buffers
+    /// ([`crate::staging`]); others are one blocking write. Returns when the copy is done.
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len(), "write of {} bytes into a {}-byte buffer", data.len(), buffer.len());
         if data.is_empty() {
             return Ok(());
         }
         let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
+        self.seal(&mut self.timeline())?;
+        if self.stages(data.as_ptr(), data.len()) {
+            let target = Target { library, queue: self.queue.get(), mem, device: &self.shared.name };
+            return self.with_staging_buffers(|staging| staging.write(&target, data));
+        }
         // The raw entry point (cl3 declares it safe): a blocking write of `data.len()` bytes,
         // within the buffer (checked above), without an event (a blocking copy needs none, and
         // making one costs host time, see Timeline).
-        self.seal(&mut self.timeline())?;
         self.enqueue("clEnqueueWriteBuffer", false, |event| {
             library.clEnqueueWriteBuffer(
                 self.queue.get(),
@@ -617,15 +630,21 @@ impl Gpu for Runtime {
         Ok(())
     }
 
+    /// Large copies into pageable memory go through this handle's staging buffers
+    /// ([`crate::staging`]); others are one blocking read. Returns when `out` is complete.
     fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
         assert!(out.len() <= buffer.len(), "read of {} bytes from a {}-byte buffer", out.len(), buffer.len());
         if out.is_empty() {
             return Ok(());
         }
         let (library, mem) = (library()?, buffer.native::<PooledBuffer>(&self.shared.name)?.buffer().get());
+        self.seal(&mut self.timeline())?;
+        if self.stages(out.as_ptr(), out.len()) {
+            let target = Target { library, queue: self.queue.get(), mem, device: &self.shared.name };
+            return self.with_staging_buffers(|staging| staging.read(&target, out));
+        }
         // The raw entry point: a blocking read of `out.len()` bytes, within the buffer (checked
         // above), without an event, as writes.
-        self.seal(&mut self.timeline())?;
         self.enqueue("clEnqueueReadBuffer", false, |event| {
             library.clEnqueueReadBuffer(
                 self.queue.get(),

@@ -1,0 +1,94 @@
+//! Copies between host memory and device buffers of every size around the OpenCL backend's
+//! staging thresholds (backends/opencl/src/staging.rs: 4 MiB and up staged in 16 MiB chunks),
+//! from and into ordinary memory and memory of `alloc_host`'s, with staging on and off: every
+//! byte round-trips, and the copies that should be staged are, the others not. Then a large
+//! image labeled through upload, run and download on every device equals the CPU reference,
+//! from ordinary and page-locked memory. `cargo test --test transfers -- ::opencl_cpu` runs the
+//! POCL ones.
+
+mod common;
+
+use ccl::{Algorithm, Connectivity, Labeler, Options};
+use common::images::random;
+
+device_tests! {
+    a_large_image_labels_as_the_reference_through_host_memory: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+/// A 4096 x 4096 image (16 MiB up, 64 MiB of labels down: staged on OpenCL, and on CUDA) from
+/// ordinary memory and from the device's page-locked memory, labeled, and its raw labels
+/// downloaded into both: they equal the CPU reference's.
+fn a_large_image_labels_as_the_reference_through_host_memory(d: &common::TestDevice) {
+    let n = 4096;
+    let image = random(n, n, 45, 1, 21);
+    let algorithm = Algorithm::UF;
+    let connectivity = Connectivity::Eight;
+    let want = ccl::reference::label_as(&image, connectivity, algorithm.raw_labels());
+    let mut labeler = d.device.labeler_for(algorithm, connectivity).expect("labeler");
+    let mut pinned = d.device.pinned_buffer::<u8>(image.values().len()).expect("host array");
+    pinned.copy_from_slice(image.values());
+    let mut pinned_labels = d.device.pinned_buffer::<u32>(image.values().len()).expect("host labels");
+    for (from, elements) in [("ordinary", image.values()), ("page-locked", &pinned[..])] {
+        let on_device = labeler.upload_array(image.shape(), elements).expect("upload");
+        let labels = labeler.run(&on_device, &Options::new(connectivity)).expect("label").labels;
+        let what = format!("{}: image from {from} memory", d.token);
+        assert!(labeler.download(&labels).expect("download") == want, "{what}: labels into ordinary memory");
+        labeler.download_into(&labels, &mut pinned_labels).expect("download into page-locked memory");
+        assert!(pinned_labels[..] == *want.values(), "{what}: labels into page-locked memory");
+    }
+}
+
+#[cfg(feature = "opencl")]
+mod opencl {
+    use ccl_backend::Gpu;
+
+    const MIB: usize = 1 << 20;
+    /// Around the thresholds: below, at and past 4 MiB, past one and two 16 MiB chunks, none a
+    /// multiple of a chunk but one.
+    const SIZES: [usize; 7] = [1, 4 * MIB - 1, 4 * MIB, 16 * MIB, 16 * MIB + 3, 32 * MIB + 1, 40 * MIB + 5];
+
+    /// `len` bytes no buffer holds by chance, none repeating at any chunk's offset (the top
+    /// byte of a multiplicative hash of the index).
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8 ^ seed).collect()
+    }
+
+    crate::device_tests! {
+        opencl;
+        every_size_round_trips_and_large_copies_of_ordinary_memory_are_staged: [opencl_cpu, opencl_gpu],
+    }
+
+    fn every_size_round_trips_and_large_copies_of_ordinary_memory_are_staged(desc: &ccl_opencl::DeviceDesc) {
+        let device = &desc.name;
+        for stage in [true, false] {
+            let gpu =
+                ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device").with_staging(stage);
+            for (i, &len) in SIZES.iter().enumerate() {
+                let what = format!("{device}: {len} bytes, staging {}", if stage { "on" } else { "off" });
+                let data = pattern(len, i as u8);
+                // A buffer two bytes longer: a copy covers its first `len` bytes only.
+                let mut buffer = gpu.alloc(len + 2).expect("alloc");
+                let staged = gpu.staged_copies();
+                gpu.write(&mut buffer, &data).expect("write");
+                let mut out = vec![0u8; len];
+                gpu.read(&buffer, &mut out).expect("read");
+                assert!(out == data, "{what}: ordinary memory did not round-trip");
+                let want = if stage && len >= 4 * MIB { 2 } else { 0 };
+                assert_eq!(gpu.staged_copies() - staged, want, "{what}: staged copies");
+
+                // From and into alloc_host's memory: never staged.
+                let mut host = gpu.alloc_host(len).expect("alloc_host");
+                host.as_mut_slice().copy_from_slice(&pattern(len, i as u8 + 100));
+                let staged = gpu.staged_copies();
+                gpu.write(&mut buffer, host.as_slice()).expect("write from alloc_host");
+                gpu.read(&buffer, &mut out).expect("read");
+                assert!(out[..] == *host.as_slice(), "{what}: from alloc_host's memory");
+                gpu.write(&mut buffer, &data).expect("write");
+                gpu.read(&buffer, host.as_mut_slice()).expect("read into alloc_host");
+                assert!(*host.as_slice() == data[..], "{what}: into alloc_host's memory");
+                let want = if stage && len >= 4 * MIB { 2 } else { 0 };
+                assert_eq!(gpu.staged_copies() - staged, want, "{what}: only the ordinary memory's copies staged");
+            }
+        }
+    }
+}
