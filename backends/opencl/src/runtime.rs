@@ -97,7 +97,7 @@ pub struct Runtime {
     cache: KernelCache,
     /// Buffers released by this handle's owners, for its next allocations (not shared).
     pool: Arc<BufferPool>,
-    /// Whether large copies from or into pageable memory are staged (see [`crate::staging`]).
+    /// Whether large copies from or into pageable memory are staged (see `src/staging.rs`).
     stage: bool,
     /// This handle's staging buffers, made at its first staged copy.
     staging: Mutex<Option<Staging>>,
@@ -201,13 +201,13 @@ impl Runtime {
     }
 
     /// This runtime (and the queues made from it afterwards), staging large copies from and into
-    /// pageable memory or not (see [`crate::staging`]), whatever `CCL_OPENCL_STAGING` says.
+    /// pageable memory or not (see `src/staging.rs`), whatever `CCL_OPENCL_STAGING` says.
     pub fn with_staging(mut self, stage: bool) -> Self {
         self.stage = stage;
         self
     }
 
-    /// How many copies this handle staged (see [`crate::staging`]).
+    /// How many copies this handle staged (see `src/staging.rs`).
     pub fn staged_copies(&self) -> u64 {
         self.staging.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Staging::copies)
     }
@@ -599,7 +599,7 @@ impl Gpu for Runtime {
     }
 
     /// Large copies from pageable memory go through this handle's staging buffers
-    /// ([`crate::staging`]); others are one blocking write. Returns when the copy is done.
+    /// (`src/staging.rs`); others are one blocking write. Returns when the copy is done.
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buffer.len(), "write of {} bytes into a {}-byte buffer", data.len(), buffer.len());
         if data.is_empty() {
@@ -631,7 +631,7 @@ impl Gpu for Runtime {
     }
 
     /// Large copies into pageable memory go through this handle's staging buffers
-    /// ([`crate::staging`]); others are one blocking read. Returns when `out` is complete.
+    /// (`src/staging.rs`); others are one blocking read. Returns when `out` is complete.
     fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()> {
         assert!(out.len() <= buffer.len(), "read of {} bytes from a {}-byte buffer", out.len(), buffer.len());
         if out.is_empty() {

@@ -15,8 +15,12 @@
 //! has the device fill one buffer while the host empties the other. Either call returns when the
 //! whole copy is done, as a direct one does. Smaller copies, and copies from or into the
 //! registry's memory, are one blocking command. On other drivers (POCL, where such memory is
-//! ordinary memory) the path is the same, only without the gain. `CCL_OPENCL_STAGING=0` (or
-//! `off`) turns staging off for the runtimes opened afterwards, for A/B measurements.
+//! ordinary memory) the path is the same, only without the gain; on Oclgrind staging is off (it
+//! takes a buffer as initialised only after one write of its whole range). `CCL_OPENCL_STAGING=0`
+//! (or `off`) turns staging off for the runtimes opened afterwards, for A/B measurements.
+//!
+//! Staged copies, like direct ones, are not timed: the runtime ends the span of its timed
+//! commands first (its `seal`), and their events never enter its timeline.
 
 use std::collections::BTreeMap;
 use std::ptr;
@@ -195,7 +199,7 @@ impl Staging {
         Ok(Self { slots: [slot()?, slot()?], copies: 0 })
     }
 
-    /// How many copies went through these buffers.
+    /// How many copies went through these buffers (completed ones).
     pub(crate) fn copies(&self) -> u64 {
         self.copies
     }
@@ -239,7 +243,7 @@ impl Staging {
         let result =
             self.write_chunks(target, data).and_then(|()| (0..2).try_for_each(|k| self.wait(k, target.device)));
         self.wait_all();
-        self.copies += 1;
+        self.copies += u64::from(result.is_ok());
         result
     }
 
@@ -275,7 +279,7 @@ impl Staging {
     pub(crate) fn read(&mut self, target: &Target, out: &mut [u8]) -> Result<()> {
         let result = self.read_chunks(target, out);
         self.wait_all();
-        self.copies += 1;
+        self.copies += u64::from(result.is_ok());
         result
     }
 
