@@ -1,7 +1,8 @@
 //! Copies between host memory and device buffers of every size around the OpenCL backend's
 //! staging thresholds (backends/opencl/src/staging.rs: 4 MiB and up staged in 16 MiB chunks),
 //! from and into ordinary memory and memory of `alloc_host`'s, with staging on and off: every
-//! byte round-trips, and the copies that should be staged are, the others not. Then a large
+//! byte round-trips, and the copies that should be staged are, the others not; so do large
+//! copies from several threads at once (on one runtime and on queues of it). Then a large
 //! image labeled through upload, run and download on every device equals the CPU reference,
 //! from ordinary and page-locked memory. `cargo test --test transfers -- ::opencl_cpu` runs the
 //! POCL ones.
@@ -56,6 +57,7 @@ mod opencl {
     crate::device_tests! {
         opencl;
         every_size_round_trips_and_large_copies_of_ordinary_memory_are_staged: [opencl_cpu, opencl_gpu],
+        staged_copies_from_several_threads_round_trip: [opencl_cpu, opencl_gpu],
     }
 
     fn every_size_round_trips_and_large_copies_of_ordinary_memory_are_staged(desc: &ccl_opencl::DeviceDesc) {
@@ -90,5 +92,30 @@ mod opencl {
                 assert_eq!(gpu.staged_copies() - staged, want, "{what}: only the ordinary memory's copies staged");
             }
         }
+    }
+
+    /// Large copies from several threads at once, on queues of their own and two on one runtime
+    /// (whose staging buffers they then take in turn), each round-trip their own bytes.
+    fn staged_copies_from_several_threads_round_trip(desc: &ccl_opencl::DeviceDesc) {
+        let gpu = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device").with_staging(true);
+        let queues: Vec<Box<dyn Gpu>> = (0..2).map(|_| gpu.new_queue().expect("queue")).collect();
+        let handles: Vec<&dyn Gpu> =
+            [&gpu as &dyn Gpu, &gpu].into_iter().chain(queues.iter().map(|q| q.as_ref())).collect();
+        let len = 20 * MIB + 7;
+        std::thread::scope(|scope| {
+            for (t, handle) in handles.into_iter().enumerate() {
+                scope.spawn(move || {
+                    for round in 0..3u8 {
+                        let data = pattern(len, t as u8 * 16 + round);
+                        let mut buffer = handle.alloc(len).expect("alloc");
+                        handle.write(&mut buffer, &data).expect("write");
+                        let mut out = vec![0u8; len];
+                        handle.read(&buffer, &mut out).expect("read");
+                        assert!(out == data, "{}: thread {t}, round {round}", desc.name);
+                    }
+                });
+            }
+        });
+        assert_eq!(gpu.staged_copies(), 2 * 2 * 3, "{}: the runtime's own threads' copies", desc.name);
     }
 }
