@@ -1,5 +1,6 @@
 //! Copies between host memory and device buffers of every size around the OpenCL backend's
-//! staging thresholds (backends/opencl/src/staging.rs: 4 MiB and up staged in 16 MiB chunks),
+//! staging thresholds (backends/opencl/src/staging.rs: uploads of 16 MiB and up, downloads of 4 MiB
+//! and up staged in 16 MiB chunks),
 //! from and into ordinary memory and memory of `alloc_host`'s, with staging on and off: every
 //! byte round-trips, and the copies that should be staged are, the others not; so do large
 //! copies from several threads at once (on one runtime and on queues of it). Then a large
@@ -60,6 +61,12 @@ mod opencl {
         staged_copies_from_several_threads_round_trip: [opencl_cpu, opencl_gpu],
     }
 
+    /// Staged copies of one write and one read of `len` bytes of ordinary memory: uploads of
+    /// 16 MiB and more, downloads of 4 MiB and more (backends/opencl/src/staging.rs).
+    fn expected_staged(stage: bool, len: usize) -> u64 {
+        u64::from(stage && len >= 16 * MIB) + u64::from(stage && len >= 4 * MIB)
+    }
+
     fn every_size_round_trips_and_large_copies_of_ordinary_memory_are_staged(desc: &ccl_opencl::DeviceDesc) {
         let device = &desc.name;
         for stage in [true, false] {
@@ -75,7 +82,7 @@ mod opencl {
                 let mut out = vec![0u8; len];
                 gpu.read(&buffer, &mut out).expect("read");
                 assert!(out == data, "{what}: ordinary memory did not round-trip");
-                let want = if stage && len >= 4 * MIB { 2 } else { 0 };
+                let want = expected_staged(stage, len);
                 assert_eq!(gpu.staged_copies() - staged, want, "{what}: staged copies");
 
                 // From and into alloc_host's memory: never staged.
@@ -88,7 +95,7 @@ mod opencl {
                 gpu.write(&mut buffer, &data).expect("write");
                 gpu.read(&buffer, host.as_mut_slice()).expect("read into alloc_host");
                 assert!(*host.as_slice() == data[..], "{what}: into alloc_host's memory");
-                let want = if stage && len >= 4 * MIB { 2 } else { 0 };
+                let want = expected_staged(stage, len);
                 assert_eq!(gpu.staged_copies() - staged, want, "{what}: only the ordinary memory's copies staged");
             }
         }

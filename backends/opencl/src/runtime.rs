@@ -212,10 +212,10 @@ impl Runtime {
         self.staging.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Staging::copies)
     }
 
-    /// Whether a copy of `len` bytes from or into `host` goes through the staging buffers: a
-    /// large one, with staging on, of memory that `alloc_host` did not hand out.
-    fn stages(&self, host: *const u8, len: usize) -> bool {
-        self.stage && len >= staging::MIN_STAGED && !self.shared.host_regions.contains(host)
+    /// Whether a copy of `len` bytes from or into `host` goes through the staging buffers: one
+    /// of at least `min` bytes, with staging on, of memory that `alloc_host` did not hand out.
+    fn stages(&self, host: *const u8, len: usize, min: usize) -> bool {
+        self.stage && len >= min && !self.shared.host_regions.contains(host)
     }
 
     /// Runs `copy` with this handle's staging buffers, making them at its first use.
@@ -607,7 +607,7 @@ impl Gpu for Runtime {
         }
         let (library, mem) = (library()?, buffer.native_mut::<PooledBuffer>(&self.shared.name)?.buffer_mut().get());
         self.seal(&mut self.timeline())?;
-        if self.stages(data.as_ptr(), data.len()) {
+        if self.stages(data.as_ptr(), data.len(), staging::MIN_STAGED_WRITE) {
             let target = Target { library, queue: self.queue.get(), mem, device: &self.shared.name };
             return self.with_staging_buffers(|staging| staging.write(&target, data));
         }
@@ -639,7 +639,7 @@ impl Gpu for Runtime {
         }
         let (library, mem) = (library()?, buffer.native::<PooledBuffer>(&self.shared.name)?.buffer().get());
         self.seal(&mut self.timeline())?;
-        if self.stages(out.as_ptr(), out.len()) {
+        if self.stages(out.as_ptr(), out.len(), staging::MIN_STAGED_READ) {
             let target = Target { library, queue: self.queue.get(), mem, device: &self.shared.name };
             return self.with_staging_buffers(|staging| staging.read(&target, out));
         }

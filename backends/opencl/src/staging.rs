@@ -7,7 +7,8 @@
 //! staging. [`Gpu::alloc_host`](ccl_backend::Gpu::alloc_host) hands such buffers out and keeps
 //! their address ranges in a [`Regions`] registry while they live.
 //!
-//! Copies of at least [`MIN_STAGED`] bytes from or into memory that is not in that registry go
+//! Uploads of at least [`MIN_STAGED_WRITE`] bytes and downloads of at least [`MIN_STAGED_READ`]
+//! from or into memory that is not in that registry go
 //! through two mapped staging buffers of the runtime handle ([`Staging`], made at the first such
 //! copy and kept), chunk by chunk: the host side of a chunk is copied by several threads at once
 //! (rayon, in pieces) while the device copies the other chunk with a non-blocking command. A
@@ -38,8 +39,13 @@ use crate::{call_error, driver_lock};
 
 /// The environment variable that turns staging off (`0` or `off`).
 pub(crate) const STAGING_VAR: &str = "CCL_OPENCL_STAGING";
-/// Copies smaller than this go through the driver directly.
-pub(crate) const MIN_STAGED: usize = 4 << 20;
+/// Uploads smaller than this go through the driver directly: NVIDIA's OpenCL copies 4 and 8 MiB
+/// of pageable memory faster by itself than through one or two staged chunks, 16 MiB and more
+/// slower (an H200: 0.31 against 0.46 ms at 4 MiB, 1.51 against 1.06 ms at 16 MiB;
+/// bench-results/h200/issue51-staging/).
+pub(crate) const MIN_STAGED_WRITE: usize = 16 << 20;
+/// Downloads smaller than this go through the driver directly.
+pub(crate) const MIN_STAGED_READ: usize = 4 << 20;
 /// Bytes per chunk, and per staging buffer.
 const CHUNK: usize = 16 << 20;
 /// Bytes per host-copying task.
