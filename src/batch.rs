@@ -93,7 +93,13 @@ impl BatchOptions {
     /// Consecutive labels, two labelers a device, a thread a core for decoding and as many for
     /// the sink, [`Pool::new`]'s bound.
     pub fn new(algorithm: Algorithm, connectivity: Connectivity) -> Self {
-        Self { algorithm, run: Options::new(connectivity).consecutive(), workers: 2, jobs: cores(), max_in_flight: None }
+        Self {
+            algorithm,
+            run: Options::new(connectivity).consecutive(),
+            workers: 2,
+            jobs: cores(),
+            max_in_flight: None,
+        }
     }
 
     /// The pool for `labelers` labelers in all.
@@ -145,10 +151,15 @@ impl StagedLabeler {
         staged.copy_from_slice(image.values());
         let staged = &*staged;
         let output = staging(device, output, n)?;
-        run_host(labeler, options, |l| l.upload_array(image.shape(), staged), |l, labels| {
-            l.download_into(labels, output)?;
-            LabelImage::new(labels.shape(), output.to_vec())
-        })
+        run_host(
+            labeler,
+            options,
+            |l| l.upload_array(image.shape(), staged),
+            |l, labels| {
+                l.download_into(labels, output)?;
+                LabelImage::new(labels.shape(), output.to_vec())
+            },
+        )
     }
 }
 

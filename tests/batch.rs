@@ -88,28 +88,34 @@ fn image_of(i: u32) -> Result<BinaryImage> {
 fn a_batch_over_several_devices_labels_every_image_as_alone() {
     const N: u32 = 40;
     let present = common::shared_devices();
-    let devices: Vec<Device> = present
-        .iter()
-        .filter(|d| d.token == "cpu" || d.token == "opencl-cpu")
-        .map(|d| d.device.clone())
-        .collect();
+    let devices: Vec<Device> =
+        present.iter().filter(|d| d.token == "cpu" || d.token == "opencl-cpu").map(|d| d.device.clone()).collect();
     if !present.iter().any(|d| d.token == "opencl-cpu") {
         assert!(!common::is_required("opencl-cpu"), "CCL_REQUIRE_BACKENDS requires opencl-cpu, which is not present");
         eprintln!("note: no OpenCL CPU device; the batch runs on the CPU reference alone");
     }
     let options = BatchOptions { workers: 2, jobs: 3, ..BatchOptions::new(Algorithm::BKE_IC, Connectivity::Eight) };
     let seen = Mutex::new(vec![false; N as usize]);
-    label_batch(&devices, &options, 0..N, |&i| image_of(i), |i, result| {
-        assert!(!std::mem::replace(&mut seen.lock().unwrap()[i as usize], true), "input {i} reached the sink twice");
-        if i == 3 {
-            assert!(matches!(result, Err(Error::EmptyImage { .. })), "input 3 should fail: {result:?}");
-            return;
-        }
-        let labeling = result.unwrap_or_else(|e| panic!("input {i}: {e}"));
-        let (expected, count) = reference::label(&image_of(i).unwrap(), Connectivity::Eight).into_consecutive();
-        assert_eq!(labeling.labels, expected, "input {i}: labels differ from the image labeled alone");
-        assert_eq!(labeling.count, Some(count), "input {i}: component count");
-    })
+    label_batch(
+        &devices,
+        &options,
+        0..N,
+        |&i| image_of(i),
+        |i, result| {
+            assert!(
+                !std::mem::replace(&mut seen.lock().unwrap()[i as usize], true),
+                "input {i} reached the sink twice"
+            );
+            if i == 3 {
+                assert!(matches!(result, Err(Error::EmptyImage { .. })), "input 3 should fail: {result:?}");
+                return;
+            }
+            let labeling = result.unwrap_or_else(|e| panic!("input {i}: {e}"));
+            let (expected, count) = reference::label(&image_of(i).unwrap(), Connectivity::Eight).into_consecutive();
+            assert_eq!(labeling.labels, expected, "input {i}: labels differ from the image labeled alone");
+            assert_eq!(labeling.count, Some(count), "input {i}: component count");
+        },
+    )
     .unwrap();
     assert!(seen.into_inner().unwrap().iter().all(|s| *s), "inputs missing from the sink");
 }
