@@ -109,30 +109,48 @@ pub(super) fn device_list(s: &str) -> std::result::Result<DeviceList, String> {
     Ok(DeviceList::Ids(ids))
 }
 
-/// Opens the devices of a folder job, each announced ("device: ID NAME (HOW)"): those of
-/// `--devices` when given, else the one of `--device` / `--backend` ([`open_device`]). With
-/// `--devices all`, every device discovery lists that is no CPU and opens (an OpenCL device of
-/// the name of a CUDA device listed too, the same GPU seen twice, is left out), or, without
-/// one, every device that opens. A listed device that does not open fails the job before any
-/// work.
+/// [`open_devices`], then says which devices they are and how they were chosen, one line each.
 pub(super) fn open_devices_announced(
     list: Option<&DeviceList>,
     device: Option<DeviceId>,
     backend: BackendChoice,
 ) -> Result<Vec<Device>> {
-    let announce = |device: &Device, how: &str| say!("device: {} {} ({how})", device.info().id, device.info().name);
+    open_devices(list, device, backend).map(announce_devices)
+}
+
+/// Says which devices `opened` are and how they were chosen ("device: ID NAME (HOW)").
+pub(super) fn announce_devices(opened: Vec<(Device, &'static str)>) -> Vec<Device> {
+    opened
+        .into_iter()
+        .map(|(device, how)| {
+            say!("device: {} {} ({how})", device.info().id, device.info().name);
+            device
+        })
+        .collect()
+}
+
+/// Opens the devices of a folder job, each with how it was chosen: those of `--devices` when
+/// given, else the one of `--device` / `--backend` ([`open_device`]). With `--devices all`,
+/// every device discovery lists that is no CPU and opens (an OpenCL device of the name of a
+/// CUDA device listed too, the same GPU seen twice, is left out), or, without one, every device
+/// that opens. A listed device that does not open fails the job.
+pub(super) fn open_devices(
+    list: Option<&DeviceList>,
+    device: Option<DeviceId>,
+    backend: BackendChoice,
+) -> Result<Vec<(Device, &'static str)>> {
     let opened = match list {
-        None => return open_device_announced(device, backend).map(|d| vec![d]),
+        None => return open_device(device, backend).map(|d| vec![d]),
         Some(DeviceList::Ids(ids)) => {
             let open = |id: DeviceId| {
-                Device::open(id).map_err(|e| match e.to_string().contains(&id.to_string()) {
-                    true => e,
-                    false => BackendError::UnknownDevice { id: id.to_string(), reason: e.to_string() }.into(),
+                Device::open(id).map(|d| (d, "given with --devices")).map_err(|e| {
+                    match e.to_string().contains(&id.to_string()) {
+                        true => e,
+                        false => BackendError::UnknownDevice { id: id.to_string(), reason: e.to_string() }.into(),
+                    }
                 })
             };
-            let devices = ids.iter().map(|&id| open(id)).collect::<Result<Vec<_>>>()?;
-            devices.iter().for_each(|d| announce(d, "given with --devices"));
-            devices
+            ids.iter().map(|&id| open(id)).collect::<Result<Vec<_>>>()?
         }
         Some(DeviceList::All) => {
             let found = ccl::discover();
@@ -148,10 +166,7 @@ pub(super) fn open_devices_announced(
             let mut devices = Vec::new();
             for info in candidates {
                 match Device::open(info.id) {
-                    Ok(d) => {
-                        announce(&d, "--devices all");
-                        devices.push(d);
-                    }
+                    Ok(d) => devices.push((d, "--devices all")),
                     Err(e) => note!("note: {} did not open, so it takes no part: {e}", info.id),
                 }
             }

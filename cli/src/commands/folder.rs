@@ -21,7 +21,7 @@ use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
-use super::device_choice::{note_slow_builds, open_devices_announced};
+use super::device_choice::{announce_devices, note_slow_builds, open_devices};
 use super::label_args::LabelArgs;
 
 /// The work of a folder job: each input image with its output, and the entries that look like
@@ -160,9 +160,11 @@ fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let ext = args.format.extension();
-    // Opened first: a device that is not there fails the job before any work.
-    let devices = open_devices_announced(args.devices.as_ref(), args.device, args.backend)?;
+    // Opened first, so that a device that is not there fails the job before any work, and
+    // announced once the outputs are checked.
+    let devices = open_devices(args.devices.as_ref(), args.device, args.backend)?;
     let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
+    let devices = announce_devices(devices);
     let (volumes, images): (Vec<_>, Vec<_>) =
         jobs.iter().partition(|(input, _)| io::tiff_pages(input).is_ok_and(|n| n > 1));
     let volume_count = match volumes.len() {
