@@ -179,7 +179,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let tally = Mutex::new(Tally { failed: unreadable, ..Tally::default() });
     if !images.is_empty() {
         let read = args.read_options();
-        let decode = |&&(ref input, _): &&(PathBuf, PathBuf)| {
+        let decode = |(input, _): &&(PathBuf, PathBuf)| {
             let decoded = io::read_image(input, &read);
             if let Ok(d) = &decoded {
                 note_frames(&bar, input, d.source.frames, "labeled");
@@ -324,7 +324,7 @@ pub fn pages_folder(
     let bar = progress(files.len());
     let start = Instant::now();
     let tally = Mutex::new(Tally { failed: unreadable, ..Tally::default() });
-    let decode = |&(ref input, _): &(PathBuf, PathBuf)| {
+    let decode = |(input, _): &&(PathBuf, PathBuf)| {
         let page = io::read_gray(input, max_pixels);
         if let Ok((_, source)) = &page {
             note_frames(&bar, input, source.frames, "binarized");
@@ -346,12 +346,12 @@ pub fn pages_folder(
         _ => Ok(PageOut::Ink(binarizer.binarize(&page, params)?.0)),
     };
     let pool = Pool::new(jobs, workers.len());
-    run_pipeline(pool, files.iter().cloned(), decode, workers, work, |(input, output), page| {
+    run_pipeline(pool, files.iter(), decode, workers, work, |(input, output), page| {
         let done = page.and_then(|page| match page {
-            PageOut::Labels(labels) => io::write_labels(&output, &labels),
-            PageOut::Ink(ink) => io::write_binary(&output, &ink),
+            PageOut::Labels(labels) => io::write_labels(output, &labels),
+            PageOut::Ink(ink) => io::write_binary(output, &ink),
         });
-        lock(&tally).record(&bar, &input, done.map(|()| 0));
+        lock(&tally).record(&bar, input, done.map(|()| 0));
     });
     let tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     bar.finish_and_clear();

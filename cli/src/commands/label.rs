@@ -209,10 +209,10 @@ fn wants_stats(args: &LabelArgs) -> bool {
 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
-    if args.devices.is_some() && !args.input.as_deref().is_some_and(|p| p.is_dir()) {
+    if args.devices.is_some() && (args.volume || !args.input.as_deref().is_some_and(|p| p.is_dir())) {
         return Err(Error::InvalidParameter {
             name: "devices".into(),
-            reason: "spreads a folder of images over devices; for one file, give --device".into(),
+            reason: "spreads a folder of images over devices; for one file or volume, give --device".into(),
         });
     }
     if args.volume {
