@@ -1,14 +1,16 @@
-//! `ccl::batch::label_many`: every input reaches the sink with exact labels, inputs that could
-//! not be produced pass through as errors, and a panic in the sink ends the batch (a panic,
-//! never a hang). The batch runs on every device, one test each (`cargo test --test batch --
-//! ::cuda` runs the CUDA one).
+//! `ccl::batch`: every input reaches the sink with exact labels, inputs that could not be
+//! produced pass through as errors, and a panic in the sink or the decoder ends the batch (a
+//! panic, never a hang). `label_many` runs on every device, one test each (`cargo test --test
+//! batch -- ::cuda` runs the CUDA one); `label_batch` spreads one batch over every device
+//! present at once, and keeps at most its bound of images in flight.
 
 mod common;
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use ccl::batch::{label_many, BatchOptions};
+use ccl::batch::{label_batch, label_many, BatchOptions};
 use ccl::{reference, Algorithm, BinaryImage, Connectivity, Device, Error, Result};
 use common::images::random;
 
@@ -69,5 +71,95 @@ fn a_panicking_sink_ends_the_batch_instead_of_hanging() {
     match done_rx.recv_timeout(Duration::from_secs(120)) {
         Ok(panicked) => assert!(panicked, "the sink's panic should reach the caller"),
         Err(_) => panic!("label_many hung after its sink panicked"),
+    }
+}
+
+/// The image of input `i` of [`label_batch`]'s tests (sizes vary, so the labelers' staging
+/// buffers grow and are reused).
+fn image_of(i: u32) -> Result<BinaryImage> {
+    if i == 3 {
+        Err(Error::EmptyImage { width: 0, height: 0 })
+    } else {
+        Ok(random(64 + (i as usize % 5) * 16, 40 + i as usize, 45, 1, i))
+    }
+}
+
+#[test]
+fn a_batch_over_several_devices_labels_every_image_as_alone() {
+    const N: u32 = 40;
+    let present = common::shared_devices();
+    let devices: Vec<Device> =
+        present.iter().filter(|d| d.token == "cpu" || d.token == "opencl-cpu").map(|d| d.device.clone()).collect();
+    if !present.iter().any(|d| d.token == "opencl-cpu") {
+        assert!(!common::is_required("opencl-cpu"), "CCL_REQUIRE_BACKENDS requires opencl-cpu, which is not present");
+        eprintln!("note: no OpenCL CPU device; the batch runs on the CPU reference alone");
+    }
+    let options = BatchOptions { workers: 2, jobs: 3, ..BatchOptions::new(Algorithm::BKE_IC, Connectivity::Eight) };
+    let seen = Mutex::new(vec![false; N as usize]);
+    label_batch(
+        &devices,
+        &options,
+        0..N,
+        |&i| image_of(i),
+        |i, result| {
+            assert!(
+                !std::mem::replace(&mut seen.lock().unwrap()[i as usize], true),
+                "input {i} reached the sink twice"
+            );
+            if i == 3 {
+                assert!(matches!(result, Err(Error::EmptyImage { .. })), "input 3 should fail: {result:?}");
+                return;
+            }
+            let labeling = result.unwrap_or_else(|e| panic!("input {i}: {e}"));
+            let (expected, count) = reference::label(&image_of(i).unwrap(), Connectivity::Eight).into_consecutive();
+            assert_eq!(labeling.labels, expected, "input {i}: labels differ from the image labeled alone");
+            assert_eq!(labeling.count, Some(count), "input {i}: component count");
+        },
+    )
+    .unwrap();
+    assert!(seen.into_inner().unwrap().iter().all(|s| *s), "inputs missing from the sink");
+}
+
+#[test]
+fn no_more_images_than_the_bound_are_in_flight() {
+    let device = Device::open("cpu".parse().unwrap()).unwrap();
+    let options = BatchOptions {
+        workers: 3,
+        jobs: 3,
+        max_in_flight: Some(2),
+        ..BatchOptions::new(Algorithm::UF, Connectivity::Four)
+    };
+    let (live, peak, done) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let decode = |&i: &u32| {
+        let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(now, Ordering::SeqCst);
+        image_of(i)
+    };
+    label_batch(&[device], &options, 0..30u32, decode, |_, _| {
+        std::thread::sleep(Duration::from_millis(5));
+        done.fetch_add(1, Ordering::SeqCst);
+        live.fetch_sub(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    assert_eq!(done.into_inner(), 30, "every input reaches the sink");
+    let peak = peak.into_inner();
+    assert!((1..=2).contains(&peak), "{peak} images were in flight at once; the bound is 2");
+}
+
+#[test]
+fn a_panicking_decoder_ends_the_batch_instead_of_hanging() {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let device = Device::open("cpu".parse().unwrap()).unwrap();
+        let options = BatchOptions { jobs: 2, ..BatchOptions::new(Algorithm::UF, Connectivity::Four) };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let decode = |&i: &u32| if i == 7 { panic!("the decoder fails") } else { image_of(i) };
+            let _ = label_batch(&[device], &options, 0..200u32, decode, |_, _| {});
+        }));
+        let _ = done_tx.send(outcome.is_err());
+    });
+    match done_rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(panicked) => assert!(panicked, "the decoder's panic should reach the caller"),
+        Err(_) => panic!("label_batch hung after its decoder panicked"),
     }
 }

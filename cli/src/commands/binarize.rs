@@ -8,7 +8,9 @@ use ccl::{io, Result};
 
 use super::args::{parse, FolderFormat};
 use super::console::say;
-use super::device_choice::{note_slow_builds, open_device_announced, BackendChoice};
+use super::device_choice::{
+    device_list, note_slow_builds, open_device_announced, open_devices_announced, BackendChoice, DeviceList,
+};
 
 /// The method and parameters, as `ccl binarize` takes them.
 #[derive(clap::Args, Clone, Debug)]
@@ -73,6 +75,15 @@ pub struct BinarizeArgs {
     /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
     #[arg(long)]
     pub(super) device: Option<ccl::DeviceId>,
+    /// For a folder input: spread the pages over these devices, each page to the one that is
+    /// free: identifiers separated by commas (`cuda:0,cuda:1`), or `all` (every GPU or
+    /// accelerator that opens). The outputs are those of one device.
+    #[arg(long, value_name = "LIST", value_parser = device_list, conflicts_with_all = ["device", "backend"])]
+    pub(super) devices: Option<DeviceList>,
+    /// For a folder input: threads decoding the pages, and as many writing the outputs
+    /// (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(super) jobs: Option<u64>,
     /// Refuse inputs with more pixels than this, before decoding them.
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
     pub(super) max_pixels: u64,
@@ -83,9 +94,25 @@ pub fn binarize(args: BinarizeArgs) -> Result<()> {
     let params = args.method.params();
     params.validate()?;
     if args.input.is_dir() {
-        let device = open_device_announced(args.device, args.backend)?;
+        let devices = open_devices_announced(args.devices.as_ref(), args.device, args.backend)?;
         let ext = args.format.extension();
-        return super::folder::pages_folder(&args.input, &args.output, ext, &params, None, &device, args.max_pixels);
+        let jobs = args.jobs.map_or_else(ccl::batch::cores, |n| n as usize);
+        return super::folder::pages_folder(
+            &args.input,
+            &args.output,
+            ext,
+            &params,
+            None,
+            &devices,
+            jobs,
+            args.max_pixels,
+        );
+    }
+    if args.devices.is_some() {
+        return Err(ccl::Error::InvalidParameter {
+            name: "devices".into(),
+            reason: "spreads a folder of pages over devices; for one file, give --device".into(),
+        });
     }
     io::LabelFormat::from_path(&args.output)?;
     super::outputs::check(&[("-o", &args.output)], &io::input_files(&args.input))?;

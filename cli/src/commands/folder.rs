@@ -1,7 +1,8 @@
-//! Folders of images: `ccl label DIR -o OUTDIR` (every image labeled, pipelined: decoding,
-//! labeling on the device by two labelers at once, writing), and `ccl binarize DIR -o OUTDIR` /
-//! `ccl label DIR --binarize ... -o OUTDIR` (every gray page binarized, and labeled, on the
-//! device while the next page is decoded), with a progress bar. A file that cannot be read or
+//! Folders of images: `ccl label DIR -o OUTDIR` (every image labeled), and `ccl binarize DIR
+//! -o OUTDIR` / `ccl label DIR --binarize ... -o OUTDIR` (every gray page binarized, and
+//! labeled, on the device), with a progress bar. Both run the pipeline of [`ccl::batch`]:
+//! decoding on `--jobs` threads, two labelers (or binarizers) a device on the devices of
+//! `--devices` (each image to the one that is free), writing on `--jobs` threads. A file that cannot be read or
 //! written, and an entry with an image extension that is no readable file (a dangling link), is
 //! named and skipped; the exit status is 1 at the end when any failed, and every output
 //! already written stays (each is written atomically). A multi-page TIFF is labeled as a volume
@@ -9,10 +10,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::sync_channel;
+use std::sync::Mutex;
 use std::time::Instant;
 
-use ccl::batch::{label_many, BatchOptions};
+use ccl::batch::{label_batch, run_pipeline, BatchOptions, Pool};
 use ccl::binarize::Params;
 use ccl::io::Frames;
 use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
@@ -20,7 +21,7 @@ use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{note, say};
-use super::device_choice::{note_slow_builds, open_device_announced};
+use super::device_choice::{announce_devices, note_slow_builds, open_devices};
 use super::label_args::LabelArgs;
 
 /// The work of a folder job: each input image with its output, and the entries that look like
@@ -151,16 +152,21 @@ fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
     }
 }
 
-/// Labels every image of `folder` into `args.output` (a folder). A multi-page TIFF is labeled
-/// as a volume, as alone (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a page per
-/// slice); an animated file on its first frame, with a note, as alone.
+/// Labels every image of `folder` into `args.output` (a folder), on the devices of
+/// `--devices` (else the one of `--device`), decoding and writing on `--jobs` threads each
+/// ([`ccl::batch::label_batch`]). A multi-page TIFF is labeled as a volume, as alone
+/// (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a page per slice), on the first device;
+/// an animated file on its first frame, with a note, as alone.
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let ext = args.format.extension();
+    // Opened first, so that a device that is not there fails the job before any work, and
+    // announced once the outputs are checked.
+    let devices = open_devices(args.devices.as_ref(), args.device, args.backend)?;
     let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
+    let devices = announce_devices(devices);
     let (volumes, images): (Vec<_>, Vec<_>) =
         jobs.iter().partition(|(input, _)| io::tiff_pages(input).is_ok_and(|n| n > 1));
-    let device = open_device_announced(args.device, args.backend)?;
     let volume_count = match volumes.len() {
         0 => String::new(),
         1 => " and 1 volume (a multi-page TIFF)".to_string(),
@@ -170,36 +176,38 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
 
     let bar = progress(jobs.len());
     let start = Instant::now();
-    let mut tally = Tally { failed: unreadable, ..Tally::default() };
+    let tally = Mutex::new(Tally { failed: unreadable, ..Tally::default() });
     if !images.is_empty() {
         let read = args.read_options();
-        let inputs = images.iter().map(|&(input, output)| {
+        let decode = |(input, _): &&(PathBuf, PathBuf)| {
             let decoded = io::read_image(input, &read);
             if let Ok(d) = &decoded {
                 note_frames(&bar, input, d.source.frames, "labeled");
             }
-            ((input, output), decoded.map(|d| d.image))
-        });
+            decoded.map(|d| d.image)
+        };
         let connectivity = args.image_connectivity();
-        let mut options = BatchOptions::new(args.algorithm(&device, connectivity)?, connectivity);
+        let mut options = BatchOptions::new(args.common_algorithm(&devices, connectivity)?, connectivity);
+        options.jobs = args.jobs();
         if args.raw {
             options.run.numbering = ccl::LabelNumbering::Raw;
         }
-        label_many(&device, options, inputs, |(path, output), result| {
+        label_batch(&devices, &options, images.iter().copied(), decode, |(path, output), result| {
             let count = result.and_then(|run| {
                 let count = run.count.unwrap_or_else(|| run.labels.component_count());
                 io::write_labels(output, &run.labels).map(|()| count)
             });
-            tally.record(&bar, path, count);
+            lock(&tally).record(&bar, path, count);
         })?;
     }
+    let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     let images_written = tally.written;
     let mut labeler = None;
     for (input, output) in &volumes {
-        tally.record(&bar, input, label_volume_file(&device, args, &mut labeler, input, output));
+        tally.record(&bar, input, label_volume_file(&devices[0], args, &mut labeler, input, output));
     }
     bar.finish_and_clear();
-    note_slow_builds(&device);
+    devices.iter().for_each(note_slow_builds);
     let seconds = start.elapsed().as_secs_f64();
     let volumes_written = match tally.written - images_written {
         _ if volumes.is_empty() => String::new(),
@@ -213,6 +221,11 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         tally.failed
     );
     outcome(tally.failed, jobs.len() + unreadable)
+}
+
+/// The tally of a folder job, whose sinks run on several threads.
+fn lock(tally: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
+    tally.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Labels the multi-page TIFF `input` as a volume into `output` (as `ccl label` of the file
@@ -265,78 +278,90 @@ pub struct PageLabeling {
     pub raw: bool,
 }
 
-/// Binarizes every gray page of `folder` with `params` on `device` and writes, into `out_dir`
+/// What a worker of `pages_folder` makes of a page: its labels, or its ink.
+enum PageOut {
+    Labels(ccl::LabelImage),
+    Ink(ccl::BinaryImage),
+}
+
+/// Binarizes every gray page of `folder` with `params` on `devices` and writes, into `out_dir`
 /// as `STEM.ext`, either the ink (DIBCO's 0 / 255, `labeling` None) or the labels of its ink:
-/// the page goes to the device once and only the result comes back. The next page is decoded
-/// on another thread meanwhile; pages of more than `max_pixels` are refused (and skipped).
+/// the page goes to the device once and only the result comes back. Pages are decoded and
+/// written on `jobs` threads each while two binarizers a device work
+/// ([`ccl::batch::run_pipeline`]), each page on the device that is free; pages of more than
+/// `max_pixels` are refused (and skipped).
+#[allow(clippy::too_many_arguments)]
 pub fn pages_folder(
     folder: &Path,
     out_dir: &Path,
     ext: &str,
     params: &Params,
     labeling: Option<PageLabeling>,
-    device: &Device,
+    devices: &[Device],
+    jobs: usize,
     max_pixels: u64,
 ) -> Result<()> {
     params.validate()?;
-    let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
-    let mut binarizer = device.binarizer()?;
-    binarizer.prepare(params)?;
-    // Each labeling with its labeler.
-    let mut labeling =
-        labeling.map(|l| device.labeler_for(l.algorithm, l.connectivity).map(|labeler| (l, labeler))).transpose()?;
+    let Plan { jobs: files, unreadable } = plan(folder, out_dir, ext)?;
+    // Two workers a device, each a binarizer (and a labeler) of its own, made before any work.
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        for device in devices {
+            let mut binarizer = device.binarizer()?;
+            binarizer.prepare(params)?;
+            let labeler = labeling.as_ref().map(|l| device.labeler_for(l.algorithm, l.connectivity)).transpose()?;
+            workers.push((binarizer, labeler));
+        }
+    }
     let what = if labeling.is_some() { "binarizing and labeling" } else { "binarizing" };
     say!(
         "{what} {} pages of {} into {} (.{ext}) with {}",
-        jobs.len(),
+        files.len(),
         folder.display(),
         out_dir.display(),
         params.describe()
     );
-    let bar = progress(jobs.len());
+    let bar = progress(files.len());
     let start = Instant::now();
-    let (mut written, mut failed) = (0usize, unreadable);
-    std::thread::scope(|scope| {
-        let (send, pages) = sync_channel(2);
-        let jobs = &jobs;
-        scope.spawn(move || {
-            for (input, output) in jobs {
-                if send.send((input, output, io::read_gray(input, max_pixels))).is_err() {
-                    break;
-                }
-            }
-        });
-        for (input, output, page) in pages {
-            if let Ok((_, source)) = &page {
-                note_frames(&bar, input, source.frames, "binarized");
-            }
-            let done = page.and_then(|(page, _)| match &mut labeling {
-                Some((l, labeler)) => {
-                    let gray = binarizer.upload(&page)?;
-                    let (ink, _) = binarizer.binarize_on_device(&gray, params)?;
-                    drop(gray);
-                    let numbering = if l.raw { ccl::LabelNumbering::Raw } else { ccl::LabelNumbering::Consecutive };
-                    let run = labeler.run(&ink, &ccl::Options::new(l.connectivity).numbering(numbering))?;
-                    io::write_labels(output, &labeler.download(&run.labels)?)
-                }
-                None => io::write_binary(output, &binarizer.binarize(&page, params)?.0),
-            });
-            match done {
-                Ok(()) => written += 1,
-                Err(e) => {
-                    report_failure(&bar, input, &e);
-                    failed += 1;
-                }
-            }
-            bar.inc(1);
+    let tally = Mutex::new(Tally { failed: unreadable, ..Tally::default() });
+    let decode = |(input, _): &&(PathBuf, PathBuf)| {
+        let page = io::read_gray(input, max_pixels);
+        if let Ok((_, source)) = &page {
+            note_frames(&bar, input, source.frames, "binarized");
         }
+        page.map(|(page, _)| page)
+    };
+    let work = |(binarizer, labeler): &mut (ccl::binarize::Binarizer, Option<AnyLabeler>), page: ccl::GrayImage| match (
+        labeler, &labeling,
+    ) {
+        (Some(labeler), Some(l)) => {
+            let gray = binarizer.upload(&page)?;
+            drop(page);
+            let (ink, _) = binarizer.binarize_on_device(&gray, params)?;
+            drop(gray);
+            let numbering = if l.raw { ccl::LabelNumbering::Raw } else { ccl::LabelNumbering::Consecutive };
+            let run = labeler.run(&ink, &ccl::Options::new(l.connectivity).numbering(numbering))?;
+            Ok(PageOut::Labels(labeler.download(&run.labels)?))
+        }
+        _ => Ok(PageOut::Ink(binarizer.binarize(&page, params)?.0)),
+    };
+    let pool = Pool::new(jobs, workers.len());
+    run_pipeline(pool, files.iter(), decode, workers, work, |(input, output), page| {
+        let done = page.and_then(|page| match page {
+            PageOut::Labels(labels) => io::write_labels(output, &labels),
+            PageOut::Ink(ink) => io::write_binary(output, &ink),
+        });
+        lock(&tally).record(&bar, input, done.map(|()| 0));
     });
+    let tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     bar.finish_and_clear();
-    note_slow_builds(device);
+    devices.iter().for_each(note_slow_builds);
     let seconds = start.elapsed().as_secs_f64();
     say!(
-        "wrote {written} pages in {seconds:.2} s ({:.1} pages/s); {failed} failed",
-        written as f64 / seconds.max(1e-9)
+        "wrote {} pages in {seconds:.2} s ({:.1} pages/s); {} failed",
+        tally.written,
+        tally.written as f64 / seconds.max(1e-9),
+        tally.failed
     );
-    outcome(failed, jobs.len() + unreadable)
+    outcome(tally.failed, files.len() + unreadable)
 }

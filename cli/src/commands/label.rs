@@ -9,7 +9,7 @@ use ccl::io::{self, Frames};
 use ccl::{BackendKind, Connectivity, Device, Error, Labeler, Result};
 
 use super::console::{note, say};
-use super::device_choice::{note_slow_builds, open_device, open_device_announced};
+use super::device_choice::{note_slow_builds, open_device, open_device_announced, open_devices_announced};
 pub use super::label_args::LabelArgs;
 
 /// Images from this many pixels on get a note with the host memory they need.
@@ -209,6 +209,12 @@ fn wants_stats(args: &LabelArgs) -> bool {
 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
+    if args.devices.is_some() && (args.volume || !args.input.as_deref().is_some_and(|p| p.is_dir())) {
+        return Err(Error::InvalidParameter {
+            name: "devices".into(),
+            reason: "spreads a folder of images over devices; for one file or volume, give --device".into(),
+        });
+    }
     if args.volume {
         return label_volume_input(&args);
     }
@@ -221,9 +227,9 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         if let Some(params) = &args.binarize {
             let connectivity = args.image_connectivity();
-            let device = open_device_announced(args.device, args.backend)?;
+            let devices = open_devices_announced(args.devices.as_ref(), args.device, args.backend)?;
             let labeling = super::folder::PageLabeling {
-                algorithm: args.algorithm(&device, connectivity)?,
+                algorithm: args.common_algorithm(&devices, connectivity)?,
                 connectivity,
                 raw: args.raw,
             };
@@ -234,7 +240,8 @@ pub fn label(args: LabelArgs) -> Result<()> {
                 ext,
                 params,
                 Some(labeling),
-                &device,
+                &devices,
+                args.jobs(),
                 args.max_pixels,
             );
         }

@@ -7,7 +7,7 @@ use ccl::{Algorithm, Connectivity, DeviceId, Result};
 
 use super::args::{self, FolderFormat};
 use super::console::note;
-use super::device_choice::BackendChoice;
+use super::device_choice::{self, BackendChoice, DeviceList};
 
 #[derive(clap::Args)]
 pub struct LabelArgs {
@@ -43,6 +43,15 @@ pub struct LabelArgs {
     /// Device identifier from `ccl devices` (cpu, opencl:N, cuda:N); implies its backend.
     #[arg(long)]
     pub(super) device: Option<DeviceId>,
+    /// For a folder input: spread the images over these devices, each image to the one that is
+    /// free: identifiers separated by commas (`cuda:0,cuda:1`, any mix of backends), or `all`
+    /// (every GPU or accelerator that opens). The outputs are those of one device.
+    #[arg(long, value_name = "LIST", value_parser = device_choice::device_list, conflicts_with_all = ["device", "backend"])]
+    pub(super) devices: Option<DeviceList>,
+    /// For a folder input: threads decoding the inputs, and as many writing the outputs
+    /// (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(super) jobs: Option<u64>,
     /// Connectivity: 4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26).
     #[arg(long, value_parser = args::any_connectivity)]
     pub(super) connectivity: Option<Connectivity>,
@@ -105,6 +114,26 @@ impl LabelArgs {
             note!("note: {why}");
         }
         Ok(algorithm)
+    }
+
+    /// `--algo`, or the algorithm every device of `devices` runs: of their defaults
+    /// ([`LabelArgs::algorithm`]), the one ranked last (the devices' labels are then the same).
+    pub(super) fn common_algorithm(&self, devices: &[ccl::Device], connectivity: Connectivity) -> Result<Algorithm> {
+        let ranking = Algorithm::ranking(connectivity);
+        let rank = |a: &Algorithm| ranking.iter().position(|r| r == a).unwrap_or(usize::MAX);
+        let mut chosen: Option<Algorithm> = None;
+        for device in devices {
+            let algorithm = self.algorithm(device, connectivity)?;
+            if chosen.is_none_or(|c| rank(&algorithm) > rank(&c)) {
+                chosen = Some(algorithm);
+            }
+        }
+        chosen.ok_or_else(|| ccl::Error::InvalidParameter { name: "devices".into(), reason: "none given".into() })
+    }
+
+    /// `--jobs`, or one thread a core.
+    pub(super) fn jobs(&self) -> usize {
+        self.jobs.map_or_else(ccl::batch::cores, |n| n as usize)
     }
 
     /// How the inputs are read: `--threshold`, `--invert`, `--max-pixels`.
