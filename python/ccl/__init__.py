@@ -565,7 +565,7 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
         return [p[0] for p in pairs], np.array([p[1] for p in pairs], dtype=np.int64)
     gpu = _gpu_array(images)
     if gpu is not None and not _on_host(device):
-        return _label_batch_gpu(gpu, connectivity, algorithm, device, output)
+        return _label_batch_gpu(gpu, images, connectivity, algorithm, device, output)
     array = np.asarray(images if gpu is None else gpu.host())
     if array.ndim not in (3, 4):
         raise ValueError(
@@ -584,11 +584,11 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     return (labels if output is None else output), np.array(counts, dtype=np.int64)
 
 
-def _label_batch_gpu(gpu, connectivity, algorithm, device, output):
-    """A batch in CUDA memory labeled item by item on its device, into ``output`` or a new array
-    of the input's library; the counts come back to the host."""
-    binary = gpu.binary()
-    address, shape = _interface_of(binary)
+def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output):
+    """A batch in CUDA memory labeled item by item on its device (each item made binary as
+    :func:`label` makes it), into ``output`` or a new array of the input's library; the counts
+    come back to the host."""
+    address, shape = _interface_of(images)
     if len(shape) not in (3, 4):
         raise ValueError(
             f"a batch has 3 dimensions (N, H, W) or 4 (N, D, H, W), not {len(shape)}; label one image with ccl.label"
@@ -601,7 +601,7 @@ def _label_batch_gpu(gpu, connectivity, algorithm, device, output):
             labels = output
         counts = []
         for i in range(shape[0]):
-            _, num, _ = _label_gpu(_gpu_array(binary[i]), connectivity, algorithm, device, False, labels[i])
+            _, num, _ = _label_gpu(_gpu_array(images[i]), connectivity, algorithm, device, False, labels[i])
             counts.append(num)
     return labels, np.array(counts, dtype=np.int64)
 
