@@ -55,6 +55,30 @@ def label(
     binarize: Optional[str | dict[str, Any]] = ...,
 ) -> tuple[Labels, int]: ...
 @overload
+def label_batch(
+    images: list[Any] | tuple[Any, ...],
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    output: None = ...,
+) -> tuple[list[Any], npt.NDArray[np.int64]]: ...
+@overload
+def label_batch(
+    images: CudaArray,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    output: Optional[CudaArray] = ...,
+) -> tuple[Any, npt.NDArray[np.int64]]: ...
+@overload
+def label_batch(
+    images: npt.ArrayLike,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    output: Optional[npt.NDArray[Any]] = ...,
+) -> tuple[Labels, npt.NDArray[np.int64]]: ...
+@overload
 def label_with_stats(
     image: CudaArray,
     connectivity: Optional[int] = ...,

@@ -16,6 +16,13 @@ def _label(
     output: Optional[npt.NDArray[np.uint32]] = ...,
     binarize: Optional[BinarizeArgs] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
+def _label_batch(
+    images: npt.NDArray[np.uint8],
+    connectivity: int,
+    algorithm: Optional[str],
+    device: Optional[str],
+    output: npt.NDArray[np.uint32],
+) -> list[int]: ...
 def _binarize(
     image: npt.NDArray[np.uint8], binarize: BinarizeArgs, device: Optional[str]
 ) -> npt.NDArray[np.uint8]: ...  # 1 = ink

@@ -53,8 +53,14 @@ type Key = (String, Algorithm, Connectivity);
 struct Cache {
     devices: HashMap<String, Device>,
     labelers: HashMap<Key, AnyLabeler>,
+    /// The labelers of batches, [`BATCH_WORKERS`] per key, lent out while a batch runs.
+    batch_labelers: HashMap<Key, Vec<AnyLabeler>>,
     binarizers: HashMap<String, Binarizer>,
 }
+
+/// Labelers that label a batch at once, each on its own queue or stream, so that one's copies
+/// overlap another's kernels.
+const BATCH_WORKERS: usize = 2;
 
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
@@ -77,6 +83,23 @@ impl Cache {
             self.labelers.insert(key.clone(), labeler);
         }
         Ok(())
+    }
+
+    /// Takes [`BATCH_WORKERS`] labelers of `key` out of the cache (made when missing, e.g. while
+    /// another batch has them); [`Cache::return_batch_labelers`] puts them back.
+    fn take_batch_labelers(&mut self, id: DeviceId, key: &Key) -> ccl::Result<Vec<AnyLabeler>> {
+        let mut labelers = self.batch_labelers.remove(key).unwrap_or_default();
+        while labelers.len() < BATCH_WORKERS {
+            labelers.push(self.device(id)?.labeler_for(key.1, key.2)?);
+        }
+        Ok(labelers)
+    }
+
+    /// Keeps the labelers of a finished batch for the next (at most [`BATCH_WORKERS`] per key).
+    fn return_batch_labelers(&mut self, key: Key, labelers: Vec<AnyLabeler>) {
+        let kept = self.batch_labelers.entry(key).or_default();
+        kept.extend(labelers);
+        kept.truncate(BATCH_WORKERS);
     }
 
     /// Makes the binarizer of device `id` if it is not there yet.
@@ -293,6 +316,108 @@ fn _label<'py>(
         (None, None) => unreachable!("labels are downloaded into a new vector without an output"),
     };
     Ok((array, n, to_numpy(py, table)?))
+}
+
+/// Labels a batch: `images` (C-contiguous uint8 of shape (N, H, W) or (N, D, H, W), nonzero
+/// is foreground) item by item into `output` (C-contiguous uint32 of the same shape), each item
+/// consecutively 1..N_i as `_label` labels it; returns the N_i. [`BATCH_WORKERS`] labelers of
+/// the device take the next item as soon as they are free (copies of one overlap the other's
+/// kernels), without the GIL; every item's pixels go up straight from `images` and its labels
+/// come back straight into its part of `output`. The first failure stops the batch and is
+/// raised.
+#[pyfunction]
+#[pyo3(signature = (images, connectivity, algorithm, device, output))]
+fn _label_batch<'py>(
+    py: Python<'py>,
+    images: PyReadonlyArrayDyn<'py, u8>,
+    connectivity: u8,
+    algorithm: Option<&str>,
+    device: Option<&str>,
+    mut output: PyReadwriteArrayDyn<'py, u32>,
+) -> PyResult<Vec<u32>> {
+    let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
+    let (count, item_shape) = match images.shape().split_first() {
+        Some((&count, item)) if matches!(item.len(), 2 | 3) => (count, item.to_vec()),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "a batch has shape (N, H, W) or (N, D, H, W), not {:?}",
+                images.shape()
+            )))
+        }
+    };
+    if output.shape() != images.shape() {
+        return Err(PyValueError::new_err(format!(
+            "output of shape {:?} for a batch of shape {:?}",
+            output.shape(),
+            images.shape()
+        )));
+    }
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let shape = shape_of(&item_shape).map_err(to_py)?;
+    let pixels = images.as_slice().map_err(not_contiguous)?;
+    let out = output.as_slice_mut().map_err(not_contiguous)?;
+    let connectivity = parse_connectivity(connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
+    let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let algorithm = resolve_algorithm(py, id, algorithm, connectivity)?;
+    py.detach(move || -> ccl::Result<Vec<u32>> {
+        let id = id.unwrap_or_else(|| ccl::auto_device().id);
+        let key = (id.to_string(), algorithm, connectivity);
+        let mut labelers = cache().lock().unwrap_or_else(|p| p.into_inner()).take_batch_labelers(id, &key)?;
+        let result = label_items(&mut labelers, shape, connectivity, pixels, out);
+        cache().lock().unwrap_or_else(|p| p.into_inner()).return_batch_labelers(key, labelers);
+        result
+    })
+    .map_err(to_py)
+}
+
+/// The items of a batch (`pixels` and `out` hold them one after the other, each of `shape`)
+/// labeled by `labelers` in parallel threads, each taking the next item when free; the counts
+/// in item order, or the first failure (after which no item is started).
+fn label_items(
+    labelers: &mut [AnyLabeler],
+    shape: Shape,
+    connectivity: Connectivity,
+    pixels: &[u8],
+    out: &mut [u32],
+) -> ccl::Result<Vec<u32>> {
+    let items = Mutex::new(pixels.chunks(shape.len()).zip(out.chunks_mut(shape.len())).enumerate());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let options = ccl::Options::new(connectivity).consecutive();
+    let mut counts = vec![0u32; pixels.len() / shape.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = labelers
+            .iter_mut()
+            .map(|labeler| {
+                let (items, failed, options) = (&items, &failed, &options);
+                scope.spawn(move || -> ccl::Result<Vec<(usize, u32)>> {
+                    let mut done = Vec::new();
+                    while !failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        let next = items.lock().unwrap_or_else(|p| p.into_inner()).next();
+                        let Some((index, (input, output))) = next else { break };
+                        let upload = |l: &mut AnyLabeler| l.upload_array(shape, input);
+                        match ccl::run_host(labeler, options, upload, |l, d| l.download_into(d, output)) {
+                            Ok(run) => done.push((index, run.count.expect("consecutive labels are counted"))),
+                            Err(e) => {
+                                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(done)
+                })
+            })
+            .collect();
+        for worker in workers {
+            let done = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            for (index, count) in done {
+                counts[index] = count;
+            }
+        }
+        Ok(counts)
+    })
 }
 
 /// `binarize` (method, window, k, r, formula, kernel: a name of [`Method`], then `None` for the
@@ -542,6 +667,7 @@ fn algorithms() -> Vec<&'static str> {
 #[pymodule]
 fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
+    m.add_function(wrap_pyfunction!(_label_batch, m)?)?;
     m.add_function(wrap_pyfunction!(_binarize, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_binarize_cuda, m)?)?;

@@ -369,6 +369,18 @@ def test_cupy_volumes_label_as_scipy(cp, connectivity):
     np.testing.assert_array_equal(cp.asnumpy(labels), want)
 
 
+@pytest.mark.parametrize("shape", [(6, 67, 131), (3, 9, 17, 23)])
+def test_cupy_batches_stay_on_the_device_and_label_as_single_calls(cp, shape):
+    batch = random_image(shape, 0.45, len(shape))
+    x = cp.asarray(batch)
+    labels, counts = ccl.label_batch(x)
+    assert_gpu_labels(cp, labels, x)
+    for i, item in enumerate(batch):
+        want, n = ccl.label(item, return_num=True)
+        np.testing.assert_array_equal(cp.asnumpy(labels[i]), want)
+        assert counts[i] == n
+
+
 def test_cupy_every_algorithm(cp):
     image = random_image((45, 77), 0.5, 3)
     want, _ = scipy_label(image, 8)
