@@ -67,13 +67,6 @@ impl BinaryArray {
             Self::Image(array) | Self::Volume(array) => array,
         }
     }
-
-    /// The array, giving up whether the file had two axes or three.
-    pub fn into_array(self) -> BinaryImage {
-        match self {
-            Self::Image(array) | Self::Volume(array) => array,
-        }
-    }
 }
 
 /// Reads a binary volume from a `.npy` of shape (D, H, W), C or Fortran order, of an element type
