@@ -18,6 +18,11 @@ use commands::console::{note, say};
 #[derive(Parser)]
 #[command(name = "ccl", version, about = "GPU connected-components labeling on OpenCL and CUDA")]
 struct Cli {
+    /// Do not wait for each output to reach the disk before renaming it into place: outputs
+    /// still appear whole to other programs, but a power loss may leave recent ones empty.
+    /// Faster on folders of large outputs (see docs/guarantees.md).
+    #[arg(long, global = true)]
+    no_sync: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -41,6 +46,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    ccl::io::set_synced_writes(!cli.no_sync);
     commands::outputs::remove_temporaries_on_signals();
     let result = match cli.command {
         Command::Devices => devices(),

@@ -12,7 +12,7 @@ use crate::{Error, Result};
 /// The entries directly in a folder (not in its subfolders), each list sorted by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FolderListing {
-    /// Files (or links to files) with an image extension: the inputs.
+    /// Files (or links to files) with an image extension or `.npy`: the inputs.
     pub images: Vec<PathBuf>,
     /// Entries without an image extension, which are not read.
     pub others: Vec<PathBuf>,
@@ -28,7 +28,7 @@ pub fn list_images(folder: &Path) -> Result<FolderListing> {
     let mut listing = FolderListing::default();
     for entry in std::fs::read_dir(folder).map_err(fail)? {
         let path = entry.map_err(fail)?.path();
-        let image = ImageFormat::from_path(&path).is_ok();
+        let image = ImageFormat::from_path(&path).is_ok() || super::is_npy(&path);
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => {}
             Ok(_) if !image => listing.others.push(path),

@@ -182,6 +182,9 @@ pub fn probe(path: &Path) -> Result<SourceInfo> {
 /// Reads and binarizes an image, refusing it before decoding when it has more than
 /// `options.max_pixels` pixels, and checking the threshold against the file's sample range.
 pub fn read_image(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
+    if super::is_npy(path) {
+        return super::volume::read_npy_image(path, options);
+    }
     let (decoder, format) = open_decoder(path)?;
     let frames = count_frames(path, format);
     read_decoded(path, decoder, format, frames, options)

@@ -19,10 +19,14 @@ pub use input::{
     DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
 };
 pub use output::{
-    check_output, colorize, write_atomically, write_binary, write_labels, write_npy_u8, write_stats_csv, LabelFormat,
+    check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,
+    write_npy_u8, write_stats_csv, LabelFormat,
 };
 pub use targets::{check_targets, input_files};
 pub use temp::{remove_live_temporaries, remove_stale_temporaries};
-pub use volume::{read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray};
+pub(crate) use volume::is_npy;
+pub use volume::{
+    npy_shape, read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray,
+};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};

@@ -19,20 +19,77 @@ pub fn read_volume(path: &Path, options: &ReadOptions) -> Result<BinaryImage> {
     if path.is_dir() {
         return read_volume_folder(path, options);
     }
-    let binarize = options.binarize;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
-        "npy" if binarize != super::Binarize::default() => Err(Error::InvalidParameter {
-            name: if binarize.invert { "invert" } else { "threshold" }.into(),
-            reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
-        }),
-        "npy" => read_volume_npy(path, options.max_pixels),
+        "npy" => {
+            refuse_binarize(options)?;
+            read_volume_npy(path, options.max_pixels)
+        }
         "tif" | "tiff" => read_volume_tiff(path, options),
         _ => Err(Error::FileRead {
             path: path.display().to_string(),
             reason: format!("'.{ext}' is not a volume: give a .npy, a multi-page .tif/.tiff or a folder of slices"),
         }),
     }
+}
+
+/// A threshold or `invert` for a `.npy`, which is binary already: an [`Error::InvalidParameter`].
+fn refuse_binarize(options: &ReadOptions) -> Result<()> {
+    let binarize = options.binarize;
+    if binarize == super::Binarize::default() {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        name: if binarize.invert { "invert" } else { "threshold" }.into(),
+        reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
+    })
+}
+
+/// Whether `path` names a `.npy` (by its extension, in any case).
+pub(crate) fn is_npy(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
+/// The shape of the array a `.npy` holds, from its header alone (a folder job tells images
+/// from volumes so). A file that is no `.npy` is an [`Error::FileRead`].
+pub fn npy_shape(path: &Path) -> Result<Vec<u64>> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+    Ok(npy.shape().to_vec())
+}
+
+/// [`super::read_image`] of a `.npy` of shape (H, W) ([`read_binary_npy`]: nonzero is
+/// foreground); a volume is an [`Error::FileRead`], and so is a threshold or `invert`.
+pub(super) fn read_npy_image(path: &Path, options: &ReadOptions) -> Result<super::DecodedImage> {
+    refuse_binarize(options)?;
+    let image = match read_binary_npy(path, options.max_pixels)? {
+        BinaryArray::Image(image) => image,
+        BinaryArray::Volume(volume) => {
+            return Err(Error::FileRead {
+                path: path.display().to_string(),
+                reason: format!(
+                    "a volume of shape ({}, {}, {}), where an image (H, W) is read",
+                    volume.depth(),
+                    volume.height(),
+                    volume.width()
+                ),
+            })
+        }
+    };
+    let (width, height) = (image.width() as u64, image.height() as u64);
+    let source = super::SourceInfo {
+        format: "NPY".into(),
+        width,
+        height,
+        samples: super::SampleType::U8,
+        color_channels: 1,
+        alpha: false,
+        stored_bits_per_pixel: 8,
+        frames: super::Frames::Single,
+        decoded_bytes: width * height,
+    };
+    Ok(super::DecodedImage { image, source })
 }
 
 /// Writes volume labels in the format the extension names: `.npy` ([`write_volume_npy`]) or
@@ -122,7 +179,7 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
         super::input::check_pixels(path, (width, height), bytes, max_pixels)?;
     }
     let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
-    let mut data = Vec::new();
+    let mut data = Vec::with_capacity(n.saturating_mul(element.size()));
     reader.read_to_end(&mut data).map_err(|e| fail(e.to_string()))?;
     let size = element.size();
     let held = data.len() / size;

@@ -5,8 +5,9 @@
 //! `--devices` (each image to the one that is free), writing on `--jobs` threads. A file that cannot be read or
 //! written, and an entry with an image extension that is no readable file (a dangling link), is
 //! named and skipped; the exit status is 1 at the end when any failed, and every output
-//! already written stays (each is written atomically). A multi-page TIFF is labeled as a volume
-//! and an animated file on its first frame with a note, as each is alone.
+//! already written stays (each is written atomically). Inputs are image files and `.npy` arrays;
+//! a multi-page TIFF or a `.npy` of shape (D, H, W) is labeled as a volume and an animated file
+//! on its first frame with a note, as each is alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -154,7 +155,7 @@ fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
 
 /// Labels every image of `folder` into `args.output` (a folder), on the devices of
 /// `--devices` (else the one of `--device`), decoding and writing on `--jobs` threads each
-/// ([`ccl::batch::label_batch`]). A multi-page TIFF is labeled as a volume, as alone
+/// ([`ccl::batch::label_batch`]). A multi-page TIFF or a (D, H, W) `.npy` is labeled as a volume, as alone
 /// (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a page per slice), on the first device;
 /// an animated file on its first frame, with a note, as alone.
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
@@ -165,12 +166,11 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let devices = open_devices(args.devices.as_ref(), args.device, args.backend)?;
     let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
     let devices = announce_devices(devices);
-    let (volumes, images): (Vec<_>, Vec<_>) =
-        jobs.iter().partition(|(input, _)| io::tiff_pages(input).is_ok_and(|n| n > 1));
+    let (volumes, images): (Vec<_>, Vec<_>) = jobs.iter().partition(|(input, _)| is_volume(input));
     let volume_count = match volumes.len() {
         0 => String::new(),
-        1 => " and 1 volume (a multi-page TIFF)".to_string(),
-        n => format!(" and {n} volumes (multi-page TIFFs)"),
+        1 => " and 1 volume (a multi-page TIFF or a (D, H, W) .npy)".to_string(),
+        n => format!(" and {n} volumes (multi-page TIFFs or (D, H, W) .npy)"),
     };
     say!("labeling {} images{volume_count} of {} into {} (.{ext})", images.len(), folder.display(), out_dir.display());
 
@@ -223,12 +223,20 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     outcome(tally.failed, jobs.len() + unreadable)
 }
 
+/// Whether a folder's file is a volume: a multi-page TIFF, or a `.npy` of three axes.
+fn is_volume(input: &Path) -> bool {
+    if input.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        return io::npy_shape(input).is_ok_and(|shape| shape.len() == 3);
+    }
+    io::tiff_pages(input).is_ok_and(|n| n > 1)
+}
+
 /// The tally of a folder job, whose sinks run on several threads.
 fn lock(tally: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
     tally.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Labels the multi-page TIFF `input` as a volume into `output` (as `ccl label` of the file
+/// Labels the multi-page TIFF or (D, H, W) `.npy` `input` as a volume into `output` (as `ccl label` of the file
 /// alone does: `--connectivity` 26 unless given), with `labeler`, made at the first volume.
 /// Returns the component count.
 fn label_volume_file(
@@ -242,13 +250,13 @@ fn label_volume_file(
         return Err(Error::ImageWrite {
             path: output.display().to_string(),
             reason: format!(
-                "{} is a multi-page TIFF, labeled as a volume, whose labels are written as .npy or .tiff \
+                "{} is a volume (a multi-page TIFF or a (D, H, W) .npy), whose labels are written as .npy or .tiff \
                  (--format npy or tiff)",
                 input.display()
             ),
         });
     }
-    let volume = io::read_volume_tiff(input, &args.read_options())?;
+    let volume = io::read_volume(input, &args.read_options())?;
     let (labeler, connectivity) = match labeler {
         Some(l) => l,
         None => {
