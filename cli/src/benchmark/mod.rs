@@ -10,6 +10,7 @@
 //! growing cubes), labeled with 6-, 18- or 26-connectivity.
 
 pub mod binarize;
+pub mod folder;
 mod inputs;
 mod plot;
 mod record;

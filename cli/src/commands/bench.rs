@@ -28,6 +28,10 @@ pub enum BenchCommand {
     /// Binarization kernels over window sizes (the ICPADS 2015 paper's three and the fast one),
     /// and binarize + label on the device, on a large tiled page and the real pages.
     Binarize(BinarizeBenchArgs),
+    /// The folder path (`ccl label DIR -o OUT --format npy`) stage by stage on one folder:
+    /// decoding alone, writing alone, both (the codecs: the floor) and the whole path, wall
+    /// clock over several rounds.
+    Folder(FolderBenchArgs),
     /// Re-draw the tables and plots from results files (ccl's and the peers script's).
     Plot(PlotArgs),
 }
@@ -201,6 +205,35 @@ pub struct BinarizeBenchArgs {
     /// Also write the tiled page as images/page.npy (uint8) for scripts/peers.py --binarize.
     #[arg(long)]
     save_images: bool,
+}
+
+#[derive(Args)]
+pub struct FolderBenchArgs {
+    /// The folder of images (every file with an image extension).
+    folder: PathBuf,
+    /// Devices of the labeling stage, comma-separated identifiers or `all`, as `ccl label
+    /// --devices` takes them (default: the device `ccl label` picks).
+    #[arg(long, value_name = "LIST", value_parser = super::device_choice::device_list)]
+    devices: Option<super::device_choice::DeviceList>,
+    /// Algorithm (default: the one `ccl label` picks for the devices).
+    #[arg(long)]
+    algo: Option<Algorithm>,
+    /// Threads decoding, and as many writing, in every stage (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
+    /// Labelers a device.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    workers: u64,
+    /// Timed rounds of each stage (after one untimed round), 1-100; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
+    /// Where the outputs are written while timed (made, emptied after each stage; default:
+    /// OUT/scratch). Put it on the disk whose speed matters.
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+    /// Output folder for summary.md (default: bench-out/folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -390,6 +423,7 @@ pub fn bench(command: BenchCommand) -> Result<()> {
             measure(&s.common, Mode::Size, inputs)
         }
         BenchCommand::Binarize(b) => bench_binarize(b),
+        BenchCommand::Folder(f) => bench_folder(f),
         BenchCommand::Plot(p) => {
             let records = benchmark::read_records(&p.results)?;
             let name = p.mode.clone().or_else(|| records.first().map(|r| r.mode.clone())).unwrap_or_default();
@@ -466,5 +500,62 @@ fn bench_binarize(args: BinarizeBenchArgs) -> Result<()> {
     benchmark::binarize::plot(&records, &pages[0].0, &plot)?;
     say!("{summary}");
     say!("wrote {}, {}, {}", path.display(), md.display(), plot.display());
+    Ok(())
+}
+
+/// `ccl bench folder`.
+fn bench_folder(args: FolderBenchArgs) -> Result<()> {
+    let devices = super::device_choice::open_devices_announced(
+        args.devices.as_ref(),
+        None,
+        super::device_choice::BackendChoice::Auto,
+    )?;
+    let listing = ccl::io::list_images(&args.folder)?;
+    if listing.images.is_empty() {
+        return Err(Error::FileRead {
+            path: args.folder.display().to_string(),
+            reason: "no image file in the folder".into(),
+        });
+    }
+    let connectivity = Connectivity::Eight;
+    let algorithm = match args.algo {
+        Some(a) => a,
+        None => super::label_args::common_default(&devices, connectivity)?,
+    };
+    let mut options = ccl::batch::BatchOptions::new(algorithm, connectivity);
+    options.jobs = args.jobs.map_or_else(ccl::batch::cores, |n| n as usize);
+    options.workers = args.workers as usize;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("bench-out/folder"));
+    let scratch = args.scratch.clone().unwrap_or_else(|| out.join("scratch"));
+    let werr = |p: &Path, e: String| Error::FileWrite { path: p.display().to_string(), reason: e };
+    std::fs::create_dir_all(&out).map_err(|e| werr(&out, e.to_string()))?;
+    let ids: Vec<String> = devices.iter().map(|d| d.info().id.to_string()).collect();
+    let setting = format!(
+        "{} images of {}, {algorithm} on {}, {} jobs, {} labelers a device, outputs in {} ({}), {} rounds",
+        listing.images.len(),
+        args.folder.display(),
+        ids.join(","),
+        options.jobs,
+        options.workers,
+        scratch.display(),
+        if ccl::io::synced_writes() { "synced" } else { "not synced" },
+        args.rounds
+    );
+    let bench = benchmark::folder::FolderBench {
+        files: &listing.images,
+        scratch: &scratch,
+        devices: &devices,
+        options,
+        read: ccl::io::ReadOptions::default(),
+        rounds: args.rounds,
+    };
+    let times = benchmark::folder::run(&bench, |round, stage| note!("round {round}: {stage}"))?;
+    let _ = std::fs::remove_dir(&scratch);
+    let summary = benchmark::folder::summary_markdown(&times, &setting);
+    let md = out.join("summary.md");
+    write_atomically(&md, |o| std::io::Write::write_all(o, summary.as_bytes()))
+        .map_err(|e| werr(&md, e.to_string()))?;
+    say!("{summary}");
+    say!("wrote {}", md.display());
     Ok(())
 }

@@ -97,6 +97,25 @@ pub struct LabelArgs {
     pub(super) verbose: bool,
 }
 
+/// The algorithm every device of `devices` runs: of their defaults (`Device::default_algorithm`,
+/// each reason a device cannot run the first said on standard error), the one ranked last (the
+/// devices' labels are then the same).
+pub(super) fn common_default(devices: &[ccl::Device], connectivity: Connectivity) -> Result<Algorithm> {
+    let ranking = Algorithm::ranking(connectivity);
+    let rank = |a: &Algorithm| ranking.iter().position(|r| r == a).unwrap_or(usize::MAX);
+    let mut chosen: Option<Algorithm> = None;
+    for device in devices {
+        let (algorithm, why) = device.default_algorithm(connectivity)?;
+        if let Some(why) = why {
+            note!("note: {why}");
+        }
+        if chosen.is_none_or(|c| rank(&algorithm) > rank(&c)) {
+            chosen = Some(algorithm);
+        }
+    }
+    chosen.ok_or_else(|| ccl::Error::InvalidParameter { name: "devices".into(), reason: "none given".into() })
+}
+
 impl LabelArgs {
     /// `--connectivity` for an image: 8 unless given.
     pub(super) fn image_connectivity(&self) -> Connectivity {
@@ -116,19 +135,12 @@ impl LabelArgs {
         Ok(algorithm)
     }
 
-    /// `--algo`, or the algorithm every device of `devices` runs: of their defaults
-    /// ([`LabelArgs::algorithm`]), the one ranked last (the devices' labels are then the same).
+    /// `--algo`, or the algorithm every device of `devices` runs ([`common_default`]).
     pub(super) fn common_algorithm(&self, devices: &[ccl::Device], connectivity: Connectivity) -> Result<Algorithm> {
-        let ranking = Algorithm::ranking(connectivity);
-        let rank = |a: &Algorithm| ranking.iter().position(|r| r == a).unwrap_or(usize::MAX);
-        let mut chosen: Option<Algorithm> = None;
-        for device in devices {
-            let algorithm = self.algorithm(device, connectivity)?;
-            if chosen.is_none_or(|c| rank(&algorithm) > rank(&c)) {
-                chosen = Some(algorithm);
-            }
+        match self.algo {
+            Some(algorithm) => Ok(algorithm),
+            None => common_default(devices, connectivity),
         }
-        chosen.ok_or_else(|| ccl::Error::InvalidParameter { name: "devices".into(), reason: "none given".into() })
     }
 
     /// `--jobs`, or one thread a core.
