@@ -221,8 +221,8 @@ pub struct FolderBenchArgs {
     /// Threads decoding, and as many writing, in every stage (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
-    /// Labelers a device.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    /// Labelers a device (default: the library's, as `ccl label DIR` runs).
+    #[arg(long, default_value_t = ccl::batch::WORKERS_PER_DEVICE as u64, value_parser = clap::value_parser!(u64).range(1..=64))]
     workers: u64,
     /// Timed rounds of each stage (after one untimed round), 1-100; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]

@@ -1,7 +1,7 @@
 //! Folders of images: `ccl label DIR -o OUTDIR` (every image labeled), and `ccl binarize DIR
 //! -o OUTDIR` / `ccl label DIR --binarize ... -o OUTDIR` (every gray page binarized, and
 //! labeled, on the device), with a progress bar. Both run the pipeline of [`ccl::batch`]:
-//! decoding on `--jobs` threads, two labelers (or binarizers) a device on the devices of
+//! decoding on `--jobs` threads, several labelers (or binarizers) a device on the devices of
 //! `--devices` (each image to the one that is free), writing on `--jobs` threads. A file that cannot be read or
 //! written, and an entry with an image extension that is no readable file (a dangling link), is
 //! named and skipped; the exit status is 1 at the end when any failed, and every output
@@ -295,7 +295,7 @@ enum PageOut {
 /// Binarizes every gray page of `folder` with `params` on `devices` and writes, into `out_dir`
 /// as `STEM.ext`, either the ink (DIBCO's 0 / 255, `labeling` None) or the labels of its ink:
 /// the page goes to the device once and only the result comes back. Pages are decoded and
-/// written on `jobs` threads each while two binarizers a device work
+/// written on `jobs` threads each while several binarizers a device work
 /// ([`ccl::batch::run_pipeline`]), each page on the device that is free; pages of more than
 /// `max_pixels` are refused (and skipped).
 #[allow(clippy::too_many_arguments)]
@@ -311,9 +311,9 @@ pub fn pages_folder(
 ) -> Result<()> {
     params.validate()?;
     let Plan { jobs: files, unreadable } = plan(folder, out_dir, ext)?;
-    // Two workers a device, each a binarizer (and a labeler) of its own, made before any work.
+    // Workers on every device, each a binarizer (and a labeler) of its own, made before any work.
     let mut workers = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..ccl::batch::WORKERS_PER_DEVICE {
         for device in devices {
             let mut binarizer = device.binarizer()?;
             binarizer.prepare(params)?;
