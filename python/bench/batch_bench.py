@@ -3,6 +3,7 @@
 call, median of RUNS runs after WARMUP, all in one run:
 
 - NumPy batch (N, S, S) uint8, host in, host out: `ccl.label_batch`; a loop of `ccl.label`;
+  `ccl.label_iter` over the images (chunks of 8);
   the floor: the batch copied to the GPU and N uint32 label arrays copied back, both through
   page-locked memory (CuPy); OpenCV's `connectedComponents` on a pool of THREADS threads.
 - CuPy batch on the GPU, labels left there (the stream synchronized after each call):
@@ -63,6 +64,7 @@ def main():
 
     run("numpy: ccl.label_batch", lambda: ccl.label_batch(batch, device=args.device))
     run("numpy: loop of ccl.label", lambda: [ccl.label(image, device=args.device) for image in batch])
+    run("numpy: ccl.label_iter, chunks of 8", lambda: list(ccl.label_iter(iter(batch), device=args.device)))
     try:
         import cv2
 

@@ -21,20 +21,22 @@ instead (binarized on its GPU, copied to NumPy) and the result is NumPy.
 Binarization: :func:`binarize` thresholds gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on the
 device, into the ink masks :func:`label` takes.
 
-Functions: :func:`label`, :func:`label_with_stats`, :func:`binarize`, :func:`host_array`,
+Functions: :func:`label`, :func:`label_batch`, :func:`label_iter`, :func:`label_with_stats`, :func:`binarize`, :func:`host_array`,
 :func:`devices`, :func:`algorithms`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import operator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import _ccl
 
-__all__ = ["label", "label_batch", "label_with_stats", "binarize", "host_array", "devices", "algorithms"]
+__all__ = ["label", "label_batch", "label_iter", "label_with_stats", "binarize", "host_array", "devices", "algorithms"]
 
 def _check_ndim(ndim: int) -> None:
     if ndim not in (2, 3):
@@ -548,9 +550,10 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     counts : ndarray of int64, shape (N,)
         N_i, the number of components of each item.
 
-    A NumPy batch is labeled by two labelers of the device at once, each taking the next item
-    when free, so that one's copies overlap the other's kernels, without the GIL; the pixels
-    go up straight from the array and the labels come straight back into ``labels``. A GPU
+    A NumPy batch is labeled by four labelers of the device at once, each taking the next item
+    when free, so that one's copies overlap the others' kernels, without the GIL; the pixels
+    go up straight from the array and the labels come straight back into ``labels`` (page-locked
+    memory from the pool of returned label arrays, as :func:`label` returns). A GPU
     batch is labeled item by item on its device, nothing through the host.
 
     Examples
@@ -579,9 +582,67 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     if 0 in array.shape[1:]:
         raise ValueError(f"invalid input: the items are empty (shape {array.shape})")
     conn = _connectivity(array.ndim - 1, connectivity)
-    labels = np.empty(array.shape, np.uint32) if output is None else _host_output(output, array.shape)
+    labels = _new_labels(array.shape, device) if output is None else _host_output(output, array.shape)
     counts = _ccl._label_batch(binary, conn, algorithm, device, labels)
     return (labels if output is None else output), np.array(counts, dtype=np.int64)
+
+
+def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
+    """Label a stream of images or volumes: an iterable in, an iterator of ``(labels, n)`` out,
+    in order, each as ``label(image, return_num=True)`` returns it.
+
+    The images are taken ``chunk`` at a time; while the caller works on the results of one
+    chunk, the next one is labeled on a thread of its own (as :func:`label_batch`, with the GIL
+    released), so reading the stream, the copies and the labeling overlap. At most two chunks
+    are taken from ``images`` ahead of what was yielded, so memory stays bounded on an endless
+    stream (video frames, a camera, a generator reading files). A chunk of NumPy arrays of one
+    shape is labeled as one batch (four labelers of the device at once); other chunks (GPU
+    arrays, mixed shapes) item by item.
+
+    Parameters
+    ----------
+    images : iterable of array_like or CUDA arrays
+        Images (H, W) or volumes (D, H, W), any dtype :func:`label` takes.
+    connectivity, algorithm, device
+        As for :func:`label`, for every item.
+    chunk : int
+        Images labeled together, at least 1.
+
+    Examples
+    --------
+    >>> import numpy as np, ccl
+    >>> frames = (np.eye(3, dtype=bool) for _ in range(2))
+    >>> [n for _, n in ccl.label_iter(frames, connectivity=4, device="cpu")]
+    [3, 3]
+    """
+    chunk = operator.index(chunk)
+    if chunk < 1:
+        raise ValueError(f"chunk of {chunk}; at least 1 image is labeled at a time")
+    stream = iter(images)
+
+    def labeled(items):
+        arrays = [np.asarray(x) if _gpu_array(x) is None else None for x in items]
+        batchable = all(a is not None and a.ndim in (2, 3) for a in arrays) and len({a.shape for a in arrays}) == 1
+        if batchable and len(items) > 1:
+            labels, counts = label_batch(np.stack(arrays), connectivity, algorithm, device)
+            return [(labels[i], int(counts[i])) for i in range(len(items))]
+        return [label(x, connectivity, algorithm, device, return_num=True) for x in items]
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccl.label_iter") as worker:
+        items = list(itertools.islice(stream, chunk))
+        pending = worker.submit(labeled, items) if items else None
+        while pending is not None:
+            items = list(itertools.islice(stream, chunk))
+            following = worker.submit(labeled, items) if items else None
+            yield from pending.result()
+            pending = following
+
+
+def _new_labels(shape, device) -> np.ndarray:
+    """A new uint32 array of ``shape`` to label into on ``device``: page-locked memory from the
+    pool of returned label arrays where it serves (see :func:`label`), else ordinary memory."""
+    pooled = _ccl._pooled_labels(int(np.prod(shape)), device)
+    return np.empty(shape, np.uint32) if pooled is None else pooled.reshape(shape)
 
 
 def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output):

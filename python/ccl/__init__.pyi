@@ -1,4 +1,4 @@
-from typing import Any, Literal, Optional, Protocol, overload
+from typing import Any, Iterable, Iterator, Literal, Optional, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +78,13 @@ def label_batch(
     device: Optional[str] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
 ) -> tuple[Labels, npt.NDArray[np.int64]]: ...
+def label_iter(
+    images: Iterable[Any],
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    chunk: int = ...,
+) -> Iterator[tuple[Any, int]]: ...
 @overload
 def label_with_stats(
     image: CudaArray,

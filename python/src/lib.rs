@@ -24,6 +24,8 @@ use numpy::{
 use pyo3::exceptions::{PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
+mod pool;
+
 /// A library error as the Python exception users expect: bad arguments and inputs are
 /// `ValueError`, device and driver failures `RuntimeError`; the message is the library's.
 fn to_py(e: Error) -> PyErr {
@@ -60,7 +62,7 @@ struct Cache {
 
 /// Labelers that label a batch at once, each on its own queue or stream, so that one's copies
 /// overlap another's kernels.
-const BATCH_WORKERS: usize = 2;
+const BATCH_WORKERS: usize = ccl::batch::WORKERS_PER_DEVICE;
 
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
@@ -282,6 +284,17 @@ fn _label<'py>(
     if params.is_some() {
         page_shape(image.shape())?;
     }
+    // Without an output, the labels of a GPU go into page-locked memory from the pool.
+    let mut pooled = match target {
+        Some(_) => None,
+        None => {
+            let device = py.detach(|| with_device(id, |d| Ok(d.clone()))).map_err(to_py)?;
+            pool::take(&device, shape.len())
+        }
+    };
+    if let Some(buffer) = pooled.as_mut() {
+        target = Some(buffer.as_mut_slice());
+    }
     let (labels, n, table) = py
         .detach(move || -> ccl::Result<(Option<Vec<u32>>, u32, Option<OpenCvStats>)> {
             with_labeler(id, algorithm, connectivity, params.is_some(), |labeler, binarizer| {
@@ -310,12 +323,33 @@ fn _label<'py>(
             })
         })
         .map_err(to_py)?;
-    let array = match (labels, returned) {
-        (Some(labels), _) => labels.into_pyarray(py).reshape(image.shape())?,
-        (None, Some(output)) => output,
-        (None, None) => unreachable!("labels are downloaded into a new vector without an output"),
+    let array = match (labels, returned, pooled) {
+        (Some(labels), _, _) => labels.into_pyarray(py).reshape(image.shape())?,
+        (None, Some(output), _) => output,
+        (None, None, Some(buffer)) => buffer.into_array(py)?.reshape(image.shape())?,
+        (None, None, None) => unreachable!("labels are downloaded into a new vector without an output"),
     };
     Ok((array, n, to_numpy(py, table)?))
+}
+
+/// Page-locked bytes of the pool of returned label arrays: `(lent, kept)` and the limit (tests
+/// and tuning).
+#[pyfunction]
+fn _pool_usage() -> (usize, usize, usize) {
+    let (lent, kept) = pool::usage();
+    (lent, kept, pool::limit())
+}
+
+/// A new 1-D uint32 array of `count` labels in page-locked memory of `device` (the one `ccl`
+/// picks when `None`) from the pool, or `None` where the pool does not serve (the CPU
+/// reference, a small array, the pool full): what `ccl.label_batch` labels a NumPy batch into.
+#[pyfunction]
+#[pyo3(signature = (count, device=None))]
+fn _pooled_labels<'py>(py: Python<'py>, count: usize, device: Option<&str>) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
+    let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    let device = py.detach(|| with_device(id, |d| Ok(d.clone()))).map_err(to_py)?;
+    let buffer = py.detach(|| pool::take(&device, count));
+    buffer.map(|b| b.into_array(py)).transpose()
 }
 
 /// Labels a batch: `images` (C-contiguous uint8 of shape (N, H, W) or (N, D, H, W), nonzero
@@ -673,6 +707,8 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_binarize_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_device_of, m)?)?;
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;
+    m.add_function(wrap_pyfunction!(_pool_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(_pooled_labels, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())
