@@ -583,7 +583,7 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
         raise ValueError(f"invalid input: the items are empty (shape {array.shape})")
     conn = _connectivity(array.ndim - 1, connectivity)
     labels = _new_labels(array.shape, device) if output is None else _host_output(output, array.shape)
-    counts = _ccl._label_batch(binary, conn, algorithm, device, labels)
+    counts = _ccl._label_batch(list(binary), conn, algorithm, device, labels)
     return (labels if output is None else output), np.array(counts, dtype=np.int64)
 
 
@@ -596,8 +596,9 @@ def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
     released), so reading the stream, the copies and the labeling overlap. At most two chunks
     are taken from ``images`` ahead of what was yielded, so memory stays bounded on an endless
     stream (video frames, a camera, a generator reading files). A chunk of NumPy arrays of one
-    shape is labeled as one batch (four labelers of the device at once); other chunks (GPU
-    arrays, mixed shapes) item by item.
+    shape is labeled as one batch (four labelers of the device at once, each image copied up
+    straight from its array, nothing stacked); other chunks (GPU arrays, mixed shapes) item by
+    item.
 
     Parameters
     ----------
@@ -623,10 +624,14 @@ def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
     def labeled(items):
         arrays = [np.asarray(x) if _gpu_array(x) is None else None for x in items]
         batchable = all(a is not None and a.ndim in (2, 3) for a in arrays) and len({a.shape for a in arrays}) == 1
-        if batchable and len(items) > 1:
-            labels, counts = label_batch(np.stack(arrays), connectivity, algorithm, device)
-            return [(labels[i], int(counts[i])) for i in range(len(items))]
-        return [label(x, connectivity, algorithm, device, return_num=True) for x in items]
+        if not batchable or len(items) == 1:
+            return [label(x, connectivity, algorithm, device, return_num=True) for x in items]
+        binaries = [_binary(a) for a in arrays]
+        shape = (len(items),) + binaries[0].shape
+        labels = _new_labels(shape, device)
+        conn = _connectivity(binaries[0].ndim, connectivity)
+        counts = _ccl._label_batch(binaries, conn, algorithm, device, labels)
+        return [(labels[i], int(counts[i])) for i in range(len(items))]
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccl.label_iter") as worker:
         items = list(itertools.islice(stream, chunk))

@@ -17,7 +17,7 @@ def _label(
     binarize: Optional[BinarizeArgs] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _label_batch(
-    images: npt.NDArray[np.uint8],
+    images: list[npt.NDArray[np.uint8]],
     connectivity: int,
     algorithm: Optional[str],
     device: Optional[str],

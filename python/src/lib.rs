@@ -352,45 +352,48 @@ fn _pooled_labels<'py>(py: Python<'py>, count: usize, device: Option<&str>) -> P
     buffer.map(|b| b.into_array(py)).transpose()
 }
 
-/// Labels a batch: `images` (C-contiguous uint8 of shape (N, H, W) or (N, D, H, W), nonzero
-/// is foreground) item by item into `output` (C-contiguous uint32 of the same shape), each item
-/// consecutively 1..N_i as `_label` labels it; returns the N_i. [`BATCH_WORKERS`] labelers of
-/// the device take the next item as soon as they are free (copies of one overlap the other's
-/// kernels), without the GIL; every item's pixels go up straight from `images` and its labels
-/// come back straight into its part of `output`. The first failure stops the batch and is
-/// raised.
+/// Labels a batch: `images`, a list of C-contiguous uint8 arrays of one shape ((H, W) or
+/// (D, H, W), nonzero is foreground; the items of a batch array, or a chunk of a stream), each
+/// into its part of `output` (C-contiguous uint32 of shape (N, ...) of the items), consecutively
+/// 1..N_i as `_label` labels it; returns the N_i. [`BATCH_WORKERS`] labelers of the device take
+/// the next item as soon as they are free (copies of one overlap the others' kernels), without
+/// the GIL; every item's pixels go up straight from its array and its labels come back straight
+/// into its part of `output`. The first failure stops the batch and is raised.
 #[pyfunction]
 #[pyo3(signature = (images, connectivity, algorithm, device, output))]
 fn _label_batch<'py>(
     py: Python<'py>,
-    images: PyReadonlyArrayDyn<'py, u8>,
+    images: Vec<PyReadonlyArrayDyn<'py, u8>>,
     connectivity: u8,
     algorithm: Option<&str>,
     device: Option<&str>,
     mut output: PyReadwriteArrayDyn<'py, u32>,
 ) -> PyResult<Vec<u32>> {
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
-    let (count, item_shape) = match images.shape().split_first() {
-        Some((&count, item)) if matches!(item.len(), 2 | 3) => (count, item.to_vec()),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "a batch has shape (N, H, W) or (N, D, H, W), not {:?}",
-                images.shape()
-            )))
-        }
+    let Some(first) = images.first() else {
+        return Ok(Vec::new());
     };
-    if output.shape() != images.shape() {
+    let item_shape = first.shape().to_vec();
+    if !matches!(item_shape.len(), 2 | 3) {
         return Err(PyValueError::new_err(format!(
-            "output of shape {:?} for a batch of shape {:?}",
-            output.shape(),
-            images.shape()
+            "the items of a batch have shape (H, W) or (D, H, W), not {item_shape:?}"
         )));
     }
-    if count == 0 {
-        return Ok(Vec::new());
+    if let Some(other) = images.iter().find(|i| i.shape() != item_shape.as_slice()) {
+        return Err(PyValueError::new_err(format!(
+            "the items of a batch have one shape: {item_shape:?} and {:?}",
+            other.shape()
+        )));
+    }
+    let batch_shape: Vec<usize> = std::iter::once(images.len()).chain(item_shape.iter().copied()).collect();
+    if output.shape() != batch_shape.as_slice() {
+        return Err(PyValueError::new_err(format!(
+            "output of shape {:?} for a batch of shape {batch_shape:?}",
+            output.shape()
+        )));
     }
     let shape = shape_of(&item_shape).map_err(to_py)?;
-    let pixels = images.as_slice().map_err(not_contiguous)?;
+    let inputs = images.iter().map(|i| i.as_slice()).collect::<Result<Vec<_>, _>>().map_err(not_contiguous)?;
     let out = output.as_slice_mut().map_err(not_contiguous)?;
     let connectivity = parse_connectivity(connectivity)?;
     let algorithm = parse_algorithm(algorithm)?;
@@ -400,27 +403,27 @@ fn _label_batch<'py>(
         let id = id.unwrap_or_else(|| ccl::auto_device().id);
         let key = (id.to_string(), algorithm, connectivity);
         let mut labelers = cache().lock().unwrap_or_else(|p| p.into_inner()).take_batch_labelers(id, &key)?;
-        let result = label_items(&mut labelers, shape, connectivity, pixels, out);
+        let result = label_items(&mut labelers, shape, connectivity, &inputs, out);
         cache().lock().unwrap_or_else(|p| p.into_inner()).return_batch_labelers(key, labelers);
         result
     })
     .map_err(to_py)
 }
 
-/// The items of a batch (`pixels` and `out` hold them one after the other, each of `shape`)
-/// labeled by `labelers` in parallel threads, each taking the next item when free; the counts
-/// in item order, or the first failure (after which no item is started).
+/// The items of a batch (`inputs`, each of `shape`, and `out`, which holds their labels one
+/// after the other) labeled by `labelers` in parallel threads, each taking the next item when
+/// free; the counts in item order, or the first failure (after which no item is started).
 fn label_items(
     labelers: &mut [AnyLabeler],
     shape: Shape,
     connectivity: Connectivity,
-    pixels: &[u8],
+    inputs: &[&[u8]],
     out: &mut [u32],
 ) -> ccl::Result<Vec<u32>> {
-    let items = Mutex::new(pixels.chunks(shape.len()).zip(out.chunks_mut(shape.len())).enumerate());
+    let items = Mutex::new(inputs.iter().copied().zip(out.chunks_mut(shape.len())).enumerate());
     let failed = std::sync::atomic::AtomicBool::new(false);
     let options = ccl::Options::new(connectivity).consecutive();
-    let mut counts = vec![0u32; pixels.len() / shape.len()];
+    let mut counts = vec![0u32; inputs.len()];
     std::thread::scope(|scope| {
         let workers: Vec<_> = labelers
             .iter_mut()
