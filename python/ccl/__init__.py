@@ -526,7 +526,7 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
     return (labels, num) if return_num else labels
 
 
-def label_batch(images, connectivity=None, algorithm=None, device=None, output=None):
+def label_batch(images, connectivity=None, algorithm=None, device=None, output=None, stats=False):
     """Label a batch of binary images or volumes: each item as :func:`label` labels it.
 
     Parameters
@@ -541,6 +541,8 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     output : ndarray or CUDA array, optional
         For one batch array: where to write the labels, a C-contiguous ``uint32`` or ``int32``
         array of the batch's shape (NumPy for NumPy input, on the same GPU for a GPU array).
+    stats : bool
+        Also each item's statistics, as :func:`label_with_stats` returns them.
 
     Returns
     -------
@@ -549,6 +551,9 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
         in gives a list out.
     counts : ndarray of int64, shape (N,)
         N_i, the number of components of each item.
+    stats, centroids : lists of N arrays, with ``stats=True`` only
+        Item ``i``'s OpenCV tables, as ``label_with_stats(images[i])`` returns them (computed on
+        the device; for a GPU batch, on its GPU, as the same kind of array).
 
     A NumPy batch is labeled by four labelers of the device at once, each taking the next item
     when free, so that one's copies overlap the others' kernels, without the GIL; the pixels
@@ -564,11 +569,15 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     array([2, 1])
     """
     if isinstance(images, (list, tuple)):
+        if stats:
+            tables = [label_with_stats(item, connectivity, algorithm, device) for item in images]
+            counts = np.array([t[0] - 1 for t in tables], dtype=np.int64)
+            return [t[1] for t in tables], counts, [t[2] for t in tables], [t[3] for t in tables]
         pairs = [label(item, connectivity, algorithm, device, return_num=True) for item in images]
         return [p[0] for p in pairs], np.array([p[1] for p in pairs], dtype=np.int64)
     gpu = _gpu_array(images)
     if gpu is not None and not _on_host(device):
-        return _label_batch_gpu(gpu, images, connectivity, algorithm, device, output)
+        return _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats)
     array = np.asarray(images if gpu is None else gpu.host())
     if array.ndim not in (3, 4):
         raise ValueError(
@@ -583,8 +592,11 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
         raise ValueError(f"invalid input: the items are empty (shape {array.shape})")
     conn = _connectivity(array.ndim - 1, connectivity)
     labels = _new_labels(array.shape, device) if output is None else _host_output(output, array.shape)
-    counts = _ccl._label_batch(list(binary), conn, algorithm, device, labels)
-    return (labels if output is None else output), np.array(counts, dtype=np.int64)
+    counts, tables = _ccl._label_batch(list(binary), conn, algorithm, device, labels, bool(stats))
+    labels, counts = (labels if output is None else output), np.array(counts, dtype=np.int64)
+    if stats:
+        return labels, counts, [t[0] for t in tables], [t[1] for t in tables]
+    return labels, counts
 
 
 def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
@@ -630,7 +642,7 @@ def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
         shape = (len(items),) + binaries[0].shape
         labels = _new_labels(shape, device)
         conn = _connectivity(binaries[0].ndim, connectivity)
-        counts = _ccl._label_batch(binaries, conn, algorithm, device, labels)
+        counts, _ = _ccl._label_batch(binaries, conn, algorithm, device, labels)
         return [(labels[i], int(counts[i])) for i in range(len(items))]
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccl.label_iter") as worker:
@@ -650,10 +662,10 @@ def _new_labels(shape, device) -> np.ndarray:
     return np.empty(shape, np.uint32) if pooled is None else pooled.reshape(shape)
 
 
-def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output):
+def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats=False):
     """A batch in CUDA memory labeled item by item on its device (each item made binary as
     :func:`label` makes it), into ``output`` or a new array of the input's library; the counts
-    come back to the host."""
+    come back to the host, the statistics (with ``stats``) stay on the GPU."""
     address, shape = _interface_of(images)
     if len(shape) not in (3, 4):
         raise ValueError(
@@ -665,10 +677,13 @@ def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output):
         else:
             _gpu_output(output, shape, _ccl._cuda_device_of(address))
             labels = output
-        counts = []
+        counts, tables = [], []
         for i in range(shape[0]):
-            _, num, _ = _label_gpu(_gpu_array(images[i]), connectivity, algorithm, device, False, labels[i])
+            _, num, table = _label_gpu(_gpu_array(images[i]), connectivity, algorithm, device, stats, labels[i])
             counts.append(num)
+            tables.append(table)
+    if stats:
+        return labels, np.array(counts, dtype=np.int64), [t[0] for t in tables], [t[1] for t in tables]
     return labels, np.array(counts, dtype=np.int64)
 
 

@@ -61,6 +61,7 @@ def label_batch(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     output: None = ...,
+    stats: Literal[False] = ...,
 ) -> tuple[list[Any], npt.NDArray[np.int64]]: ...
 @overload
 def label_batch(
@@ -69,6 +70,7 @@ def label_batch(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     output: Optional[CudaArray] = ...,
+    stats: Literal[False] = ...,
 ) -> tuple[Any, npt.NDArray[np.int64]]: ...
 @overload
 def label_batch(
@@ -77,7 +79,18 @@ def label_batch(
     algorithm: Optional[str] = ...,
     device: Optional[str] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
+    stats: Literal[False] = ...,
 ) -> tuple[Labels, npt.NDArray[np.int64]]: ...
+@overload
+def label_batch(
+    images: Any,
+    connectivity: Optional[int] = ...,
+    algorithm: Optional[str] = ...,
+    device: Optional[str] = ...,
+    output: Optional[Any] = ...,
+    *,
+    stats: Literal[True],
+) -> tuple[Any, npt.NDArray[np.int64], list[Any], list[Any]]: ...
 def label_iter(
     images: Iterable[Any],
     connectivity: Optional[int] = ...,

@@ -358,9 +358,10 @@ fn _pooled_labels<'py>(py: Python<'py>, count: usize, device: Option<&str>) -> P
 /// 1..N_i as `_label` labels it; returns the N_i. [`BATCH_WORKERS`] labelers of the device take
 /// the next item as soon as they are free (copies of one overlap the others' kernels), without
 /// the GIL; every item's pixels go up straight from its array and its labels come back straight
-/// into its part of `output`. The first failure stops the batch and is raised.
+/// into its part of `output`; with `stats`, each item's OpenCV tables too, built on the device.
+/// The first failure stops the batch and is raised.
 #[pyfunction]
-#[pyo3(signature = (images, connectivity, algorithm, device, output))]
+#[pyo3(signature = (images, connectivity, algorithm, device, output, stats=false))]
 fn _label_batch<'py>(
     py: Python<'py>,
     images: Vec<PyReadonlyArrayDyn<'py, u8>>,
@@ -368,10 +369,11 @@ fn _label_batch<'py>(
     algorithm: Option<&str>,
     device: Option<&str>,
     mut output: PyReadwriteArrayDyn<'py, u32>,
-) -> PyResult<Vec<u32>> {
+    stats: bool,
+) -> PyResult<(Vec<u32>, Vec<PyTable<'py>>)> {
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
     let Some(first) = images.first() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let item_shape = first.shape().to_vec();
     if !matches!(item_shape.len(), 2 | 3) {
@@ -399,15 +401,27 @@ fn _label_batch<'py>(
     let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let algorithm = resolve_algorithm(py, id, algorithm, connectivity)?;
-    py.detach(move || -> ccl::Result<Vec<u32>> {
-        let id = id.unwrap_or_else(|| ccl::auto_device().id);
-        let key = (id.to_string(), algorithm, connectivity);
-        let mut labelers = cache().lock().unwrap_or_else(|p| p.into_inner()).take_batch_labelers(id, &key)?;
-        let result = label_items(&mut labelers, shape, connectivity, &inputs, out);
-        cache().lock().unwrap_or_else(|p| p.into_inner()).return_batch_labelers(key, labelers);
-        result
-    })
-    .map_err(to_py)
+    let mut options = ccl::Options::new(connectivity).consecutive();
+    if stats {
+        options = options.stats(ccl::Stats::OpenCv { dims: item_shape.len() as u8 });
+    }
+    let results = py
+        .detach(move || -> ccl::Result<Vec<(u32, Option<OpenCvStats>)>> {
+            let id = id.unwrap_or_else(|| ccl::auto_device().id);
+            let key = (id.to_string(), algorithm, connectivity);
+            let mut labelers = cache().lock().unwrap_or_else(|p| p.into_inner()).take_batch_labelers(id, &key)?;
+            let result = label_items(&mut labelers, shape, &options, &inputs, out);
+            cache().lock().unwrap_or_else(|p| p.into_inner()).return_batch_labelers(key, labelers);
+            result
+        })
+        .map_err(to_py)?;
+    let mut counts = Vec::with_capacity(results.len());
+    let mut tables = Vec::new();
+    for (count, table) in results {
+        counts.push(count);
+        tables.extend(to_numpy(py, table)?);
+    }
+    Ok((counts, tables))
 }
 
 /// The items of a batch (`inputs`, each of `shape`, and `out`, which holds their labels one
@@ -416,27 +430,28 @@ fn _label_batch<'py>(
 fn label_items(
     labelers: &mut [AnyLabeler],
     shape: Shape,
-    connectivity: Connectivity,
+    options: &ccl::Options,
     inputs: &[&[u8]],
     out: &mut [u32],
-) -> ccl::Result<Vec<u32>> {
+) -> ccl::Result<Vec<(u32, Option<OpenCvStats>)>> {
     let items = Mutex::new(inputs.iter().copied().zip(out.chunks_mut(shape.len())).enumerate());
     let failed = std::sync::atomic::AtomicBool::new(false);
-    let options = ccl::Options::new(connectivity).consecutive();
-    let mut counts = vec![0u32; inputs.len()];
+    let mut results: Vec<(u32, Option<OpenCvStats>)> = (0..inputs.len()).map(|_| (0, None)).collect();
     std::thread::scope(|scope| {
         let workers: Vec<_> = labelers
             .iter_mut()
             .map(|labeler| {
-                let (items, failed, options) = (&items, &failed, &options);
-                scope.spawn(move || -> ccl::Result<Vec<(usize, u32)>> {
+                let (items, failed) = (&items, &failed);
+                scope.spawn(move || -> ccl::Result<Vec<(usize, u32, Option<OpenCvStats>)>> {
                     let mut done = Vec::new();
                     while !failed.load(std::sync::atomic::Ordering::Relaxed) {
                         let next = items.lock().unwrap_or_else(|p| p.into_inner()).next();
                         let Some((index, (input, output))) = next else { break };
                         let upload = |l: &mut AnyLabeler| l.upload_array(shape, input);
                         match ccl::run_host(labeler, options, upload, |l, d| l.download_into(d, output)) {
-                            Ok(run) => done.push((index, run.count.expect("consecutive labels are counted"))),
+                            Ok(run) => {
+                                done.push((index, run.count.expect("consecutive labels are counted"), run.opencv))
+                            }
                             Err(e) => {
                                 failed.store(true, std::sync::atomic::Ordering::Relaxed);
                                 return Err(e);
@@ -449,11 +464,11 @@ fn label_items(
             .collect();
         for worker in workers {
             let done = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-            for (index, count) in done {
-                counts[index] = count;
+            for (index, count, table) in done {
+                results[index] = (count, table);
             }
         }
-        Ok(counts)
+        Ok(results)
     })
 }
 

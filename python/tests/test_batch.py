@@ -60,3 +60,23 @@ def test_empty_batches_and_errors():
         ccl.label_batch(np.zeros((2, 4, 4), bool), device="cpu", output=np.zeros((2, 4, 5), np.uint32))
     with pytest.raises(ValueError, match="empty"):
         ccl.label_batch(np.zeros((2, 0, 4), bool), device="cpu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batches_with_stats_match_label_with_stats(device):
+    batch = random_batch((5, 31, 44), 0.5, 11)
+    for images in (batch, list(batch)):
+        labels, counts, stats, centroids = ccl.label_batch(images, connectivity=4, device=device, stats=True)
+        assert len(stats) == len(centroids) == 5
+        for i, image in enumerate(batch):
+            num, want, want_stats, want_centroids = ccl.label_with_stats(image, connectivity=4, device=device)
+            np.testing.assert_array_equal(labels[i], want)
+            assert counts[i] == num - 1
+            np.testing.assert_array_equal(stats[i], want_stats)
+            np.testing.assert_allclose(centroids[i], want_centroids)
+    volumes = random_batch((2, 6, 7, 8), 0.4, 12)
+    labels, counts, stats, centroids = ccl.label_batch(volumes, device=device, stats=True)
+    for i, volume in enumerate(volumes):
+        num, want, want_stats, _ = ccl.label_with_stats(volume, device=device)
+        np.testing.assert_array_equal(stats[i], want_stats)
+        assert stats[i].shape == (num, 7) and centroids[i].shape == (num, 3)

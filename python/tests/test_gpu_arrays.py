@@ -381,6 +381,17 @@ def test_cupy_batches_stay_on_the_device_and_label_as_single_calls(cp, shape):
         assert counts[i] == n
 
 
+def test_cupy_batches_with_stats_keep_the_tables_on_the_device(cp):
+    batch = random_image((3, 40, 50), 0.45, 3)
+    labels, counts, stats, centroids = ccl.label_batch(cp.asarray(batch), stats=True)
+    for i, item in enumerate(batch):
+        num, want, want_stats, want_centroids = ccl.label_with_stats(item)
+        assert isinstance(stats[i], cp.ndarray) and counts[i] == num - 1
+        np.testing.assert_array_equal(cp.asnumpy(labels[i]), want)
+        np.testing.assert_array_equal(cp.asnumpy(stats[i]), want_stats)
+        np.testing.assert_allclose(cp.asnumpy(centroids[i]), want_centroids)
+
+
 def test_cupy_every_algorithm(cp):
     image = random_image((45, 77), 0.5, 3)
     want, _ = scipy_label(image, 8)
