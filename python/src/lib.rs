@@ -345,7 +345,11 @@ fn _pool_usage() -> (usize, usize, usize) {
 /// reference, a small array, the pool full): what `ccl.label_batch` labels a NumPy batch into.
 #[pyfunction]
 #[pyo3(signature = (count, device=None))]
-fn _pooled_labels<'py>(py: Python<'py>, count: usize, device: Option<&str>) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
+fn _pooled_labels<'py>(
+    py: Python<'py>,
+    count: usize,
+    device: Option<&str>,
+) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let device = py.detach(|| with_device(id, |d| Ok(d.clone()))).map_err(to_py)?;
     let buffer = py.detach(|| pool::take(&device, count));
