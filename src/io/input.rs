@@ -168,23 +168,15 @@ pub fn dibco_pages(folder: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
     Ok(out)
 }
 
-/// Reads any image the `image` crate decodes and binarizes it (see the module documentation).
-pub fn read_binary(path: &Path, binarize: Binarize) -> Result<BinaryImage> {
-    Ok(read_image(path, &ReadOptions { binarize, ..ReadOptions::default() })?.image)
-}
-
 /// Reads an image's header only: size, sample type, channels, frames.
 pub fn probe(path: &Path) -> Result<SourceInfo> {
     let (decoder, format) = open_decoder(path)?;
     source_info(path, &decoder, format, count_frames(path, format))
 }
 
-/// Reads and binarizes an image, refusing it before decoding when it has more than
+/// Reads and binarizes an image file, refusing it before decoding when it has more than
 /// `options.max_pixels` pixels, and checking the threshold against the file's sample range.
-pub fn read_image(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
-    if super::is_npy(path) {
-        return super::volume::read_npy_image(path, options);
-    }
+pub(super) fn read_image_file(path: &Path, options: &ReadOptions) -> Result<DecodedImage> {
     let (decoder, format) = open_decoder(path)?;
     let frames = count_frames(path, format);
     read_decoded(path, decoder, format, frames, options)

@@ -6,7 +6,9 @@ mod folder;
 mod gray_float;
 mod input;
 mod npy;
+mod npy_input;
 mod output;
+mod read;
 mod targets;
 mod temp;
 mod volume;
@@ -15,18 +17,17 @@ mod volume_tiff;
 
 pub use folder::{list_images, FolderListing};
 pub use input::{
-    available_memory, dibco_pages, estimated_peak_bytes, probe, read_binary, read_gray, read_image, Binarize,
-    DecodedImage, Frames, ReadOptions, SampleType, SourceInfo,
+    available_memory, dibco_pages, estimated_peak_bytes, probe, read_gray, Binarize, DecodedImage, Frames, ReadOptions,
+    SampleType, SourceInfo,
 };
+pub use npy_input::{npy_shape, read_binary_npy, read_volume_npy, BinaryArray};
 pub use output::{
     check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,
     write_npy_u8, write_stats_csv, LabelFormat,
 };
+pub use read::{read_binary, read_image};
 pub use targets::{check_targets, input_files};
 pub use temp::{remove_live_temporaries, remove_stale_temporaries};
-pub(crate) use volume::is_npy;
-pub use volume::{
-    npy_shape, read_binary_npy, read_volume, read_volume_npy, write_volume, write_volume_npy, BinaryArray,
-};
+pub use volume::{read_volume, write_volume, write_volume_npy};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};

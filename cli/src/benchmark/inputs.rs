@@ -78,7 +78,7 @@ pub struct DirectoryInputs {
     pub ignored: Vec<PathBuf>,
 }
 
-/// Every image file directly in `dir` (sorted by name), binarized. A file that cannot be read,
+/// Every image file and `.npy` image directly in `dir` (sorted by name), binarized. A file that cannot be read,
 /// or an entry with an image extension that is no file (a dangling link), is skipped and
 /// listed, not fatal; only an unreadable folder is an error.
 pub fn directory_inputs(dir: &Path, binarize: Binarize) -> Result<DirectoryInputs> {

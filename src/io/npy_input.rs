@@ -1,0 +1,214 @@
+//! `.npy` arrays in: binary images of shape (H, W) and volumes of shape (D, H, W), C or Fortran
+//! order, of bool, integer or float elements (nonzero is foreground), refused from the header
+//! when too large.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::npy::{fortran_to_c_order, numpy_shape};
+use super::ReadOptions;
+use crate::{BinaryImage, Error, Result};
+
+/// A threshold or `invert` for a `.npy`, which is binary already: an [`Error::InvalidParameter`].
+pub(super) fn refuse_binarize(options: &ReadOptions) -> Result<()> {
+    let binarize = options.binarize;
+    if binarize == super::Binarize::default() {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        name: if binarize.invert { "invert" } else { "threshold" }.into(),
+        reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
+    })
+}
+
+/// Whether `path` names a `.npy` (by its extension, in any case).
+pub(super) fn is_npy(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
+/// The shape of the array a `.npy` holds, from its header alone (a folder job tells images
+/// from volumes so). A file that is no `.npy` is an [`Error::FileRead`].
+pub fn npy_shape(path: &Path) -> Result<Vec<u64>> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+    Ok(npy.shape().to_vec())
+}
+
+/// [`super::read_image`] of a `.npy` of shape (H, W) ([`read_binary_npy`]: nonzero is
+/// foreground); a volume is an [`Error::FileRead`], and so is a threshold or `invert`.
+pub(super) fn read_npy_image(path: &Path, options: &ReadOptions) -> Result<super::DecodedImage> {
+    refuse_binarize(options)?;
+    let image = match read_binary_npy(path, options.max_pixels)? {
+        BinaryArray::Image(image) => image,
+        BinaryArray::Volume(volume) => {
+            return Err(Error::FileRead {
+                path: path.display().to_string(),
+                reason: format!(
+                    "a volume of shape ({}, {}, {}), where an image (H, W) is read",
+                    volume.depth(),
+                    volume.height(),
+                    volume.width()
+                ),
+            })
+        }
+    };
+    let (width, height) = (image.width() as u64, image.height() as u64);
+    let source = super::SourceInfo {
+        format: "NPY".into(),
+        width,
+        height,
+        samples: super::SampleType::U8,
+        color_channels: 1,
+        alpha: false,
+        stored_bits_per_pixel: 8,
+        frames: super::Frames::Single,
+        decoded_bytes: width * height,
+    };
+    Ok(super::DecodedImage { image, source })
+}
+
+/// A binary array read from a `.npy`: an image or a volume, as its number of axes says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BinaryArray {
+    /// Shape (H, W).
+    Image(BinaryImage),
+    /// Shape (D, H, W).
+    Volume(BinaryImage),
+}
+
+impl BinaryArray {
+    /// The array, image or volume (a volume of depth 1 has the shape of an image).
+    pub fn array(&self) -> &BinaryImage {
+        match self {
+            Self::Image(array) | Self::Volume(array) => array,
+        }
+    }
+}
+
+/// Reads a binary volume from a `.npy` of shape (D, H, W), C or Fortran order, of an element type
+/// that [`read_binary_npy`] takes: nonzero is foreground. Any other shape or element type is an
+/// [`Error::FileRead`] saying which; a volume of more than `max_voxels` voxels is refused from the
+/// file's header ([`Error::VolumeTooLarge`]).
+pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryImage> {
+    match read_binary_npy(path, max_voxels)? {
+        BinaryArray::Volume(volume) => Ok(volume),
+        BinaryArray::Image(image) => Err(Error::FileRead {
+            path: path.display().to_string(),
+            reason: format!("shape ({}, {}); a volume has three axes (D, H, W)", image.height(), image.width()),
+        }),
+    }
+}
+
+/// Reads a binary image (shape (H, W)) or volume (shape (D, H, W)) from a `.npy` in C or
+/// Fortran order (as `np.load` reads both) of bool, any integer type (signed or not, 1 to 8
+/// bytes, either byte order: a mask or a label image) or float (4 or 8 bytes): nonzero is foreground, as `scipy.ndimage.label` takes it (a
+/// float NaN is nonzero, -0.0 is zero). An image of more than `max_pixels` pixels, or a volume of
+/// more voxels, is refused from the file's header, before its samples are read
+/// ([`Error::ImageTooLarge`], [`Error::VolumeTooLarge`]). An empty array, or any other shape
+/// or element type, is an [`Error::FileRead`] naming the file and saying which.
+pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut reader = std::io::BufReader::new(file);
+    // The header, read through `reader`, which then stands at the first element.
+    let (element, shape, fortran) = {
+        let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+        let dtype = npy.dtype().descr();
+        let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
+            fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
+        })?;
+        (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
+    };
+    let (depth, height, width) = match shape[..] {
+        [height, width] => (1, height, width),
+        [depth, height, width] => (depth, height, width),
+        ref other => {
+            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
+        }
+    };
+    let volume = shape.len() == 3;
+    if width == 0 || height == 0 || depth == 0 {
+        let what = if volume { "a volume needs at least one voxel" } else { "an image needs at least one pixel" };
+        return Err(fail(format!("the array is empty (shape {}); {what}", numpy_shape(&shape))));
+    }
+    let bytes = width.saturating_mul(height).saturating_mul(depth).saturating_mul(element.size() as u64);
+    if volume {
+        super::input::check_voxels(path, (width, height, depth), bytes, max_pixels)?;
+    } else {
+        super::input::check_pixels(path, (width, height), bytes, max_pixels)?;
+    }
+    let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
+    let mut data = Vec::with_capacity(n.saturating_mul(element.size()));
+    reader.read_to_end(&mut data).map_err(|e| fail(e.to_string()))?;
+    let size = element.size();
+    let held = data.len() / size;
+    if held != n || data.len() % size != 0 {
+        return Err(fail(format!("the file holds {held} values; its shape {shape:?} has {n}")));
+    }
+    let mut voxels = element.foreground(&data);
+    if fortran {
+        voxels = fortran_to_c_order(&voxels, &shape);
+    }
+    let (width, height) = (width as usize, height as usize);
+    if volume {
+        Ok(BinaryArray::Volume(BinaryImage::volume(width, height, depth as usize, voxels)?))
+    } else {
+        Ok(BinaryArray::Image(BinaryImage::image(width, height, voxels)?))
+    }
+}
+
+/// The element type of a binary `.npy`, as its `descr` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Element {
+    /// bool or an integer of `size` bytes (zero in every byte order alike).
+    Integer { size: usize },
+    /// float32 (`size` 4) or float64 (8), little-endian or not.
+    Float { size: usize, little: bool },
+}
+
+impl Element {
+    /// The element type `descr` (e.g. `|b1`, `<u2`, `>i8`, `<f4`) names, if a mask may have it.
+    fn of(descr: &str) -> Option<Self> {
+        let mut chars = descr.chars();
+        let order = chars.next()?;
+        let kind = chars.next()?;
+        let size: usize = chars.as_str().parse().ok()?;
+        let little = match order {
+            '<' | '|' | '=' => cfg!(target_endian = "little") || order == '<',
+            '>' => false,
+            _ => return None,
+        };
+        match (kind, size) {
+            ('b', 1) | ('u' | 'i', 1 | 2 | 4 | 8) => Some(Element::Integer { size }),
+            ('f', 4 | 8) => Some(Element::Float { size, little }),
+            _ => None,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Element::Integer { size } | Element::Float { size, .. } => size,
+        }
+    }
+
+    /// Each element of `data` as 1 (nonzero) or 0; one-byte elements are kept as they are.
+    fn foreground(self, data: &[u8]) -> Vec<u8> {
+        match self {
+            Element::Integer { size: 1 } => data.to_vec(),
+            Element::Integer { size } => data.chunks_exact(size).map(|e| u8::from(e.iter().any(|&b| b != 0))).collect(),
+            Element::Float { size, little } => data
+                .chunks_exact(size)
+                .map(|e| {
+                    let v = match (size, little) {
+                        (4, true) => f64::from(f32::from_le_bytes(e.try_into().expect("4 bytes"))),
+                        (4, false) => f64::from(f32::from_be_bytes(e.try_into().expect("4 bytes"))),
+                        (_, true) => f64::from_le_bytes(e.try_into().expect("8 bytes")),
+                        (_, false) => f64::from_be_bytes(e.try_into().expect("8 bytes")),
+                    };
+                    u8::from(v != 0.0)
+                })
+                .collect(),
+        }
+    }
+}
