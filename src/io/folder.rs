@@ -28,7 +28,7 @@ pub fn list_images(folder: &Path) -> Result<FolderListing> {
     let mut listing = FolderListing::default();
     for entry in std::fs::read_dir(folder).map_err(fail)? {
         let path = entry.map_err(fail)?.path();
-        let image = ImageFormat::from_path(&path).is_ok() || super::npy_input::is_npy(&path);
+        let image = ImageFormat::from_path(&path).is_ok() || super::npy::is_npy(&path);
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => {}
             Ok(_) if !image => listing.others.push(path),

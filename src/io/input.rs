@@ -619,7 +619,7 @@ fn binarize_float(samples: &[f32], channels: usize, color_channels: usize, binar
 /// NumPy images from OpenCV after `cvtColor(BGR2RGB)`, PIL and scikit-image), in C or Fortran
 /// order.
 pub fn read_gray(path: &Path, max_pixels: u64) -> Result<(crate::binarize::GrayImage, SourceInfo)> {
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+    if super::npy::is_npy(path) {
         return read_gray_npy(path, max_pixels);
     }
     let err = |reason: String| Error::ImageRead { path: path.display().to_string(), reason };

@@ -20,6 +20,7 @@ pub use input::{
     available_memory, dibco_pages, estimated_peak_bytes, probe, read_gray, Binarize, DecodedImage, Frames, ReadOptions,
     SampleType, SourceInfo,
 };
+pub use npy::is_npy;
 pub use npy_input::{npy_shape, read_binary_npy, read_volume_npy, BinaryArray};
 pub use output::{
     check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,

@@ -1,5 +1,12 @@
 //! Helpers of `.npy` arrays that the image and the volume readers share.
 
+use std::path::Path;
+
+/// Whether `path` names a `.npy` (by its extension, in any case).
+pub fn is_npy(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
 /// A `.npy` shape as NumPy prints it, e.g. `(0, 5)`.
 pub(super) fn numpy_shape(shape: &[u64]) -> String {
     let sides: Vec<String> = shape.iter().map(u64::to_string).collect();

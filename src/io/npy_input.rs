@@ -21,11 +21,6 @@ pub(super) fn refuse_binarize(options: &ReadOptions) -> Result<()> {
     })
 }
 
-/// Whether `path` names a `.npy` (by its extension, in any case).
-pub(super) fn is_npy(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-}
-
 /// The shape of the array a `.npy` holds, from its header alone (a folder job tells images
 /// from volumes so). A file that is no `.npy` is an [`Error::FileRead`].
 pub fn npy_shape(path: &Path) -> Result<Vec<u64>> {

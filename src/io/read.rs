@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::input::{read_image_file, Binarize, DecodedImage, ReadOptions};
-use super::npy_input::{is_npy, read_npy_image};
+use super::npy::is_npy;
+use super::npy_input::read_npy_image;
 use crate::{BinaryImage, Result};
 
 /// Reads and binarizes an image file, or reads a `.npy` of shape (H, W) (nonzero is foreground;

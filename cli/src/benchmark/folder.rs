@@ -129,20 +129,20 @@ fn time_stage(bench: &FolderBench, stage: &str, labels: &[LabelImage]) -> Result
     };
     let files = || bench.files.iter().enumerate();
     let read = |(_, path): &(usize, &PathBuf)| io::read_image(path, &bench.read).map(|d| d.image);
+    // The stages without a device: a worker a thread, doing nothing or widening.
+    let idle = || vec![(); bench.options.jobs.max(1)];
     let start = Instant::now();
     match stage {
         "decode" => {
-            let readers: Vec<()> = vec![(); bench.options.jobs.max(1)];
-            run_pipeline(pool, files(), read, readers, |_, image| Ok(image), |_, r| r.map(drop).unwrap_or_else(fail));
+            run_pipeline(pool, files(), read, idle(), |_, image| Ok(image), |_, r| r.map(drop).unwrap_or_else(fail));
         }
         "write" => {
-            let writers: Vec<()> = vec![(); bench.options.jobs.max(1)];
             let none = |_: &(usize, &PathBuf)| Ok(());
             run_pipeline(
                 pool,
                 files(),
                 none,
-                writers,
+                idle(),
                 |_, ()| Ok(()),
                 |(i, _), r| r.and_then(|()| io::write_labels(&output(bench, i), &labels[i])).unwrap_or_else(fail),
             );
@@ -151,8 +151,7 @@ fn time_stage(bench: &FolderBench, stage: &str, labels: &[LabelImage]) -> Result
             let widen = |_: &mut (), image: ccl::BinaryImage| {
                 LabelImage::new(image.shape(), image.values().iter().map(|&p| u32::from(p)).collect())
             };
-            let widens: Vec<()> = vec![(); bench.options.jobs.max(1)];
-            run_pipeline(pool, files(), read, widens, widen, |(i, _), r| {
+            run_pipeline(pool, files(), read, idle(), widen, |(i, _), r| {
                 r.and_then(|l| io::write_labels(&output(bench, i), &l)).unwrap_or_else(fail)
             });
         }

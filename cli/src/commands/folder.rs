@@ -225,7 +225,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
 
 /// Whether a folder's file is a volume: a multi-page TIFF, or a `.npy` of three axes.
 fn is_volume(input: &Path) -> bool {
-    if input.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+    if io::is_npy(input) {
         return io::npy_shape(input).is_ok_and(|shape| shape.len() == 3);
     }
     io::tiff_pages(input).is_ok_and(|n| n > 1)

@@ -123,7 +123,7 @@ fn label_volume(
     clock.lap("read");
     let kind = if path.is_dir() {
         "slices sorted by name"
-    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+    } else if io::is_npy(path) {
         ".npy"
     } else {
         "TIFF, one slice per page"
@@ -255,7 +255,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     // Opened before reading an image file, whose memory check counts the device's buffers.
     let mut opened = None;
     let image = match &args.input {
-        Some(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) => {
+        Some(path) if io::is_npy(path) => {
             if args.threshold.is_some() || args.invert {
                 return Err(Error::InvalidParameter {
                     name: if args.invert { "invert" } else { "threshold" }.into(),
