@@ -591,9 +591,7 @@ def label_batch(images, connectivity=None, algorithm=None, device=None, output=N
     if 0 in array.shape[1:]:
         raise ValueError(f"invalid input: the items are empty (shape {array.shape})")
     conn = _connectivity(array.ndim - 1, connectivity)
-    labels = _new_labels(array.shape, device) if output is None else _host_output(output, array.shape)
-    counts, tables = _ccl._label_batch(list(binary), conn, algorithm, device, labels, bool(stats))
-    labels, counts = (labels if output is None else output), np.array(counts, dtype=np.int64)
+    labels, counts, tables = _label_items(list(binary), array.shape[1:], conn, algorithm, device, output, stats)
     if stats:
         return labels, counts, [t[0] for t in tables], [t[1] for t in tables]
     return labels, counts
@@ -639,10 +637,8 @@ def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
         if not batchable or len(items) == 1:
             return [label(x, connectivity, algorithm, device, return_num=True) for x in items]
         binaries = [_binary(a) for a in arrays]
-        shape = (len(items),) + binaries[0].shape
-        labels = _new_labels(shape, device)
         conn = _connectivity(binaries[0].ndim, connectivity)
-        counts, _ = _ccl._label_batch(binaries, conn, algorithm, device, labels)
+        labels, counts, _ = _label_items(binaries, binaries[0].shape, conn, algorithm, device)
         return [(labels[i], int(counts[i])) for i in range(len(items))]
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccl.label_iter") as worker:
@@ -653,6 +649,16 @@ def label_iter(images, connectivity=None, algorithm=None, device=None, chunk=8):
             following = worker.submit(labeled, items) if items else None
             yield from pending.result()
             pending = following
+
+
+def _label_items(binaries, item_shape, conn, algorithm, device, output=None, stats=False):
+    """C-contiguous uint8 items of ``item_shape`` labeled as one batch by the native labelers,
+    into ``output`` or new labels from :func:`_new_labels`; returns (labels, counts as int64,
+    OpenCV's tables of each item when ``stats``)."""
+    shape = (len(binaries),) + tuple(item_shape)
+    labels = _new_labels(shape, device) if output is None else _host_output(output, shape)
+    counts, tables = _ccl._label_batch(binaries, conn, algorithm, device, labels, bool(stats))
+    return (labels if output is None else output), np.array(counts, dtype=np.int64), tables
 
 
 def _new_labels(shape, device) -> np.ndarray:

@@ -287,10 +287,7 @@ fn _label<'py>(
     // Without an output, the labels of a GPU go into page-locked memory from the pool.
     let mut pooled = match target {
         Some(_) => None,
-        None => {
-            let device = py.detach(|| with_device(id, |d| Ok(d.clone()))).map_err(to_py)?;
-            pool::take(&device, shape.len())
-        }
+        None => take_pooled(py, id, shape.len())?,
     };
     if let Some(buffer) = pooled.as_mut() {
         target = Some(buffer.as_mut_slice());
@@ -351,9 +348,14 @@ fn _pooled_labels<'py>(
     device: Option<&str>,
 ) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
+    take_pooled(py, id, count)?.map(|b| b.into_array(py)).transpose()
+}
+
+/// A page-locked buffer of `count` labels of device `id` (the one `ccl` picks when `None`) from
+/// the pool, without the GIL; `None` where the pool does not serve ([`pool::take`]).
+fn take_pooled(py: Python<'_>, id: Option<DeviceId>, count: usize) -> PyResult<Option<pool::PooledBuffer>> {
     let device = py.detach(|| with_device(id, |d| Ok(d.clone()))).map_err(to_py)?;
-    let buffer = py.detach(|| pool::take(&device, count));
-    buffer.map(|b| b.into_array(py)).transpose()
+    Ok(py.detach(|| pool::take(&device, count)))
 }
 
 /// Labels a batch: `images`, a list of C-contiguous uint8 arrays of one shape ((H, W) or
