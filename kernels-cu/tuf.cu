@@ -1320,8 +1320,11 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
 // pixel along the border (in the same region) is foreground and already joined to them; a
 // region's first pixel along a border makes all its unions, so each skip rests on the region's
 // labeling and on the previous pixel of the same border.
+// A batch of images stacked along the rows (`item_height` rows each, a multiple of TILE_H; the
+// height for one image) is labeled as one: no pair across the border between two items is
+// joined, so each item's components stay its own.
 KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
-                             uint vertical, uint total, GLOBAL uint *marks, uint track)
+                             uint vertical, uint total, GLOBAL uint *marks, uint track, uint item_height)
 {
     const uint id = GLOBAL_ID_X;
     LET_NEXT_KERNEL_START(); // (pass 3 waits for this kernel before it reads labels)
@@ -1333,10 +1336,12 @@ KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint
         // b = (x, y), x = region_w * k: neighbours W, NW, SW in column x - 1; previous pixel: up.
         const uint y = id % height, x = (id / height + 1) * region_w;
         const index_t b = PIXEL_INDEX(x, y, width);
-        // (Every read at once, before b is tested: one wait instead of two.)
+        // (Every read at once, before b is tested: one wait instead of two.) The rows above and
+        // below within b's item only.
+        const int first_row = y % item_height == 0, last_row = (y + 1) % item_height == 0;
         const uint centre = img[b], west = img[b - 1];
-        const uint north_west = y > 0 ? img[b - width - 1] : 0, north = y > 0 ? img[b - width] : 0;
-        const uint south_west = CONNECTIVITY == 8 && y + 1 < height ? img[b + width - 1] : 0;
+        const uint north_west = !first_row ? img[b - width - 1] : 0, north = !first_row ? img[b - width] : 0;
+        const uint south_west = CONNECTIVITY == 8 && !last_row ? img[b + width - 1] : 0;
         if (!FG(centre))
             return;
         WAIT_FOR_PREVIOUS_KERNEL();
@@ -1352,6 +1357,8 @@ KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint
         // b = (x, y), y = TILE_H * m: neighbours N, NW, NE in row y - 1; previous pixel: left.
         const uint j = id - vertical;
         const uint x = j % width, y = (j / width + 1) * TILE_H;
+        if (y % item_height == 0)
+            return; // the border between two items of a batch
         const index_t b = PIXEL_INDEX(x, y, width);
         const uint centre = img[b], north = img[b - width];
         const uint north_west = x > 0 ? img[b - width - 1] : 0, west = x > 0 ? img[b - 1] : 0;
@@ -1426,46 +1433,73 @@ KERNEL void tuf_compress_2d(GLOBAL label_t *L, uint width, uint height)
 // (R, offsets: ranks.h; a span is 2^rank_shift pixels), and every pixel of a quad now takes its
 // root's consecutive label (background 0) in L. F is only read, so every walk sees the whole
 // forest. A work-item takes 4 pixels of a row, as tuf_compress_2d does, one find and one rank per
-// run of equal labels among them, and writes them all (L starts unwritten).
+// run of equal labels among them, and writes them all (L starts unwritten). In a batch of
+// stacked images each item's labels start at 1: `before` is the count of components of the items
+// before the pixel's (0 for one image).
 DEVICE_FN label_t ranked(GLOBAL const label_t *F, GLOBAL const uint2 *R, GLOBAL const uint *offsets, uint rank_shift,
-                         label_t label)
+                         label_t before, label_t label)
 {
     if (label == 0)
         return 0;
     const index_t root = find_read_only(F, label - 1);
-    return offsets[root >> rank_shift] + rank_in_span(R[root / 32], root) + 1;
+    return offsets[root >> rank_shift] + rank_in_span(R[root / 32], root) + 1 - before;
 }
 
 // The 4 pixels (or voxels) of a row from index i (at column x of a row of `width`): each takes
 // its root's consecutive label in L, from the forest F.
 DEVICE_FN void ranked_quad(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
-                           GLOBAL const uint *offsets, uint rank_shift, index_t i, uint x, uint width)
+                           GLOBAL const uint *offsets, uint rank_shift, label_t before, index_t i, uint x, uint width)
 {
 #if LABEL_BITS == 32
     if (x + 4 <= width && (size_t)(F + i) % 16u == 0 && (size_t)(L + i) % 16u == 0) {
         const uint4 old = *(GLOBAL const uint4 *)(F + i);
         uint4 now;
-        now.x = ranked(F, R, offsets, rank_shift, old.x);
-        now.y = old.y == old.x ? now.x : ranked(F, R, offsets, rank_shift, old.y);
-        now.z = old.z == old.y ? now.y : ranked(F, R, offsets, rank_shift, old.z);
-        now.w = old.w == old.z ? now.z : ranked(F, R, offsets, rank_shift, old.w);
+        now.x = ranked(F, R, offsets, rank_shift, before, old.x);
+        now.y = old.y == old.x ? now.x : ranked(F, R, offsets, rank_shift, before, old.y);
+        now.z = old.z == old.y ? now.y : ranked(F, R, offsets, rank_shift, before, old.z);
+        now.w = old.w == old.z ? now.z : ranked(F, R, offsets, rank_shift, before, old.w);
         *(GLOBAL uint4 *)(L + i) = now;
         return;
     }
 #endif
     for (uint k = 0; k < 4 && x + k < width; k++)
-        L[i + k] = ranked(F, R, offsets, rank_shift, F[i + k]);
+        L[i + k] = ranked(F, R, offsets, rank_shift, before, F[i + k]);
 }
 
+// For a batch of images stacked along the rows (item_height rows each, else 0), item_offsets
+// holds the count of components before each item (tuf_item_offsets).
 KERNEL void tuf_compress_ranked_2d(GLOBAL const label_t *F, GLOBAL label_t *L, GLOBAL const uint2 *R,
-                                GLOBAL const uint *offsets, uint width, uint height, uint rank_shift)
+                                GLOBAL const uint *offsets, uint width, uint height, uint rank_shift,
+                                GLOBAL const uint *item_offsets, uint item_height)
 {
     const uint x = GLOBAL_ID_X * 4, y = GLOBAL_ID_Y;
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the relabeling's last scan, as it may be)
     LET_NEXT_KERNEL_START();
     if (x >= width || y >= height)
         return;
-    ranked_quad(F, L, R, offsets, rank_shift, PIXEL_INDEX(x, y, width), x, width);
+    const label_t before = item_height != 0 ? item_offsets[y / item_height] : 0;
+    ranked_quad(F, L, R, offsets, rank_shift, before, PIXEL_INDEX(x, y, width), x, width);
+}
+
+// A batch of `items` images stacked along the rows, `item_pixels` pixels each (a multiple of
+// 32): item_offsets[k] becomes the count of components of the items before item k, the count of
+// first pixels before its first pixel (from the rank tables, as `ranked` counts them), and
+// item_offsets[items] the batch's, N (`total`). Item k's count is item_offsets[k + 1] -
+// item_offsets[k].
+KERNEL void tuf_item_offsets(GLOBAL const uint2 *R, GLOBAL const uint *offsets, GLOBAL const uint *total,
+                             GLOBAL uint *item_offsets, uint item_pixels, uint items, uint rank_shift)
+{
+    const uint k = GLOBAL_ID_X;
+    WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the relabeling's last scan, as it may be)
+    LET_NEXT_KERNEL_START();
+    if (k > items)
+        return;
+    if (k == items) {
+        item_offsets[k] = total[0];
+        return;
+    }
+    const index_t first = (index_t)k * item_pixels;
+    item_offsets[k] = offsets[first >> rank_shift] + rank_in_span(R[first / 32], first);
 }
 
 // Pass 3 on volumes, one work-group of 32 x 8 work-items per region (as pass 1's groups):
@@ -1537,7 +1571,7 @@ KERNEL void tuf_compress_ranked_3d(GLOBAL const label_t *F, GLOBAL label_t *L, G
     for (uint r = LOCAL_ID_Y * 4 + LOCAL_ID_X / 8; r < REGION_ROWS; r += 32) {
         const uint y = g.y0 + r % REGION_H, z = g.z0 + r / REGION_H;
         if (y < height && z < depth)
-            ranked_quad(F, L, R, offsets, rank_shift, VOXEL_INDEX(x, y, z, width, height), x, width);
+            ranked_quad(F, L, R, offsets, rank_shift, 0, VOXEL_INDEX(x, y, z, width, height), x, width);
     }
 }
 

@@ -347,6 +347,29 @@ pub fn record_consecutive(
     shape: Shape,
     limits: Limits,
 ) -> Result<Recording> {
+    Ok(record_ranked(algorithm, connectivity, shape, None, limits)?.expect("a labeling of one image"))
+}
+
+/// [`record`] of a batch of `items` images stacked along the rows of `shape` labeled as one
+/// ([`crate::GpuLabeler::label_stacked_into`]); `None` where the schedule labels no such batch.
+pub fn record_stacked(
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    shape: Shape,
+    items: usize,
+    limits: Limits,
+) -> Result<Option<Recording>> {
+    record_ranked(algorithm, connectivity, shape, Some(items), limits)
+}
+
+/// [`record_consecutive`], or with `items` [`record_stacked`].
+fn record_ranked(
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    shape: Shape,
+    items: Option<usize>,
+    limits: Limits,
+) -> Result<Option<Recording>> {
     algorithm.check(connectivity)?;
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
@@ -364,7 +387,15 @@ pub fn record_consecutive(
     let mut recorder = crate::gpu::PhaseRecorder::start(&gpu)?;
     let job = crate::schedule::Job { input: &input, labels: &labels, shape };
     let convention = algorithm.raw_labels();
-    let (iterations, _) = schedule.run_consecutive(&gpu, &job, &mut relabel, convention, &mut recorder)?;
+    let iterations = match items {
+        None => schedule.run_consecutive(&gpu, &job, &mut relabel, convention, &mut recorder)?.0,
+        Some(items) => {
+            if schedule.run_items_ranked(&gpu, &job, items, &mut relabel, convention, &mut recorder)?.is_none() {
+                return Ok(None);
+            }
+            None
+        }
+    };
     let timings = Timings { phases: recorder.finish()?, iterations };
-    Ok(Recording { calls: gpu.calls().split_off(first), timings })
+    Ok(Some(Recording { calls: gpu.calls().split_off(first), timings }))
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use ccl::recording::{kernel_declarations, record, record_consecutive, Call, RecordedArg};
+use ccl::recording::{kernel_declarations, record, record_consecutive, record_stacked, Call, RecordedArg};
 use ccl::{Algorithm, BackendError, Connectivity, Error, Phase, Shape};
 use ccl_backend::Limits;
 
@@ -86,11 +86,12 @@ fn every_schedule_launches_valid_ranges_and_arguments() {
                         failures.push(format!("{case}: {kernel} gets sizes {scalars:?}"));
                     }
                     // TUF's border merge: the region width of the tile kernel that ran, its
-                    // vertical and total border pixels, and whether it keeps root marks (0 or 1).
+                    // vertical and total border pixels, whether it keeps root marks (0 or 1), and
+                    // the rows of an item (all of them: one image).
                     if kernel == "tuf_border_merge_2d" {
                         let vertical = ((w.div_ceil(region.max(1)) - 1) * h) as u64;
-                        let expected = [region as u64, vertical, border(region)];
-                        if !matches!(scalars[2..], [r, v, b, 0 | 1] if [r, v, b] == expected) {
+                        let expected = [region as u64, vertical, border(region), h as u64];
+                        if !matches!(scalars[2..], [r, v, b, 0 | 1, i] if [r, v, b, i] == expected) {
                             failures.push(format!("{case}: {kernel} gets {scalars:?} after a {region}-wide tile pass"));
                         }
                     }
@@ -269,10 +270,12 @@ fn every_kernel_is_launched() {
             // groups of 8 tiles on 132 compute units).
             for shape in [Shape::image(37, 37), Shape::image(2048, 2048), Shape::image(20_000, 20_000)] {
                 for recording in [
-                    record(algorithm, connectivity, shape, CUDA),
-                    record_consecutive(algorithm, connectivity, shape, CUDA),
+                    record(algorithm, connectivity, shape, CUDA).map(Some),
+                    record_consecutive(algorithm, connectivity, shape, CUDA).map(Some),
+                    // (A batch of images stacked along the rows: TUF's item offsets.)
+                    record_stacked(algorithm, connectivity, shape, 2, CUDA),
                 ] {
-                    for (kernel, _, _) in recording.unwrap().launches() {
+                    for (kernel, _, _) in recording.unwrap().iter().flat_map(|r| r.launches()) {
                         launched.insert(kernel.to_string());
                     }
                 }
@@ -355,4 +358,33 @@ fn the_recording_device_refuses_mismatched_launches() {
     let ragged = LaunchRange { global: [6, 4, 1], local: [4, 4, 1] };
     assert!(gpu.launch(&mut kernel, &ragged, &good).is_err());
     assert!(gpu.kernel(&program, "missing").is_err());
+}
+
+/// A batch of images stacked along the rows, labeled as one by TUF: the border merge gets the
+/// rows of an item, the item offsets run over the items and one more (N), and pass 3 gets them
+/// with the item's rows; items of a height that is not a multiple of 32, or another algorithm,
+/// are not labeled as one (`None`).
+#[test]
+fn stacked_batches_pass_the_item_rows_to_tuf() {
+    for connectivity in [Connectivity::Four, Connectivity::Eight] {
+        let shape = Shape::image(300, 6 * 64);
+        let recording = record_stacked(Algorithm::TUF, connectivity, shape, 6, CUDA).unwrap().expect("as one");
+        let scalars = |args: &[RecordedArg]| -> Vec<u32> {
+            args.iter().filter_map(|a| if let RecordedArg::U32(v) = a { Some(*v) } else { None }).collect()
+        };
+        let launches: Vec<_> = recording.launches().collect();
+        let merge = launches.iter().find(|(k, _, _)| *k == "tuf_border_merge_2d").expect("border merge");
+        assert_eq!(scalars(merge.2).last(), Some(&64), "{connectivity}: the border merge's item rows");
+        let offsets = launches.iter().find(|(k, _, _)| *k == "tuf_item_offsets").expect("item offsets");
+        assert!(offsets.1.global[0] >= 7, "{connectivity}: item offsets over {:?}", offsets.1.global);
+        assert_eq!(scalars(offsets.2)[..2], [300 * 64, 6], "{connectivity}: item pixels and items");
+        let ranked = launches.iter().find(|(k, _, _)| *k == "tuf_compress_ranked_2d").expect("pass 3");
+        assert_eq!(scalars(ranked.2).last(), Some(&64), "{connectivity}: pass 3's item rows");
+        let order: Vec<&str> = launches.iter().map(|(k, _, _)| *k).collect();
+        let at = |name: &str| order.iter().position(|k| *k == name).unwrap();
+        assert!(at("tuf_item_offsets") < at("tuf_compress_ranked_2d"), "{order:?}");
+    }
+    let uneven = Shape::image(300, 6 * 40);
+    assert!(record_stacked(Algorithm::TUF, Connectivity::Eight, uneven, 6, CUDA).unwrap().is_none());
+    assert!(record_stacked(Algorithm::UF, Connectivity::Eight, Shape::image(300, 128), 2, CUDA).unwrap().is_none());
 }

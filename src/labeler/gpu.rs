@@ -341,6 +341,43 @@ impl GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
     }
 
+    /// Labels a batch of `items` images of one shape stacked along the rows of `image` (each
+    /// `height / items` rows, nonzero is foreground) into `labels`: each item's components are
+    /// numbered 1..N_k in raster order within it, as if it were labeled alone, and the items'
+    /// counts are returned. Where the algorithm can, the batch runs as one image, one grid per
+    /// pass: TUF at 4- and 8-connectivity, items whose height is a multiple of 32, fewer than
+    /// 2^32 pixels in all. Elsewhere `Ok(None)`, with `labels` untouched: label the items one
+    /// by one. Afterwards `labels` have no numbering of their own ([`DeviceArray::numbering`]
+    /// is `None`: they are N arrays'). A height that `items` does not divide is an
+    /// [`Error::InvalidParameter`].
+    pub fn label_stacked_into(
+        &mut self,
+        image: &DeviceImage,
+        items: usize,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<Option<Vec<u32>>> {
+        let shape = image.shape();
+        super::check_same_shape(image, labels)?;
+        super::check_stacked(shape, items)?;
+        self.prepare_labeling(shape, connectivity)?;
+        self.ensure_relabel()?;
+        let (input, output) = (self.buffer(image)?, self.buffer(labels)?);
+        let gpu = self.gpu.as_ref();
+        let schedule =
+            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
+        let relabel = self.relabel.as_mut().expect("built above");
+        let mut recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
+        let job = crate::schedule::Job { input, labels: output, shape };
+        let convention = self.algorithm.raw_labels();
+        let counts = schedule.run_items_ranked(gpu, &job, items, relabel, convention, &mut recorder)?;
+        recorder.finish()?;
+        if counts.is_some() {
+            labels.numbering = None;
+        }
+        Ok(counts)
+    }
+
     /// Writes the statistics of consecutive `labels` into device memory the caller keeps, where
     /// they stay: the raw table of `kernels/stats.kernel` for their N components, entry k for
     /// label k + 1: areas (N `u32`) at `area`; the boxes (min x, min y, max x, max y, then min z,

@@ -228,6 +228,18 @@ pub(crate) fn check_shape_connectivity(shape: Shape, connectivity: Connectivity)
     }
 }
 
+/// A batch of `items` images stacked along the rows of an image of `shape`: a positive count
+/// that divides its height ([`GpuLabeler::label_stacked_into`]).
+pub(crate) fn check_stacked(shape: Shape, items: usize) -> Result<()> {
+    if items > 0 && shape.depth == 1 && shape.height.is_multiple_of(items) {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        name: "items".into(),
+        reason: format!("{items} images stacked in an array of shape {shape}: a count that divides its height"),
+    })
+}
+
 /// Checks that `labels` have the shape of `image` ([`Error::ShapeMismatch`] otherwise).
 pub(crate) fn check_same_shape(image: &DeviceImage, labels: &DeviceLabels) -> Result<()> {
     if image.shape() == labels.shape() {
@@ -297,6 +309,22 @@ impl AnyLabeler {
             // SAFETY: the caller's contract.
             AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_image(shape, address, ready_on) },
             AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
+    /// [`GpuLabeler::label_stacked_into`]: a batch of `items` images stacked along the rows of
+    /// `image`, labeled as one where the algorithm can, each item's labels from 1; returns the
+    /// items' counts, or `None` (labels untouched) where it cannot, as on the CPU reference.
+    pub fn label_stacked_into(
+        &mut self,
+        image: &DeviceImage,
+        items: usize,
+        connectivity: Connectivity,
+        labels: &mut DeviceLabels,
+    ) -> Result<Option<Vec<u32>>> {
+        match self {
+            AnyLabeler::Gpu(gpu) => gpu.label_stacked_into(image, items, connectivity, labels),
+            AnyLabeler::Cpu(_) => check_stacked(image.shape(), items).map(|()| None),
         }
     }
 

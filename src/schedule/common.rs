@@ -61,6 +61,23 @@ pub(crate) trait Schedule: Send {
         let count = relabel.count(gpu, tables)?;
         Ok((iterations, count))
     }
+
+    /// Labels a batch of `items` images of one shape stacked along the rows of `job` (each
+    /// `job.shape.height / items` rows) as one, in as few launches as for one image, into
+    /// consecutive labels 1..N_k within each item k; returns the items' counts (read back, which
+    /// waits for the device), or `None` where the schedule cannot (the caller then labels item
+    /// by item; the default). Ends [`crate::Phase::Relabel`].
+    fn run_items_ranked(
+        &mut self,
+        _gpu: &dyn Gpu,
+        _job: &Job,
+        _items: usize,
+        _relabel: &mut Relabel,
+        _convention: RawLabels,
+        _recorder: &mut PhaseRecorder,
+    ) -> Result<Option<Vec<u32>>> {
+        Ok(None)
+    }
 }
 
 /// [`Schedule::run_ranked`]'s default: the schedule's labeling, then `relabel` on its raw labels

@@ -137,6 +137,7 @@ pub(crate) struct Tuf {
     border_merge: Kernel,
     compress: Kernel,
     compress_ranked: Kernel,
+    item_offsets: Kernel,
     connectivity: Connectivity,
     /// Whether the device runs `tuf_tiles_wide`'s work-groups of 512.
     wide: bool,
@@ -145,9 +146,10 @@ pub(crate) struct Tuf {
 }
 
 /// Slots of [`Tuf`]'s scratch: passes 1 and 2's labels when pass 3 renumbers into the output,
-/// and their root marks (a bit per pixel).
+/// their root marks (a bit per pixel), and a batch's item offsets.
 const FOREST: usize = 0;
 const ROOT_MARKS: usize = 1;
+const ITEM_OFFSETS: usize = 2;
 
 /// The compiled TUF kernels for volumes.
 pub(crate) struct Tuf3d {
@@ -196,7 +198,7 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
         let scratch = Scratch::default();
         return Ok(Box::new(Tuf3d { tiles, border_merge, compress, compress_ranked, scratch }));
     }
-    let [tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked] = kernels(
+    let [tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked, item_offsets] = kernels(
         gpu,
         program,
         [
@@ -206,6 +208,7 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
             "tuf_border_merge_2d",
             "tuf_compress_2d",
             "tuf_compress_ranked_2d",
+            "tuf_item_offsets",
         ],
     )?;
     for kernel in [&tiles, &tiles_small] {
@@ -226,6 +229,7 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
         border_merge,
         compress,
         compress_ranked,
+        item_offsets,
         connectivity,
         wide,
         scratch,
@@ -290,13 +294,15 @@ impl Tuf {
     /// the components' first pixels there (`mark_roots` in the kernel). Pass 2 overlaps pass 1
     /// where the recorder leaves their boundary unmarked ([`PhaseRecorder::end_or_merge`]);
     /// with `overlap_next`, the kernel after pass 2 may overlap it too (the return value says
-    /// whether it may), and without it pass 2's end is marked.
+    /// whether it may), and without it pass 2's end is marked. `item_height`: the rows of each
+    /// image of a batch stacked along the rows (a multiple of TILE_H), whose borders pass 2
+    /// leaves apart; the height for one image.
     fn merge(
         &mut self,
         gpu: &dyn Gpu,
         job: &Job,
         marks: Option<&Buffer>,
-        overlap_next: bool,
+        (overlap_next, item_height): (bool, u32),
         recorder: &mut PhaseRecorder,
     ) -> Result<bool> {
         let [w, h, _] = job.extent();
@@ -334,6 +340,7 @@ impl Tuf {
                 Arg::U32(total as u32),
                 marks_arg,
                 track,
+                Arg::U32(item_height),
             ];
             let range = LaunchRange::over([total, 1, 1], BORDER_GROUP);
             launch_after(gpu, overlap, &mut self.border_merge, &range, &args)?;
@@ -349,31 +356,41 @@ impl Tuf {
 
 /// The end of TUF's consecutive labelings (images and volumes): the relabeling ranks the roots
 /// of `forest` (passes 1 and 2's labels of `job`) into `tables`, from their `marks` where passes
-/// 1 and 2 made them, and pass 3's ranked kernel, launched over its range with the array's
-/// extent (`ranked`), writes every pixel's consecutive label into `job.labels`; returns the
-/// tables, which hold N. With `overlap` (pass 2's end left unmarked), each of these kernels may
-/// start while the one before it ends, pass 2 included (each waits for it first).
-#[allow(clippy::too_many_arguments)]
-fn rank_into_output(
+/// 1 and 2 made them. With `overlap` (pass 2's end left unmarked), each of its kernels may start
+/// while the one before it ends, pass 2 included (each waits for it first).
+fn rank_forest(
     gpu: &dyn Gpu,
     job: &Job,
     (forest, marks): (&Buffer, Option<&Buffer>),
     relabel: &mut Relabel,
-    mut tables: RankTables,
+    tables: &mut RankTables,
     convention: RawLabels,
-    (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
     overlap: bool,
-) -> Result<RankTables> {
+) -> Result<()> {
     match marks {
-        Some(marks) => relabel.build_ranks_from_marks(gpu, &mut tables, marks, overlap)?,
-        None => relabel.build_ranks(gpu, &mut tables, forest, job.shape, convention, overlap)?,
+        Some(marks) => relabel.build_ranks_from_marks(gpu, tables, marks, overlap),
+        None => relabel.build_ranks(gpu, tables, forest, job.shape, convention, overlap),
     }
+}
+
+/// Pass 3's ranked kernel, launched over `range` once `tables` are ranked: every pixel of
+/// `job.labels` takes its root's consecutive label from `forest`. Its arguments after the
+/// tables: the array's extent, the rank span's shift, then `more`.
+fn write_ranked(
+    gpu: &dyn Gpu,
+    job: &Job,
+    forest: &Buffer,
+    (relabel, tables): (&Relabel, &RankTables),
+    (kernel, range, extent): (&mut Kernel, LaunchRange, &[u32]),
+    more: &[Arg],
+    overlap: bool,
+) -> Result<()> {
     let mut args =
         vec![Arg::Buffer(forest), Arg::Buffer(job.labels), Arg::Buffer(tables.ranks()), Arg::Buffer(tables.offsets())];
     args.extend(extent.iter().map(|&e| Arg::U32(e)));
     args.push(Arg::U32(relabel.rank_shift()));
-    launch_after(gpu, overlap, kernel, &range, &args)?;
-    Ok(tables)
+    args.extend_from_slice(more);
+    launch_after(gpu, overlap, kernel, &range, &args)
 }
 
 /// Pass 3's work-items: one per 4 pixels of a row.
@@ -381,34 +398,39 @@ fn over_quads(shape: Shape) -> LaunchRange {
     LaunchRange::over([shape.width.div_ceil(COMPRESS_PIXELS), shape.height, 1], GROUP)
 }
 
-impl Schedule for Tuf {
-    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let overlap = self.merge(gpu, job, None, true, recorder)?;
-        let [w, h, _] = job.extent();
-        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
-        launch_after(gpu, overlap, &mut self.compress, &over_quads(job.shape), &label_args)?;
-        recorder.end(Phase::Compression)?;
-        Ok(None)
-    }
+/// Whether TUF labels `items` images stacked along the rows of an image of `shape` as one batch
+/// ([`Schedule::run_items_ranked`]): each item's rows a whole number of tiles, so that no tile of
+/// pass 1 holds two items, and every pixel's index within 32 bits.
+fn stacks(shape: Shape, items: usize) -> bool {
+    shape.depth == 1
+        && items > 0
+        && shape.height.is_multiple_of(items)
+        && (shape.height / items).is_multiple_of(TILE_H)
+        && u32::try_from(shape.len()).is_ok()
+}
 
+impl Tuf {
     /// Passes 1 and 2 into a scratch forest, whose roots (the components' first pixels) the
     /// relabeling ranks; pass 3 then writes each pixel's root's consecutive label into the
     /// output (`tuf_compress_ranked_2d`): the relabeling's own final pass, a full read and write
-    /// of the labels, is not needed.
-    fn run_ranked(
+    /// of the labels, is not needed. With `items` (a batch of that many images stacked along the
+    /// rows, [`stacks`]), the borders between them are left apart and each item's labels start at
+    /// 1: the count of components before each item (`tuf_item_offsets`, into `item_offsets`,
+    /// items + 1 words, the last N) is subtracted. `None` where there is no room for the forest.
+    fn ranked(
         &mut self,
         gpu: &dyn Gpu,
         job: &Job,
         relabel: &mut Relabel,
         convention: RawLabels,
+        items: Option<(usize, &Buffer)>,
         recorder: &mut PhaseRecorder,
-    ) -> Result<(Option<u32>, RankTables)> {
+    ) -> Result<Option<RankTables>> {
         let shape = job.shape;
-        // Without room for the forest, the labels are compressed and then relabeled.
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
-            return run_then_rank(self, gpu, job, relabel, convention, recorder);
+            return Ok(None);
         };
-        let tables = relabel.allocate(gpu, shape.len(), convention)?;
+        let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
         // With 8 tiles per work-group, passes 1 and 2 mark the components' first pixels, which
         // the relabeling ranks from a bit per pixel instead of reading the forest's 4 bytes
         // (H100, CUDA, queued timing, A/B, two rounds: TUF + statistics at 8192^2 and 10 / 50 /
@@ -425,17 +447,90 @@ impl Schedule for Tuf {
             gpu.zero(marks)?;
         }
         recorder.end(Phase::Allocation)?;
-        let forest_job = Job { input: job.input, labels: &forest, shape };
-        let overlap = self.merge(gpu, &forest_job, marks.as_ref(), true, recorder)?;
         let [w, h, _] = job.extent();
+        let item_height = items.map_or(h, |(count, _)| h / count as u32);
+        let forest_job = Job { input: job.input, labels: &forest, shape };
+        let overlap = self.merge(gpu, &forest_job, marks.as_ref(), (true, item_height), recorder)?;
+        rank_forest(gpu, job, (&forest, marks.as_ref()), relabel, &mut tables, convention, overlap)?;
+        let mut more = vec![Arg::Buffer(tables.offsets()), Arg::U32(0)];
+        if let Some((count, item_offsets)) = items {
+            let args = [
+                Arg::Buffer(tables.ranks()),
+                Arg::Buffer(tables.offsets()),
+                Arg::Buffer(tables.total()),
+                Arg::Buffer(item_offsets),
+                Arg::U32(item_height * w),
+                Arg::U32(count as u32),
+                Arg::U32(relabel.rank_shift()),
+            ];
+            launch_after(gpu, overlap, &mut self.item_offsets, &LaunchRange::over([count + 1, 1, 1], GROUP), &args)?;
+            more = vec![Arg::Buffer(item_offsets), Arg::U32(item_height)];
+        }
         let ranked = (&mut self.compress_ranked, over_quads(shape), &[w, h][..]);
-        let forest_marks = (&forest, marks.as_ref());
-        let tables = rank_into_output(gpu, job, forest_marks, relabel, tables, convention, ranked, overlap)?;
+        write_ranked(gpu, job, &forest, (relabel, &tables), ranked, &more, overlap)?;
         self.scratch.put(FOREST, forest);
         if let Some(marks) = marks {
             self.scratch.put(ROOT_MARKS, marks);
         }
-        Ok((None, tables))
+        Ok(Some(tables))
+    }
+}
+
+impl Schedule for Tuf {
+    fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
+        let item_height = job.extent()[1];
+        let overlap = self.merge(gpu, job, None, (true, item_height), recorder)?;
+        let [w, h, _] = job.extent();
+        let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
+        launch_after(gpu, overlap, &mut self.compress, &over_quads(job.shape), &label_args)?;
+        recorder.end(Phase::Compression)?;
+        Ok(None)
+    }
+
+    /// [`Tuf::ranked`]; without room for the forest, the labels are compressed and then
+    /// relabeled.
+    fn run_ranked(
+        &mut self,
+        gpu: &dyn Gpu,
+        job: &Job,
+        relabel: &mut Relabel,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<(Option<u32>, RankTables)> {
+        match self.ranked(gpu, job, relabel, convention, None, recorder)? {
+            Some(tables) => Ok((None, tables)),
+            None => run_then_rank(self, gpu, job, relabel, convention, recorder),
+        }
+    }
+
+    /// [`Tuf::ranked`] over the batch in one grid per pass, where it [`stacks`] and the forest
+    /// fits; then each item's count read back.
+    fn run_items_ranked(
+        &mut self,
+        gpu: &dyn Gpu,
+        job: &Job,
+        items: usize,
+        relabel: &mut Relabel,
+        convention: RawLabels,
+        recorder: &mut PhaseRecorder,
+    ) -> Result<Option<Vec<u32>>> {
+        if !stacks(job.shape, items) {
+            return Ok(None);
+        }
+        let item_offsets = self.scratch.take(gpu, ITEM_OFFSETS, (items + 1) * 4)?;
+        let counts =
+            self.ranked(gpu, job, relabel, convention, Some((items, &item_offsets)), recorder).and_then(|tables| {
+                let Some(tables) = tables else { return Ok(None) };
+                relabel.put_back(tables);
+                recorder.end(Phase::Relabel)?;
+                let mut bytes = vec![0u8; (items + 1) * 4];
+                gpu.read(&item_offsets, &mut bytes)?;
+                let before: Vec<u32> =
+                    bytes.chunks_exact(4).map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]])).collect();
+                Ok(Some(before.windows(2).map(|pair| pair[1] - pair[0]).collect()))
+            });
+        self.scratch.put(ITEM_OFFSETS, item_offsets);
+        counts
     }
 }
 
@@ -576,10 +671,11 @@ impl Schedule for Tuf3d {
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
             return run_then_rank(self, gpu, job, relabel, convention, recorder);
         };
-        let tables = relabel.allocate(gpu, shape.len(), convention)?;
+        let mut tables = relabel.allocate(gpu, shape.len(), convention)?;
         let merged = self.merge(gpu, &Job { input: job.input, labels: &forest, shape }, false, recorder)?;
+        rank_forest(gpu, job, (&forest, None), relabel, &mut tables, convention, false)?;
         let ranked = (&mut self.compress_ranked, over_regions(shape), &job.extent()[..]);
-        let tables = rank_into_output(gpu, job, (&forest, None), relabel, tables, convention, ranked, false)?;
+        write_ranked(gpu, job, &forest, (relabel, &tables), ranked, &[], false)?;
         self.put_back(merged);
         self.scratch.put(FOREST, forest);
         Ok((None, tables))
