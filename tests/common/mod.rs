@@ -349,3 +349,20 @@ pub fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Ve
     out.extend(data);
     out
 }
+
+/// A TUF labeler on `device` once the caller has forced `kernel` as TUF's tile kernel: `None`,
+/// with a note on stderr, where the device refuses that kernel's work-groups of 512 (NVIDIA's
+/// OpenCL allows `tuf_tiles_wide` 256 work-items), a kernel TUF then never chooses there.
+#[allow(dead_code)] // (not every test binary forces a kernel)
+pub fn tuf_labeler_with(device: &Device, kernel: ccl::testing::TufTileKernel) -> Option<ccl::AnyLabeler> {
+    match device.labeler(ccl::Algorithm::TUF) {
+        Ok(labeler) => Some(labeler),
+        Err(ccl::Error::Backend(ccl::BackendError::DeviceLimit { kernel: name, allows, .. }))
+            if kernel == ccl::testing::TufTileKernel::Wide && name == "tuf_tiles_wide" =>
+        {
+            eprintln!("note: {} refuses {name}'s 512 work-items (allows {allows}): not run there", device.info().name);
+            None
+        }
+        Err(e) => panic!("TUF labeler with {kernel:?} forced: {e}"),
+    }
+}
