@@ -7,7 +7,9 @@ call, median of RUNS runs after WARMUP, all in one run:
   the floor: the batch copied to the GPU and N uint32 label arrays copied back, both through
   page-locked memory (CuPy); OpenCV's `connectedComponents` on a pool of THREADS threads.
 - CuPy batch on the GPU, labels left there (the stream synchronized after each call):
-  `ccl.label_batch`, a loop of `cupyx.scipy.ndimage.label`, and N single-image `ccl.label` calls.
+  `ccl.label_batch`, a loop of `cupyx.scipy.ndimage.label`, N single-image `ccl.label` calls,
+  and `ccl.label` of the batch as one tall image (its items joined: what labeling it as one grid
+  costs without keeping the items apart).
 
     python3 python/bench/batch_bench.py OUT [--batch 64] [--size 2048] [--density 50]
         [--threads 16] [--runs 5] [--warmup 2] [--device cuda:0]
@@ -94,6 +96,8 @@ def main():
         run("floor: batch up + uint32 labels down, page-locked", floor, sync)
         x = cupy.asarray(batch)
         run("cupy: ccl.label_batch", lambda: ccl.label_batch(x), sync)
+        tall = x.reshape(args.batch * args.size, args.size)
+        run("cupy: ccl.label of the batch as one (N * H, W) image, items joined", lambda: ccl.label(tall), sync)
         run("cupy: N single-image ccl.label", lambda: [ccl.label(x[i]) for i in range(args.batch)], sync)
         structure = ndimage.generate_binary_structure(2, 2)
         run(

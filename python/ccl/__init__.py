@@ -669,9 +669,10 @@ def _new_labels(shape, device) -> np.ndarray:
 
 
 def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats=False):
-    """A batch in CUDA memory labeled item by item on its device (each item made binary as
-    :func:`label` makes it), into ``output`` or a new array of the input's library; the counts
-    come back to the host, the statistics (with ``stats``) stay on the GPU."""
+    """A batch in CUDA memory labeled on its device (each item made binary as :func:`label`
+    makes it), into ``output`` or a new array of the input's library: as one image where it can
+    (:func:`_label_stacked`), else item by item; the counts come back to the host, the
+    statistics (with ``stats``) stay on the GPU."""
     address, shape = _interface_of(images)
     if len(shape) not in (3, 4):
         raise ValueError(
@@ -683,6 +684,10 @@ def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats
         else:
             _gpu_output(output, shape, _ccl._cuda_device_of(address))
             labels = output
+        if not stats and len(shape) == 3 and 0 not in shape:
+            counts = _label_stacked(gpu, labels, connectivity, algorithm, device)
+            if counts is not None:
+                return labels, np.array(counts, dtype=np.int64)
         counts, tables = [], []
         for i in range(shape[0]):
             _, num, table = _label_gpu(_gpu_array(images[i]), connectivity, algorithm, device, stats, labels[i])
@@ -691,6 +696,19 @@ def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats
     if stats:
         return labels, np.array(counts, dtype=np.int64), [t[0] for t in tables], [t[1] for t in tables]
     return labels, np.array(counts, dtype=np.int64)
+
+
+def _label_stacked(gpu, labels, connectivity, algorithm, device):
+    """A GPU batch of images (N, H, W) labeled as one image of N * H rows whose items stay apart,
+    one grid per pass (TUF, items of a multiple of 32 rows): each item's labels 1..N_k as
+    :func:`label` numbers them. Returns the N counts, or None where the batch cannot run so
+    (nothing written). Runs with the array's device current."""
+    binary = gpu.binary()
+    image_at, shape = _interface_of(binary)
+    conn = _connectivity(2, connectivity)
+    device = _cuda_device(device, _ccl._cuda_device_of(image_at))
+    labels_at, _ = _interface_of(labels)
+    return _ccl._label_cuda_stacked(image_at, labels_at, list(shape), gpu.stream(), conn, algorithm, device)
 
 
 def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None, binarize=None):

@@ -29,6 +29,15 @@ def _pooled_labels(count: int, device: Optional[str] = ...) -> Optional[npt.NDAr
 def _binarize(
     image: npt.NDArray[np.uint8], binarize: BinarizeArgs, device: Optional[str]
 ) -> npt.NDArray[np.uint8]: ...  # 1 = ink
+def _label_cuda_stacked(
+    image_ptr: int,
+    labels_ptr: int,
+    shape: list[int],
+    stream: Optional[int],
+    connectivity: int,
+    algorithm: Optional[str],
+    device: str,
+) -> Optional[list[int]]: ...
 def _label_cuda(
     image_ptr: int,
     labels_ptr: int,

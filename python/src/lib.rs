@@ -692,6 +692,55 @@ fn _label_cuda(
     result.map_err(to_py)
 }
 
+/// Labels a batch of images in CUDA memory as one, where the algorithm can: `shape` (N, H, W),
+/// the items C-contiguous uint8 one after the other at `image_ptr` (nonzero is foreground), their
+/// labels into the uint32 (or int32) array of that shape at `labels_ptr`, each item's 1..N_k as
+/// `_label_cuda` numbers them. Returns the items' counts, or `None` where the batch cannot run as
+/// one ([`AnyLabeler::label_stacked_into`]: another algorithm than TUF, a height not a multiple
+/// of 32; or 2^32 pixels or more in all): the caller labels the items one by one; nothing was
+/// written.
+#[pyfunction]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device))]
+#[allow(clippy::too_many_arguments)]
+fn _label_cuda_stacked(
+    py: Python<'_>,
+    image_ptr: u64,
+    labels_ptr: u64,
+    shape: Vec<usize>,
+    stream: Option<u64>,
+    connectivity: u8,
+    algorithm: Option<&str>,
+    device: &str,
+) -> PyResult<Option<Vec<u32>>> {
+    let connectivity = parse_connectivity(connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
+    let id = cuda_device_id(device)?;
+    let algorithm = resolve_algorithm(py, Some(id), algorithm, connectivity)?;
+    let [items, height, width] = shape[..] else {
+        return Err(to_py(Error::InvalidParameter {
+            name: "images".into(),
+            reason: format!("a batch of images has 3 dimensions (N, H, W), not {}", shape.len()),
+        }));
+    };
+    let stacked = Shape::image(width, items * height);
+    if connectivity.dims() != 2 || u32::try_from(stacked.len()).is_err() {
+        return Ok(None);
+    }
+    py.detach(|| {
+        with_labeler(Some(id), algorithm, connectivity, false, |labeler, _| {
+            // SAFETY: as `_label_cuda`'s: the Python layer passes the data pointers of a
+            // C-contiguous uint8 batch and of a C-contiguous batch of 4-byte labels, both of
+            // `shape` and on this device, which it keeps alive and leaves alone until this call
+            // returns; both borrowed arrays are dropped before it returns.
+            let image = unsafe { labeler.borrow_image(stacked, image_ptr, stream)? };
+            // SAFETY: as above.
+            let mut labels = unsafe { labeler.borrow_labels(stacked, labels_ptr)? };
+            labeler.label_stacked_into(&image, items, connectivity, &mut labels)
+        })
+    })
+    .map_err(to_py)
+}
+
 /// The CUDA ordinal of the device that holds the device memory at `address`.
 #[pyfunction]
 fn _cuda_device_of(address: u64) -> PyResult<usize> {
@@ -726,6 +775,7 @@ fn algorithms() -> Vec<&'static str> {
 fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_label, m)?)?;
     m.add_function(wrap_pyfunction!(_label_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(_label_cuda_stacked, m)?)?;
     m.add_function(wrap_pyfunction!(_binarize, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(_binarize_cuda, m)?)?;

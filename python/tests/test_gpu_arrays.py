@@ -381,6 +381,35 @@ def test_cupy_batches_stay_on_the_device_and_label_as_single_calls(cp, shape):
         assert counts[i] == n
 
 
+@pytest.mark.parametrize("connectivity", [4, 8])
+@pytest.mark.parametrize("shape", [(5, 64, 131), (4, 32, 300), (12, 96, 64)])
+def test_cupy_image_batches_run_as_one_and_label_as_single_calls(cp, shape, connectivity):
+    # Items of a multiple of 32 rows run as one image (one grid per pass), their borders kept
+    # apart: full items, vertical stripes and checkerboards would join across them otherwise.
+    n, h, w = shape
+    y, x = np.mgrid[0:h, 0:w]
+    patterns = [np.ones((h, w), bool), x % 3 == 0, (x + y) % 2 == 0]
+    batch = random_image(shape, 0.45, connectivity)
+    for i in range(min(n, len(patterns))):
+        batch[i] = patterns[i]
+    images = cp.asarray(batch)
+    labels = cp.zeros(shape, dtype=cp.uint32)
+    at = lambda a: a.__cuda_array_interface__["data"][0]
+    counts = ccl._ccl._label_cuda_stacked(at(images.view(cp.uint8)), at(labels), list(shape), None, connectivity, None, "cuda:0")
+    assert counts is not None, "labeled as one"
+    labels, got = ccl.label_batch(images, connectivity=connectivity)
+    for i, item in enumerate(batch):
+        want, num = ccl.label(item, connectivity=connectivity, return_num=True)
+        np.testing.assert_array_equal(cp.asnumpy(labels[i]), want, err_msg=f"item {i}")
+        assert got[i] == num == counts[i]
+    # Items of 40 rows are labeled one by one, the same way.
+    uneven = random_image((3, 40, 50), 0.45, connectivity)
+    assert ccl._ccl._label_cuda_stacked(at(cp.asarray(uneven)), at(cp.zeros((3, 40, 50), cp.uint32)), [3, 40, 50], None, connectivity, None, "cuda:0") is None
+    labels, got = ccl.label_batch(cp.asarray(uneven), connectivity=connectivity)
+    for i, item in enumerate(uneven):
+        np.testing.assert_array_equal(cp.asnumpy(labels[i]), ccl.label(item, connectivity=connectivity))
+
+
 def test_cupy_batches_with_stats_keep_the_tables_on_the_device(cp):
     batch = random_image((3, 40, 50), 0.45, 3)
     labels, counts, stats, centroids = ccl.label_batch(cp.asarray(batch), stats=True)
