@@ -116,18 +116,22 @@ impl BatchOptions {
     }
 
     /// [`BatchOptions::workers`] labelers on every device of `devices`, made now (a device or
-    /// compiler problem fails here, before any input is taken), interleaved by device.
+    /// compiler problem fails here, before any input is taken), interleaved by device. They are
+    /// made at once, a thread each: each loads its kernels and runs them once (on the H200
+    /// machine 20 ms a labeler, which one after the other held up the start of a folder).
     fn labelers(&self, devices: &[Device]) -> Result<Vec<StagedLabeler>> {
         if devices.is_empty() {
             return Err(Error::InvalidParameter { name: "devices".into(), reason: "a batch needs a device".into() });
         }
-        let mut labelers = Vec::with_capacity(devices.len() * self.workers.max(1));
-        for _ in 0..self.workers.max(1) {
-            for device in devices {
-                labelers.push(StagedLabeler::new(device, self.algorithm, self.run.connectivity)?);
-            }
-        }
-        Ok(labelers)
+        let (algorithm, connectivity) = (self.algorithm, self.run.connectivity);
+        let order: Vec<&Device> = (0..self.workers.max(1)).flat_map(|_| devices.iter()).collect();
+        std::thread::scope(|scope| {
+            let making: Vec<_> = order
+                .iter()
+                .map(|&device| scope.spawn(move || StagedLabeler::new(device, algorithm, connectivity)))
+                .collect();
+            making.into_iter().map(|m| m.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        })
     }
 }
 
