@@ -236,8 +236,8 @@ fn pocl_without_its_cache_folder_says_why_and_how_to_fix_it() {
     std::fs::remove_dir_all(cache).unwrap();
 }
 
-/// D12: `--verbose` says how the kernels were obtained and where the wall time went for volumes
-/// and `--binarize` too, not only for images.
+/// D12: `--verbose` says how the kernels were obtained and where the wall time went for volumes,
+/// `--binarize` and folders too, not only for images.
 #[test]
 fn verbose_reports_volumes_and_binarized_pages() {
     let dir = scratch("verbose");
@@ -266,6 +266,19 @@ fn verbose_reports_volumes_and_binarized_pages() {
                 assert!(text.contains("kernels: "), "{device} {input:?}: {text}");
             }
         }
+        // A folder (an image and a volume): the devices, the images, the volumes.
+        let folder = dir.join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(&page, folder.join("page.png")).unwrap();
+        std::fs::copy(&npy, folder.join("vol.npy")).unwrap();
+        let (out, text) =
+            run(ccl().arg("label").arg(&folder).args(["--verbose", "--device", device]).arg("-o").arg(dir.join("out")));
+        assert!(out.status.success(), "{device} folder: {text}");
+        for lap in ["wall time ms: open devices", "labelers and images", "volumes"] {
+            assert!(text.contains(lap), "{device} folder: no {lap:?} in {text}");
+        }
+        std::fs::remove_dir_all(dir.join("out")).unwrap();
+        std::fs::remove_dir_all(folder).unwrap();
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -21,6 +21,7 @@ use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
 use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::clock::Clock;
 use super::console::{note, say};
 use super::device_choice::{announce_devices, note_slow_builds, open_devices};
 use super::label_args::LabelArgs;
@@ -161,10 +162,13 @@ fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let ext = args.format.extension();
+    let mut clock = Clock::new(args.verbose);
     // Opened first, so that a device that is not there fails the job before any work, and
     // announced once the outputs are checked.
     let devices = open_devices(args.devices.as_ref(), args.device, args.backend)?;
+    clock.lap("open devices");
     let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
+    clock.lap("list");
     let devices = announce_devices(devices);
     let (volumes, images): (Vec<_>, Vec<_>) = jobs.iter().partition(|(input, _)| is_volume(input));
     let volume_count = match volumes.len() {
@@ -188,6 +192,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         };
         let connectivity = args.image_connectivity();
         let mut options = BatchOptions::new(args.common_algorithm(&devices, connectivity)?, connectivity);
+        clock.lap("algorithm");
         options.jobs = args.jobs();
         if args.raw {
             options.run.numbering = ccl::LabelNumbering::Raw;
@@ -199,6 +204,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
             });
             lock(&tally).record(&bar, path, count);
         })?;
+        clock.lap("labelers and images");
     }
     let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     let images_written = tally.written;
@@ -206,8 +212,12 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     for (input, output) in &volumes {
         tally.record(&bar, input, label_volume_file(&devices[0], args, &mut labeler, input, output));
     }
+    if !volumes.is_empty() {
+        clock.lap("volumes");
+    }
     bar.finish_and_clear();
     devices.iter().for_each(note_slow_builds);
+    clock.report(None);
     let seconds = start.elapsed().as_secs_f64();
     let volumes_written = match tally.written - images_written {
         _ if volumes.is_empty() => String::new(),

@@ -8,6 +8,7 @@ use std::path::Path;
 use ccl::io::{self, Frames};
 use ccl::{BackendKind, Connectivity, Device, Error, Labeler, Result};
 
+use super::clock::Clock;
 use super::console::{note, say};
 use super::device_choice::{note_slow_builds, open_device, open_device_announced, open_devices_announced};
 pub use super::label_args::LabelArgs;
@@ -397,44 +398,4 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     std::mem::forget((binarizer, labeler));
     std::mem::forget(device);
     Ok(())
-}
-
-/// Wall-clock laps of the command, for `--verbose`.
-struct Clock {
-    on: bool,
-    last: std::time::Instant,
-    laps: Vec<(&'static str, f64)>,
-}
-
-impl Clock {
-    fn new(on: bool) -> Self {
-        Self { on, last: std::time::Instant::now(), laps: Vec::new() }
-    }
-
-    fn lap(&mut self, name: &'static str) {
-        if self.on {
-            let now = std::time::Instant::now();
-            self.laps.push((name, (now - self.last).as_secs_f64() * 1e3));
-            self.last = now;
-        }
-    }
-
-    /// With `--verbose`: how the kernels were obtained (`builds`, none on the CPU) and the laps.
-    fn report(&self, builds: Option<ccl::BuildReport>) {
-        if !self.on {
-            return;
-        }
-        if let Some(b) = builds {
-            say!(
-                "kernels: {} programs, {} from the cache (CCL_CACHE_DIR, CCL_CACHE=off), built in {:.1} ms, warm-up {:.1} ms",
-                b.programs,
-                b.from_cache,
-                b.build_ms,
-                b.warm_up_ms
-            );
-        }
-        let total: f64 = self.laps.iter().map(|l| l.1).sum();
-        let parts: Vec<String> = self.laps.iter().map(|(n, ms)| format!("{n} {ms:.1}")).collect();
-        say!("wall time ms: {} (total {total:.1})", parts.join(", "));
-    }
 }

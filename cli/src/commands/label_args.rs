@@ -92,7 +92,8 @@ pub struct LabelArgs {
     #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
     pub(super) max_pixels: u64,
     /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
-    /// labeling, writing), for an image, a volume or a --binarize page.
+    /// labeling, writing), for an image, a volume, a --binarize page or a folder (opening the
+    /// devices, listing, choosing the algorithm, the images, the volumes).
     #[arg(short, long)]
     pub(super) verbose: bool,
 }

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod binarize;
+pub mod clock;
 pub mod console;
 pub mod device_choice;
 pub mod eval;
