@@ -211,7 +211,8 @@ fn volumes(wide: bool) -> Vec<(String, BinaryImage)> {
 /// convention, consecutive labels (relabeled, and labeled into them at once), and for TUF and
 /// BKE_IC (the statistics' kernels take consecutive labels, whatever labeled them) the
 /// statistics of the consecutive labels, OpenCV's tables, and the components of at least 3
-/// pixels kept. (Each labeler also labels a 67x37 image or a 19x11x7 volume when it is made.)
+/// pixels kept; for TUF's images a stacked batch too ([`stacked_exact`]). (Each labeler also
+/// labels a 67x37 image or a 19x11x7 volume when it is made.)
 fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity) {
     let mut labeler = device.labeler_for(algorithm, connectivity).expect("labeler");
     let wide = algorithm == Algorithm::TUF;
@@ -234,6 +235,30 @@ fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity)
             continue;
         }
         statistics_exact(&mut labeler, &mut direct, (shape, &consecutive, n), &what);
+    }
+    if algorithm == Algorithm::TUF && connectivity.dims() == 2 {
+        stacked_exact(&mut labeler, connectivity);
+    }
+}
+
+/// Three images of 70 x 32 stacked along the rows, labeled as one (TUF's border merge keeping
+/// the items apart, its item offsets, pass 3 numbering each item from 1): each item's labels and
+/// count are the reference's of the item alone.
+fn stacked_exact(labeler: &mut AnyLabeler, connectivity: Connectivity) {
+    let (width, height, items) = (70, 32, 3);
+    let pixels: Vec<u8> =
+        (0..items).flat_map(|k| random_image(width, height, 60, 1, k as u32 + 9).unwrap().values().to_vec()).collect();
+    let shape = Shape::image(width, height * items);
+    let on_device = labeler.upload_array(shape, &pixels).expect("upload");
+    let (mut labels, _) = labeler.label_on_device(&on_device, connectivity).expect("label");
+    let counts = labeler.label_stacked_into(&on_device, items, connectivity, &mut labels).expect("stacked");
+    let counts = counts.expect("TUF labels a stacked batch as one");
+    let got = download(labeler, &labels);
+    for k in 0..items {
+        let part = &pixels[k * width * height..(k + 1) * width * height];
+        let (_, consecutive, n) = expected(Shape::image(width, height), part, connectivity, Algorithm::TUF);
+        assert_eq!(counts[k], n, "stacked item {k}: count");
+        assert_eq!(&got[k * width * height..(k + 1) * width * height], &consecutive[..], "stacked item {k}: labels");
     }
 }
 
