@@ -144,6 +144,18 @@ fn with_labeler<T>(
     work(labelers.get_mut(&key).expect("made above"), binarizer)
 }
 
+/// A labeling call's connectivity and algorithm ([`resolve_algorithm`]) on device `id`.
+fn labeling(
+    py: Python<'_>,
+    connectivity: u8,
+    algorithm: Option<&str>,
+    id: Option<DeviceId>,
+) -> PyResult<(Connectivity, Algorithm)> {
+    let connectivity = parse_connectivity(connectivity)?;
+    let algorithm = parse_algorithm(algorithm)?;
+    Ok((connectivity, resolve_algorithm(py, id, algorithm, connectivity)?))
+}
+
 /// The algorithm a call labels with: the one it names, or the fastest that device `id` runs at
 /// `connectivity` ([`ccl::Device::default_algorithm`], as `ccl label` chooses). A fallback from
 /// the first of the ranking (a device with little local memory or small work-groups) is told
@@ -263,10 +275,8 @@ fn _label<'py>(
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
     let shape = shape_of(image.shape()).map_err(to_py)?;
     let pixels = image.as_slice().map_err(not_contiguous)?;
-    let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
-    let algorithm = resolve_algorithm(py, id, algorithm, connectivity)?;
+    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, id)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
         Some(o) if o.shape() != image.shape() => {
@@ -403,10 +413,8 @@ fn _label_batch<'py>(
     let shape = shape_of(&item_shape).map_err(to_py)?;
     let inputs = images.iter().map(|i| i.as_slice()).collect::<Result<Vec<_>, _>>().map_err(not_contiguous)?;
     let out = output.as_slice_mut().map_err(not_contiguous)?;
-    let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
-    let algorithm = resolve_algorithm(py, id, algorithm, connectivity)?;
+    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, id)?;
     let mut options = ccl::Options::new(connectivity).consecutive();
     if stats {
         options = options.stats(ccl::Stats::OpenCv { dims: item_shape.len() as u8 });
@@ -637,10 +645,8 @@ fn _label_cuda(
     stats_alloc: Option<Py<PyAny>>,
     binarize: Option<BinarizeArgs>,
 ) -> PyResult<u32> {
-    let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
     let id = cuda_device_id(device)?;
-    let algorithm = resolve_algorithm(py, Some(id), algorithm, connectivity)?;
+    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, Some(id))?;
     let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {
         page_shape(&shape)?;
@@ -712,10 +718,8 @@ fn _label_cuda_stacked(
     algorithm: Option<&str>,
     device: &str,
 ) -> PyResult<Option<Vec<u32>>> {
-    let connectivity = parse_connectivity(connectivity)?;
-    let algorithm = parse_algorithm(algorithm)?;
     let id = cuda_device_id(device)?;
-    let algorithm = resolve_algorithm(py, Some(id), algorithm, connectivity)?;
+    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, Some(id))?;
     let [items, height, width] = shape[..] else {
         return Err(to_py(Error::InvalidParameter {
             name: "images".into(),
