@@ -141,7 +141,7 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     if held != n || data.len() % size != 0 {
         return Err(fail(format!("the file holds {held} values; its shape {shape:?} has {n}")));
     }
-    let mut voxels = element.foreground(&data);
+    let mut voxels = element.foreground(data);
     if fortran {
         voxels = fortran_to_c_order(&voxels, &shape);
     }
@@ -187,10 +187,12 @@ impl Element {
         }
     }
 
-    /// Each element of `data` as 1 (nonzero) or 0; one-byte elements are kept as they are.
-    fn foreground(self, data: &[u8]) -> Vec<u8> {
+    /// Each element of `data` as 1 (nonzero) or 0; one-byte elements are kept as they are, in
+    /// `data` itself: no copy (a 32768^2 uint8 `.npy`, 1 GiB in the page cache, read in 1.40-1.52 s
+    /// with one, 0.56-0.69 s without, on the H200 machine).
+    fn foreground(self, data: Vec<u8>) -> Vec<u8> {
         match self {
-            Element::Integer { size: 1 } => data.to_vec(),
+            Element::Integer { size: 1 } => data,
             Element::Integer { size } => data.chunks_exact(size).map(|e| u8::from(e.iter().any(|&b| b != 0))).collect(),
             Element::Float { size, little } => data
                 .chunks_exact(size)
