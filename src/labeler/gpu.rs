@@ -119,12 +119,7 @@ impl GpuLabeler {
             }
         };
         let labels = into.or(fresh.as_ref()).expect("one of them");
-        let schedule = self
-            .schedules
-            .iter_mut()
-            .find(|(c, _)| *c == connectivity)
-            .map(|(_, s)| s)
-            .expect("prepared by the caller");
+        let schedule = schedule_for(&mut self.schedules, connectivity);
         let relabel = self.relabel.as_mut().expect("built above");
         let job = crate::schedule::Job { input, labels, shape };
         let convention = self.algorithm.raw_labels();
@@ -364,8 +359,7 @@ impl GpuLabeler {
         self.ensure_relabel()?;
         let (input, output) = (self.buffer(image)?, self.buffer(labels)?);
         let gpu = self.gpu.as_ref();
-        let schedule =
-            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
+        let schedule = schedule_for(&mut self.schedules, connectivity);
         let relabel = self.relabel.as_mut().expect("built above");
         let mut recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
         let job = crate::schedule::Job { input, labels: output, shape };
@@ -454,6 +448,12 @@ impl GpuLabeler {
     }
 }
 
+/// The schedule built for `connectivity` ([`GpuLabeler::prepare`], which every labeling calls
+/// first).
+fn schedule_for(schedules: &mut [(Connectivity, Box<dyn Schedule>)], connectivity: Connectivity) -> &mut dyn Schedule {
+    schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s.as_mut()).expect("prepared first")
+}
+
 /// OpenCV's tables take an array's dimensions: 2 for an image, 3 for a volume (a single slice
 /// may be either).
 pub(super) fn check_opencv_dims(labels: &DeviceLabels, dims: u8) -> Result<()> {
@@ -509,9 +509,8 @@ impl Stages for GpuLabeler {
         self.prepare_labeling(shape, connectivity)?;
         let input = self.buffer(image)?;
         let gpu = self.gpu.as_ref();
-        let schedule =
-            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
-        let (labels, timings) = crate::schedule::label(gpu, schedule.as_mut(), input, shape, self.every_phase)?;
+        let schedule = schedule_for(&mut self.schedules, connectivity);
+        let (labels, timings) = crate::schedule::label(gpu, schedule, input, shape, self.every_phase)?;
         let numbering = Numbering::Raw(self.algorithm.raw_labels());
         Ok((DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering), timings))
     }
@@ -528,10 +527,9 @@ impl Stages for GpuLabeler {
         let input = self.buffer(image)?;
         let output = self.buffer(labels)?;
         let gpu = self.gpu.as_ref();
-        let schedule =
-            self.schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s).expect("prepared above");
+        let schedule = schedule_for(&mut self.schedules, connectivity);
         let recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
-        let timings = crate::schedule::label_into(gpu, schedule.as_mut(), input, output, shape, recorder)?;
+        let timings = crate::schedule::label_into(gpu, schedule, input, output, shape, recorder)?;
         labels.numbering = Some(Numbering::Raw(self.algorithm.raw_labels()));
         Ok(timings)
     }

@@ -523,10 +523,8 @@ impl Schedule for Tuf {
                 let Some(tables) = tables else { return Ok(None) };
                 relabel.put_back(tables);
                 recorder.end(Phase::Relabel)?;
-                let mut bytes = vec![0u8; (items + 1) * 4];
-                gpu.read(&item_offsets, &mut bytes)?;
-                let before: Vec<u32> =
-                    bytes.chunks_exact(4).map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]])).collect();
+                let mut before = vec![0u32; items + 1];
+                gpu.read(&item_offsets, bytemuck::cast_slice_mut(&mut before))?;
                 Ok(Some(before.windows(2).map(|pair| pair[1] - pair[0]).collect()))
             });
         self.scratch.put(ITEM_OFFSETS, item_offsets);
