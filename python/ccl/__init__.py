@@ -684,13 +684,15 @@ def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats
         else:
             _gpu_output(output, shape, _ccl._cuda_device_of(address))
             labels = output
+        items = images
         if not stats and len(shape) == 3 and 0 not in shape:
-            counts = _label_stacked(gpu, labels, connectivity, algorithm, device)
+            items = gpu.binary()  # (made once: the items below are its views, binary already)
+            counts = _label_stacked(gpu, items, labels, connectivity, algorithm, device)
             if counts is not None:
                 return labels, np.array(counts, dtype=np.int64)
         counts, tables = [], []
         for i in range(shape[0]):
-            _, num, table = _label_gpu(_gpu_array(images[i]), connectivity, algorithm, device, stats, labels[i])
+            _, num, table = _label_gpu(_gpu_array(items[i]), connectivity, algorithm, device, stats, labels[i])
             counts.append(num)
             tables.append(table)
     if stats:
@@ -698,12 +700,12 @@ def _label_batch_gpu(gpu, images, connectivity, algorithm, device, output, stats
     return labels, np.array(counts, dtype=np.int64)
 
 
-def _label_stacked(gpu, labels, connectivity, algorithm, device):
-    """A GPU batch of images (N, H, W) labeled as one image of N * H rows whose items stay apart,
-    one grid per pass (TUF, items of a multiple of 32 rows): each item's labels 1..N_k as
-    :func:`label` numbers them. Returns the N counts, or None where the batch cannot run so
-    (nothing written). Runs with the array's device current."""
-    binary = gpu.binary()
+def _label_stacked(gpu, binary, labels, connectivity, algorithm, device):
+    """``binary``, a GPU batch of images (N, H, W) made binary (``gpu.binary()``), labeled as one
+    image of N * H rows whose items stay apart, one grid per pass (TUF, items of a multiple of 32
+    rows): each item's labels 1..N_k as :func:`label` numbers them. Returns the N counts, or None
+    where the batch cannot run so (nothing written). Runs with the array's device current, on
+    ``gpu``'s stream."""
     image_at, shape = _interface_of(binary)
     conn = _connectivity(2, connectivity)
     device = _cuda_device(device, _ccl._cuda_device_of(image_at))
