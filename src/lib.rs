@@ -39,6 +39,7 @@ pub mod registry;
 mod samples;
 mod schedule;
 mod shape;
+pub mod slabs;
 mod stats;
 mod timings;
 
