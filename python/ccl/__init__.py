@@ -30,13 +30,24 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import _ccl
 
-__all__ = ["label", "label_batch", "label_iter", "label_with_stats", "binarize", "host_array", "devices", "algorithms"]
+__all__ = [
+    "MAX_32BIT_ELEMENTS",
+    "label",
+    "label_batch",
+    "label_iter",
+    "label_with_stats",
+    "binarize",
+    "host_array",
+    "devices",
+    "algorithms",
+]
 
 def _check_ndim(ndim: int) -> None:
     if ndim not in (2, 3):
@@ -457,7 +468,65 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None,
     return labels, num, table if stats else None
 
 
-def label(image, connectivity=None, algorithm=None, device=None, return_num=False, output=None, binarize=None):
+# --- Arrays past one device or 32-bit labels ----------------------------------------------------
+
+#: Most elements 32-bit labels number (0 is background); larger arrays get 64-bit labels.
+MAX_32BIT_ELEMENTS = 2**32 - 1
+
+
+def _label_dtype(dtype, size: int):
+    """The labels' dtype: ``dtype`` (uint32 or uint64), by default uint32 where 32-bit labels
+    number ``size`` elements, else uint64."""
+    if dtype is None:
+        return np.dtype(np.uint64 if size > MAX_32BIT_ELEMENTS else np.uint32)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.uint32, np.uint64):
+        raise ValueError(f"labels of dtype {dtype}: uint32 or uint64")
+    return dtype
+
+
+def _wants_slabs(size: int, dtype, max_device_bytes) -> bool:
+    """Whether a host array is labeled in slabs: a cap on device memory (the argument or
+    ``CCL_MAX_DEVICE_BYTES``), 64-bit labels, or more elements than 32-bit labels number."""
+    capped = max_device_bytes is not None or os.environ.get("CCL_MAX_DEVICE_BYTES", "").strip() != ""
+    return capped or size > MAX_32BIT_ELEMENTS or (dtype is not None and np.dtype(dtype) == np.uint64)
+
+
+def _label_slabs(image, connectivity, algorithm, device, output, dtype, max_device_bytes):
+    """:func:`label` of a host array in slabs along its first axis (``ccl::slabs``); returns the
+    labels and N."""
+    array = _binary(image)
+    conn = _connectivity(array.ndim, connectivity)
+    if output is not None and dtype is None and isinstance(output, np.ndarray):
+        dtype = output.dtype if output.dtype == np.uint64 else None
+    dtype = _label_dtype(dtype, array.size)
+    if max_device_bytes is not None and (int(max_device_bytes) != max_device_bytes or max_device_bytes <= 0):
+        raise ValueError(f"max_device_bytes={max_device_bytes!r}: a positive number of bytes")
+    cap = None if max_device_bytes is None else int(max_device_bytes)
+    bits = dtype.itemsize * 8
+    labels, num, _ = _ccl._label_slabs(array, conn, algorithm, device, cap, bits)
+    if output is not None:
+        if not isinstance(output, np.ndarray) or output.shape != array.shape or output.dtype != dtype:
+            raise ValueError(
+                f"output must be a NumPy {dtype} array of shape {array.shape} for labels in slabs; got "
+                f"{type(output).__name__} {getattr(output, 'dtype', '')} of shape {tuple(getattr(output, 'shape', ()))}"
+            )
+        output[...] = labels
+        labels = output
+    return labels, num
+
+
+def label(
+    image,
+    connectivity=None,
+    algorithm=None,
+    device=None,
+    return_num=False,
+    output=None,
+    binarize=None,
+    dtype=None,
+    max_device_bytes=None,
+):
     """Label the connected components of a binary image or volume.
 
     Parameters
@@ -494,7 +563,7 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
 
     Returns
     -------
-    labels : ndarray of uint32, or an array on the input's GPU
+    labels : ndarray of uint32 (or uint64, as ``dtype`` says), or an array on the input's GPU
         The same shape as ``image``: 0 for background, components numbered 1..N in raster
         order of their first pixel (as ``scipy.ndimage.label`` and ``skimage.measure.label``).
         For a GPU array labeled on its device: a CuPy ``uint32`` array, or a PyTorch ``int32``
@@ -522,7 +591,16 @@ def label(image, connectivity=None, algorithm=None, device=None, return_num=Fals
         import cupy
         labels, n = ccl.label(cupy.random.random((4096, 4096)) < 0.5, return_num=True)
     """
-    labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output, binarize)
+    if dtype is not None:
+        _label_dtype(dtype, 0)  # uint32 or uint64
+    large = (dtype is not None and np.dtype(dtype) != np.uint32) or max_device_bytes is not None
+    if large and (binarize is not None or _gpu_array(image) is not None):
+        raise ValueError("dtype and max_device_bytes apply to host (NumPy) images without binarize")
+    size = int(np.prod(np.shape(image))) if _gpu_array(image) is None else 0
+    if binarize is None and _gpu_array(image) is None and _wants_slabs(size, dtype, max_device_bytes):
+        labels, num = _label_slabs(image, connectivity, algorithm, device, output, dtype, max_device_bytes)
+    else:
+        labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output, binarize)
     return (labels, num) if return_num else labels
 
 

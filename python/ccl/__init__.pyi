@@ -5,6 +5,8 @@ import numpy.typing as npt
 
 Labels = npt.NDArray[np.uint32]
 
+MAX_32BIT_ELEMENTS: int
+
 class CudaArray(Protocol):
     """A CuPy array, a PyTorch CUDA tensor, or any object with ``__cuda_array_interface__``:
     labeled on its GPU, labels returned there (CuPy uint32, PyTorch int32)."""
@@ -42,6 +44,8 @@ def label(
     return_num: Literal[False] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    dtype: Optional[npt.DTypeLike] = ...,
+    max_device_bytes: Optional[int] = ...,
 ) -> Labels: ...
 @overload
 def label(
@@ -53,6 +57,8 @@ def label(
     return_num: Literal[True],
     output: Optional[npt.NDArray[Any]] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    dtype: Optional[npt.DTypeLike] = ...,
+    max_device_bytes: Optional[int] = ...,
 ) -> tuple[Labels, int]: ...
 @overload
 def label_batch(

@@ -1,4 +1,4 @@
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,18 @@ def _label_cuda_stacked(
     algorithm: Optional[str],
     device: str,
 ) -> Optional[list[int]]: ...
+def _label_slabs(
+    image: npt.NDArray[np.uint8],
+    connectivity: int,
+    algorithm: Optional[str],
+    device: Optional[str],
+    max_device_bytes: Optional[int],
+    bits: int,
+    base: int = ...,
+) -> tuple[npt.NDArray[Any], int, int]: ...
+def _merge_labels(
+    labels: int, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64], base: int = ...
+) -> tuple[npt.NDArray[np.uint64], int]: ...
 def _label_cuda(
     image_ptr: int,
     labels_ptr: int,

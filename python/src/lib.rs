@@ -24,6 +24,7 @@ use numpy::{
 use pyo3::exceptions::{PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
+mod large;
 mod pool;
 
 /// A library error as the Python exception users expect: bad arguments and inputs are
@@ -787,6 +788,8 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;
     m.add_function(wrap_pyfunction!(_pool_usage, m)?)?;
     m.add_function(wrap_pyfunction!(_pooled_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(large::_label_slabs, m)?)?;
+    m.add_function(wrap_pyfunction!(large::_merge_labels, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())

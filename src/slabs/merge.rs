@@ -181,6 +181,11 @@ impl<W: LabelWord> LabelMap<W> {
             self.map[(label.index() as u64 - self.base) as usize]
         }
     }
+
+    /// The numbers as a table: entry k is the number of label B+k (entry 0, background, is 0).
+    pub fn into_table(self) -> Vec<W> {
+        self.map
+    }
 }
 
 /// The offsets `(dx, dy)` within a plane from an element of one plane to its neighbours in the

@@ -1,0 +1,109 @@
+//! Arrays larger than a device or than 32-bit labels (`ccl::slabs`): labeling a host array in
+//! slabs under a device memory cap into 32- or 64-bit labels, and the union-find that joins the
+//! labels of chunks labeled apart (`ccl.dask`).
+
+use std::str::FromStr;
+
+use ccl::slabs::{self, LabelMerger, LabelWord, SlabPlan};
+use ccl::DeviceId;
+use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// 32- or 64-bit labels, as Python asks for them.
+fn label_bits(bits: u32) -> PyResult<()> {
+    match bits {
+        32 | 64 => Ok(()),
+        _ => Err(PyValueError::new_err(format!("labels of {bits} bits: 32 or 64"))),
+    }
+}
+
+/// Labels `image` (C-contiguous uint8, (H, W) or (D, H, W)) in slabs along its first axis, each
+/// within `max_device_bytes` of device memory (`None`: `CCL_MAX_DEVICE_BYTES`, else only 32-bit
+/// labels per slab bound them), into consecutive `bits`-bit labels from `base` + 1, the same as
+/// labeling it whole. Returns the labels, N and the number of slabs.
+#[pyfunction]
+#[pyo3(signature = (image, connectivity, algorithm, device, max_device_bytes, bits, base=0))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn _label_slabs<'py>(
+    py: Python<'py>,
+    image: PyReadonlyArrayDyn<'py, u8>,
+    connectivity: u8,
+    algorithm: Option<&str>,
+    device: Option<&str>,
+    max_device_bytes: Option<u64>,
+    bits: u32,
+    base: u64,
+) -> PyResult<(Bound<'py, PyAny>, u64, usize)> {
+    label_bits(bits)?;
+    let shape = crate::shape_of(image.shape()).map_err(crate::to_py)?;
+    let elements = image.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let id = device.map(DeviceId::from_str).transpose().map_err(crate::to_py)?;
+    let (connectivity, algorithm) = crate::labeling(py, connectivity, algorithm, id)?;
+    let cap = match max_device_bytes {
+        Some(bytes) => Some(bytes),
+        None => slabs::max_device_bytes_from_env().map_err(crate::to_py)?,
+    };
+    let plan = SlabPlan::new(shape, cap).map_err(crate::to_py)?.with_label_base(base);
+    let dims = image.shape().to_vec();
+    let (array, run) = match bits {
+        32 => labeled::<u32>(py, &dims, |out| label_into(id, algorithm, connectivity, &plan, elements, out))?,
+        _ => labeled::<u64>(py, &dims, |out| label_into(id, algorithm, connectivity, &plan, elements, out))?,
+    };
+    Ok((array, run.count, run.slabs))
+}
+
+/// [`slabs::label_in_slabs`] with the process's labeler of (`id`, `algorithm`, `connectivity`).
+fn label_into<W: LabelWord>(
+    id: Option<DeviceId>,
+    algorithm: ccl::Algorithm,
+    connectivity: ccl::Connectivity,
+    plan: &SlabPlan,
+    elements: &[u8],
+    out: &mut [W],
+) -> ccl::Result<slabs::SlabRun> {
+    crate::with_labeler(id, algorithm, connectivity, false, |labeler, _| {
+        slabs::label_in_slabs(labeler, plan, elements, connectivity, out)
+    })
+}
+
+/// New labels of shape `dims` that `label` writes (the GIL released), as a NumPy array.
+fn labeled<'py, W: LabelWord + numpy::Element>(
+    py: Python<'py>,
+    dims: &[usize],
+    label: impl FnOnce(&mut [W]) -> ccl::Result<slabs::SlabRun> + Send,
+) -> PyResult<(Bound<'py, PyAny>, slabs::SlabRun)> {
+    let (out, run) = py
+        .detach(|| {
+            let mut out = vec![W::default(); dims.iter().product()];
+            label(&mut out).map(|run| (out, run))
+        })
+        .map_err(crate::to_py)?;
+    Ok((out.into_pyarray(py).reshape(dims.to_vec())?.into_any(), run))
+}
+
+/// Joins labels `base`+1..=`base`+`labels` that touch, pair by pair (`a[i]` with `b[i]`; 0 is
+/// background), and returns the map from every label `base`+k to its set's number (at index k;
+/// index 0 maps background to 0), the sets numbered `base`+1.. in increasing order of their
+/// smallest label, with their count.
+#[pyfunction]
+#[pyo3(signature = (labels, a, b, base=0))]
+pub(crate) fn _merge_labels<'py>(
+    py: Python<'py>,
+    labels: u64,
+    a: PyReadonlyArray1<'py, u64>,
+    b: PyReadonlyArray1<'py, u64>,
+    base: u64,
+) -> PyResult<(Bound<'py, PyArrayDyn<u64>>, u64)> {
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    let (map, sets) = py
+        .detach(|| -> ccl::Result<(Vec<u64>, u64)> {
+            let mut merger = LabelMerger::<u64>::with_base(base);
+            merger.add_labels(labels)?;
+            merger.union_pairs(a, b)?;
+            let (map, sets) = merger.into_consecutive();
+            Ok((map.into_table(), sets))
+        })
+        .map_err(crate::to_py)?;
+    Ok((map.into_pyarray(py).reshape(vec![labels as usize + 1])?, sets))
+}
