@@ -13,7 +13,8 @@
 #   - cargo-modules 0.27.0 (`cargo install --locked`), which scripts/check-modules.sh runs to
 #     check that the module graph has no cycle.
 #   - a Python virtual environment of the project's own, .venv, with what the tests compare
-#     against (NumPy, SciPy, pytest, OpenCV with its contrib modules, doxapy) and the ccl package
+#     against (NumPy, SciPy, pytest, OpenCV with its contrib modules, doxapy, Dask with
+#     dask.distributed) and the ccl package
 #     itself (pip install ./python: maturin builds it); scripts/test.sh uses it.
 #   - builds ccl (release) and writes labels.png from the built-in sample, then builds the tests
 #     (profile checked), so that scripts/test.sh only runs them.
@@ -78,9 +79,9 @@ if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" 2
   $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
-echo "setup: the Python test environment in .venv (NumPy, SciPy, pytest, OpenCV contrib, doxapy, ccl)"
+echo "setup: the Python test environment in .venv (NumPy, SciPy, pytest, OpenCV contrib, doxapy, Dask, ccl)"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy
+.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy "dask[array]" distributed
 .venv/bin/python -m pip install -q ./python
 
 [ "${1:-}" = "--deps-only" ] && exit 0

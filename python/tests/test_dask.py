@@ -1,0 +1,141 @@
+"""``ccl.dask.label`` against ``scipy.ndimage.label`` (the same partition, consecutive labels) on
+arrays chunked in odd ways: chunks of one element, irregular chunks, a single chunk, empty and
+full arrays, contacts only at the corner of four (eight) chunks, a spiral across many chunks,
+every connectivity, 32- and 64-bit labels (a label base past 2^32 injected on a small array),
+and each chunk labeled exactly once per compute, on the threaded scheduler and on
+``dask.distributed``."""
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+
+def _require(module: str):
+    """A module the suite needs: required in full mode (scripts/setup.sh installs it), else the
+    tests are skipped where it is missing."""
+    if os.environ.get("CCL_TEST_FULL") == "1":
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
+dask = _require("dask")
+da = _require("dask.array")
+ndi = _require("scipy.ndimage")
+
+import ccl.dask  # noqa: E402
+
+STRUCTURE = {4: (2, 1), 8: (2, 2), 6: (3, 1), 18: (3, 2), 26: (3, 3)}
+
+
+def _check(labels, num, image, connectivity, base=0):
+    """``labels`` (computed) partition ``image`` as scipy does, numbered base+1..base+num."""
+    rank, order = STRUCTURE[connectivity]
+    want, n = ndi.label(image, ndi.generate_binary_structure(rank, order))
+    assert num == n, f"{num} components, scipy {n}"
+    fg = want > 0
+    assert ((labels > 0) == fg).all(), "background differs"
+    if n:
+        got = labels[fg].astype(np.uint64) - np.uint64(base)
+        assert got.min() == 1 and got.max() == n, "labels not consecutive"
+        pairs = np.unique(np.stack([want[fg].astype(np.uint64), got]), axis=1)
+        assert pairs.shape[1] == n, "not the same partition"
+
+
+def _label(image, chunks, connectivity, **kw):
+    before = next(ccl.dask._labelings)
+    array = da.from_array(image, chunks=chunks)
+    labels, num = ccl.dask.label(array, connectivity=connectivity, device="cpu", **kw)
+    assert labels.chunks == array.chunks
+    labels, num = dask.compute(labels, num, scheduler="threads")
+    labeled = next(ccl.dask._labelings) - before - 1
+    assert labeled == int(np.prod(array.numblocks)), f"{labeled} chunk labelings for {array.numblocks} chunks"
+    return labels, int(num)
+
+
+def _spiral(n):
+    on = np.zeros((n, n), bool)
+    lo, hi = 0, n - 1
+    while lo <= hi:
+        on[lo, lo : hi + 1] = on[lo : hi + 1, hi] = on[hi, lo : hi + 1] = True
+        on[lo + 2 : hi + 1, lo] = True
+        if lo + 2 <= hi:
+            on[lo + 2, lo + 1] = True
+        lo, hi = lo + 2, hi - 2
+    return on
+
+
+CASES_2D = {
+    "random, irregular chunks": (np.random.default_rng(1).random((37, 29)) < 0.5, ((5, 1, 20, 11), (7, 7, 15))),
+    "chunks of one element": (np.random.default_rng(2).random((9, 8)) < 0.5, 1),
+    "one chunk": (np.random.default_rng(3).random((20, 20)) < 0.5, -1),
+    "spiral across many chunks": (_spiral(41), 6),
+    "corner of four chunks": (np.eye(8, dtype=bool)[::-1] | np.eye(8, dtype=bool), 4),
+    "empty": (np.zeros((12, 10), bool), 5),
+    "full": (np.ones((12, 10), bool), 5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES_2D))
+@pytest.mark.parametrize("connectivity", [4, 8])
+def test_images_in_chunks(case, connectivity):
+    image, chunks = CASES_2D[case]
+    labels, num = _label(image, chunks, connectivity)
+    _check(labels, num, image, connectivity)
+
+
+def _corner_volume():
+    volume = np.zeros((8, 8, 8), bool)
+    volume[3, 3, 3] = volume[4, 4, 4] = True  # touch only at the corner of eight 4^3 chunks
+    volume[3, 4, 3] = volume[4, 3, 5] = True
+    return volume
+
+
+CASES_3D = {
+    "random, irregular chunks": (np.random.default_rng(4).random((13, 11, 17)) < 0.4, ((4, 9), (1, 5, 5), (6, 11))),
+    "chunks of one element": (np.random.default_rng(5).random((4, 5, 3)) < 0.5, 1),
+    "one chunk": (np.random.default_rng(6).random((9, 9, 9)) < 0.5, -1),
+    "corners of eight chunks": (_corner_volume(), 4),
+    "full": (np.ones((6, 7, 8), bool), 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES_3D))
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_volumes_in_chunks(case, connectivity):
+    volume, chunks = CASES_3D[case]
+    labels, num = _label(volume, chunks, connectivity)
+    _check(labels, num, volume, connectivity)
+
+
+def test_64_bit_labels_from_a_base_past_32_bits():
+    image = np.random.default_rng(7).random((30, 26)) < 0.5
+    base = 2**32 + 3
+    labels, num = _label(image, (7, 9), 8, dtype=np.uint64, _label_base=base)
+    assert labels.dtype == np.uint64 and labels.max() > 2**32
+    _check(labels, num, image, 8, base)
+    with pytest.raises(ValueError, match="uint64"):
+        ccl.dask.label(da.from_array(image), dtype=np.uint32, _label_base=base)
+    with pytest.raises(ValueError, match="uint32 or uint64"):
+        ccl.dask.label(da.from_array(image), dtype=np.int8)
+
+
+def test_labels_and_count_computed_apart_label_each_chunk_once_each():
+    image = np.random.default_rng(8).random((20, 20)) < 0.5
+    labels, num = ccl.dask.label(da.from_array(image, chunks=5), device="cpu")
+    before = next(ccl.dask._labelings)
+    labels.compute(scheduler="threads")
+    num.compute(scheduler="threads")
+    assert next(ccl.dask._labelings) - before - 1 == 2 * 16
+
+
+def test_on_dask_distributed():
+    distributed = _require("distributed")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
+    volume = np.random.default_rng(9).random((16, 12, 10)) < 0.4
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster):
+            labels, num = ccl.dask.label(da.from_array(volume, chunks=(5, 6, 4)), connectivity=26, device="cpu")
+            labels, num = dask.compute(labels, num)
+    _check(labels, int(num), volume, 26)
