@@ -422,7 +422,7 @@ DEVICE_FN void rank_span(LOCAL uint *marks, LOCAL uint *before, LOCAL uint *part
     }
     LOCAL_BARRIER();
     // (R's entry 0 is written for no pixels too: relabel_final reads it for background.)
-    const index_t words = n > 0 ? (n + 31) / 32 : 1;
+    const index_t words = n > 0 ? n / 32 + (n % 32 != 0) : 1; // (n + 31 wraps near 2^32)
     for (uint w = lid; w < RANK_WORDS; w += GROUP_SIZE) {
         const index_t word = base / 32 + w;
         if (word < words) {
@@ -542,7 +542,7 @@ KERNEL void relabel_rank_marks(GLOBAL const uint *M, GLOBAL uint2 *R, GLOBAL uin
     LOCAL_ARRAY(uint, partial, RANK_WORDS / 32 + 1);
     LOCAL_ARRAY(uint, scratch, 2 * GROUP_SIZE);
     LOCAL_ARRAY(uint, last, 1);
-    const index_t base = (index_t)GROUP_ID_X * RANK_SPAN, words = (n + 31) / 32;
+    const index_t base = (index_t)GROUP_ID_X * RANK_SPAN, words = n / 32 + (n % 32 != 0);
     WAIT_FOR_PREVIOUS_KERNEL(); // (launched to overlap the labeling's last kernel, as it may be)
     LET_NEXT_KERNEL_START();
     for (uint w = LOCAL_ID_X; w < RANK_WORDS; w += GROUP_SIZE)
