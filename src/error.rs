@@ -109,6 +109,13 @@ pub enum Error {
         /// The labels' extent.
         labels: Shape,
     },
+    /// Labels a device returned break what labels must be (e.g. a label past the count of a
+    /// consecutive labeling): a wrong device result, caught instead of passed on.
+    #[error("inconsistent labels from the device: {what}")]
+    InconsistentLabels {
+        /// What is wrong.
+        what: String,
+    },
     /// A parameter is outside its valid range or otherwise unusable.
     #[error("invalid {name}: {reason}")]
     InvalidParameter {

@@ -18,11 +18,16 @@ use rayon::prelude::*;
 
 pub use merge::{LabelMap, LabelMerger, LabelWord};
 
-use crate::{Connectivity, Error, Labeler, Options, Phase, PhaseTime, Result, Shape, Timings, MAX_PIXELS};
+use crate::{Connectivity, Error, Labeler, Options, Phase, PhaseTime, Result, Shape, Timings};
 
 /// Device bytes a slab takes per element, an upper estimate over the algorithms: its input
 /// byte, its labels, TUF's copy of the labels for its ranked pass and the relabeling's scratch.
 pub const DEVICE_BYTES_PER_ELEMENT: u64 = 12;
+
+/// Most elements in one slab: 2^31, half of what 32-bit labels number, a margin for the kernels'
+/// 32-bit index arithmetic (the relabeling's count of mark words wrapped at 2^32 - 1 pixels
+/// until it was mended; whole images of 4.29 Gpx are exact on an H200 with TUF, UF and BUF since).
+pub const MAX_SLAB_ELEMENTS: u64 = 1 << 31;
 
 /// The environment variable that caps the device memory a labeling of an array in slabs may use
 /// (bytes); unset, only 32-bit labels bound a slab.
@@ -53,14 +58,14 @@ pub struct SlabPlan {
 
 impl SlabPlan {
     /// Slabs of as many planes as fit `max_device_bytes` ([`DEVICE_BYTES_PER_ELEMENT`] each;
-    /// `None`: no cap) and 32-bit labels ([`MAX_PIXELS`] elements). An empty array, or a cap
+    /// `None`: no cap) and [`MAX_SLAB_ELEMENTS`]. An empty array, or a cap
     /// that does not hold one plane, is an [`Error::InvalidParameter`].
     pub fn new(shape: Shape, max_device_bytes: Option<u64>) -> Result<Self> {
         let (plane, planes) = planes_of(shape);
         if plane == 0 || planes == 0 {
             return Err(Error::InvalidParameter { name: "shape".into(), reason: format!("{shape} has no element") });
         }
-        let by_labels = MAX_PIXELS / plane as u64;
+        let by_labels = MAX_SLAB_ELEMENTS / plane as u64;
         let by_memory = max_device_bytes.map_or(u64::MAX, |cap| cap / (plane as u64 * DEVICE_BYTES_PER_ELEMENT));
         let fit = by_labels.min(by_memory);
         if fit == 0 {
@@ -72,7 +77,7 @@ impl SlabPlan {
                         "a slab of {shape} holds at least one plane of {plane} elements, {need} device bytes, \
                          more than the cap of {cap}"
                     ),
-                    _ => format!("a plane of {shape} has more than {MAX_PIXELS} elements (32-bit labels per slab)"),
+                    _ => format!("a plane of {shape} has more than {MAX_SLAB_ELEMENTS} elements, the most in a slab"),
                 },
             });
         }
@@ -180,7 +185,14 @@ pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
         let start = Instant::now();
         labeler.download_into(&run.labels, local)?;
         timings.phases.push(PhaseTime { phase: Phase::Download, ms: ms_since(start) });
-        let offset = merger.add_labels(u64::from(run.count.unwrap_or(0)))?;
+        let count = run.count.unwrap_or(0);
+        let most = local.par_iter().copied().max().unwrap_or(0);
+        if most > count {
+            return Err(Error::InconsistentLabels {
+                what: format!("slab {k} of {shape} holds label {most} of a consecutive labeling of {count}"),
+            });
+        }
+        let offset = merger.add_labels(u64::from(count))?;
         let start = Instant::now();
         if k > 0 {
             let before = &out[range.start - plane..range.start];
