@@ -1,0 +1,153 @@
+"""Large arrays (issue 52), on one machine, side by side; prints a table and writes JSON.
+
+    python3 large_bench.py wide OUT.json [--device cuda:0]     # 65537 x 65536, 64-bit labels,
+                                                               # checked against the CPU in slabs
+    python3 large_bench.py volume OUT.json [--side 1700] [--cap-gib 16]
+                                                               # a volume past 2^32 voxels, capped
+                                                               # device memory against uncapped
+    python3 large_bench.py dask OUT.json [--side 1024] [--chunk 256] [--workers 16]
+                                                               # ccl.dask (one GPU worker) against
+                                                               # dask_image.ndmeasure.label (CPU
+                                                               # workers) and scipy
+
+Inputs are MT-free random bits (NumPy's PCG64, seed 0) at 50 %. Times are wall clocks of the
+whole call (host in, host out), the median of ``--runs``.
+"""
+
+import argparse
+import importlib.metadata
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import ccl
+
+
+def random_bits(shape, seed=0):
+    """Random 0/1 bytes of ``shape`` at 50 %."""
+    n = int(np.prod(shape))
+    bits = np.frombuffer(np.random.default_rng(seed).bytes(n), np.uint8) & 1
+    return bits.reshape(shape)
+
+
+def timed(call, runs):
+    times, result = [], None
+    for _ in range(runs):
+        result = None
+        start = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, result
+
+
+def wide(args):
+    shape = (65536, 65537)  # (H, W): 4,295,032,832 pixels, past 2^32 - 1
+    image = random_bits(shape)
+    print(f"image {shape[1]}x{shape[0]} = {image.size} px, 50 %", flush=True)
+    gpu_s, gpu_all, (labels, n) = timed(
+        lambda: ccl.label(image, 8, device=args.device, return_num=True, dtype=np.uint64), args.runs
+    )
+    print(f"{args.device}: {gpu_s:.2f} s ({', '.join(f'{t:.2f}' for t in gpu_all)}), {n} components", flush=True)
+    start = time.perf_counter()
+    cpu, m = ccl.label(image, 8, device="cpu", return_num=True, dtype=np.uint64, max_device_bytes=2**34)
+    cpu_s = time.perf_counter() - start
+    equal = bool(m == n and np.array_equal(cpu, labels))
+    print(f"cpu reference in slabs: {cpu_s:.1f} s, {m} components; equal bit for bit: {equal}", flush=True)
+    return {"shape": shape, "components": int(n), "gpu_s": gpu_s, "gpu_runs": gpu_all, "cpu_s": cpu_s,
+            "max_label": int(labels.max()), "dtype": str(labels.dtype), "equal_to_cpu": equal}
+
+
+def volume(args):
+    shape = (args.side,) * 3
+    image = random_bits(shape)
+    print(f"volume {args.side}^3 = {image.size} voxels, 50 %, 26-connectivity", flush=True)
+    cap = int(args.cap_gib * 2**30)
+    free_s, free_all, (free, n) = timed(
+        lambda: ccl.label(image, 26, device=args.device, return_num=True, dtype=np.uint64), args.runs
+    )
+    print(f"uncapped (slabs of 32-bit labels only): {free_s:.2f} s {free_all}, {n} components", flush=True)
+    capped_s, capped_all, (capped, m) = timed(
+        lambda: ccl.label(image, 26, device=args.device, return_num=True, dtype=np.uint64, max_device_bytes=cap),
+        args.runs,
+    )
+    equal = bool(m == n and np.array_equal(capped, free))
+    print(f"capped at {args.cap_gib} GiB: {capped_s:.2f} s {capped_all}; equal: {equal}; "
+          f"{capped_s / free_s:.2f}x uncapped", flush=True)
+    return {"shape": shape, "components": int(n), "uncapped_s": free_s, "capped_s": capped_s,
+            "cap_bytes": cap, "equal": equal}
+
+
+def run_dask(args):
+    import dask
+    import dask.array as da
+    import dask_image.ndmeasure
+    import scipy.ndimage as ndi
+    from distributed import Client, LocalCluster, wait
+
+    shape, chunks = (args.side,) * 3, (args.chunk,) * 3
+    structure = ndi.generate_binary_structure(3, 3)
+    make = lambda: da.random.RandomState(0).random_sample(shape, chunks=chunks) < 0.5  # noqa: E731
+    row = {"shape": shape, "chunks": chunks, "dask": dask.__version__, "dask_image": importlib.metadata.version("dask-image")}
+
+    def persisted(label):
+        def call():
+            labels, num = label(make())
+            labels, num = dask.persist(labels, num)
+            wait([labels, num])
+            return labels, int(num.compute())
+        return call
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
+        ours = persisted(lambda image: ccl.dask.label(image, connectivity=26, device=args.device))
+        ccl_s, ccl_all, (labels, n) = timed(ours, args.runs)
+        ccl_labels = labels.compute()
+        image = make().compute()
+    print(f"ccl.dask, one worker on {args.device}: {ccl_s:.2f} s {ccl_all}, {n} components", flush=True)
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
+        theirs = persisted(lambda image: dask_image.ndmeasure.label(image, structure))
+        di_s, di_all, (_, m) = timed(theirs, args.runs)
+    print(f"dask_image.ndmeasure.label, {args.workers} CPU workers: {di_s:.2f} s {di_all}, {m} components", flush=True)
+    start = time.perf_counter()
+    want, k = ndi.label(image, structure)
+    sp_s = time.perf_counter() - start
+    fg = want > 0
+    same = bool(k == n and np.array_equal(ccl_labels > 0, fg)
+                and np.unique(np.stack([want[fg], ccl_labels[fg]]), axis=1).shape[1] == k)
+    print(f"scipy.ndimage.label: {sp_s:.1f} s, {k} components; ccl.dask the same partition: {same}", flush=True)
+    print(f"ccl.dask is {di_s / ccl_s:.1f}x dask_image", flush=True)
+    row.update(ccl_s=ccl_s, ccl_runs=ccl_all, dask_image_s=di_s, dask_image_runs=di_all, scipy_s=sp_s,
+               components=int(n), same_as_scipy=same, speedup=di_s / ccl_s)
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["wide", "volume", "dask"])
+    parser.add_argument("out")
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--side", type=int, default=None)
+    parser.add_argument("--chunk", type=int, default=256)
+    parser.add_argument("--cap-gib", type=float, default=16)
+    parser.add_argument("--workers", type=int, default=16)
+    args = parser.parse_args()
+    if args.what == "dask":
+        import ccl.dask  # noqa: F401
+
+        args.side = args.side or 1024
+        result = run_dask(args)
+    elif args.what == "volume":
+        args.side = args.side or 1700
+        result = volume(args)
+    else:
+        result = wide(args)
+    result["command"] = " ".join(sys.argv)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
