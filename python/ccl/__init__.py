@@ -593,11 +593,11 @@ def label(
     """
     if dtype is not None:
         _label_dtype(dtype, 0)  # uint32 or uint64
+    on_host = _gpu_array(image) is None
     large = (dtype is not None and np.dtype(dtype) != np.uint32) or max_device_bytes is not None
-    if large and (binarize is not None or _gpu_array(image) is not None):
+    if large and (binarize is not None or not on_host):
         raise ValueError("dtype and max_device_bytes apply to host (NumPy) images without binarize")
-    size = int(np.prod(np.shape(image))) if _gpu_array(image) is None else 0
-    if binarize is None and _gpu_array(image) is None and _wants_slabs(size, dtype, max_device_bytes):
+    if binarize is None and on_host and _wants_slabs(int(np.prod(np.shape(image))), dtype, max_device_bytes):
         labels, num = _label_slabs(image, connectivity, algorithm, device, output, dtype, max_device_bytes)
     else:
         labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output, binarize)

@@ -61,7 +61,8 @@ impl SlabPlan {
     /// `None`: no cap) and [`MAX_SLAB_ELEMENTS`]. An empty array, or a cap
     /// that does not hold one plane, is an [`Error::InvalidParameter`].
     pub fn new(shape: Shape, max_device_bytes: Option<u64>) -> Result<Self> {
-        let (plane, planes) = planes_of(shape);
+        let ((width, height), planes) = planes_of(shape);
+        let plane = width * height;
         if plane == 0 || planes == 0 {
             return Err(Error::InvalidParameter { name: "shape".into(), reason: format!("{shape} has no element") });
         }
@@ -121,12 +122,13 @@ impl SlabPlan {
     }
 }
 
-/// Elements per plane and planes along the slowest axis (rows of an image, slices of a volume).
-fn planes_of(shape: Shape) -> (usize, usize) {
+/// The extent of a plane (width, height) and the planes along the slowest axis: rows of an
+/// image (height 1), slices of a volume.
+fn planes_of(shape: Shape) -> ((usize, usize), usize) {
     if shape.depth == 1 {
-        (shape.width, shape.height)
+        ((shape.width, 1), shape.height)
     } else {
-        (shape.width * shape.height, shape.depth)
+        ((shape.width, shape.height), shape.depth)
     }
 }
 
@@ -166,8 +168,8 @@ pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
     }
     crate::labeler::check_shape_connectivity(shape, connectivity)?;
     labeler.algorithm().check(connectivity)?;
-    let (plane, _) = planes_of(shape);
-    let plane_extent = if shape.depth == 1 { (shape.width, 1) } else { (shape.width, shape.height) };
+    let (plane_extent, _) = planes_of(shape);
+    let plane = plane_extent.0 * plane_extent.1;
     let options = Options::new(connectivity).consecutive();
     let mut local = vec![0u32; plan.planes_per_slab() * plane];
     let mut merger = LabelMerger::<W>::with_base(plan.label_base);
@@ -181,26 +183,32 @@ pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
         timings.phases.push(PhaseTime { phase: Phase::Upload, ms: ms_since(start) });
         let run = labeler.run(&image, &options)?;
         drop(image);
-        timings.phases.extend(run.timings.phases.iter().cloned());
+        timings.phases.extend(run.timings.phases);
         let start = Instant::now();
         labeler.download_into(&run.labels, local)?;
         timings.phases.push(PhaseTime { phase: Phase::Download, ms: ms_since(start) });
         let count = run.count.unwrap_or(0);
-        let most = local.par_iter().copied().max().unwrap_or(0);
+        let offset = merger.add_labels(u64::from(count))?;
+        let start = Instant::now();
+        // Global labels written, and the largest local one found, in one pass.
+        let most = out[range.clone()]
+            .par_iter_mut()
+            .zip(local.par_iter())
+            .map(|(o, &l)| {
+                *o = if l == 0 { W::default() } else { W::from_u64(offset + u64::from(l)) };
+                l
+            })
+            .max()
+            .unwrap_or(0);
         if most > count {
             return Err(Error::InconsistentLabels {
                 what: format!("slab {k} of {shape} holds label {most} of a consecutive labeling of {count}"),
             });
         }
-        let offset = merger.add_labels(u64::from(count))?;
-        let start = Instant::now();
         if k > 0 {
             let before = &out[range.start - plane..range.start];
-            crate::slabs::merge::join_planes(&mut merger, before, &local[..plane], offset, plane_extent, connectivity);
+            merge::join_planes(&mut merger, before, &local[..plane], offset, plane_extent, connectivity);
         }
-        out[range].par_iter_mut().zip(local.par_iter()).for_each(|(o, &l)| {
-            *o = if l == 0 { W::default() } else { W::from_u64(offset + u64::from(l)) };
-        });
         timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
     }
     if plan.slabs() == 1 {
