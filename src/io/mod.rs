@@ -7,6 +7,7 @@ mod gray_float;
 mod input;
 mod npy;
 mod npy_input;
+mod npy_map;
 mod output;
 mod read;
 mod targets;
@@ -22,6 +23,7 @@ pub use input::{
 };
 pub use npy::is_npy;
 pub use npy_input::{npy_shape, read_binary_npy, read_volume_npy, BinaryArray};
+pub use npy_map::{NpyArray, NpyLabel, NpyLabels};
 pub use output::{
     check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,
     write_npy_u8, write_stats_csv, LabelFormat,

@@ -155,7 +155,7 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
 
 /// The element type of a binary `.npy`, as its `descr` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Element {
+pub(super) enum Element {
     /// bool or an integer of `size` bytes (zero in every byte order alike).
     Integer { size: usize },
     /// float32 (`size` 4) or float64 (8), little-endian or not.
@@ -164,7 +164,7 @@ enum Element {
 
 impl Element {
     /// The element type `descr` (e.g. `|b1`, `<u2`, `>i8`, `<f4`) names, if a mask may have it.
-    fn of(descr: &str) -> Option<Self> {
+    pub(super) fn of(descr: &str) -> Option<Self> {
         let mut chars = descr.chars();
         let order = chars.next()?;
         let kind = chars.next()?;
@@ -181,9 +181,22 @@ impl Element {
         }
     }
 
-    fn size(self) -> usize {
+    pub(super) fn size(self) -> usize {
         match self {
             Element::Integer { size } | Element::Float { size, .. } => size,
+        }
+    }
+
+    /// Appends each element of `data` (whole elements) to `out` as 1 (nonzero) or 0.
+    pub(super) fn foreground_into(self, data: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Element::Integer { size: 1 } => out.extend_from_slice(data),
+            Element::Integer { size } => {
+                out.extend(data.chunks_exact(size).map(|e| u8::from(e.iter().any(|&b| b != 0))))
+            }
+            Element::Float { size, little } => {
+                out.extend(data.chunks_exact(size).map(|e| u8::from(float(e, size, little) != 0.0)))
+            }
         }
     }
 
@@ -194,18 +207,19 @@ impl Element {
         match self {
             Element::Integer { size: 1 } => data,
             Element::Integer { size } => data.chunks_exact(size).map(|e| u8::from(e.iter().any(|&b| b != 0))).collect(),
-            Element::Float { size, little } => data
-                .chunks_exact(size)
-                .map(|e| {
-                    let v = match (size, little) {
-                        (4, true) => f64::from(f32::from_le_bytes(e.try_into().expect("4 bytes"))),
-                        (4, false) => f64::from(f32::from_be_bytes(e.try_into().expect("4 bytes"))),
-                        (_, true) => f64::from_le_bytes(e.try_into().expect("8 bytes")),
-                        (_, false) => f64::from_be_bytes(e.try_into().expect("8 bytes")),
-                    };
-                    u8::from(v != 0.0)
-                })
-                .collect(),
+            Element::Float { size, little } => {
+                data.chunks_exact(size).map(|e| u8::from(float(e, size, little) != 0.0)).collect()
+            }
         }
+    }
+}
+
+/// The float of `size` bytes (4 or 8) in `bytes`, little-endian or not, as an f64.
+fn float(bytes: &[u8], size: usize, little: bool) -> f64 {
+    match (size, little) {
+        (4, true) => f64::from(f32::from_le_bytes(bytes.try_into().expect("4 bytes"))),
+        (4, false) => f64::from(f32::from_be_bytes(bytes.try_into().expect("4 bytes"))),
+        (_, true) => f64::from_le_bytes(bytes.try_into().expect("8 bytes")),
+        (_, false) => f64::from_be_bytes(bytes.try_into().expect("8 bytes")),
     }
 }

@@ -216,6 +216,10 @@ pub fn label(args: LabelArgs) -> Result<()> {
             reason: "spreads a folder of images over devices; for one file or volume, give --device".into(),
         });
     }
+    if let Some(request) = super::slabs::request(&args)? {
+        let format = check_outputs(&args)?;
+        return super::slabs::label(&args, request, format);
+    }
     if args.volume {
         return label_volume_input(&args);
     }
@@ -243,7 +247,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
                 Some(labeling),
                 &devices,
                 args.jobs(),
-                args.max_pixels,
+                args.max_pixels(),
             );
         }
         return super::folder::label_folder(folder, &args);
@@ -263,7 +267,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
                 });
             }
-            match io::read_binary_npy(path, args.max_pixels)? {
+            match io::read_binary_npy(path, args.max_pixels())? {
                 io::BinaryArray::Image(image) => {
                     say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
                     image
@@ -343,7 +347,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
         return Err(Error::InvalidParameter { name: "binarize".into(), reason: "needs an input page".into() });
     };
     let mut clock = Clock::new(args.verbose);
-    let (page, source) = io::read_gray(path, args.max_pixels)?;
+    let (page, source) = io::read_gray(path, args.max_pixels())?;
     clock.lap("read");
     say!(
         "input: {} ({}x{}, {}), binarized with {}",

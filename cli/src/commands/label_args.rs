@@ -88,9 +88,19 @@ pub struct LabelArgs {
     pub(super) keep_largest: Option<u64>,
     /// Refuse inputs with more pixels (a volume: voxels) than this, before decoding them (a guard
     /// against files that decode to huge images). Default and maximum: 4294967295, the limit of
-    /// 32-bit labels.
-    #[arg(long, default_value_t = ccl::MAX_PIXELS, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
-    pub(super) max_pixels: u64,
+    /// 32-bit labels; without it, a .npy past that limit is labeled in slabs with 64-bit labels.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=ccl::MAX_PIXELS))]
+    pub(super) max_pixels: Option<u64>,
+    /// The width of the output labels: 32 (uint32) or 64 (uint64, written as .npy). Default: 32,
+    /// or 64 for a .npy of more than 4294967295 elements. 64-bit labels are made in slabs along
+    /// the slowest axis (see --max-device-bytes), each labeled on the device and joined exactly.
+    #[arg(long, value_name = "BITS", value_parser = label_bits)]
+    pub(super) label_bits: Option<u32>,
+    /// Cap the device memory the labeling takes, in bytes: the image or volume is labeled in
+    /// slabs of whole rows (slices) that each fit, joined exactly on the host (the same labels as
+    /// labeling it whole). Also set by the environment variable CCL_MAX_DEVICE_BYTES.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) max_device_bytes: Option<u64>,
     /// Also say where the wall time went (device, kernels from the cache or compiled, reading,
     /// labeling, writing), for an image, a volume, a --binarize page or a folder (opening the
     /// devices, listing, choosing the algorithm, the images, the volumes).
@@ -153,7 +163,21 @@ impl LabelArgs {
     pub(super) fn read_options(&self) -> ReadOptions {
         ReadOptions {
             binarize: Binarize { threshold: self.threshold, invert: self.invert },
-            max_pixels: self.max_pixels,
+            max_pixels: self.max_pixels(),
         }
+    }
+
+    /// `--max-pixels`, or its default, the limit of 32-bit labels.
+    pub(super) fn max_pixels(&self) -> u64 {
+        self.max_pixels.unwrap_or(ccl::MAX_PIXELS)
+    }
+}
+
+/// `--label-bits`: 32 or 64.
+fn label_bits(text: &str) -> std::result::Result<u32, String> {
+    match text.trim() {
+        "32" => Ok(32),
+        "64" => Ok(64),
+        _ => Err(format!("{text:?}: labels are 32 or 64 bits wide")),
     }
 }

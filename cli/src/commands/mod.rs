@@ -12,3 +12,4 @@ pub mod generate;
 pub mod label;
 pub mod label_args;
 pub mod outputs;
+pub mod slabs;
