@@ -50,6 +50,9 @@ def _label_slabs(
 def _merge_labels(
     labels: int, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64], base: int = ...
 ) -> tuple[npt.NDArray[np.uint64], int]: ...
+def _relabel_chunk(
+    labels: npt.NDArray[np.uint32], table: npt.NDArray[np.uint64], start: int, bits: int
+) -> npt.NDArray[Any]: ...
 def _label_cuda(
     image_ptr: int,
     labels_ptr: int,

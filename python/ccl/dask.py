@@ -96,7 +96,12 @@ def _pairs(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
             found.append(np.stack([la[touch], lb[touch]], axis=1))
     if not found:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
-    pairs = np.unique(np.concatenate(found).astype(np.uint64), axis=0)
+    pairs = np.concatenate(found)
+    # Runs along a face repeat a pair; dropping the repeats next to each other is enough (the
+    # union-find takes any pair twice), where sorting them all out would cost more than it saves.
+    keep = np.ones(len(pairs), bool)
+    keep[1:] = np.any(pairs[1:] != pairs[:-1], axis=1)
+    pairs = pairs[keep].astype(np.uint64)
     return pairs[:, 0].copy(), pairs[:, 1].copy()
 
 
@@ -124,13 +129,13 @@ def _relabel(labeled, merged, chunk: int, dtype):
     labels, n = labeled
     offsets, table, _ = merged
     start = int(offsets[chunk])
-    local = table[start : start + n + 1].astype(dtype)
-    local[0] = 0
     if hasattr(labels, "__cuda_array_interface__"):
         import cupy
 
+        local = table[start : start + n + 1].astype(dtype)
+        local[0] = 0
         return cupy.asarray(local)[labels]
-    return local[labels]
+    return _ccl._relabel_chunk(np.ascontiguousarray(labels, np.uint32), table, start, np.dtype(dtype).itemsize * 8)
 
 
 def _directions(ndim: int):
@@ -181,7 +186,7 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, _la
     if dtype == np.uint32 and _label_base + image.size > MAX_32BIT_ELEMENTS:
         raise ValueError(f"{image.size} elements from label {_label_base}: 32-bit labels cannot number them; use uint64")
 
-    chunks = image.to_delayed()
+    chunks = image.to_delayed(optimize_graph=False)
     grid = chunks.shape
     order = {index: k for k, index in enumerate(np.ndindex(*grid))}
     label_chunk = dask.delayed(_label_chunk, pure=True)

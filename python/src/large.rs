@@ -73,13 +73,24 @@ fn labeled<'py, W: LabelWord + numpy::Element>(
     dims: &[usize],
     label: impl FnOnce(&mut [W]) -> ccl::Result<slabs::SlabRun> + Send,
 ) -> PyResult<(Bound<'py, PyAny>, slabs::SlabRun)> {
-    let (out, run) = py
+    let mut run = None;
+    let array = filled(py, dims, |out| label(out).map(|r| run = Some(r)))?;
+    Ok((array, run.expect("set by a labeling that succeeded")))
+}
+
+/// A new array of shape `dims` that `fill` writes (the GIL released).
+fn filled<'py, W: LabelWord + numpy::Element>(
+    py: Python<'py>,
+    dims: &[usize],
+    fill: impl FnOnce(&mut [W]) -> ccl::Result<()> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let out = py
         .detach(|| {
             let mut out = vec![W::default(); dims.iter().product()];
-            label(&mut out).map(|run| (out, run))
+            fill(&mut out).map(|()| out)
         })
         .map_err(crate::to_py)?;
-    Ok((out.into_pyarray(py).reshape(dims.to_vec())?.into_any(), run))
+    Ok(out.into_pyarray(py).reshape(dims.to_vec())?.into_any())
 }
 
 /// Joins labels `base`+1..=`base`+`labels` that touch, pair by pair (`a[i]` with `b[i]`; 0 is
@@ -106,4 +117,56 @@ pub(crate) fn _merge_labels<'py>(
         })
         .map_err(crate::to_py)?;
     Ok((map.into_pyarray(py).reshape(vec![labels as usize + 1])?, sets))
+}
+
+/// A chunk's local labels 1..n renumbered through `table` (`ccl.dask`'s merged table, whose
+/// entry `start` + l is local label l's number; background stays 0), as new `bits`-bit labels
+/// of the same shape, on every core with the GIL released. A label past the table, or a number
+/// past `bits`, is an error.
+#[pyfunction]
+pub(crate) fn _relabel_chunk<'py>(
+    py: Python<'py>,
+    labels: PyReadonlyArrayDyn<'py, u32>,
+    table: PyReadonlyArray1<'py, u64>,
+    start: u64,
+    bits: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    label_bits(bits)?;
+    let dims = labels.shape().to_vec();
+    let local = labels.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let table = table.as_slice()?;
+    let table = usize::try_from(start).ok().and_then(|s| table.get(s..)).unwrap_or(&[]);
+    match bits {
+        32 => filled::<u32>(py, &dims, |out| renumber(local, table, out)),
+        _ => filled::<u64>(py, &dims, |out| renumber(local, table, out)),
+    }
+}
+
+/// `out[i]` = `table[local[i]]` (0 for background), in parallel.
+fn renumber<W: LabelWord>(local: &[u32], table: &[u64], out: &mut [W]) -> ccl::Result<()> {
+    use rayon::prelude::*;
+    let bad = out
+        .par_chunks_mut(1 << 16)
+        .zip(local.par_chunks(1 << 16))
+        .map(|(out, local)| {
+            let mut bad = None;
+            for (o, &l) in out.iter_mut().zip(local) {
+                *o = match (l, table.get(l as usize)) {
+                    (0, _) => W::default(),
+                    (_, Some(&n)) if n <= W::MAX => W::from_u64(n),
+                    _ => {
+                        bad = Some(l);
+                        W::default()
+                    }
+                };
+            }
+            bad
+        })
+        .reduce(|| None, Option::or);
+    match bad {
+        None => Ok(()),
+        Some(l) => Err(ccl::Error::InconsistentLabels {
+            what: format!("chunk label {l} has no number of {} bits in the merged table of {}", W::BITS, table.len()),
+        }),
+    }
 }

@@ -139,3 +139,19 @@ def test_on_dask_distributed():
             labels, num = ccl.dask.label(da.from_array(volume, chunks=(5, 6, 4)), connectivity=26, device="cpu")
             labels, num = dask.compute(labels, num)
     _check(labels, int(num), volume, 26)
+
+
+def test_a_persisted_array_on_dask_distributed():
+    # dask 2025.3 hands the chunks of a persisted array to the graph as their keys unless the
+    # array's graph is left unoptimized: labeled as tuples, not arrays.
+    distributed = _require("distributed")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster):
+            image = (da.random.RandomState(3).random_sample((24, 20, 18), chunks=(8, 10, 9)) < 0.45).persist()
+            distributed.wait(image)
+            labels, num = ccl.dask.label(image, connectivity=18, device="cpu")
+            labels, num = dask.persist(labels, num)
+            labels, num = labels.compute(), int(num.compute())
+            volume = image.compute()
+    _check(labels, num, volume, 18)
