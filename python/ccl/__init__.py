@@ -71,9 +71,9 @@ def _binary(image) -> np.ndarray:
     array = np.asarray(image)
     _check_ndim(array.ndim)
     _check_kind(array.dtype.kind, array.dtype)
-    if array.dtype.itemsize == 1 and array.flags.c_contiguous:
-        # uint8, int8 and bool: nonzero is foreground already; a view, no copy.
-        return array.view(np.uint8)
+    if array.dtype.itemsize == 1:
+        # uint8, int8 and bool: nonzero is foreground already; a view where it is contiguous.
+        return np.ascontiguousarray(array).view(np.uint8)
     return np.ascontiguousarray(array != 0).view(np.uint8)
 
 

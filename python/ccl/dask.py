@@ -78,31 +78,14 @@ def _boundary(faces: dict, direction: tuple, mine: bool) -> np.ndarray:
 
 
 def _pairs(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
-    """The distinct pairs (label of chunk a, label of chunk b) that touch across the boundary
-    between chunk a and its neighbour b at ``direction``, as two uint64 arrays."""
-    a = _boundary(faces_a, direction, True)
-    b = _boundary(faces_b, direction, False)
-    free = a.ndim
+    """The pairs (label of chunk a, label of chunk b) that touch across the boundary
+    between chunk a and its neighbour b at ``direction``, as two uint64 arrays (some repeated)."""
     budget = _steps(connectivity) - sum(1 for step in direction if step != 0)
-    found = []
-    for offset in itertools.product((-1, 0, 1), repeat=free):
-        if sum(1 for o in offset if o != 0) > budget:
-            continue
-        take_a = tuple(slice(max(0, -o), n - max(0, o)) for o, n in zip(offset, a.shape))
-        take_b = tuple(slice(max(0, o), n - max(0, -o)) for o, n in zip(offset, b.shape))
-        la, lb = a[take_a].ravel(), b[take_b].ravel()
-        touch = (la != 0) & (lb != 0)
-        if touch.any():
-            found.append(np.stack([la[touch], lb[touch]], axis=1))
-    if not found:
+    if budget < 0:  # chunks that meet only where the connectivity does not reach
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
-    pairs = np.concatenate(found)
-    # Runs along a face repeat a pair; dropping the repeats next to each other is enough (the
-    # union-find takes any pair twice), where sorting them all out would cost more than it saves.
-    keep = np.ones(len(pairs), bool)
-    keep[1:] = np.any(pairs[1:] != pairs[:-1], axis=1)
-    pairs = pairs[keep].astype(np.uint64)
-    return pairs[:, 0].copy(), pairs[:, 1].copy()
+    a = np.ascontiguousarray(_to_host(_boundary(faces_a, direction, True)), np.uint32)
+    b = np.ascontiguousarray(_to_host(_boundary(faces_b, direction, False)), np.uint32)
+    return _ccl._boundary_pairs(a, b, budget)
 
 
 def _merge(counts: list, links: list, base: int):

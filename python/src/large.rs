@@ -6,7 +6,9 @@ use std::str::FromStr;
 
 use ccl::slabs::{self, LabelMerger, LabelWord, SlabPlan};
 use ccl::DeviceId;
-use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -169,4 +171,64 @@ fn renumber<W: LabelWord>(local: &[u32], table: &[u64], out: &mut [W]) -> ccl::R
             what: format!("chunk label {l} has no number of {} bits in the merged table of {}", W::BITS, table.len()),
         }),
     }
+}
+
+/// Two arrays of labels, the pairs (`first[i]`, `second[i]`).
+type LabelPairs<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
+
+/// The pairs (label of `a`, label of `b`) that touch across the boundary between two chunks of
+/// `ccl.dask`: `a` and `b` are the touching elements of each (a face plane, an edge line or a
+/// corner element, of the same shape), element `p` of `a` touching element `p + o` of `b` for
+/// every offset `o` of -1, 0 or 1 per axis with at most `budget` nonzero steps (the
+/// connectivity's steps less the axes the boundary crosses). Background (0) pairs are left out,
+/// and so are repeats of the pair just found (the union-find takes any others).
+#[pyfunction]
+pub(crate) fn _boundary_pairs<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArrayDyn<'py, u32>,
+    b: PyReadonlyArrayDyn<'py, u32>,
+    budget: u32,
+) -> PyResult<LabelPairs<'py>> {
+    if a.shape() != b.shape() || a.ndim() > 2 {
+        return Err(PyValueError::new_err(format!(
+            "boundaries of shapes {:?} and {:?}: the same shape of at most two axes",
+            a.shape(),
+            b.shape()
+        )));
+    }
+    let ndim = a.ndim();
+    let (height, width) = match *a.shape() {
+        [] => (1, 1),
+        [w] => (1, w),
+        [h, w] => (h, w),
+        _ => unreachable!("checked above"),
+    };
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    let (first, second) = py.detach(|| {
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        let steps = |on: bool| if on { -1isize..=1 } else { 0..=0 };
+        for dy in steps(ndim == 2) {
+            for dx in steps(ndim >= 1) {
+                if u32::from(dy != 0) + u32::from(dx != 0) > budget {
+                    continue;
+                }
+                let mut last = (0, 0);
+                let ys = (-dy).max(0) as usize..height.saturating_sub(dy.max(0) as usize);
+                let xs = (-dx).max(0) as usize..width.saturating_sub(dx.max(0) as usize);
+                for y in ys {
+                    let row_b = (y as isize + dy) as usize * width;
+                    for x in xs.clone() {
+                        let (la, lb) = (a[y * width + x], b[row_b + (x as isize + dx) as usize]);
+                        if la != 0 && lb != 0 && (la, lb) != last {
+                            last = (la, lb);
+                            first.push(u64::from(la));
+                            second.push(u64::from(lb));
+                        }
+                    }
+                }
+            }
+        }
+        (first, second)
+    });
+    Ok((first.into_pyarray(py), second.into_pyarray(py)))
 }

@@ -791,6 +791,7 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(large::_label_slabs, m)?)?;
     m.add_function(wrap_pyfunction!(large::_merge_labels, m)?)?;
     m.add_function(wrap_pyfunction!(large::_relabel_chunk, m)?)?;
+    m.add_function(wrap_pyfunction!(large::_boundary_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())

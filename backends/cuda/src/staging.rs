@@ -35,6 +35,24 @@ pub(crate) fn is_pinned(ptr: *const u8) -> bool {
     result == sys::CUresult::CUDA_SUCCESS && kind == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
 }
 
+/// Asks the kernel to back the 2 MiB-aligned inside of `out` with huge pages where it may
+/// (transparent huge pages in `madvise` mode): a fresh destination of gigabytes is then faulted
+/// in 2 MiB at a time instead of 4 KiB, which bounds the host side of a read. Only a hint:
+/// pages already there are kept, and a refusal changes nothing.
+fn advise_huge_pages(out: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (out.as_ptr() as usize).next_multiple_of(HUGE);
+        let end = (out.as_ptr() as usize + out.len()) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside `out`, memory this process owns; MADV_HUGEPAGE
+            // changes how it is backed, never its contents.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+}
+
 /// Copies `src` to `dst` (same length) with the host's cores, in pieces.
 fn parallel_copy(dst: &mut [u8], src: &[u8]) {
     dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| d.copy_from_slice(s));
@@ -169,6 +187,7 @@ impl Staging {
         out: &mut [u8],
     ) -> Result<(), DriverError> {
         let total = out.len();
+        advise_huge_pages(out);
         let chunks = total.div_ceil(CHUNK);
         let queue = |this: &mut Self, k: usize| -> Result<(), DriverError> {
             let slot = k % 2;
