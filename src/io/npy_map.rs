@@ -37,65 +37,59 @@ impl NpyArray {
     /// `max_elements` elements, another shape or element type, or a file shorter than its
     /// header says are errors naming the file.
     pub fn open(path: &Path, max_elements: Option<u64>) -> Result<Self> {
+        let (header, mut reader) = Header::read(path, max_elements)?;
+        header.check_length(path, &reader)?;
+        let Header { element, dims, fortran, offset, shape } = header;
+        if element.size() == 1 && !fortran {
+            return Self::mapped(path, reader.get_ref(), shape, offset);
+        }
         let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
-        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-        let mut reader = BufReader::with_capacity(1 << 22, file);
-        let (element, dims, fortran) = {
-            let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
-            let dtype = npy.dtype().descr();
-            let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
-                fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
-            })?;
-            (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
-        };
-        let offset = reader.stream_position().map_err(|e| fail(e.to_string()))?;
-        let shape = shape_of(&dims).ok_or_else(|| {
-            fail(format!(
-                "shape {}; an image has two nonempty axes (H, W), a volume three (D, H, W)",
-                numpy_shape(&dims)
-            ))
-        })?;
         let count = shape.len() as u64;
-        if let Some(limit) = max_elements.filter(|&limit| count > limit) {
-            let memory_bytes = count.saturating_mul(element.size() as u64);
-            let (path, width, height) = (path.display().to_string(), shape.width as u64, shape.height as u64);
-            return Err(if dims.len() == 3 {
-                Error::VolumeTooLarge { path, width, height, depth: shape.depth as u64, limit, memory_bytes }
-            } else {
-                Error::ImageTooLarge { path, width, height, limit, memory_bytes }
-            });
+        let mut values = Vec::new();
+        values.try_reserve_exact(shape.len()).map_err(|_| Error::InsufficientMemory {
+            what: format!("converting {} to one byte an element", path.display()),
+            needed_bytes: count,
+            available_bytes: super::available_memory().unwrap_or(0),
+        })?;
+        let mut chunk = vec![0u8; element.size() << 20];
+        let mut left = shape.len() * element.size();
+        while left > 0 {
+            let take = left.min(chunk.len());
+            reader.read_exact(&mut chunk[..take]).map_err(|e| fail(e.to_string()))?;
+            element.foreground_into(&chunk[..take], &mut values);
+            left -= take;
         }
-        let bytes = count.saturating_mul(element.size() as u64);
-        let stored = reader.get_ref().metadata().map_err(|e| fail(e.to_string()))?.len().saturating_sub(offset);
-        if stored < bytes {
-            return Err(fail(format!("the file holds {stored} bytes of values; its shape {dims:?} needs {bytes}")));
+        if fortran {
+            values = fortran_to_c_order(&values, &dims);
         }
-        let elements = if element.size() == 1 && !fortran {
-            // SAFETY: the map is read only; a file changed by another process while it is
-            // labeled gives wrong labels, not undefined behaviour of safe code reading bytes.
-            let map = unsafe { Mmap::map(reader.get_ref()) }.map_err(|e| fail(format!("cannot map the file: {e}")))?;
-            Elements::Mapped { map, offset: offset as usize }
-        } else {
-            let mut values = Vec::new();
-            values.try_reserve_exact(shape.len()).map_err(|_| Error::InsufficientMemory {
-                what: format!("converting {} to one byte an element", path.display()),
-                needed_bytes: count,
-                available_bytes: super::available_memory().unwrap_or(0),
-            })?;
-            let mut chunk = vec![0u8; element.size() << 20];
-            let mut left = bytes as usize;
-            while left > 0 {
-                let take = left.min(chunk.len());
-                reader.read_exact(&mut chunk[..take]).map_err(|e| fail(e.to_string()))?;
-                element.foreground_into(&chunk[..take], &mut values);
-                left -= take;
-            }
-            if fortran {
-                values = fortran_to_c_order(&values, &dims);
-            }
-            Elements::Owned(values)
-        };
-        Ok(Self { shape, elements })
+        Ok(Self { shape, elements: Elements::Owned(values) })
+    }
+
+    /// [`NpyArray::open`] of an image (shape (H, W)) of one-byte elements in C order, mapped;
+    /// `None` for any other `.npy` (a volume, wider elements, Fortran order), for which
+    /// [`super::read_binary_npy`] is the reader. The errors of [`NpyArray::open`], and the
+    /// refusal of an image the host's memory cannot label ([`Error::InsufficientMemory`]), as
+    /// [`super::read_binary_npy`] refuses it.
+    pub fn map_image(path: &Path, max_elements: Option<u64>) -> Result<Option<Self>> {
+        let (header, reader) = Header::read(path, max_elements)?;
+        if header.element.size() != 1 || header.fortran || header.dims.len() != 2 {
+            return Ok(None);
+        }
+        let (width, height) = (header.shape.width as u64, header.shape.height as u64);
+        super::input::check_pixels(path, (width, height), header.value_bytes(), max_elements.unwrap_or(u64::MAX))?;
+        header.check_length(path, &reader)?;
+        Self::mapped(path, reader.get_ref(), header.shape, header.offset).map(Some)
+    }
+
+    /// The array of `shape` at byte `offset` of `file`, mapped.
+    fn mapped(path: &Path, file: &std::fs::File, shape: Shape, offset: u64) -> Result<Self> {
+        // SAFETY: the map is read only; a file changed by another process while it is
+        // labeled gives wrong labels, not undefined behaviour of safe code reading bytes.
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::FileRead {
+            path: path.display().to_string(),
+            reason: format!("cannot map the file: {e}"),
+        })?;
+        Ok(Self { shape, elements: Elements::Mapped { map, offset: offset as usize } })
     }
 
     /// Its shape (depth 1 for an image).
@@ -114,6 +108,73 @@ impl NpyArray {
             Elements::Mapped { map, offset } => &map[*offset..*offset + self.shape.len()],
             Elements::Owned(values) => values,
         }
+    }
+}
+
+/// What a `.npy` header says, checked against the file's length and an element limit.
+struct Header {
+    element: Element,
+    dims: Vec<u64>,
+    fortran: bool,
+    /// Where the values begin.
+    offset: u64,
+    shape: Shape,
+}
+
+impl Header {
+    /// Reads `path`'s header: the reader then stands at the first value. Another shape or
+    /// element type than a mask's, more than `max_elements` elements or fewer bytes of values
+    /// than the shape needs are errors naming the file.
+    fn read(path: &Path, max_elements: Option<u64>) -> Result<(Self, BufReader<std::fs::File>)> {
+        let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+        let mut reader = BufReader::with_capacity(1 << 22, file);
+        let (element, dims, fortran) = {
+            let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+            let dtype = npy.dtype().descr();
+            let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
+                fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
+            })?;
+            (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
+        };
+        let offset = reader.stream_position().map_err(|e| fail(e.to_string()))?;
+        let shape = shape_of(&dims).ok_or_else(|| {
+            let shape = numpy_shape(&dims);
+            fail(match dims.len() {
+                2 | 3 if dims.contains(&0) => {
+                    format!("the array is empty (shape {shape}); an image or volume needs at least one element")
+                }
+                2 | 3 => format!("shape {shape}: more elements than this machine addresses"),
+                _ => format!("shape {shape}; an image has two axes (H, W), a volume three (D, H, W)"),
+            })
+        })?;
+        let count = shape.len() as u64;
+        if let Some(limit) = max_elements.filter(|&limit| count > limit) {
+            let memory_bytes = count.saturating_mul(element.size() as u64);
+            let (path, width, height) = (path.display().to_string(), shape.width as u64, shape.height as u64);
+            return Err(if dims.len() == 3 {
+                Error::VolumeTooLarge { path, width, height, depth: shape.depth as u64, limit, memory_bytes }
+            } else {
+                Error::ImageTooLarge { path, width, height, limit, memory_bytes }
+            });
+        }
+        Ok((Self { element, dims, fortran, offset, shape }, reader))
+    }
+
+    /// The bytes of values the shape needs.
+    fn value_bytes(&self) -> u64 {
+        (self.shape.len() as u64).saturating_mul(self.element.size() as u64)
+    }
+
+    /// Refuses a file `reader` reads that holds fewer bytes of values than the shape needs.
+    fn check_length(&self, path: &Path, reader: &BufReader<std::fs::File>) -> Result<()> {
+        let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+        let stored = reader.get_ref().metadata().map_err(|e| fail(e.to_string()))?.len().saturating_sub(self.offset);
+        let (bytes, dims) = (self.value_bytes(), &self.dims);
+        if stored < bytes {
+            return Err(fail(format!("the file holds {stored} bytes of values; its shape {dims:?} needs {bytes}")));
+        }
+        Ok(())
     }
 }
 

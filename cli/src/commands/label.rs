@@ -208,6 +208,29 @@ fn wants_stats(args: &LabelArgs) -> bool {
     args.stats.is_some() || args.min_size.is_some() || args.keep_largest.is_some()
 }
 
+/// An image's pixels: decoded into memory, or a `.npy` of bytes mapped.
+enum Pixels {
+    Owned(ccl::BinaryImage),
+    Mapped(io::NpyArray),
+}
+
+impl Pixels {
+    fn shape(&self) -> ccl::Shape {
+        match self {
+            Self::Owned(image) => image.shape(),
+            Self::Mapped(array) => array.shape(),
+        }
+    }
+
+    /// One byte a pixel, nonzero is foreground.
+    fn elements(&self) -> &[u8] {
+        match self {
+            Self::Owned(image) => image.values(),
+            Self::Mapped(array) => array.elements(),
+        }
+    }
+}
+
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
     if args.devices.is_some() && (args.volume || !args.input.as_deref().is_some_and(|p| p.is_dir())) {
@@ -267,12 +290,19 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
                 });
             }
-            match io::read_binary_npy(path, args.max_pixels())? {
-                io::BinaryArray::Image(image) => {
-                    say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
-                    image
+            // An image of bytes is read in place from a memory map, without a copy.
+            if let Some(array) = io::NpyArray::map_image(path, Some(args.max_pixels()))? {
+                let s = array.shape();
+                say!("input: {} ({}x{} image, .npy, mapped)", path.display(), s.width, s.height);
+                Pixels::Mapped(array)
+            } else {
+                match io::read_binary_npy(path, args.max_pixels())? {
+                    io::BinaryArray::Image(image) => {
+                        say!("input: {} ({}x{} image, .npy)", path.display(), image.width(), image.height());
+                        Pixels::Owned(image)
+                    }
+                    io::BinaryArray::Volume(volume) => return label_volume(&args, path, format, clock, || Ok(volume)),
                 }
-                io::BinaryArray::Volume(volume) => return label_volume(&args, path, format, clock, || Ok(volume)),
             }
         }
         // A TIFF of several pages is a volume, one slice per page.
@@ -284,11 +314,11 @@ pub fn label(args: LabelArgs) -> Result<()> {
             clock.lap("open device");
             let image = read_input(path, &args, format, &device)?;
             opened = Some((device, how));
-            image
+            Pixels::Owned(image)
         }
         None => {
             say!("input: built-in sample page (1024x768); pass an image path to label your own");
-            ccl::sample_image()
+            Pixels::Owned(ccl::sample_image())
         }
     };
     clock.lap("read");
@@ -311,12 +341,12 @@ pub fn label(args: LabelArgs) -> Result<()> {
         return Err(Error::ConnectivityDimensions { connectivity, what: "an image" });
     }
     // Consecutive labels are renumbered (and counted) on the device.
-    let upload = |l: &mut ccl::AnyLabeler| l.upload(&image);
+    let upload = |l: &mut ccl::AnyLabeler| l.upload_array(image.shape(), image.elements());
     let options = options(&args, connectivity);
     let result = ccl::run_host(&mut labeler, &options, upload, |l, d| l.download(d))?;
     write_stats(&args, &result, false)?;
     note_slow_builds(&device);
-    let (width, height) = (image.width(), image.height());
+    let (width, height) = (image.shape().width, image.shape().height);
     drop(image);
     let timings = result.timings;
     let count = result.count.unwrap_or_else(|| result.labels.component_count());
