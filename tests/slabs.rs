@@ -15,6 +15,7 @@ use common::images::{diagonals, random, snake, spiral};
 
 device_tests! {
     slabs_equal_the_whole_labeling: [cpu, opencl_cpu, opencl_gpu, cuda],
+    slabs_across_several_labelers_equal_the_whole_labeling: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
 /// Images and volumes whose components cross slab faces in every way.
@@ -101,6 +102,35 @@ fn slabs_equal_the_whole_labeling(d: &common::TestDevice) {
         let (got, _) = in_slabs::<u32>(&mut labeler, &image, Connectivity::Eight, 5, 0);
         assert!(got == want, "{} in slabs on {}", algorithm.name(), d.token);
     }
+}
+
+/// Three labelers of the device (as three devices would be) label the slabs in waves, on their
+/// own threads: the labels are the whole labeling's, for waves that fill and waves that do not.
+fn slabs_across_several_labelers_equal_the_whole_labeling(d: &common::TestDevice) {
+    for (name, image, connectivity) in [
+        ("spiral", spiral(37), Connectivity::Eight),
+        ("random", random(41, 57, 50, 1, 7), Connectivity::Four),
+        ("volume random", ccl::random_volume(13, 11, 17, 45, 1, 5).expect("volume"), Connectivity::TwentySix),
+    ] {
+        let (want, count) = expected(&image, connectivity);
+        let algorithm = Algorithm::default_for(connectivity);
+        let mut labelers: Vec<_> = (0..3).map(|_| d.device.labeler(algorithm).expect("labeler")).collect();
+        let planes = if image.shape().depth == 1 { image.height() } else { image.shape().depth };
+        for devices in [2, 3, 4, 7, planes] {
+            let plan = SlabPlan::new(image.shape(), None).expect("plan").spread_over(devices);
+            assert_eq!(plan.planes_per_slab(), planes.div_ceil(devices), "{name} spread over {devices}");
+            let mut out = vec![0u64; image.shape().len()];
+            let run = slabs::label_in_slabs_across(&mut labelers, &plan, image.values(), connectivity, &mut out)
+                .expect("slabs across labelers");
+            assert_eq!(run.count, u64::from(count), "{name}, {} slabs on {}", plan.slabs(), d.token);
+            let same = out.iter().zip(&want).all(|(&w, &n)| w == u64::from(n));
+            assert!(same, "{name}, {} slabs across 3 labelers on {}: labels differ", plan.slabs(), d.token);
+        }
+    }
+    let none: &mut [ccl::AnyLabeler] = &mut [];
+    let plan = SlabPlan::new(Shape::image(4, 4), None).expect("plan");
+    let refused = slabs::label_in_slabs_across(none, &plan, &[0; 16], Connectivity::Eight, &mut [0u32; 16]);
+    assert!(matches!(refused, Err(Error::InvalidParameter { .. })), "{refused:?}");
 }
 
 #[test]

@@ -85,8 +85,15 @@ fn an_unknown_or_repeated_device_fails_before_any_work() {
         assert!(!o.status.success() && text.contains(says), "--devices {list}: {text}");
         assert!(!out.exists(), "--devices {list}: the output folder was made before the devices were checked");
     }
-    let (o, text) = run_checked(ccl().arg("label").arg(input.join("page00.png")).args(["--devices", "cpu"]));
-    assert!(!o.status.success() && text.contains("--device"), "one file with --devices: {text}");
+    // One file over devices is labeled in slabs (cli/tests/slabs.rs), which take no statistics.
+    let stats = dir.join("stats.csv");
+    let (o, text) =
+        run_checked(ccl().arg("label").arg(input.join("page00.png")).args(["--devices", "cpu", "--stats"]).arg(&stats));
+    assert!(
+        !o.status.success() && text.contains("devices") && text.contains("--stats"),
+        "one file with --devices: {text}"
+    );
+    assert!(!stats.exists());
     std::fs::remove_dir_all(dir).unwrap();
 }
 

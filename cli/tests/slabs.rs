@@ -1,5 +1,5 @@
-//! `ccl label` in slabs: `--label-bits 64` and `--max-device-bytes` (or `CCL_MAX_DEVICE_BYTES`)
-//! give the labels of labeling the array whole, on every device, as uint64 or uint32 .npy (and
+//! `ccl label` in slabs: `--label-bits 64`, `--max-device-bytes` (or `CCL_MAX_DEVICE_BYTES`) and
+//! `--devices` for one file give the labels of labeling the array whole, on every device, as uint64 or uint32 .npy (and
 //! PNG or TIFF at 32 bits); what slabs cannot serve is refused before any work, leaving an
 //! existing output as it was.
 
@@ -55,6 +55,20 @@ fn slabs_give_the_labels_of_the_whole_array(d: &common::TestDevice) {
         let expected: Vec<u64> = expected.values().iter().map(|&l| u64::from(l)).collect();
         assert_eq!(labels, expected, "{} {bits} bits, cap {cap}", d.token);
     }
+
+    // One image over two devices (the CPU reference and this one; the CPU alone is one device
+    // and one slab): a slab on each at a time.
+    let out = dir.join("devices.npy");
+    let (devices, slabs) = match d.token {
+        "cpu" => ("cpu".to_string(), " 1 slab of 301 planes"),
+        _ => (format!("cpu,{}", device_arg(d)), " 2 slabs of 151 planes"),
+    };
+    let (status, text) =
+        run_checked(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--devices", &devices]));
+    assert!(status.status.success() && text.contains(slabs), "{}: {text}", d.token);
+    let (descr, _, labels) = read_npy(&out);
+    let expected64: Vec<u64> = expected.values().iter().map(|&l| u64::from(l)).collect();
+    assert_eq!((descr.as_str(), &labels), ("<u4", &expected64), "{} with the CPU", d.token);
 
     // A volume of uint16 in Fortran order: (D, H, W) = (9, 17, 23) stored first axis fastest.
     let volume = ccl::random_volume(23, 17, 9, 40, 1, 5).unwrap();

@@ -9,6 +9,8 @@
 //! renumbers the whole output consecutively ([`LabelMerger`]): the same labels, bit for bit, as
 //! the consecutive labeling of the whole array at once. The output may be 32- or 64-bit
 //! ([`LabelWord`]); 64-bit labels number arrays past 2^32 elements, each slab staying under it.
+//! [`label_in_slabs_across`] spreads the slabs over several labelers (one per device), a wave
+//! of slabs at once on their own threads, joined on the host in slab order: the same labels.
 
 mod merge;
 
@@ -91,6 +93,14 @@ impl SlabPlan {
         Self { label_base: base, ..self }
     }
 
+    /// Slabs of at most a `devices`-th of the planes (rounded up), so that each of `devices`
+    /// labelers gets a slab of about the same size in each wave of [`label_in_slabs_across`].
+    pub fn spread_over(self, devices: usize) -> Self {
+        let planes = planes_of(self.shape).1;
+        let most = planes.div_ceil(devices.max(1)).max(1);
+        Self { planes_per_slab: self.planes_per_slab.min(most), ..self }
+    }
+
     /// The array's shape.
     pub fn shape(&self) -> Shape {
         self.shape
@@ -150,8 +160,22 @@ pub struct SlabRun {
 /// [`SlabPlan::with_label_base`] B). Sizes that do not match the
 /// shape are an [`Error::InvalidParameter`]; more labels than `W` holds as well (the output is
 /// then partly written).
-pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
+pub fn label_in_slabs<L: Labeler + Send, W: LabelWord>(
     labeler: &mut L,
+    plan: &SlabPlan,
+    elements: &[u8],
+    connectivity: Connectivity,
+    out: &mut [W],
+) -> Result<SlabRun> {
+    label_in_slabs_across(std::slice::from_mut(labeler), plan, elements, connectivity, out)
+}
+
+/// [`label_in_slabs`] with several labelers (one per device, say): slabs go to them in waves,
+/// slab `k` of a wave to labeler `k`, all of a wave labeled at once on their own threads; each
+/// wave's slabs are then made global and joined on the host in slab order. The labels are the
+/// same as with one labeler. No labeler is an [`Error::InvalidParameter`].
+pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
+    labelers: &mut [L],
     plan: &SlabPlan,
     elements: &[u8],
     connectivity: Connectivity,
@@ -166,50 +190,61 @@ pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
             });
         }
     }
+    if labelers.is_empty() {
+        return Err(Error::InvalidParameter { name: "labelers".into(), reason: "none given".into() });
+    }
     crate::labeler::check_shape_connectivity(shape, connectivity)?;
-    labeler.algorithm().check(connectivity)?;
+    for labeler in labelers.iter() {
+        labeler.algorithm().check(connectivity)?;
+    }
     let (plane_extent, _) = planes_of(shape);
     let plane = plane_extent.0 * plane_extent.1;
-    let options = Options::new(connectivity).consecutive();
-    let mut local = vec![0u32; plan.planes_per_slab() * plane];
+    let devices = labelers.len().min(plan.slabs());
+    let mut locals: Vec<Vec<u32>> = (0..devices).map(|_| vec![0u32; plan.planes_per_slab() * plane]).collect();
     let mut merger = LabelMerger::<W>::with_base(plan.label_base);
     let mut timings = Timings::default();
-    for k in 0..plan.slabs() {
-        let (first, end) = plan.planes(k);
-        let range = first * plane..end * plane;
-        let local = &mut local[..range.len()];
-        let start = Instant::now();
-        let image = labeler.upload_array(plan.slab_shape(end - first), &elements[range.clone()])?;
-        timings.phases.push(PhaseTime { phase: Phase::Upload, ms: ms_since(start) });
-        let run = labeler.run(&image, &options)?;
-        drop(image);
-        timings.phases.extend(run.timings.phases);
-        let start = Instant::now();
-        labeler.download_into(&run.labels, local)?;
-        timings.phases.push(PhaseTime { phase: Phase::Download, ms: ms_since(start) });
-        let count = run.count.unwrap_or(0);
-        let offset = merger.add_labels(u64::from(count))?;
-        let start = Instant::now();
-        // Global labels written, and the largest local one found, in one pass.
-        let most = out[range.clone()]
-            .par_iter_mut()
-            .zip(local.par_iter())
-            .map(|(o, &l)| {
-                *o = if l == 0 { W::default() } else { W::from_u64(offset + u64::from(l)) };
-                l
+    for wave in (0..plan.slabs()).step_by(devices) {
+        let slabs = wave..(wave + devices).min(plan.slabs());
+        let label = |(labeler, local, k): (&mut L, &mut Vec<u32>, usize)| {
+            label_slab(labeler, plan, k, &elements[slab_range(plan, k, plane)], connectivity, local)
+        };
+        let jobs = labelers.iter_mut().zip(locals.iter_mut()).zip(slabs.clone()).map(|((l, o), k)| (l, o, k));
+        let results: Vec<Result<(u32, Timings)>> = if slabs.len() == 1 {
+            jobs.map(label).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let threads: Vec<_> = jobs.map(|job| scope.spawn(move || label(job))).collect();
+                threads.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
             })
-            .max()
-            .unwrap_or(0);
-        if most > count {
-            return Err(Error::InconsistentLabels {
-                what: format!("slab {k} of {shape} holds label {most} of a consecutive labeling of {count}"),
-            });
+        };
+        for (k, result) in slabs.clone().zip(results) {
+            let (count, slab_timings) = result?;
+            timings.phases.extend(slab_timings.phases);
+            let range = slab_range(plan, k, plane);
+            let local = &locals[k - wave][..range.len()];
+            let start = Instant::now();
+            let offset = merger.add_labels(u64::from(count))?;
+            // Global labels written, and the largest local one found, in one pass.
+            let most = out[range.clone()]
+                .par_iter_mut()
+                .zip(local.par_iter())
+                .map(|(o, &l)| {
+                    *o = if l == 0 { W::default() } else { W::from_u64(offset + u64::from(l)) };
+                    l
+                })
+                .max()
+                .unwrap_or(0);
+            if most > count {
+                return Err(Error::InconsistentLabels {
+                    what: format!("slab {k} of {shape} holds label {most} of a consecutive labeling of {count}"),
+                });
+            }
+            if k > 0 {
+                let before = &out[range.start - plane..range.start];
+                merge::join_planes(&mut merger, before, &local[..plane], offset, plane_extent, connectivity);
+            }
+            timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
         }
-        if k > 0 {
-            let before = &out[range.start - plane..range.start];
-            merge::join_planes(&mut merger, before, &local[..plane], offset, plane_extent, connectivity);
-        }
-        timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
     }
     if plan.slabs() == 1 {
         return Ok(SlabRun { count: merger.labels(), slabs: 1, timings });
@@ -219,6 +254,37 @@ pub fn label_in_slabs<L: Labeler + ?Sized, W: LabelWord>(
     out.par_iter_mut().for_each(|label| *label = map.get(*label));
     timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
     Ok(SlabRun { count, slabs: plan.slabs(), timings })
+}
+
+/// The elements of slab `k`.
+fn slab_range(plan: &SlabPlan, k: usize, plane: usize) -> std::ops::Range<usize> {
+    let (first, end) = plan.planes(k);
+    first * plane..end * plane
+}
+
+/// Labels slab `k` (its `elements`) on `labeler` into consecutive local labels in `local`
+/// (its first elements); returns their count and the slab's phases (upload and download on the
+/// host clock).
+fn label_slab<L: Labeler>(
+    labeler: &mut L,
+    plan: &SlabPlan,
+    k: usize,
+    elements: &[u8],
+    connectivity: Connectivity,
+    local: &mut [u32],
+) -> Result<(u32, Timings)> {
+    let (first, end) = plan.planes(k);
+    let mut timings = Timings::default();
+    let start = Instant::now();
+    let image = labeler.upload_array(plan.slab_shape(end - first), elements)?;
+    timings.phases.push(PhaseTime { phase: Phase::Upload, ms: ms_since(start) });
+    let run = labeler.run(&image, &Options::new(connectivity).consecutive())?;
+    drop(image);
+    timings.phases.extend(run.timings.phases);
+    let start = Instant::now();
+    labeler.download_into(&run.labels, &mut local[..elements.len()])?;
+    timings.phases.push(PhaseTime { phase: Phase::Download, ms: ms_since(start) });
+    Ok((run.count.unwrap_or(0), timings))
 }
 
 fn ms_since(start: Instant) -> f64 {

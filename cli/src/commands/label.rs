@@ -233,12 +233,7 @@ impl Pixels {
 
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
-    if args.devices.is_some() && (args.volume || !args.input.as_deref().is_some_and(|p| p.is_dir())) {
-        return Err(Error::InvalidParameter {
-            name: "devices".into(),
-            reason: "spreads a folder of images over devices; for one file or volume, give --device".into(),
-        });
-    }
+    // One image or volume in slabs: 64-bit labels, a device memory cap, or several devices.
     if let Some(request) = super::slabs::request(&args)? {
         let format = check_outputs(&args)?;
         return super::slabs::label(&args, request, format);

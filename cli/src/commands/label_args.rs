@@ -45,7 +45,8 @@ pub struct LabelArgs {
     pub(super) device: Option<DeviceId>,
     /// For a folder input: spread the images over these devices, each image to the one that is
     /// free: identifiers separated by commas (`cuda:0,cuda:1`, any mix of backends), or `all`
-    /// (every GPU or accelerator that opens). The outputs are those of one device.
+    /// (every GPU or accelerator that opens). The outputs are those of one device. For one image
+    /// or volume: label it in slabs, one slab on each device at a time, joined exactly.
     #[arg(long, value_name = "LIST", value_parser = device_choice::device_list, conflicts_with_all = ["device", "backend"])]
     pub(super) devices: Option<DeviceList>,
     /// For a folder input: threads decoding the inputs, and as many writing the outputs

@@ -1,18 +1,18 @@
 //! `ccl label` in slabs ([`ccl::slabs`]): 64-bit labels (`--label-bits 64`, or a .npy of more
-//! than 2^32 - 1 elements) and a device memory cap (`--max-device-bytes`,
-//! `CCL_MAX_DEVICE_BYTES`). A .npy of one-byte elements is read in place from a memory map and
+//! than 2^32 - 1 elements), a device memory cap (`--max-device-bytes`, `CCL_MAX_DEVICE_BYTES`)
+//! and one image or volume spread over several devices (`--devices`), a slab each at a time. A .npy of one-byte elements is read in place from a memory map and
 //! a .npy output is written in place, so neither the input nor the labels need host memory of
 //! their own size.
 
 use std::path::Path;
 
 use ccl::io::{self, LabelFormat, NpyArray, NpyLabel, NpyLabels};
-use ccl::slabs::{LabelWord, SlabPlan, SlabRun};
+use ccl::slabs::{label_in_slabs_across, LabelWord, SlabPlan, SlabRun};
 use ccl::{Connectivity, Error, Result, Shape};
 
 use super::clock::Clock;
 use super::console::say;
-use super::device_choice::{note_slow_builds, open_device};
+use super::device_choice::{note_slow_builds, open_devices_announced};
 use super::label_args::LabelArgs;
 
 /// How a labeling in slabs was asked for.
@@ -29,8 +29,9 @@ pub(super) struct SlabRequest {
 /// where slabs apply (one image or volume labeled consecutively, without statistics, filters
 /// or `--binarize`). Options that slabs cannot serve, given with the first two, are refused.
 pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
-    let explicit = args.label_bits == Some(64) || args.max_device_bytes.is_some();
     let folder = args.input.as_deref().is_some_and(Path::is_dir) && !args.volume;
+    let across_devices = args.devices.is_some() && !folder;
+    let explicit = args.label_bits == Some(64) || args.max_device_bytes.is_some() || across_devices;
     let refused = [
         (folder, "a folder of images (label each file)"),
         (args.binarize.is_some(), "--binarize"),
@@ -41,7 +42,14 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
     if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
         if explicit {
             return Err(Error::InvalidParameter {
-                name: if args.label_bits == Some(64) { "label-bits" } else { "max-device-bytes" }.into(),
+                name: if args.label_bits == Some(64) {
+                    "label-bits"
+                } else if across_devices {
+                    "devices"
+                } else {
+                    "max-device-bytes"
+                }
+                .into(),
                 reason: format!("labels one image or volume in slabs, consecutively; not with {what}"),
             });
         }
@@ -65,7 +73,7 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
         });
     }
     let bits = if args.label_bits == Some(64) || (past_32_bits && args.label_bits.is_none()) { 64 } else { 32 };
-    Ok((bits == 64 || cap.is_some()).then_some(SlabRequest { bits, cap }))
+    Ok((bits == 64 || cap.is_some() || across_devices).then_some(SlabRequest { bits, cap }))
 }
 
 /// The input of a labeling in slabs.
@@ -146,20 +154,19 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
         let what = if volume { "a volume" } else { "an image" };
         return Err(Error::ConnectivityDimensions { connectivity, what });
     }
-    let plan = SlabPlan::new(input.shape(), request.cap)?;
-    let (device, how) = open_device(args.device, args.backend)?;
-    let info = device.info();
-    say!("device: {} {} ({how})", info.id, info.name);
+    let devices = open_devices_announced(args.devices.as_ref(), args.device, args.backend)?;
     clock.lap("open device");
-    let algorithm = args.algorithm(&device, connectivity)?;
-    let mut labeler = device.labeler_for(algorithm, connectivity)?;
+    let plan = SlabPlan::new(input.shape(), request.cap)?.spread_over(devices.len());
+    let algorithm = args.common_algorithm(&devices, connectivity)?;
+    let mut labelers =
+        devices.iter().map(|device| device.labeler_for(algorithm, connectivity)).collect::<Result<Vec<_>>>()?;
     clock.lap("kernels");
     let run = match request.bits {
-        64 => label_npy::<u64>(&mut labeler, &plan, &input, connectivity, &args.output)?,
-        _ if format == LabelFormat::Npy => label_npy::<u32>(&mut labeler, &plan, &input, connectivity, &args.output)?,
+        64 => label_npy::<u64>(&mut labelers, &plan, &input, connectivity, &args.output)?,
+        _ if format == LabelFormat::Npy => label_npy::<u32>(&mut labelers, &plan, &input, connectivity, &args.output)?,
         _ => {
             let mut labels = vec![0u32; input.shape().len()];
-            let run = ccl::slabs::label_in_slabs(&mut labeler, &plan, input.elements(), connectivity, &mut labels)?;
+            let run = label_in_slabs_across(&mut labelers, &plan, input.elements(), connectivity, &mut labels)?;
             let labels = ccl::LabelImage::new(input.shape(), labels)?;
             if volume {
                 io::write_volume(&args.output, &labels)?;
@@ -169,7 +176,9 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
             run
         }
     };
-    note_slow_builds(&device);
+    for device in &devices {
+        note_slow_builds(device);
+    }
     clock.lap("label and write");
     say!(
         "{} components ({}, {algorithm}, {connectivity}) in {} slab{} of {} planes, {}-bit labels; {:.3} ms labeling, {:.3} ms upload, {:.3} ms download",
@@ -184,9 +193,10 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
         run.timings.phase_ms(ccl::Phase::Download),
     );
     say!("wrote {}", args.output.display());
-    clock.report(labeler.build_report());
-    std::mem::forget(labeler);
-    std::mem::forget(device);
+    clock.report(labelers[0].build_report());
+    // The process ends here: the drivers free the devices' contexts at exit.
+    std::mem::forget(labelers);
+    std::mem::forget(devices);
     Ok(())
 }
 
@@ -201,14 +211,14 @@ fn kind(volume: bool) -> &'static str {
 
 /// Labels `input` in slabs straight into the .npy `output` of `W` labels, written in place.
 fn label_npy<W: LabelWord + NpyLabel>(
-    labeler: &mut ccl::AnyLabeler,
+    labelers: &mut [ccl::AnyLabeler],
     plan: &SlabPlan,
     input: &SlabInput,
     connectivity: Connectivity,
     output: &Path,
 ) -> Result<SlabRun> {
     let mut labels = NpyLabels::<W>::create(output, input.shape())?;
-    let run = ccl::slabs::label_in_slabs(labeler, plan, input.elements(), connectivity, labels.labels_mut())?;
+    let run = label_in_slabs_across(labelers, plan, input.elements(), connectivity, labels.labels_mut())?;
     labels.finish()?;
     Ok(run)
 }
