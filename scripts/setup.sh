@@ -81,7 +81,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 echo "setup: the Python test environment in .venv (NumPy, SciPy, pytest, OpenCV contrib, doxapy, Dask, ccl)"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy "dask[array]" distributed
+.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy "dask[array]" distributed zarr
 .venv/bin/python -m pip install -q ./python
 
 [ "${1:-}" = "--deps-only" ] && exit 0

@@ -155,3 +155,17 @@ def test_a_persisted_array_on_dask_distributed():
             labels, num = labels.compute(), int(num.compute())
             volume = image.compute()
     _check(labels, num, volume, 18)
+
+
+def test_zarr_in_and_out(tmp_path):
+    # A volume larger than memory is read from zarr and its labels written to zarr, chunk by chunk.
+    zarr = _require("zarr")
+    volume = np.random.default_rng(12).random((18, 16, 14)) < 0.45
+    source = zarr.open_array(tmp_path / "in.zarr", mode="w", shape=volume.shape, chunks=(5, 8, 7), dtype=bool)
+    source[...] = volume
+    labels, num = ccl.dask.label(da.from_zarr(str(tmp_path / "in.zarr")), connectivity=26, device="cpu")
+    labels.to_zarr(str(tmp_path / "labels.zarr"))
+    written = zarr.open_array(tmp_path / "labels.zarr", mode="r")
+    assert written.dtype == np.uint32 and written.chunks == (5, 8, 7)
+    _check(written[...], int(num.compute()), volume, 26)
+

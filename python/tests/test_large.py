@@ -68,3 +68,15 @@ def test_labels_from_a_base_past_32_bits():
     labels, n, slabs = ccl._ccl._label_slabs(array.view(np.uint8), 8, None, "cpu", 4 * 20 * PLANE_BYTES, 64, base)
     assert slabs == 8 and labels.dtype == np.uint64
     np.testing.assert_array_equal(labels, np.where(whole > 0, whole.astype(np.uint64) + base, 0))
+
+
+def test_a_memory_mapped_npy_in_slabs(tmp_path):
+    # np.load(mmap_mode="r") hands ccl.label the file's pages: slabs read them as they go, so an
+    # array larger than host memory needs none of its own.
+    image = np.random.default_rng(13).random((70, 50)) < 0.5
+    np.save(tmp_path / "a.npy", image)
+    mapped = np.load(tmp_path / "a.npy", mmap_mode="r")
+    labels, n = ccl.label(mapped, device="cpu", return_num=True, max_device_bytes=7 * 50 * PLANE_BYTES, dtype=np.uint64)
+    whole, m = ccl.label(image, device="cpu", return_num=True)
+    assert n == m and labels.dtype == np.uint64
+    np.testing.assert_array_equal(labels, whole)
