@@ -116,6 +116,12 @@ impl SlabPlan {
         planes_of(self.shape).1.div_ceil(self.planes_per_slab)
     }
 
+    /// The planes of slab `k`.
+    pub fn plane_range(&self, k: usize) -> std::ops::Range<usize> {
+        let (first, end) = self.planes(k);
+        first..end
+    }
+
     /// The planes of slab `k`, first and end.
     fn planes(&self, k: usize) -> (usize, usize) {
         let total = planes_of(self.shape).1;
@@ -190,6 +196,62 @@ pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
             });
         }
     }
+    let plane = planes_of(shape).0;
+    let mut io = InMemory { elements, out, plane: plane.0 * plane.1 };
+    label_slabs_through(labelers, plan, connectivity, &mut io)
+}
+
+/// Where a labeling in slabs ([`label_slabs_through`]) reads its elements and keeps its labels:
+/// in memory ([`label_in_slabs`]), or in files read and written a slab at a time (a zarr
+/// array, say), so that neither needs to fit in memory. Planes are those of the plan: rows of
+/// an image, slices of a volume.
+pub trait SlabIo<W: LabelWord> {
+    /// The elements of `planes` in row-major order, one byte each, nonzero is foreground.
+    fn elements(&self, planes: std::ops::Range<usize>) -> Result<std::borrow::Cow<'_, [u8]>>;
+    /// Where the labels of `planes` are to be written (then [`SlabIo::commit`]ted).
+    fn labels_mut(&mut self, planes: std::ops::Range<usize>) -> Result<&mut [W]>;
+    /// Keeps the labels of `planes` written into the last [`SlabIo::labels_mut`].
+    fn commit(&mut self, planes: std::ops::Range<usize>) -> Result<()>;
+    /// Replaces every label kept by its number in `map`.
+    fn renumber(&mut self, map: &LabelMap<W>) -> Result<()>;
+}
+
+/// A dense array in memory and its labels.
+struct InMemory<'a, W> {
+    elements: &'a [u8],
+    out: &'a mut [W],
+    plane: usize,
+}
+
+impl<W: LabelWord> SlabIo<W> for InMemory<'_, W> {
+    fn elements(&self, planes: std::ops::Range<usize>) -> Result<std::borrow::Cow<'_, [u8]>> {
+        Ok(std::borrow::Cow::Borrowed(&self.elements[planes.start * self.plane..planes.end * self.plane]))
+    }
+
+    fn labels_mut(&mut self, planes: std::ops::Range<usize>) -> Result<&mut [W]> {
+        Ok(&mut self.out[planes.start * self.plane..planes.end * self.plane])
+    }
+
+    fn commit(&mut self, _: std::ops::Range<usize>) -> Result<()> {
+        Ok(())
+    }
+
+    fn renumber(&mut self, map: &LabelMap<W>) -> Result<()> {
+        self.out.par_iter_mut().for_each(|label| *label = map.get(*label));
+        Ok(())
+    }
+}
+
+/// Labels the array of `plan`'s shape that `io` holds, slab by slab with `labelers` (in waves,
+/// as [`label_in_slabs_across`]), into consecutive labels 1..N in raster order (B+1..B+N from
+/// the plan's base B) that `io` keeps: the labels of labeling it whole.
+pub fn label_slabs_through<L: Labeler + Send, W: LabelWord>(
+    labelers: &mut [L],
+    plan: &SlabPlan,
+    connectivity: Connectivity,
+    io: &mut impl SlabIo<W>,
+) -> Result<SlabRun> {
+    let shape = plan.shape();
     if labelers.is_empty() {
         return Err(Error::InvalidParameter { name: "labelers".into(), reason: "none given".into() });
     }
@@ -203,29 +265,39 @@ pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
     let mut locals: Vec<Vec<u32>> = (0..devices).map(|_| vec![0u32; plan.planes_per_slab() * plane]).collect();
     let mut merger = LabelMerger::<W>::with_base(plan.label_base);
     let mut timings = Timings::default();
+    // The global labels of the last plane of the slab before, which the next one joins.
+    let mut last_plane: Vec<W> = Vec::new();
     for wave in (0..plan.slabs()).step_by(devices) {
         let slabs = wave..(wave + devices).min(plan.slabs());
-        let label = |(labeler, local, k): (&mut L, &mut Vec<u32>, usize)| {
-            label_slab(labeler, plan, k, &elements[slab_range(plan, k, plane)], connectivity, local)
-        };
-        let jobs = labelers.iter_mut().zip(locals.iter_mut()).zip(slabs.clone()).map(|((l, o), k)| (l, o, k));
-        let results: Vec<Result<(u32, Timings)>> = if slabs.len() == 1 {
-            jobs.map(label).collect()
-        } else {
-            std::thread::scope(|scope| {
-                let threads: Vec<_> = jobs.map(|job| scope.spawn(move || label(job))).collect();
-                threads.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-            })
+        let results: Vec<Result<(u32, Timings)>> = {
+            let elements = slabs.clone().map(|k| io.elements(plan.plane_range(k))).collect::<Result<Vec<_>>>()?;
+            let label = |(labeler, local, k, elements): (&mut L, &mut Vec<u32>, usize, &[u8])| {
+                label_slab(labeler, plan, k, elements, connectivity, local)
+            };
+            let jobs = labelers
+                .iter_mut()
+                .zip(locals.iter_mut())
+                .zip(slabs.clone().zip(&elements))
+                .map(|((l, o), (k, e))| (l, o, k, &e[..]));
+            if slabs.len() == 1 {
+                jobs.map(label).collect()
+            } else {
+                std::thread::scope(|scope| {
+                    let threads: Vec<_> = jobs.map(|job| scope.spawn(move || label(job))).collect();
+                    threads.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+                })
+            }
         };
         for (k, result) in slabs.clone().zip(results) {
             let (count, slab_timings) = result?;
             timings.phases.extend(slab_timings.phases);
-            let range = slab_range(plan, k, plane);
-            let local = &locals[k - wave][..range.len()];
+            let planes = plan.plane_range(k);
+            let local = &locals[k - wave][..planes.len() * plane];
             let start = Instant::now();
             let offset = merger.add_labels(u64::from(count))?;
+            let out = io.labels_mut(planes.clone())?;
             // Global labels written, and the largest local one found, in one pass.
-            let most = out[range.clone()]
+            let most = out
                 .par_iter_mut()
                 .zip(local.par_iter())
                 .map(|(o, &l)| {
@@ -240,9 +312,11 @@ pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
                 });
             }
             if k > 0 {
-                let before = &out[range.start - plane..range.start];
-                merge::join_planes(&mut merger, before, &local[..plane], offset, plane_extent, connectivity);
+                merge::join_planes(&mut merger, &last_plane, &local[..plane], offset, plane_extent, connectivity);
             }
+            last_plane.clear();
+            last_plane.extend_from_slice(&out[out.len() - plane..]);
+            io.commit(planes)?;
             timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
         }
     }
@@ -251,15 +325,9 @@ pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
     }
     let start = Instant::now();
     let (map, count) = merger.into_consecutive();
-    out.par_iter_mut().for_each(|label| *label = map.get(*label));
+    io.renumber(&map)?;
     timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
     Ok(SlabRun { count, slabs: plan.slabs(), timings })
-}
-
-/// The elements of slab `k`.
-fn slab_range(plan: &SlabPlan, k: usize, plane: usize) -> std::ops::Range<usize> {
-    let (first, end) = plan.planes(k);
-    first * plane..end * plane
 }
 
 /// Labels slab `k` (its `elements`) on `labeler` into consecutive local labels in `local`
