@@ -186,3 +186,76 @@ fn slab_options_are_checked_before_any_work() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A zarr array's labels (uint32 or uint64) and shape.
+fn read_zarr(path: &Path) -> (String, Vec<u64>, Vec<u64>) {
+    let store = std::sync::Arc::new(zarrs::filesystem::FilesystemStore::new(path).unwrap());
+    let array = zarrs::array::Array::open(store, "/").unwrap();
+    let shape = array.shape().to_vec();
+    let all = zarrs::array_subset::ArraySubset::new_with_shape(shape.clone());
+    let (kind, values) = match array.data_type() {
+        zarrs::array::DataType::UInt32 => {
+            let v = array.retrieve_array_subset_elements::<u32>(&all).unwrap();
+            ("uint32", v.into_iter().map(u64::from).collect())
+        }
+        zarrs::array::DataType::UInt64 => ("uint64", array.retrieve_array_subset_elements::<u64>(&all).unwrap()),
+        other => panic!("labels of type {other}"),
+    };
+    (kind.to_string(), shape, values)
+}
+
+device_tests! {
+    zarr_in_and_out: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+/// .npy to zarr (32 and 64 bits, capped into slabs), zarr to .npy and zarr to zarr: the labels of
+/// the whole array; an existing zarr output is replaced whole, and kept when the call fails.
+fn zarr_in_and_out(d: &common::TestDevice) {
+    let dir = scratch(&format!("zarr-{}", d.token));
+    let volume = ccl::random_volume(23, 17, 19, 40, 1, 9).unwrap();
+    let input = dir.join("volume.npy");
+    std::fs::write(&input, common::npy_bytes("|b1", &[19, 17, 23], false, volume.values())).unwrap();
+    let want = |c| -> Vec<u64> {
+        let (labels, _) = ccl::reference::label_volume(&volume, c).unwrap().to_consecutive();
+        labels.values().iter().map(|&l| u64::from(l)).collect()
+    };
+    let run = |args: &[&str]| {
+        let (out, text) = run_checked(ccl().arg("label").args(args).args(["--device", &device_arg(d)]));
+        assert!(out.status.success(), "{} {args:?}: {text}", d.token);
+        text
+    };
+    let labels = dir.join("labels.zarr");
+    for (bits, kind) in [("64", "uint64"), ("32", "uint32")] {
+        run(&[
+            input.to_str().unwrap(),
+            "-o",
+            labels.to_str().unwrap(),
+            "--label-bits",
+            bits,
+            "--max-device-bytes",
+            "30000",
+        ]);
+        let (got_kind, shape, values) = read_zarr(&labels);
+        assert_eq!((got_kind.as_str(), shape), (kind, vec![19, 17, 23]), "{}", d.token);
+        assert_eq!(values, want(ccl::Connectivity::TwentySix), "{} npy to zarr, {bits} bits", d.token);
+    }
+    // The labels are a mask of the same foreground: zarr in, .npy and zarr out.
+    let npy = dir.join("again.npy");
+    run(&[labels.to_str().unwrap(), "-o", npy.to_str().unwrap(), "--connectivity", "6"]);
+    assert_eq!(read_npy(&npy).2, want(ccl::Connectivity::Six), "{} zarr to npy", d.token);
+    let again = dir.join("again.zarr");
+    let text = run(&[labels.to_str().unwrap(), "-o", again.to_str().unwrap(), "--connectivity", "18"]);
+    assert!(text.contains("zarr, chunks"), "{text}");
+    assert_eq!(read_zarr(&again).2, want(ccl::Connectivity::Eighteen), "{} zarr to zarr", d.token);
+    // A failing call leaves the existing output as it was, and no temporary folder.
+    let (out, text) = run_checked(ccl().arg("label").arg(&labels).arg("-o").arg(&again).args(["--connectivity", "8"]));
+    assert!(!out.status.success() && text.contains("8"), "{text}");
+    assert_eq!(read_zarr(&again).2, want(ccl::Connectivity::Eighteen));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("ccl-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

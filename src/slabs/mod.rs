@@ -101,6 +101,16 @@ impl SlabPlan {
         Self { planes_per_slab: self.planes_per_slab.min(most), ..self }
     }
 
+    /// Slabs of a multiple of `planes` planes where they hold that many (so that they cut a
+    /// file's chunks of `planes` planes only between chunks).
+    pub fn aligned_to(self, planes: usize) -> Self {
+        let planes = planes.max(1);
+        if self.planes_per_slab < planes {
+            return self;
+        }
+        Self { planes_per_slab: self.planes_per_slab / planes * planes, ..self }
+    }
+
     /// The array's shape.
     pub fn shape(&self) -> Shape {
         self.shape

@@ -235,8 +235,13 @@ impl Pixels {
 pub fn label(args: LabelArgs) -> Result<()> {
     // One image or volume in slabs: 64-bit labels, a device memory cap, or several devices.
     if let Some(request) = super::slabs::request(&args)? {
-        let format = check_outputs(&args)?;
-        return super::slabs::label(&args, request, format);
+        let output = if io::is_zarr(&args.output) {
+            super::slabs::check_zarr_output(&args)?;
+            super::slabs::SlabOutput::Zarr
+        } else {
+            super::slabs::SlabOutput::File(check_outputs(&args)?)
+        };
+        return super::slabs::label(&args, request, output);
     }
     if args.volume {
         return label_volume_input(&args);

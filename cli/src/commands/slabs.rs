@@ -6,8 +6,10 @@
 
 use std::path::Path;
 
-use ccl::io::{self, LabelFormat, NpyArray, NpyLabel, NpyLabels};
-use ccl::slabs::{label_in_slabs_across, LabelWord, SlabPlan, SlabRun};
+use ccl::io::{
+    self, LabelFormat, NpyArray, NpyLabel, NpyLabels, SlabFiles, SlabSink, SlabSource, ZarrInput, ZarrLabel, ZarrLabels,
+};
+use ccl::slabs::{label_slabs_through, SlabPlan, SlabRun};
 use ccl::{Connectivity, Error, Result, Shape};
 
 use super::clock::Clock;
@@ -29,9 +31,10 @@ pub(super) struct SlabRequest {
 /// where slabs apply (one image or volume labeled consecutively, without statistics, filters
 /// or `--binarize`). Options that slabs cannot serve, given with the first two, are refused.
 pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
-    let folder = args.input.as_deref().is_some_and(Path::is_dir) && !args.volume;
+    let folder = args.input.as_deref().is_some_and(|p| p.is_dir() && !io::is_zarr(p)) && !args.volume;
     let across_devices = args.devices.is_some() && !folder;
-    let explicit = args.label_bits == Some(64) || args.max_device_bytes.is_some() || across_devices;
+    let zarr = args.input.as_deref().is_some_and(io::is_zarr) || io::is_zarr(&args.output);
+    let explicit = args.label_bits == Some(64) || args.max_device_bytes.is_some() || across_devices || zarr;
     let refused = [
         (folder, "a folder of images (label each file)"),
         (args.binarize.is_some(), "--binarize"),
@@ -46,6 +49,8 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
                     "label-bits"
                 } else if across_devices {
                     "devices"
+                } else if zarr {
+                    "output"
                 } else {
                     "max-device-bytes"
                 }
@@ -63,6 +68,7 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
         Some(path) if io::is_npy(path) && path.is_file() => {
             io::npy_shape(path)?.iter().map(|&n| u128::from(n)).product()
         }
+        Some(path) if io::is_zarr(path) => io::ZarrInput::open(path)?.shape().len() as u128,
         _ => 0,
     };
     let past_32_bits = elements > u128::from(ccl::MAX_PIXELS) && args.max_pixels.is_none();
@@ -73,7 +79,7 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
         });
     }
     let bits = if args.label_bits == Some(64) || (past_32_bits && args.label_bits.is_none()) { 64 } else { 32 };
-    Ok((bits == 64 || cap.is_some() || across_devices).then_some(SlabRequest { bits, cap }))
+    Ok((bits == 64 || cap.is_some() || across_devices || zarr).then_some(SlabRequest { bits, cap }))
 }
 
 /// The input of a labeling in slabs.
@@ -82,6 +88,8 @@ enum SlabInput {
     Npy(NpyArray),
     /// An image or volume read whole.
     Array(ccl::BinaryImage),
+    /// A zarr array, read a slab at a time.
+    Zarr(Box<ZarrInput>),
 }
 
 impl SlabInput {
@@ -89,25 +97,37 @@ impl SlabInput {
         match self {
             Self::Npy(array) => array.shape(),
             Self::Array(array) => array.shape(),
+            Self::Zarr(array) => array.shape(),
         }
     }
 
-    fn elements(&self) -> &[u8] {
+    fn source(&self) -> SlabSource<'_> {
         match self {
-            Self::Npy(array) => array.elements(),
-            Self::Array(array) => array.values(),
+            Self::Npy(array) => SlabSource::Memory(array.elements()),
+            Self::Array(array) => SlabSource::Memory(array.values()),
+            Self::Zarr(array) => SlabSource::Zarr(array),
         }
     }
 }
 
+/// Where `ccl label` in slabs writes: a zarr array, or a file of a [`LabelFormat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SlabOutput {
+    Zarr,
+    File(LabelFormat),
+}
+
+/// Elements a zarr chunk of labels holds at most, where the input gives no chunks.
+const ZARR_CHUNK_ELEMENTS: usize = 16 << 20;
+
 /// Runs `ccl label` in slabs: the output format is checked, the input read (a .npy mapped where
 /// it can be), labeled slab by slab, and the labels written (a .npy in place; 32-bit labels may
 /// also go to PNG or TIFF).
-pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat) -> Result<()> {
-    if request.bits == 64 && format != LabelFormat::Npy {
+pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) -> Result<()> {
+    if request.bits == 64 && !matches!(output, SlabOutput::Zarr | SlabOutput::File(LabelFormat::Npy)) {
         return Err(Error::InvalidParameter {
             name: "output".into(),
-            reason: format!("{}: 64-bit labels are written as .npy (uint64)", args.output.display()),
+            reason: format!("{}: 64-bit labels are written as .npy or .zarr (uint64)", args.output.display()),
         });
     }
     let mut clock = Clock::new(args.verbose);
@@ -126,6 +146,19 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
             say!("input: {} ({} {}, .npy, {how})", path.display(), array.shape(), kind(dims == 3));
             (SlabInput::Npy(array), dims == 3)
         }
+        Some(path) if io::is_zarr(path) => {
+            if args.threshold.is_some() || args.invert {
+                return Err(Error::InvalidParameter {
+                    name: if args.invert { "invert" } else { "threshold" }.into(),
+                    reason: "applies to image files; a zarr array is read as binary (nonzero is foreground)".into(),
+                });
+            }
+            let array = ZarrInput::open(path)?;
+            let volume = array.is_volume();
+            let chunks = array.chunk_shape();
+            say!("input: {} ({} {}, zarr, chunks {chunks:?})", path.display(), array.shape(), kind(volume));
+            (SlabInput::Zarr(Box::new(array)), volume)
+        }
         Some(path) if args.volume || io::tiff_pages(path).is_ok_and(|n| n > 1) => {
             let volume = io::read_volume(path, &options)?;
             say!("input: {} ({} volume)", path.display(), volume.shape());
@@ -142,7 +175,7 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
         }
     };
     clock.lap("read");
-    if volume && !format.holds_volumes() {
+    if volume && matches!(output, SlabOutput::File(format) if !format.holds_volumes()) {
         return Err(Error::InvalidParameter {
             name: "output".into(),
             reason: format!("{}: the labels of a volume are written as .npy or .tif/.tiff", args.output.display()),
@@ -157,16 +190,38 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, format: LabelFormat)
     let devices = open_devices_announced(args.devices.as_ref(), args.device, args.backend)?;
     clock.lap("open device");
     let plan = SlabPlan::new(input.shape(), request.cap)?.spread_over(devices.len());
+    // Zarr chunks of labels: the input's, else whole planes up to ZARR_CHUNK_ELEMENTS; slabs of
+    // whole chunks where they hold one, so that no chunk is written twice.
+    let chunks = match &input {
+        SlabInput::Zarr(array) => array.chunk_shape(),
+        _ => {
+            let shape = input.shape();
+            let plane = if volume { shape.width * shape.height } else { shape.width };
+            let mut chunks = vec![(ZARR_CHUNK_ELEMENTS / plane).clamp(1, plan.planes_per_slab()) as u64];
+            chunks.extend(if volume {
+                vec![shape.height as u64, shape.width as u64]
+            } else {
+                vec![shape.width as u64]
+            });
+            chunks
+        }
+    };
+    let plan = plan.aligned_to(chunks[0] as usize);
     let algorithm = args.common_algorithm(&devices, connectivity)?;
     let mut labelers =
         devices.iter().map(|device| device.labeler_for(algorithm, connectivity)).collect::<Result<Vec<_>>>()?;
     clock.lap("kernels");
-    let run = match request.bits {
-        64 => label_npy::<u64>(&mut labelers, &plan, &input, connectivity, &args.output)?,
-        _ if format == LabelFormat::Npy => label_npy::<u32>(&mut labelers, &plan, &input, connectivity, &args.output)?,
+    let to = Target { path: &args.output, output, volume, chunks: &chunks };
+    let run = match (request.bits, output) {
+        (64, _) => label_into::<u64>(&mut labelers, &plan, &input, connectivity, &to)?,
+        (_, SlabOutput::Zarr | SlabOutput::File(LabelFormat::Npy)) => {
+            label_into::<u32>(&mut labelers, &plan, &input, connectivity, &to)?
+        }
         _ => {
             let mut labels = vec![0u32; input.shape().len()];
-            let run = label_in_slabs_across(&mut labelers, &plan, input.elements(), connectivity, &mut labels)?;
+            let plane = labels.len() / planes_of(input.shape(), volume);
+            let mut io = SlabFiles { source: input.source(), sink: SlabSink::Memory(&mut labels), plane };
+            let run = label_slabs_through(&mut labelers, &plan, connectivity, &mut io)?;
             let labels = ccl::LabelImage::new(input.shape(), labels)?;
             if volume {
                 io::write_volume(&args.output, &labels)?;
@@ -209,16 +264,65 @@ fn kind(volume: bool) -> &'static str {
     }
 }
 
-/// Labels `input` in slabs straight into the .npy `output` of `W` labels, written in place.
-fn label_npy<W: LabelWord + NpyLabel>(
+/// Where the labels of a labeling in slabs go.
+struct Target<'a> {
+    path: &'a Path,
+    output: SlabOutput,
+    volume: bool,
+    /// The chunks of a zarr output, slowest axis first.
+    chunks: &'a [u64],
+}
+
+/// The planes of an array of `shape`: rows of an image, slices of a volume.
+fn planes_of(shape: Shape, volume: bool) -> usize {
+    if volume {
+        shape.depth
+    } else {
+        shape.height
+    }
+}
+
+/// Labels `input` in slabs straight into the zarr array or .npy of `W` labels `to` names,
+/// written a slab at a time (a .npy in place through its memory map).
+fn label_into<W: ZarrLabel + NpyLabel>(
     labelers: &mut [ccl::AnyLabeler],
     plan: &SlabPlan,
     input: &SlabInput,
     connectivity: Connectivity,
-    output: &Path,
+    to: &Target<'_>,
 ) -> Result<SlabRun> {
-    let mut labels = NpyLabels::<W>::create(output, input.shape())?;
-    let run = label_in_slabs_across(labelers, plan, input.elements(), connectivity, labels.labels_mut())?;
+    let shape = input.shape();
+    let plane = shape.len() / planes_of(shape, to.volume);
+    if to.output == SlabOutput::Zarr {
+        let mut labels = ZarrLabels::<W>::create(to.path, shape, to.volume, to.chunks)?;
+        let mut io = SlabFiles { source: input.source(), sink: SlabSink::Zarr(&mut labels), plane };
+        let run = label_slabs_through(labelers, plan, connectivity, &mut io)?;
+        labels.finish()?;
+        return Ok(run);
+    }
+    let mut labels = NpyLabels::<W>::create(to.path, shape)?;
+    let mut io = SlabFiles { source: input.source(), sink: SlabSink::Memory(labels.labels_mut()), plane };
+    let run = label_slabs_through(labelers, plan, connectivity, &mut io)?;
     labels.finish()?;
     Ok(run)
+}
+
+/// Checks a zarr output before any work: not the input, in a folder that exists.
+pub(super) fn check_zarr_output(args: &LabelArgs) -> Result<()> {
+    let output = &args.output;
+    let refuse = |reason: String| Error::OutputRefused { path: output.display().to_string(), reason };
+    if let Some(input) = args.input.as_deref() {
+        let same = match (input.canonicalize(), output.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => input == output.as_path(),
+        };
+        if same {
+            return Err(Error::OutputIsInput { path: output.display().to_string() });
+        }
+    }
+    let parent = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(refuse(format!("its folder {} does not exist", parent.display())));
+    }
+    Ok(())
 }
