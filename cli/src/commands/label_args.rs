@@ -13,13 +13,15 @@ use super::device_choice::{self, BackendChoice, DeviceList};
 pub struct LabelArgs {
     /// Input image (PNG, JPEG, TIFF, BMP, PNM, GIF, WebP; 8- or 16-bit, gray or color, float
     /// TIFF), a multi-page TIFF (a volume: one slice per page), a .npy of bool, any integer type
-    /// or float32/64 (shape (H, W): an image; (D, H, W): a volume; nonzero is foreground), or a
+    /// or float32/64 (shape (H, W): an image; (D, H, W): a volume; nonzero is foreground), a
+    /// zarr array (a folder NAME.zarr, v2 or v3, of the same types; read a slab at a time), or a
     /// folder of images
     /// (every file with an image extension, each labeled on its own; with --volume, the slices
     /// of one volume). Without it, a built-in sample page is labeled.
     pub(super) input: Option<PathBuf>,
     /// Output file: .npy (uint32, shape (H, W), or (D, H, W) for a volume), .png (colorized;
-    /// images only) or .tif/.tiff (32-bit labels; for a volume one page per slice);
+    /// images only), .tif/.tiff (32-bit labels; for a volume one page per slice) or .zarr (a
+    /// zarr v3 array, zstd-compressed, written a slab at a time);
     /// written to a temporary file, then renamed, so it is never left half-written. For a folder
     /// input without --volume, the output folder (made if missing): one NAME.FORMAT per input
     /// NAME.*.
