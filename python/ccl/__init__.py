@@ -39,6 +39,7 @@ from . import _ccl
 
 __all__ = [
     "MAX_32BIT_ELEMENTS",
+    "DEVICE_BYTES_PER_ELEMENT",
     "label",
     "label_batch",
     "label_iter",
@@ -471,7 +472,10 @@ def _label_any(image, connectivity, algorithm, device, stats: bool, output=None,
 # --- Arrays past one device or 32-bit labels ----------------------------------------------------
 
 #: Most elements 32-bit labels number (0 is background); larger arrays get 64-bit labels.
-MAX_32BIT_ELEMENTS = 2**32 - 1
+MAX_32BIT_ELEMENTS: int = _ccl.MAX_32BIT_ELEMENTS
+#: Device bytes an element of a slab takes, at most: ``max_device_bytes`` over this (and over a
+#: plane's elements) gives the planes a slab holds.
+DEVICE_BYTES_PER_ELEMENT: int = _ccl.DEVICE_BYTES_PER_ELEMENT
 
 
 def _label_dtype(dtype, size: int):

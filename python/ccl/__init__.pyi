@@ -6,6 +6,7 @@ import numpy.typing as npt
 Labels = npt.NDArray[np.uint32]
 
 MAX_32BIT_ELEMENTS: int
+DEVICE_BYTES_PER_ELEMENT: int
 
 class CudaArray(Protocol):
     """A CuPy array, a PyTorch CUDA tensor, or any object with ``__cuda_array_interface__``:

@@ -7,6 +7,9 @@ Table = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]  # OpenCV's stats 
 # method, window, k, r, formula, kernel (None: the method's usual value)
 BinarizeArgs = tuple[str, Optional[int], Optional[float], Optional[float], Optional[str], Optional[str]]
 
+MAX_32BIT_ELEMENTS: int
+DEVICE_BYTES_PER_ELEMENT: int
+
 def _label(
     image: npt.NDArray[np.uint8],
     connectivity: int,

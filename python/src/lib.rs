@@ -778,6 +778,8 @@ fn algorithms() -> Vec<&'static str> {
 
 #[pymodule]
 fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MAX_32BIT_ELEMENTS", ccl::MAX_PIXELS)?;
+    m.add("DEVICE_BYTES_PER_ELEMENT", ccl::slabs::DEVICE_BYTES_PER_ELEMENT)?;
     m.add_function(wrap_pyfunction!(_label, m)?)?;
     m.add_function(wrap_pyfunction!(_label_batch, m)?)?;
     m.add_function(wrap_pyfunction!(_label_cuda_stacked, m)?)?;

@@ -9,7 +9,7 @@ import pytest
 import ccl
 from _devices import DEVICES
 
-PLANE_BYTES = 12  # ccl::slabs::DEVICE_BYTES_PER_ELEMENT
+PLANE_BYTES = ccl.DEVICE_BYTES_PER_ELEMENT
 
 
 def _arrays():
