@@ -133,6 +133,45 @@ fn slabs_across_several_labelers_equal_the_whole_labeling(d: &common::TestDevice
     assert!(matches!(refused, Err(Error::InvalidParameter { .. })), "{refused:?}");
 }
 
+/// A source that fails from plane `from` on, as a file that ends or a read that fails would.
+struct FailingFrom<'a> {
+    dense: slabs::Dense<'a>,
+    from: usize,
+}
+
+impl slabs::ElementSource for FailingFrom<'_> {
+    fn elements(&self, planes: std::ops::Range<usize>) -> ccl::Result<std::borrow::Cow<'_, [u8]>> {
+        if planes.end > self.from {
+            return Err(Error::FileRead { path: "failing".into(), reason: format!("planes {planes:?}") });
+        }
+        self.dense.elements(planes)
+    }
+}
+
+/// An error of the source in the middle of the slabs stops every labeler and comes back, with
+/// one labeler and with several (no thread left waiting).
+#[test]
+fn an_error_in_the_middle_stops_the_labelers() {
+    let image = random(40, 60, 50, 1, 3);
+    let device = ccl::Device::open(ccl::DeviceId::Cpu).expect("cpu");
+    let plan = SlabPlan::new(image.shape(), Some(40 * 4 * DEVICE_BYTES_PER_ELEMENT)).expect("plan");
+    assert_eq!(plan.slabs(), 15);
+    for labelers in [1, 2, 3] {
+        let mut labelers: Vec<_> = (0..labelers).map(|_| device.labeler(Algorithm::TUF).expect("labeler")).collect();
+        for from in [0, 7, 33, 59] {
+            let source = FailingFrom { dense: slabs::Dense::new(image.values(), image.shape()), from };
+            let mut out = vec![0u32; image.values().len()];
+            let mut sink = slabs::DenseLabels::new(&mut out, image.shape());
+            let run = slabs::label_slabs_through(&mut labelers, &plan, Connectivity::Eight, &source, &mut sink);
+            assert!(
+                matches!(run, Err(Error::FileRead { .. })),
+                "{} labelers, failing from {from}: {run:?}",
+                labelers.len()
+            );
+        }
+    }
+}
+
 #[test]
 fn bad_slab_requests_are_refused() {
     let shape = Shape::image(100, 10);

@@ -35,4 +35,4 @@ pub use temp::{remove_live_temporaries, remove_stale_temporaries};
 pub use volume::{read_volume, write_volume, write_volume_npy};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};
-pub use zarr::{is_zarr, SlabFiles, SlabSink, SlabSource, ZarrInput, ZarrLabel, ZarrLabels};
+pub use zarr::{is_zarr, ZarrInput, ZarrLabel, ZarrLabels};

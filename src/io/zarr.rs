@@ -2,9 +2,9 @@
 //! [`ZarrInput`] reads a mask a slab of planes at a time (any integer, bool or float type,
 //! nonzero is foreground), [`ZarrLabels`] writes uint32 or uint64 labels a slab at a time into a
 //! new zarr array (zstd-compressed chunks), made in a temporary folder beside the target and
-//! renamed into place when complete. [`SlabFiles`] joins an input and an output, either of them
-//! in memory, as the [`SlabIo`] of [`crate::slabs::label_slabs_through`]: a volume larger than
-//! memory goes from zarr to zarr holding one slab at a time.
+//! renamed into place when complete. They are the [`ElementSource`] and the [`LabelSink`] of
+//! [`crate::slabs::label_slabs_through`]: a volume larger than memory goes from zarr to zarr
+//! holding a few slabs at a time.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -17,7 +17,7 @@ use zarrs::array::{Array, ArrayBuilder, DataType, ElementOwned};
 use zarrs::array_subset::ArraySubset;
 use zarrs::filesystem::FilesystemStore;
 
-use crate::slabs::{LabelMap, LabelWord, SlabIo};
+use crate::slabs::{ElementSource, LabelMap, LabelSink, LabelWord};
 use crate::{Error, Result, Shape};
 
 /// Whether `path` names a zarr array (by its extension `.zarr`, in any case).
@@ -212,80 +212,37 @@ impl<W: ZarrLabel> ZarrLabels<W> {
     }
 }
 
-/// Where a labeling in slabs reads its mask.
-pub enum SlabSource<'a> {
-    /// Dense, row-major, in memory (a mapped `.npy`, a decoded image).
-    Memory(&'a [u8]),
-    /// A zarr array.
-    Zarr(&'a ZarrInput),
-}
-
-/// Where a labeling in slabs keeps its labels.
-pub enum SlabSink<'a, W: ZarrLabel> {
-    /// Dense, row-major, in memory (a mapped `.npy` output).
-    Memory(&'a mut [W]),
-    /// A new zarr array.
-    Zarr(&'a mut ZarrLabels<W>),
-}
-
-/// A [`SlabSource`] and a [`SlabSink`] of planes of `plane` elements: the [`SlabIo`] of a
-/// labeling in slabs between files.
-pub struct SlabFiles<'a, W: ZarrLabel> {
-    /// The mask.
-    pub source: SlabSource<'a>,
-    /// The labels.
-    pub sink: SlabSink<'a, W>,
-    /// Elements a plane (a row of an image, a slice of a volume).
-    pub plane: usize,
-}
-
-impl<W: ZarrLabel> SlabIo<W> for SlabFiles<'_, W> {
+impl ElementSource for ZarrInput {
     fn elements(&self, planes: Range<usize>) -> Result<Cow<'_, [u8]>> {
-        match &self.source {
-            SlabSource::Memory(elements) => {
-                Ok(Cow::Borrowed(&elements[planes.start * self.plane..planes.end * self.plane]))
-            }
-            SlabSource::Zarr(input) => input.read(planes).map(Cow::Owned),
-        }
+        self.read(planes).map(Cow::Owned)
     }
+}
 
+impl<W: ZarrLabel> LabelSink<W> for ZarrLabels<W> {
     fn labels_mut(&mut self, planes: Range<usize>) -> Result<&mut [W]> {
         let len = planes.len() * self.plane;
-        match &mut self.sink {
-            SlabSink::Memory(out) => Ok(&mut out[planes.start * self.plane..planes.end * self.plane]),
-            SlabSink::Zarr(labels) => {
-                labels.buffer.resize(len, W::default());
-                Ok(&mut labels.buffer[..len])
-            }
-        }
+        self.buffer.resize(len, W::default());
+        Ok(&mut self.buffer[..len])
     }
 
     fn commit(&mut self, planes: Range<usize>) -> Result<()> {
-        match &mut self.sink {
-            SlabSink::Memory(_) => Ok(()),
-            SlabSink::Zarr(labels) => labels.store(planes, &labels.buffer),
-        }
+        self.store(planes, &self.buffer)
     }
 
     fn renumber(&mut self, map: &LabelMap<W>) -> Result<()> {
-        match &mut self.sink {
-            SlabSink::Memory(out) => {
-                out.par_iter_mut().for_each(|label| *label = map.get(*label));
-                Ok(())
-            }
-            SlabSink::Zarr(labels) => {
-                // A slab of chunks' planes at a time: each chunk read and written once.
-                let planes = labels.dims[0] as usize;
-                let step = labels.array.chunk_shape(&vec![0; labels.dims.len()]).map_or(1, |c| c[0].get() as usize);
-                let step = step.max((64 << 20) / (labels.plane.max(1) * step).max(1) * step);
-                for first in (0..planes).step_by(step) {
-                    let range = first..(first + step).min(planes);
-                    let mut values = labels.load(range.clone())?;
-                    values.par_iter_mut().for_each(|label| *label = map.get(*label));
-                    labels.store(range, &values)?;
-                }
-                Ok(())
-            }
+        // A few chunks of planes at a time (about 64 MiB of labels): each chunk read and
+        // written once.
+        let planes = self.dims[0] as usize;
+        let chunk = self.array.chunk_shape(&vec![0; self.dims.len()]).map_or(1, |c| c[0].get() as usize);
+        let chunk_elements = (self.plane * chunk).max(1);
+        let step = chunk * ((64 << 20) / chunk_elements).max(1);
+        for first in (0..planes).step_by(step) {
+            let range = first..(first + step).min(planes);
+            let mut values = self.load(range.clone())?;
+            values.par_iter_mut().for_each(|label| *label = map.get(*label));
+            self.store(range, &values)?;
         }
+        self.buffer = Vec::new();
+        Ok(())
     }
 }

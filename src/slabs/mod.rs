@@ -12,15 +12,17 @@
 //! [`label_in_slabs_across`] spreads the slabs over several labelers (one per device), a wave
 //! of slabs at once on their own threads, joined on the host in slab order: the same labels.
 
+mod io;
 mod merge;
+mod pipeline;
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
+pub use io::{Dense, DenseLabels, ElementSource, LabelSink};
 pub use merge::{LabelMap, LabelMerger, LabelWord};
+pub use pipeline::label_slabs_through;
 
-use crate::{Connectivity, Error, Labeler, Options, Phase, PhaseTime, Result, Shape, Timings};
+use crate::{Connectivity, Error, Labeler, Result, Shape, Timings};
 
 /// Device bytes a slab takes per element, an upper estimate over the algorithms: its input
 /// byte, its labels, TUF's copy of the labels for its ranked pass and the relabeling's scratch.
@@ -186,10 +188,9 @@ pub fn label_in_slabs<L: Labeler + Send, W: LabelWord>(
     label_in_slabs_across(std::slice::from_mut(labeler), plan, elements, connectivity, out)
 }
 
-/// [`label_in_slabs`] with several labelers (one per device, say): slabs go to them in waves,
-/// slab `k` of a wave to labeler `k`, all of a wave labeled at once on their own threads; each
-/// wave's slabs are then made global and joined on the host in slab order. The labels are the
-/// same as with one labeler. No labeler is an [`Error::InvalidParameter`].
+/// [`label_in_slabs`] with several labelers (one per device, say), as
+/// [`label_slabs_through`] spreads them. The labels are the same as with one labeler. No
+/// labeler is an [`Error::InvalidParameter`].
 pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
     labelers: &mut [L],
     plan: &SlabPlan,
@@ -206,163 +207,7 @@ pub fn label_in_slabs_across<L: Labeler + Send, W: LabelWord>(
             });
         }
     }
-    let plane = planes_of(shape).0;
-    let mut io = InMemory { elements, out, plane: plane.0 * plane.1 };
-    label_slabs_through(labelers, plan, connectivity, &mut io)
-}
-
-/// Where a labeling in slabs ([`label_slabs_through`]) reads its elements and keeps its labels:
-/// in memory ([`label_in_slabs`]), or in files read and written a slab at a time (a zarr
-/// array, say), so that neither needs to fit in memory. Planes are those of the plan: rows of
-/// an image, slices of a volume.
-pub trait SlabIo<W: LabelWord> {
-    /// The elements of `planes` in row-major order, one byte each, nonzero is foreground.
-    fn elements(&self, planes: std::ops::Range<usize>) -> Result<std::borrow::Cow<'_, [u8]>>;
-    /// Where the labels of `planes` are to be written (then [`SlabIo::commit`]ted).
-    fn labels_mut(&mut self, planes: std::ops::Range<usize>) -> Result<&mut [W]>;
-    /// Keeps the labels of `planes` written into the last [`SlabIo::labels_mut`].
-    fn commit(&mut self, planes: std::ops::Range<usize>) -> Result<()>;
-    /// Replaces every label kept by its number in `map`.
-    fn renumber(&mut self, map: &LabelMap<W>) -> Result<()>;
-}
-
-/// A dense array in memory and its labels.
-struct InMemory<'a, W> {
-    elements: &'a [u8],
-    out: &'a mut [W],
-    plane: usize,
-}
-
-impl<W: LabelWord> SlabIo<W> for InMemory<'_, W> {
-    fn elements(&self, planes: std::ops::Range<usize>) -> Result<std::borrow::Cow<'_, [u8]>> {
-        Ok(std::borrow::Cow::Borrowed(&self.elements[planes.start * self.plane..planes.end * self.plane]))
-    }
-
-    fn labels_mut(&mut self, planes: std::ops::Range<usize>) -> Result<&mut [W]> {
-        Ok(&mut self.out[planes.start * self.plane..planes.end * self.plane])
-    }
-
-    fn commit(&mut self, _: std::ops::Range<usize>) -> Result<()> {
-        Ok(())
-    }
-
-    fn renumber(&mut self, map: &LabelMap<W>) -> Result<()> {
-        self.out.par_iter_mut().for_each(|label| *label = map.get(*label));
-        Ok(())
-    }
-}
-
-/// Labels the array of `plan`'s shape that `io` holds, slab by slab with `labelers` (in waves,
-/// as [`label_in_slabs_across`]), into consecutive labels 1..N in raster order (B+1..B+N from
-/// the plan's base B) that `io` keeps: the labels of labeling it whole.
-pub fn label_slabs_through<L: Labeler + Send, W: LabelWord>(
-    labelers: &mut [L],
-    plan: &SlabPlan,
-    connectivity: Connectivity,
-    io: &mut impl SlabIo<W>,
-) -> Result<SlabRun> {
-    let shape = plan.shape();
-    if labelers.is_empty() {
-        return Err(Error::InvalidParameter { name: "labelers".into(), reason: "none given".into() });
-    }
-    crate::labeler::check_shape_connectivity(shape, connectivity)?;
-    for labeler in labelers.iter() {
-        labeler.algorithm().check(connectivity)?;
-    }
-    let (plane_extent, _) = planes_of(shape);
-    let plane = plane_extent.0 * plane_extent.1;
-    let devices = labelers.len().min(plan.slabs());
-    let mut locals: Vec<Vec<u32>> = (0..devices).map(|_| vec![0u32; plan.planes_per_slab() * plane]).collect();
-    let mut merger = LabelMerger::<W>::with_base(plan.label_base);
-    let mut timings = Timings::default();
-    // The global labels of the last plane of the slab before, which the next one joins.
-    let mut last_plane: Vec<W> = Vec::new();
-    for wave in (0..plan.slabs()).step_by(devices) {
-        let slabs = wave..(wave + devices).min(plan.slabs());
-        let results: Vec<Result<(u32, Timings)>> = {
-            let elements = slabs.clone().map(|k| io.elements(plan.plane_range(k))).collect::<Result<Vec<_>>>()?;
-            let label = |(labeler, local, k, elements): (&mut L, &mut Vec<u32>, usize, &[u8])| {
-                label_slab(labeler, plan, k, elements, connectivity, local)
-            };
-            let jobs = labelers
-                .iter_mut()
-                .zip(locals.iter_mut())
-                .zip(slabs.clone().zip(&elements))
-                .map(|((l, o), (k, e))| (l, o, k, &e[..]));
-            if slabs.len() == 1 {
-                jobs.map(label).collect()
-            } else {
-                std::thread::scope(|scope| {
-                    let threads: Vec<_> = jobs.map(|job| scope.spawn(move || label(job))).collect();
-                    threads.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-                })
-            }
-        };
-        for (k, result) in slabs.clone().zip(results) {
-            let (count, slab_timings) = result?;
-            timings.phases.extend(slab_timings.phases);
-            let planes = plan.plane_range(k);
-            let local = &locals[k - wave][..planes.len() * plane];
-            let start = Instant::now();
-            let offset = merger.add_labels(u64::from(count))?;
-            let out = io.labels_mut(planes.clone())?;
-            // Global labels written, and the largest local one found, in one pass.
-            let most = out
-                .par_iter_mut()
-                .zip(local.par_iter())
-                .map(|(o, &l)| {
-                    *o = if l == 0 { W::default() } else { W::from_u64(offset + u64::from(l)) };
-                    l
-                })
-                .max()
-                .unwrap_or(0);
-            if most > count {
-                return Err(Error::InconsistentLabels {
-                    what: format!("slab {k} of {shape} holds label {most} of a consecutive labeling of {count}"),
-                });
-            }
-            if k > 0 {
-                merge::join_planes(&mut merger, &last_plane, &local[..plane], offset, plane_extent, connectivity);
-            }
-            last_plane.clear();
-            last_plane.extend_from_slice(&out[out.len() - plane..]);
-            io.commit(planes)?;
-            timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
-        }
-    }
-    if plan.slabs() == 1 {
-        return Ok(SlabRun { count: merger.labels(), slabs: 1, timings });
-    }
-    let start = Instant::now();
-    let (map, count) = merger.into_consecutive();
-    io.renumber(&map)?;
-    timings.phases.push(PhaseTime { phase: Phase::Relabel, ms: ms_since(start) });
-    Ok(SlabRun { count, slabs: plan.slabs(), timings })
-}
-
-/// Labels slab `k` (its `elements`) on `labeler` into consecutive local labels in `local`
-/// (its first elements); returns their count and the slab's phases (upload and download on the
-/// host clock).
-fn label_slab<L: Labeler>(
-    labeler: &mut L,
-    plan: &SlabPlan,
-    k: usize,
-    elements: &[u8],
-    connectivity: Connectivity,
-    local: &mut [u32],
-) -> Result<(u32, Timings)> {
-    let (first, end) = plan.planes(k);
-    let mut timings = Timings::default();
-    let start = Instant::now();
-    let image = labeler.upload_array(plan.slab_shape(end - first), elements)?;
-    timings.phases.push(PhaseTime { phase: Phase::Upload, ms: ms_since(start) });
-    let run = labeler.run(&image, &Options::new(connectivity).consecutive())?;
-    drop(image);
-    timings.phases.extend(run.timings.phases);
-    let start = Instant::now();
-    labeler.download_into(&run.labels, &mut local[..elements.len()])?;
-    timings.phases.push(PhaseTime { phase: Phase::Download, ms: ms_since(start) });
-    Ok((run.count.unwrap_or(0), timings))
+    label_slabs_through(labelers, plan, connectivity, &Dense::new(elements, shape), &mut DenseLabels::new(out, shape))
 }
 
 fn ms_since(start: Instant) -> f64 {

@@ -6,10 +6,8 @@
 
 use std::path::Path;
 
-use ccl::io::{
-    self, LabelFormat, NpyArray, NpyLabel, NpyLabels, SlabFiles, SlabSink, SlabSource, ZarrInput, ZarrLabel, ZarrLabels,
-};
-use ccl::slabs::{label_slabs_through, SlabPlan, SlabRun};
+use ccl::io::{self, LabelFormat, NpyArray, NpyLabel, NpyLabels, ZarrInput, ZarrLabel, ZarrLabels};
+use ccl::slabs::{label_slabs_through, Dense, DenseLabels, ElementSource, SlabPlan, SlabRun};
 use ccl::{Connectivity, Error, Result, Shape};
 
 use super::clock::Clock;
@@ -101,11 +99,12 @@ impl SlabInput {
         }
     }
 
-    fn source(&self) -> SlabSource<'_> {
+    /// Where a labeling in slabs reads the elements.
+    fn source(&self) -> Box<dyn ElementSource + '_> {
         match self {
-            Self::Npy(array) => SlabSource::Memory(array.elements()),
-            Self::Array(array) => SlabSource::Memory(array.values()),
-            Self::Zarr(array) => SlabSource::Zarr(array),
+            Self::Npy(array) => Box::new(Dense::new(array.elements(), array.shape())),
+            Self::Array(array) => Box::new(Dense::new(array.values(), array.shape())),
+            Self::Zarr(array) => Box::new(&**array),
         }
     }
 }
@@ -219,9 +218,8 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) 
         }
         _ => {
             let mut labels = vec![0u32; input.shape().len()];
-            let plane = labels.len() / planes_of(input.shape(), volume);
-            let mut io = SlabFiles { source: input.source(), sink: SlabSink::Memory(&mut labels), plane };
-            let run = label_slabs_through(&mut labelers, &plan, connectivity, &mut io)?;
+            let mut sink = DenseLabels::new(&mut labels, input.shape());
+            let run = label_slabs_through(&mut labelers, &plan, connectivity, &*input.source(), &mut sink)?;
             let labels = ccl::LabelImage::new(input.shape(), labels)?;
             if volume {
                 io::write_volume(&args.output, &labels)?;
@@ -273,15 +271,6 @@ struct Target<'a> {
     chunks: &'a [u64],
 }
 
-/// The planes of an array of `shape`: rows of an image, slices of a volume.
-fn planes_of(shape: Shape, volume: bool) -> usize {
-    if volume {
-        shape.depth
-    } else {
-        shape.height
-    }
-}
-
 /// Labels `input` in slabs straight into the zarr array or .npy of `W` labels `to` names,
 /// written a slab at a time (a .npy in place through its memory map).
 fn label_into<W: ZarrLabel + NpyLabel>(
@@ -292,17 +281,16 @@ fn label_into<W: ZarrLabel + NpyLabel>(
     to: &Target<'_>,
 ) -> Result<SlabRun> {
     let shape = input.shape();
-    let plane = shape.len() / planes_of(shape, to.volume);
+    let source = input.source();
     if to.output == SlabOutput::Zarr {
         let mut labels = ZarrLabels::<W>::create(to.path, shape, to.volume, to.chunks)?;
-        let mut io = SlabFiles { source: input.source(), sink: SlabSink::Zarr(&mut labels), plane };
-        let run = label_slabs_through(labelers, plan, connectivity, &mut io)?;
+        let run = label_slabs_through(labelers, plan, connectivity, &*source, &mut labels)?;
         labels.finish()?;
         return Ok(run);
     }
     let mut labels = NpyLabels::<W>::create(to.path, shape)?;
-    let mut io = SlabFiles { source: input.source(), sink: SlabSink::Memory(labels.labels_mut()), plane };
-    let run = label_slabs_through(labelers, plan, connectivity, &mut io)?;
+    let run =
+        label_slabs_through(labelers, plan, connectivity, &*source, &mut DenseLabels::new(labels.labels_mut(), shape))?;
     labels.finish()?;
     Ok(run)
 }
