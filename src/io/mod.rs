@@ -15,6 +15,7 @@ mod temp;
 mod volume;
 mod volume_folder;
 mod volume_tiff;
+#[cfg(feature = "zarr")]
 mod zarr;
 
 pub use folder::{list_images, FolderListing};
@@ -35,4 +36,5 @@ pub use temp::{remove_live_temporaries, remove_stale_temporaries};
 pub use volume::{read_volume, write_volume, write_volume_npy};
 pub use volume_folder::read_volume_folder;
 pub use volume_tiff::{read_volume_tiff, tiff_pages, write_volume_tiff};
+#[cfg(feature = "zarr")]
 pub use zarr::{is_zarr, ZarrInput, ZarrLabel, ZarrLabels};
