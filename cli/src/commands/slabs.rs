@@ -1,8 +1,9 @@
 //! `ccl label` in slabs ([`ccl::slabs`]): 64-bit labels (`--label-bits 64`, or a .npy of more
-//! than 2^32 - 1 elements), a device memory cap (`--max-device-bytes`, `CCL_MAX_DEVICE_BYTES`)
-//! and one image or volume spread over several devices (`--devices`), a slab each at a time. A .npy of one-byte elements is read in place from a memory map and
-//! a .npy output is written in place, so neither the input nor the labels need host memory of
-//! their own size.
+//! than 2^32 - 1 elements), a device memory cap (`--max-device-bytes`, `CCL_MAX_DEVICE_BYTES`),
+//! one image or volume spread over several devices (`--devices`, a slab each at a time) and zarr
+//! arrays in or out. A .npy of one-byte elements is read in place from a memory map and a .npy
+//! output is written in place, a zarr array is read and written a slab at a time, so neither the
+//! input nor the labels need host memory of their own size.
 
 use std::path::Path;
 
@@ -24,10 +25,11 @@ pub(super) struct SlabRequest {
     cap: Option<u64>,
 }
 
-/// The labeling in slabs `args` asks for, if any: `--label-bits 64`, `--max-device-bytes`, a
-/// .npy input past 32-bit labels (unless `--max-pixels` bounds it), or `CCL_MAX_DEVICE_BYTES`
-/// where slabs apply (one image or volume labeled consecutively, without statistics, filters
-/// or `--binarize`). Options that slabs cannot serve, given with the first two, are refused.
+/// The labeling in slabs `args` asks for, if any: `--label-bits 64`, `--max-device-bytes`,
+/// `--devices` on one image or volume, a zarr input or output, a .npy input past 32-bit labels
+/// (unless `--max-pixels` bounds it), or `CCL_MAX_DEVICE_BYTES` where slabs apply (one image or
+/// volume labeled consecutively, without statistics, filters or `--binarize`). Options that
+/// slabs cannot serve, given with any of the first four, are refused.
 pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
     let folder = args.input.as_deref().is_some_and(|p| p.is_dir() && !io::is_zarr(p)) && !args.volume;
     let across_devices = args.devices.is_some() && !folder;
