@@ -207,7 +207,8 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) 
             chunks
         }
     };
-    let plan = plan.aligned_to(chunks[0] as usize);
+    let zarr = output == SlabOutput::Zarr || matches!(input, SlabInput::Zarr(_));
+    let plan = if zarr { plan.aligned_to(chunks[0] as usize) } else { plan };
     let algorithm = args.common_algorithm(&devices, connectivity)?;
     let mut labelers =
         devices.iter().map(|device| device.labeler_for(algorithm, connectivity)).collect::<Result<Vec<_>>>()?;
