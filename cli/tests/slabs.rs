@@ -257,5 +257,16 @@ fn zarr_in_and_out(d: &common::TestDevice) {
         .filter(|e| e.file_name().to_string_lossy().contains("ccl-tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The temporary folder of a killed run is removed by the next run there; a live one stays.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = dir.join(format!(".again.zarr.ccl-tmp-{}-xGoxl3", gone.id()));
+    let live = dir.join(format!(".other.zarr.ccl-tmp-{}-Ab12Cd", std::process::id()));
+    for folder in [&stale, &live] {
+        std::fs::create_dir_all(folder.join("c/0")).unwrap();
+        std::fs::write(folder.join("c/0/0"), b"partial").unwrap();
+    }
+    let text = run(&[labels.to_str().unwrap(), "-o", again.to_str().unwrap(), "--connectivity", "18"]);
+    assert!(text.contains("removed 1 unfinished temporary file") && !stale.exists() && live.exists(), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,28 +98,114 @@ fn lock(file: &File) -> io::Result<bool> {
     }
 }
 
-/// Removes every temporary file this process has now and makes no new one: for a signal
-/// handler about to end the process. Returns how many were removed.
-pub fn remove_live_temporaries() -> usize {
-    let taken = live().take().unwrap_or_default();
-    taken.iter().filter(|p| std::fs::remove_file(p).is_ok()).count()
+/// A listed, locked temporary folder (an output that is a folder, such as a zarr array), named
+/// as the files are: removed with its contents and unlisted when dropped, unless persisted.
+#[cfg(feature = "zarr")]
+pub(super) struct TempFolder {
+    dir: Option<tempfile::TempDir>,
+    /// The folder opened, holding its lock.
+    _lock: File,
+    path: PathBuf,
 }
 
-/// Removes the temporary files in `dir` that a ccl process which no longer runs left behind
-/// (killed while writing): those named `.NAME.ccl-tmp-PID-XXXXXX` whose PID is not a running
-/// process and whose lock nobody holds. Returns their names.
+#[cfg(feature = "zarr")]
+impl TempFolder {
+    /// Makes the temporary folder of `target` in `dir` (the target's folder).
+    pub(super) fn new(target: &Path, dir: &Path) -> io::Result<Self> {
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "output".into());
+        let prefix = format!(".{name}{MARK}{}-", std::process::id());
+        let mut live = live();
+        let Some(set) = live.as_mut() else {
+            return Err(io::Error::new(ErrorKind::Interrupted, "interrupted"));
+        };
+        let folder = tempfile::Builder::new().prefix(&prefix).rand_bytes(6).tempdir_in(dir)?;
+        let lock_file = File::open(folder.path())?;
+        lock(&lock_file)?;
+        let path = folder.path().to_path_buf();
+        set.insert(path.clone());
+        Ok(TempFolder { dir: Some(folder), _lock: lock_file, path })
+    }
+
+    /// The folder.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the folder over `target`; an existing target is moved aside first (a folder is
+    /// not renamed over a full one) and removed once the new one is in place, or put back if
+    /// the rename fails.
+    pub(super) fn persist(mut self, target: &Path) -> io::Result<()> {
+        let folder = self.dir.take().expect("a temporary folder until persisted").keep();
+        let result = replace(&folder, target);
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&folder);
+        }
+        unlist(&self.path);
+        result
+    }
+}
+
+/// Renames `folder` over `target` (see [`TempFolder::persist`]).
+#[cfg(feature = "zarr")]
+fn replace(folder: &Path, target: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(target).is_err() {
+        return std::fs::rename(folder, target);
+    }
+    let aside = folder.with_extension("old");
+    std::fs::rename(target, &aside)?;
+    if let Err(e) = std::fs::rename(folder, target) {
+        let _ = std::fs::rename(&aside, target);
+        return Err(e);
+    }
+    if aside.is_dir() {
+        std::fs::remove_dir_all(&aside)
+    } else {
+        std::fs::remove_file(&aside)
+    }
+}
+
+#[cfg(feature = "zarr")]
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        if self.dir.take().is_some() {
+            // Dropping the TempDir removed it.
+            unlist(&self.path);
+        }
+    }
+}
+
+/// Removes a temporary file, or a temporary folder with its contents.
+fn remove(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path)?.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+}
+
+/// Removes every temporary file and folder this process has now and makes no new one: for a
+/// signal handler about to end the process. Returns how many were removed.
+pub fn remove_live_temporaries() -> usize {
+    let taken = live().take().unwrap_or_default();
+    taken.iter().filter(|p| remove(p).is_ok()).count()
+}
+
+/// Removes the temporary files (and folders) in `dir` that a ccl process which no longer runs
+/// left behind (killed while writing): those named `.NAME.ccl-tmp-PID-XXXXXX` whose PID is not a
+/// running process and whose lock nobody holds. Returns their names.
 pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut removed = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(writer_pid) else { continue };
-        if pid == std::process::id() || running(pid) || !entry.file_type().is_ok_and(|t| t.is_file()) {
+        let kind = entry.file_type();
+        if pid == std::process::id() || running(pid) || !kind.is_ok_and(|t| t.is_file() || t.is_dir()) {
             continue;
         }
         let path = entry.path();
         let Ok(file) = File::open(&path) else { continue };
-        if lock(&file).unwrap_or(false) && std::fs::remove_file(&path).is_ok() {
+        if lock(&file).unwrap_or(false) && remove(&path).is_ok() {
             removed.push(path);
         }
     }

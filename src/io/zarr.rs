@@ -144,7 +144,7 @@ impl ZarrLabel for u64 {
 /// unfinished, the temporary folder is removed and the target left as it was.
 pub struct ZarrLabels<W: ZarrLabel> {
     array: Array<FilesystemStore>,
-    temp: Option<tempfile::TempDir>,
+    temp: Option<super::temp::TempFolder>,
     target: PathBuf,
     dims: Vec<u64>,
     plane: usize,
@@ -159,11 +159,8 @@ impl<W: ZarrLabel> ZarrLabels<W> {
         let dims = dims_of(shape, volume);
         let chunks: Vec<u64> =
             dims.iter().zip(chunks.iter().chain(std::iter::repeat(&u64::MAX))).map(|(&n, &c)| c.clamp(1, n)).collect();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "labels.zarr".into());
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}.ccl-tmp-{}-", std::process::id()))
-            .tempdir_in(super::targets::parent_dir(path))
-            .map_err(|e| fail(e.to_string()))?;
+        let temp =
+            super::temp::TempFolder::new(path, super::targets::parent_dir(path)).map_err(|e| fail(e.to_string()))?;
         let store = FilesystemStore::new(temp.path()).map_err(|e| fail(e.to_string()))?;
         let array = ArrayBuilder::new(dims.clone(), chunks, W::DATA_TYPE, 0u64)
             .bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(1, false))])
@@ -190,25 +187,9 @@ impl<W: ZarrLabel> ZarrLabels<W> {
 
     /// Renames the finished array over the target (an existing one is replaced whole).
     pub fn finish(mut self) -> Result<()> {
-        let fail = |reason: String| Error::FileWrite { path: self.target.display().to_string(), reason };
-        let temp = self.temp.take().expect("a temporary folder until finished").keep();
-        if std::fs::symlink_metadata(&self.target).is_ok() {
-            // The old target moves aside first: a folder is not renamed over a full one.
-            let aside = temp.with_extension("old");
-            std::fs::rename(&self.target, &aside).map_err(|e| fail(e.to_string()))?;
-            if let Err(e) = std::fs::rename(&temp, &self.target) {
-                let _ = std::fs::rename(&aside, &self.target);
-                let _ = std::fs::remove_dir_all(&temp);
-                return Err(fail(e.to_string()));
-            }
-            let removed = if aside.is_dir() { std::fs::remove_dir_all(&aside) } else { std::fs::remove_file(&aside) };
-            removed.map_err(|e| fail(format!("the old output, moved to {}, stays: {e}", aside.display())))
-        } else {
-            std::fs::rename(&temp, &self.target).map_err(|e| {
-                let _ = std::fs::remove_dir_all(&temp);
-                fail(e.to_string())
-            })
-        }
+        let temp = self.temp.take().expect("a temporary folder until finished");
+        temp.persist(&self.target)
+            .map_err(|e| Error::FileWrite { path: self.target.display().to_string(), reason: e.to_string() })
     }
 }
 

@@ -23,19 +23,25 @@ pub fn check(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<()> {
         }
     }
     for folder in folders {
-        let removed = io::remove_stale_temporaries(&folder);
-        if let Some(first) = removed.first() {
-            let n = removed.len();
-            note!(
-                "note: removed {n} unfinished temporary file{} that an interrupted ccl run left in {} ({}{})",
-                if n == 1 { "" } else { "s" },
-                folder.display(),
-                first.file_name().unwrap_or_default().to_string_lossy(),
-                if n > 1 { ", ..." } else { "" }
-            );
-        }
+        sweep(&folder);
     }
     Ok(())
+}
+
+/// Removes the temporary files (and folders) a killed ccl run left in `folder`
+/// ([`io::remove_stale_temporaries`]), saying so.
+pub fn sweep(folder: &Path) {
+    let removed = io::remove_stale_temporaries(folder);
+    if let Some(first) = removed.first() {
+        let n = removed.len();
+        note!(
+            "note: removed {n} unfinished temporary file{} that an interrupted ccl run left in {} ({}{})",
+            if n == 1 { "" } else { "s" },
+            folder.display(),
+            first.file_name().unwrap_or_default().to_string_lossy(),
+            if n > 1 { ", ..." } else { "" }
+        );
+    }
 }
 
 /// On SIGINT, SIGTERM or SIGHUP, removes the temporary files of the outputs being written

@@ -298,7 +298,8 @@ fn label_into<W: ZarrLabel + NpyLabel>(
     Ok(run)
 }
 
-/// Checks a zarr output before any work: not the input, in a folder that exists.
+/// Checks a zarr output before any work: not the input, in a folder that exists; then removes
+/// what a killed run left there ([`super::outputs::sweep`]).
 pub(super) fn check_zarr_output(args: &LabelArgs) -> Result<()> {
     let output = &args.output;
     let refuse = |reason: String| Error::OutputRefused { path: output.display().to_string(), reason };
@@ -315,5 +316,6 @@ pub(super) fn check_zarr_output(args: &LabelArgs) -> Result<()> {
     if !parent.is_dir() {
         return Err(refuse(format!("its folder {} does not exist", parent.display())));
     }
+    super::outputs::sweep(parent);
     Ok(())
 }
