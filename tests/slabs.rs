@@ -16,6 +16,7 @@ use common::images::{diagonals, random, snake, spiral};
 device_tests! {
     slabs_equal_the_whole_labeling: [cpu, opencl_cpu, opencl_gpu, cuda],
     slabs_across_several_labelers_equal_the_whole_labeling: [cpu, opencl_cpu, opencl_gpu, cuda],
+    statistics_and_filters_in_slabs_equal_the_whole_labelings: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
 /// Images and volumes whose components cross slab faces in every way.
@@ -131,6 +132,47 @@ fn slabs_across_several_labelers_equal_the_whole_labeling(d: &common::TestDevice
     let plan = SlabPlan::new(Shape::image(4, 4), None).expect("plan");
     let refused = slabs::label_in_slabs_across(none, &plan, &[0; 16], Connectivity::Eight, &mut [0u32; 16]);
     assert!(matches!(refused, Err(Error::InvalidParameter { .. })), "{refused:?}");
+}
+
+/// Statistics and filters made in slabs (two labelers) are those of the whole labeling with the
+/// same options: labels, count and every component's box, area and coordinate sums.
+fn statistics_and_filters_in_slabs_equal_the_whole_labelings(d: &common::TestDevice) {
+    use ccl::{Filter, Labeler, Options, Stats};
+    for (name, image, connectivity) in [
+        ("random", random(41, 57, 45, 1, 7), Connectivity::Eight),
+        ("spiral", spiral(31), Connectivity::Four),
+        ("volume", ccl::random_volume(13, 11, 17, 40, 1, 5).expect("volume"), Connectivity::TwentySix),
+    ] {
+        let algorithm = Algorithm::default_for(connectivity);
+        let mut labelers: Vec<_> = (0..2).map(|_| d.device.labeler(algorithm).expect("labeler")).collect();
+        let base = Options::new(connectivity).consecutive();
+        for options in [
+            base.clone().stats(Stats::Components),
+            base.clone().filter(Filter::MinSize(3)),
+            base.clone().stats(Stats::Components).filter(Filter::MinSize(2)).filter(Filter::Largest(4)),
+        ] {
+            let whole = ccl::run_host(&mut labelers[0], &options, |l| l.upload(&image), |l, d| l.download(d))
+                .expect("whole labeling");
+            let planes = if image.shape().depth == 1 { image.height() } else { image.shape().depth };
+            for per_slab in [1, 4, planes] {
+                let cap = (per_slab * image.shape().len() / planes) as u64 * DEVICE_BYTES_PER_ELEMENT;
+                let plan = SlabPlan::new(image.shape(), Some(cap)).expect("plan");
+                let mut out = vec![0u64; image.shape().len()];
+                let mut sink = slabs::DenseLabels::new(&mut out, image.shape());
+                let source = slabs::Dense::new(image.values(), image.shape());
+                let run = slabs::label_slabs_with(&mut labelers, &plan, &options, &source, &mut sink).expect("slabs");
+                let what = format!("{name} {options:?}, {per_slab} planes a slab on {}", d.token);
+                assert_eq!(run.count, u64::from(whole.count.expect("counted")), "{what}: count");
+                let same = out.iter().zip(whole.labels.values()).all(|(&a, &b)| a == u64::from(b));
+                assert!(same, "{what}: labels");
+                assert_eq!(
+                    run.stats.as_ref().map(|s| &s.components),
+                    whole.stats.as_ref().map(|s| &s.components),
+                    "{what}"
+                );
+            }
+        }
+    }
 }
 
 /// A source that fails from plane `from` on, as a file that ends or a read that fails would.

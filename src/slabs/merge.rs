@@ -186,6 +186,16 @@ impl<W: LabelWord> LabelMap<W> {
     pub fn into_table(self) -> Vec<W> {
         self.map
     }
+
+    /// Every number `n` but background (0, also where an earlier renumbering removed a label)
+    /// replaced by `renumber(n)`: a second numbering (of the components a filter keeps, say)
+    /// made one map.
+    pub fn then(mut self, renumber: impl Fn(W) -> W) -> Self {
+        for number in self.map.iter_mut().filter(|n| **n != W::default()) {
+            *number = renumber(*number);
+        }
+        self
+    }
 }
 
 /// The offsets `(dx, dy)` within a plane from an element of one plane to its neighbours in the

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 pub use io::{Dense, DenseLabels, ElementSource, LabelSink};
 pub use merge::{LabelMap, LabelMerger, LabelWord};
-pub use pipeline::label_slabs_through;
+pub use pipeline::{label_slabs_through, label_slabs_with};
 
 use crate::{Connectivity, Error, Labeler, Result, Shape, Timings};
 
@@ -170,6 +170,9 @@ pub struct SlabRun {
     /// Each slab's phases in turn (its upload and download on the host clock), then the join of
     /// the faces and the renumbering ([`Phase::Relabel`], host clock).
     pub timings: Timings,
+    /// The statistics of components 1..N (label order), where the options asked for them:
+    /// each slab's from its device, joined on the host ([`label_slabs_with`]).
+    pub stats: Option<crate::ComponentStats>,
 }
 
 /// Labels the dense row-major array of `plan`'s shape in `elements` (one byte each, nonzero is
