@@ -85,15 +85,16 @@ fn an_unknown_or_repeated_device_fails_before_any_work() {
         assert!(!o.status.success() && text.contains(says), "--devices {list}: {text}");
         assert!(!out.exists(), "--devices {list}: the output folder was made before the devices were checked");
     }
-    // One file over devices is labeled in slabs (cli/tests/slabs.rs), which take no statistics.
-    let stats = dir.join("stats.csv");
-    let (o, text) =
-        run_checked(ccl().arg("label").arg(input.join("page00.png")).args(["--devices", "cpu", "--stats"]).arg(&stats));
+    // One file over devices is labeled in slabs (cli/tests/slabs.rs), which make no raw labels.
+    let out = dir.join("raw.npy");
+    let (o, text) = run_checked(
+        ccl().arg("label").arg(input.join("page00.png")).args(["--devices", "cpu", "--raw", "-o"]).arg(&out),
+    );
     assert!(
-        !o.status.success() && text.contains("devices") && text.contains("--stats"),
+        !o.status.success() && text.contains("devices") && text.contains("--raw"),
         "one file with --devices: {text}"
     );
-    assert!(!stats.exists());
+    assert!(!out.exists());
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -119,15 +119,31 @@ fn the_environment_cap_forces_slabs_where_they_apply() {
     );
     assert!(out.status.success() && text.contains(" slabs of "), "{text}");
     assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&capped).unwrap());
-    // Statistics are not made in slabs: the labeling is whole.
-    let stats = dir.join("stats.csv");
-    let (out, text) = run_checked(
-        ccl()
-            .args(["label", input.to_str().unwrap(), "-o", dir.join("s.npy").to_str().unwrap()])
-            .args(["--stats", stats.to_str().unwrap()])
-            .env("CCL_MAX_DEVICE_BYTES", "4000"),
-    );
-    assert!(out.status.success() && !text.contains(" slab") && stats.exists(), "{text}");
+    // Statistics and filters are made in slabs too: the same labels and rows as whole.
+    let stats_of = |name: &str, env: Option<&str>| {
+        let (labels, stats) = (dir.join(format!("{name}.npy")), dir.join(format!("{name}.csv")));
+        let mut cmd = ccl();
+        cmd.args([
+            "label",
+            input.to_str().unwrap(),
+            "-o",
+            labels.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
+        ])
+        .args(["--min-size", "3", "--keep-largest", "20"]);
+        if let Some(cap) = env {
+            cmd.env("CCL_MAX_DEVICE_BYTES", cap);
+        }
+        let (out, text) = run_checked(&mut cmd);
+        assert!(out.status.success(), "{text}");
+        (text, std::fs::read(labels).unwrap(), std::fs::read_to_string(stats).unwrap())
+    };
+    let (text, whole_labels, whole_stats) = stats_of("whole", None);
+    assert!(!text.contains(" slab") && whole_stats.lines().count() == 21, "{text}\n{whole_stats}");
+    let (text, labels, stats) = stats_of("capped", Some("4000"));
+    assert!(text.contains(" slabs of "), "{text}");
+    assert_eq!((labels, stats), (whole_labels, whole_stats));
     let (out, text) = run_checked(
         ccl()
             .args(["label", input.to_str().unwrap(), "-o", capped.to_str().unwrap()])
@@ -162,10 +178,10 @@ fn slab_options_are_checked_before_any_work() {
                 npy_out.to_str().unwrap(),
                 "--max-device-bytes",
                 "99",
-                "--min-size",
-                "2",
+                "--binarize",
+                "nick",
             ],
-            "--min-size",
+            "--binarize",
         ),
         (vec![small.to_str().unwrap(), "--label-bits", "16"], "32 or 64"),
         (vec![small.to_str().unwrap(), "--max-device-bytes", "0"], "0"),

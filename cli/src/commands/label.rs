@@ -167,7 +167,7 @@ fn label_volume(
 
 /// The pipeline options of `--raw`, `--stats`, `--min-size` then `--keep-largest` (statistics
 /// and filters imply consecutive labels).
-fn options(args: &LabelArgs, connectivity: Connectivity) -> ccl::Options {
+pub(super) fn options(args: &LabelArgs, connectivity: Connectivity) -> ccl::Options {
     let mut options = ccl::Options::new(connectivity);
     if !args.raw {
         options = options.consecutive();

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use ccl::io::{self, LabelFormat, NpyArray, NpyLabel, NpyLabels, ZarrInput, ZarrLabel, ZarrLabels};
-use ccl::slabs::{label_slabs_through, Dense, DenseLabels, ElementSource, SlabPlan, SlabRun};
+use ccl::slabs::{label_slabs_with, Dense, DenseLabels, ElementSource, SlabPlan, SlabRun};
 use ccl::{Connectivity, Error, Result, Shape};
 
 use super::clock::Clock;
@@ -28,8 +28,9 @@ pub(super) struct SlabRequest {
 /// The labeling in slabs `args` asks for, if any: `--label-bits 64`, `--max-device-bytes`,
 /// `--devices` on one image or volume, a zarr input or output, a .npy input past 32-bit labels
 /// (unless `--max-pixels` bounds it), or `CCL_MAX_DEVICE_BYTES` where slabs apply (one image or
-/// volume labeled consecutively, without statistics, filters or `--binarize`). Options that
-/// slabs cannot serve, given with any of the first four, are refused.
+/// volume labeled consecutively, not `--raw` or `--binarize`; statistics and filters are made
+/// in slabs too). Options that slabs cannot serve, given with any of the first four, are
+/// refused.
 pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
     let folder = args.input.as_deref().is_some_and(|p| p.is_dir() && !io::is_zarr(p)) && !args.volume;
     let across_devices = args.devices.is_some() && !folder;
@@ -39,8 +40,6 @@ pub(super) fn request(args: &LabelArgs) -> Result<Option<SlabRequest>> {
         (folder, "a folder of images (label each file)"),
         (args.binarize.is_some(), "--binarize"),
         (args.raw, "--raw"),
-        (args.stats.is_some(), "--stats"),
-        (args.min_size.is_some() || args.keep_largest.is_some(), "--min-size and --keep-largest"),
     ];
     if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
         if explicit {
@@ -214,15 +213,16 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) 
         devices.iter().map(|device| device.labeler_for(algorithm, connectivity)).collect::<Result<Vec<_>>>()?;
     clock.lap("kernels");
     let to = Target { path: &args.output, output, volume, chunks: &chunks };
+    let options = super::label::options(args, connectivity);
     let run = match (request.bits, output) {
-        (64, _) => label_into::<u64>(&mut labelers, &plan, &input, connectivity, &to)?,
+        (64, _) => label_into::<u64>(&mut labelers, &plan, &input, &options, &to)?,
         (_, SlabOutput::Zarr | SlabOutput::File(LabelFormat::Npy)) => {
-            label_into::<u32>(&mut labelers, &plan, &input, connectivity, &to)?
+            label_into::<u32>(&mut labelers, &plan, &input, &options, &to)?
         }
         _ => {
             let mut labels = vec![0u32; input.shape().len()];
             let mut sink = DenseLabels::new(&mut labels, input.shape());
-            let run = label_slabs_through(&mut labelers, &plan, connectivity, &*input.source(), &mut sink)?;
+            let run = label_slabs_with(&mut labelers, &plan, &options, &*input.source(), &mut sink)?;
             let labels = ccl::LabelImage::new(input.shape(), labels)?;
             if volume {
                 io::write_volume(&args.output, &labels)?;
@@ -232,6 +232,9 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) 
             run
         }
     };
+    if let (Some(path), Some(stats)) = (&args.stats, &run.stats) {
+        io::write_stats_csv(path, stats, volume)?;
+    }
     for device in &devices {
         note_slow_builds(device);
     }
@@ -280,20 +283,19 @@ fn label_into<W: ZarrLabel + NpyLabel>(
     labelers: &mut [ccl::AnyLabeler],
     plan: &SlabPlan,
     input: &SlabInput,
-    connectivity: Connectivity,
+    options: &ccl::Options,
     to: &Target<'_>,
 ) -> Result<SlabRun> {
     let shape = input.shape();
     let source = input.source();
     if to.output == SlabOutput::Zarr {
         let mut labels = ZarrLabels::<W>::create(to.path, shape, to.volume, to.chunks)?;
-        let run = label_slabs_through(labelers, plan, connectivity, &*source, &mut labels)?;
+        let run = label_slabs_with(labelers, plan, options, &*source, &mut labels)?;
         labels.finish()?;
         return Ok(run);
     }
     let mut labels = NpyLabels::<W>::create(to.path, shape)?;
-    let run =
-        label_slabs_through(labelers, plan, connectivity, &*source, &mut DenseLabels::new(labels.labels_mut(), shape))?;
+    let run = label_slabs_with(labelers, plan, options, &*source, &mut DenseLabels::new(labels.labels_mut(), shape))?;
     labels.finish()?;
     Ok(run)
 }
