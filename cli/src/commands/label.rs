@@ -142,7 +142,7 @@ fn label_volume(
     if connectivity.dims() != 3 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
     }
-    let run = labeler.label(&volume, &options(args, connectivity))?;
+    let run = labeler.label(&volume, &args.options(connectivity))?;
     write_stats(args, &run, true)?;
     let ccl::Run { labels, count: components, timings, .. } = run;
     note_slow_builds(&device);
@@ -163,25 +163,6 @@ fn label_volume(
     say!("wrote {}", args.output.display());
     clock.report(labeler.build_report());
     Ok(())
-}
-
-/// The pipeline options of `--raw`, `--stats`, `--min-size` then `--keep-largest` (statistics
-/// and filters imply consecutive labels).
-pub(super) fn options(args: &LabelArgs, connectivity: Connectivity) -> ccl::Options {
-    let mut options = ccl::Options::new(connectivity);
-    if !args.raw {
-        options = options.consecutive();
-    }
-    if args.stats.is_some() {
-        options = options.stats(ccl::Stats::Components);
-    }
-    if let Some(n) = args.min_size {
-        options = options.filter(ccl::Filter::MinSize(n));
-    }
-    if let Some(k) = args.keep_largest {
-        options = options.filter(ccl::Filter::Largest(usize::try_from(k).unwrap_or(usize::MAX)));
-    }
-    options
 }
 
 /// Writes the kept components' statistics to `--stats` when given (`volume`: with z columns).
@@ -342,7 +323,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     }
     // Consecutive labels are renumbered (and counted) on the device.
     let upload = |l: &mut ccl::AnyLabeler| l.upload_array(image.shape(), image.elements());
-    let options = options(&args, connectivity);
+    let options = args.options(connectivity);
     let result = ccl::run_host(&mut labeler, &options, upload, |l, d| l.download(d))?;
     write_stats(&args, &result, false)?;
     note_slow_builds(&device);
@@ -399,7 +380,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let upload_ms = start.elapsed().as_secs_f64() * 1e3;
     let (ink, binarized) = binarizer.binarize_on_device(&gray, params)?;
     let connectivity = args.image_connectivity();
-    let run = labeler.run(&ink, &options(args, connectivity))?;
+    let run = labeler.run(&ink, &args.options(connectivity))?;
     write_stats(args, &run, false)?;
     let ccl::Run { labels, count, timings: labeled, .. } = run;
     note_slow_builds(&device);

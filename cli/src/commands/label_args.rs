@@ -170,6 +170,25 @@ impl LabelArgs {
         }
     }
 
+    /// The pipeline options of `--raw`, `--stats`, `--min-size` then `--keep-largest` (statistics
+    /// and filters imply consecutive labels).
+    pub(super) fn options(&self, connectivity: Connectivity) -> ccl::Options {
+        let mut options = ccl::Options::new(connectivity);
+        if !self.raw {
+            options = options.consecutive();
+        }
+        if self.stats.is_some() {
+            options = options.stats(ccl::Stats::Components);
+        }
+        if let Some(n) = self.min_size {
+            options = options.filter(ccl::Filter::MinSize(n));
+        }
+        if let Some(k) = self.keep_largest {
+            options = options.filter(ccl::Filter::Largest(usize::try_from(k).unwrap_or(usize::MAX)));
+        }
+        options
+    }
+
     /// `--max-pixels`, or its default, the limit of 32-bit labels.
     pub(super) fn max_pixels(&self) -> u64 {
         self.max_pixels.unwrap_or(ccl::MAX_PIXELS)

@@ -213,7 +213,7 @@ pub(super) fn label(args: &LabelArgs, request: SlabRequest, output: SlabOutput) 
         devices.iter().map(|device| device.labeler_for(algorithm, connectivity)).collect::<Result<Vec<_>>>()?;
     clock.lap("kernels");
     let to = Target { path: &args.output, output, volume, chunks: &chunks };
-    let options = super::label::options(args, connectivity);
+    let options = args.options(connectivity);
     let run = match (request.bits, output) {
         (64, _) => label_into::<u64>(&mut labelers, &plan, &input, &options, &to)?,
         (_, SlabOutput::Zarr | SlabOutput::File(LabelFormat::Npy)) => {
