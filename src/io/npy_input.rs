@@ -104,17 +104,7 @@ pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryImage> {
 /// or element type, is an [`Error::FileRead`] naming the file and saying which.
 pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut reader = std::io::BufReader::new(file);
-    // The header, read through `reader`, which then stands at the first element.
-    let (element, shape, fortran) = {
-        let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
-        let dtype = npy.dtype().descr();
-        let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
-            fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
-        })?;
-        (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
-    };
+    let (element, shape, fortran, mut reader) = read_mask_header(path, 8 << 10)?;
     let (depth, height, width) = match shape[..] {
         [height, width] => (1, height, width),
         [depth, height, width] => (depth, height, width),
@@ -151,6 +141,24 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     } else {
         Ok(BinaryArray::Image(BinaryImage::image(width, height, voxels)?))
     }
+}
+
+/// Opens the `.npy` at `path` (buffered by `buffer` bytes) and reads its header: the element
+/// type of a mask, the shape, whether in Fortran order, and the reader standing at the first
+/// element. A file that is no `.npy`, or of another element type, is an [`Error::FileRead`].
+pub(super) fn read_mask_header(
+    path: &Path,
+    buffer: usize,
+) -> Result<(Element, Vec<u64>, bool, std::io::BufReader<std::fs::File>)> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut reader = std::io::BufReader::with_capacity(buffer, file);
+    let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+    let dtype = npy.dtype().descr();
+    let element = Element::of(dtype.trim_matches('\''))
+        .ok_or_else(|| fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64")))?;
+    let (shape, fortran) = (npy.shape().to_vec(), npy.order() == npyz::Order::Fortran);
+    Ok((element, shape, fortran, reader))
 }
 
 /// The element type of a binary `.npy`, as its `descr` names it.

@@ -127,16 +127,7 @@ impl Header {
     /// than the shape needs are errors naming the file.
     fn read(path: &Path, max_elements: Option<u64>) -> Result<(Self, BufReader<std::fs::File>)> {
         let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
-        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-        let mut reader = BufReader::with_capacity(1 << 22, file);
-        let (element, dims, fortran) = {
-            let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
-            let dtype = npy.dtype().descr();
-            let element = Element::of(dtype.trim_matches('\'')).ok_or_else(|| {
-                fail(format!("elements of type {dtype}; a mask is bool, an integer type or float32/float64"))
-            })?;
-            (element, npy.shape().to_vec(), npy.order() == npyz::Order::Fortran)
-        };
+        let (element, dims, fortran, mut reader) = super::npy_input::read_mask_header(path, 1 << 22)?;
         let offset = reader.stream_position().map_err(|e| fail(e.to_string()))?;
         let shape = shape_of(&dims).ok_or_else(|| {
             let shape = numpy_shape(&dims);
