@@ -14,7 +14,7 @@
 #     check that the module graph has no cycle.
 #   - a Python virtual environment of the project's own, .venv, with what the tests compare
 #     against (NumPy, SciPy, pytest, OpenCV with its contrib modules, doxapy, Dask with
-#     dask.distributed) and the ccl package
+#     dask.distributed, zarr, scikit-image, cc3d) and the ccl package
 #     itself (pip install ./python: maturin builds it); scripts/test.sh uses it.
 #   - builds ccl (release) and writes labels.png from the built-in sample, then builds the tests
 #     (profile checked), so that scripts/test.sh only runs them.
@@ -81,7 +81,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 echo "setup: the Python test environment in .venv (NumPy, SciPy, pytest, OpenCV contrib, doxapy, Dask, ccl)"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy "dask[array]" distributed zarr
+.venv/bin/python -m pip install -q numpy scipy pytest opencv-contrib-python-headless doxapy "dask[array]" distributed zarr scikit-image connected-components-3d
 .venv/bin/python -m pip install -q ./python
 
 [ "${1:-}" = "--deps-only" ] && exit 0

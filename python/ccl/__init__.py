@@ -60,8 +60,39 @@ def _check_kind(kind: str, dtype) -> None:
         raise ValueError(f"image of dtype {dtype}; expected bool, integer or float values")
 
 
-def _binary(image) -> np.ndarray:
-    """``image`` as a C-contiguous uint8 array of 0 and 1, checking its dimensions."""
+def _background_value(dtype, background):
+    """``background`` checked as a value of ``dtype`` (None: 0); returns it, or None for 0, the
+    value whose test the fast paths make."""
+    if background is None:
+        return None
+    kind = np.dtype(dtype).kind
+    if isinstance(background, (bool, np.bool_)) or kind == "b":
+        if background not in (0, 1):
+            raise ValueError(f"background={background!r} is not a value of a {dtype} image (False or True)")
+        return None if not background else True
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        if not float(background).is_integer() or not info.min <= int(background) <= info.max:
+            raise ValueError(
+                f"background={background!r} is not a value of a {dtype} image (integers {info.min}..{info.max})"
+            )
+        return None if int(background) == 0 else int(background)
+    value = float(background)
+    return None if value == 0 else value
+
+
+def _foreground(array, background, xp=np):
+    """``array != background`` as C-contiguous uint8 0 and 1 (``xp``: NumPy or CuPy)."""
+    value = _background_value(array.dtype, background)
+    if value is None and array.dtype.itemsize == 1:
+        # uint8, int8 and bool: nonzero is foreground already; a view where it is contiguous.
+        return xp.ascontiguousarray(array).view(xp.uint8)
+    return xp.ascontiguousarray(array != (0 if value is None else value)).view(xp.uint8)
+
+
+def _binary(image, background=None) -> np.ndarray:
+    """``image`` as a C-contiguous uint8 array of 0 and 1 (1 where it differs from
+    ``background``, by default 0), checking its dimensions."""
     if hasattr(image, "__dlpack_device__"):
         kind = image.__dlpack_device__()[0]
         if kind != 1:  # not kDLCPU (arrays with __cuda_array_interface__ do not come here)
@@ -72,21 +103,51 @@ def _binary(image) -> np.ndarray:
     array = np.asarray(image)
     _check_ndim(array.ndim)
     _check_kind(array.dtype.kind, array.dtype)
-    if array.dtype.itemsize == 1:
-        # uint8, int8 and bool: nonzero is foreground already; a view where it is contiguous.
-        return np.ascontiguousarray(array).view(np.uint8)
-    return np.ascontiguousarray(array != 0).view(np.uint8)
+    return _foreground(array, background)
+
+
+#: Neighbour counts by hops (scikit-image's ``connectivity``, SciPy's
+#: ``generate_binary_structure(ndim, hops)``): how many axes a step to a neighbour may cross.
+_BY_HOPS = {2: (4, 8), 3: (6, 18, 26)}
 
 
 def _connectivity(ndim: int, connectivity) -> int:
+    """The neighbour count (4, 8, 6, 18, 26) ``connectivity`` names for an array of ``ndim``
+    dimensions: a neighbour count, or scikit-image's hops 1..ndim; None: all hops (8, 26)."""
+    allowed = _BY_HOPS.get(ndim, (8, 26))
     if connectivity is None:
-        return 8 if ndim == 2 else 26
+        return allowed[-1]
+    if isinstance(connectivity, (bool, np.bool_)) or not float(connectivity).is_integer():
+        raise ValueError(f"connectivity={connectivity!r}: a neighbour count or a number of hops")
     connectivity = int(connectivity)
-    allowed = (4, 8) if ndim == 2 else (6, 18, 26)
+    if 1 <= connectivity <= len(allowed):
+        return allowed[connectivity - 1]
     if connectivity not in allowed:
         kind = "an image" if ndim == 2 else "a volume"
-        raise ValueError(f"connectivity {connectivity} is not for {kind}; use one of {allowed}")
+        raise ValueError(
+            f"connectivity {connectivity} is not for {kind}; use one of {allowed} (or hops 1..{len(allowed)})"
+        )
     return connectivity
+
+
+def _structure_connectivity(structure, ndim: int, connectivity):
+    """The neighbour count of SciPy's ``structure`` for an array of ``ndim`` dimensions (one of
+    ``generate_binary_structure(ndim, hops)``), checked against ``connectivity`` where both are
+    given; ``connectivity`` itself without a structure."""
+    if structure is None:
+        return connectivity
+    mask = np.asarray(structure).astype(bool)
+    for hops in range(1, ndim + 1):
+        grid = np.indices((3,) * ndim) - 1
+        if mask.shape == (3,) * ndim and np.array_equal(mask, np.abs(grid).sum(axis=0) <= hops):
+            found = _BY_HOPS[ndim][hops - 1]
+            if connectivity is not None and _connectivity(ndim, connectivity) != found:
+                raise ValueError(f"structure is {found}-connectivity, connectivity={connectivity!r} says otherwise")
+            return found
+    raise ValueError(
+        f"structure of shape {mask.shape} for {ndim} dimensions: only the standard structuring elements, "
+        f"scipy.ndimage.generate_binary_structure({ndim}, hops) for hops 1..{ndim}, are labeled"
+    )
 
 
 # --- Arrays in CUDA memory -------------------------------------------------------------------
@@ -117,13 +178,11 @@ class _CupyArray:
     def device(self):
         return self.array.device
 
-    def binary(self):
+    def binary(self, background=None):
         x, cupy = self.array, self.cupy
         _check_ndim(x.ndim)
         _check_kind(x.dtype.kind, x.dtype)
-        if x.flags.c_contiguous and x.dtype in (cupy.uint8, cupy.bool_):
-            return x.view(cupy.uint8)  # no copy
-        return cupy.ascontiguousarray(x != 0).view(cupy.uint8)
+        return _foreground(x, background, cupy)
 
     def empty_labels(self, shape):
         return self.cupy.empty(shape, dtype=self.cupy.uint32)
@@ -135,9 +194,9 @@ class _CupyArray:
         return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
 
 
-    def host_binary(self) -> np.ndarray:
+    def host_binary(self, background=None) -> np.ndarray:
         with self.device():
-            return self.binary().get()
+            return self.binary(background).get()
 
     def host(self) -> np.ndarray:
         with self.device():
@@ -151,6 +210,15 @@ class _CupyArray:
 
 
 
+def _torch_numpy_dtype(tensor):
+    """The NumPy dtype whose values a PyTorch tensor's dtype holds (float32 for the float types
+    NumPy lacks, such as bfloat16)."""
+    try:
+        return np.dtype(str(tensor.dtype).removeprefix("torch."))
+    except TypeError:
+        return np.dtype(np.float32)
+
+
 class _TorchArray:
     """A PyTorch CUDA tensor: binarized with PyTorch, labels int32, PyTorch's current stream."""
 
@@ -162,12 +230,15 @@ class _TorchArray:
     def device(self):
         return self.torch.cuda.device(self.array.device)
 
-    def binary(self):
+    def binary(self, background=None):
         x, torch = self.array, self.torch
         _check_ndim(x.dim())
         if x.is_complex():
             raise ValueError(f"image of dtype {x.dtype}; expected bool, integer or float values")
         x = x.detach()
+        value = _background_value(_torch_numpy_dtype(x), background)
+        if value is not None:
+            return (x != value).to(torch.uint8).contiguous()
         if x.is_contiguous() and x.dtype == torch.uint8:
             return x
         if x.is_contiguous() and x.dtype == torch.bool:
@@ -191,9 +262,9 @@ class _TorchArray:
         return self.torch.cuda.current_stream(self.array.device).cuda_stream or 1
 
 
-    def host_binary(self) -> np.ndarray:
+    def host_binary(self, background=None) -> np.ndarray:
         with self.device():
-            return self.binary().cpu().numpy()
+            return self.binary(background).cpu().numpy()
 
     def host(self) -> np.ndarray:
         return self.array.detach().cpu().numpy()
@@ -255,9 +326,13 @@ class _InterfaceArray:
             return self._cupy().cuda.Device(_ccl._cuda_device_of(self.interface["data"][0]))
         return contextlib.nullcontext()
 
-    def binary(self):
+    def binary(self, background=None):
         _check_ndim(len(self.shape))
-        return self.array
+        dtype = np.uint8 if self.interface["typestr"] == "|u1" else np.bool_
+        if _background_value(dtype, background) is None:
+            return self.array
+        cupy = self._cupy()
+        return _foreground(cupy.asarray(self.array), background, cupy)
 
     def empty_labels(self, shape):
         cupy = self._cupy()
@@ -273,7 +348,7 @@ class _InterfaceArray:
         return self.interface.get("stream")  # None: nothing to wait for (interface v3)
 
 
-    def host_binary(self) -> np.ndarray:
+    def host_binary(self, background=None) -> np.ndarray:
         raise ValueError(
             "a CUDA array that is neither a CuPy array nor a PyTorch tensor cannot be copied to the host by "
             "ccl: label it on its CUDA device (device=None or 'cuda:N'), or pass a NumPy array"
@@ -379,12 +454,15 @@ def _gpu_output(output, shape, ordinal: int):
     return address
 
 
-def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None, binarize=None):
+def _label_gpu(
+    gpu, connectivity, algorithm, device, stats: bool, output=None, binarize=None, background=None, filters=(None, None)
+):
     """Labels an array in CUDA memory on its device, into ``output`` when given; returns
     (labels, N, and with ``stats`` OpenCV's stats and centroids, built on the device). With
     ``binarize`` (native binarization arguments) the array is a gray page, binarized there and
-    its ink labeled. Runs with the array's device current."""
-    binary = gpu.binary() if binarize is None else gpu.gray()
+    its ink labeled; else its elements other than ``background`` are. ``filters``: the
+    (min_size, keep_largest) applied there. Runs with the array's device current."""
+    binary = gpu.binary(background) if binarize is None else gpu.gray()
     image_at, shape = _interface_of(binary)
     if 0 in shape:
         raise ValueError(f"invalid input: the image is empty (shape {shape})")
@@ -413,6 +491,7 @@ def _label_gpu(gpu, connectivity, algorithm, device, stats: bool, output=None, b
         device,
         allocate if stats else None,
         binarize,
+        *filters,
     )
     return labels, num, tables[-1] if stats else None
 
@@ -441,29 +520,36 @@ def _binarize_args(binarize) -> tuple:
     )
 
 
-def _label_any(image, connectivity, algorithm, device, stats: bool, output=None, binarize=None):
+def _label_any(
+    image, connectivity, algorithm, device, stats: bool, output=None, binarize=None, background=None, filters=(None, None)
+):
     """Labels ``image`` (NumPy, or in CUDA memory) as :func:`label` says; returns (labels, N,
     and with ``stats`` OpenCV's ``stats`` and ``centroids``)."""
     gpu = _gpu_array(image)
     if binarize is not None:
+        if background is not None:
+            raise ValueError("background applies to images labeled as they are, not with binarize (its ink is labeled)")
         args = _binarize_args(binarize)
         if gpu is not None and not _on_host(device):
             with gpu.device():
-                return _label_gpu(gpu, connectivity, algorithm, device, stats, output, args)
+                return _label_gpu(gpu, connectivity, algorithm, device, stats, output, args, None, filters)
         page = _gray(image if gpu is None else gpu.host())
         conn = _connectivity(2, connectivity)
         target = None if output is None else _host_output(output, page.shape)
-        labels, num, table = _ccl._label(page, conn, algorithm, device, stats, target, args)
+        labels, num, table = _ccl._label(page, conn, algorithm, device, stats, target, args, *filters)
         return (labels if output is None else output), num, table if stats else None
     if gpu is not None and not _on_host(device):
         with gpu.device():
-            labels, num, table = _label_gpu(gpu, connectivity, algorithm, device, stats, output)
+            labels, num, table = _label_gpu(
+                gpu, connectivity, algorithm, device, stats, output, None, background, filters
+            )
             tables = table if stats else None
         return labels, num, tables
-    array = _binary(image if gpu is None else gpu.host_binary())
+    array = _binary(image, background) if gpu is None else gpu.host_binary(background)
+    _check_ndim(array.ndim)
     conn = _connectivity(array.ndim, connectivity)
     target = None if output is None else _host_output(output, array.shape)
-    labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target)
+    labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target, None, *filters)
     if output is not None:
         labels = output
     return labels, num, table if stats else None
@@ -478,37 +564,82 @@ MAX_32BIT_ELEMENTS: int = _ccl.MAX_32BIT_ELEMENTS
 DEVICE_BYTES_PER_ELEMENT: int = _ccl.DEVICE_BYTES_PER_ELEMENT
 
 
+#: The dtypes labels come in: 32-bit where they number every element, else 64-bit.
+_LABEL_DTYPES = tuple(np.dtype(t) for t in (np.uint32, np.int32, np.uint64, np.int64))
+
+
 def _label_dtype(dtype, size: int):
-    """The labels' dtype: ``dtype`` (uint32 or uint64), by default uint32 where 32-bit labels
-    number ``size`` elements, else uint64."""
+    """The labels' dtype: ``dtype`` (one of uint32, int32, uint64, int64), by default uint32
+    where 32-bit labels number ``size`` elements, else uint64."""
     if dtype is None:
         return np.dtype(np.uint64 if size > MAX_32BIT_ELEMENTS else np.uint32)
     dtype = np.dtype(dtype)
-    if dtype not in (np.uint32, np.uint64):
-        raise ValueError(f"labels of dtype {dtype}: uint32 or uint64")
+    if dtype not in _LABEL_DTYPES:
+        raise ValueError(f"labels of dtype {dtype}: uint32, int32, uint64 or int64")
     return dtype
+
+
+def _filters(min_size, keep_largest) -> tuple:
+    """``min_size`` and ``keep_largest`` checked (None, or a count of 0 or more), as the native
+    calls take them."""
+
+    def count(name, value):
+        if value is None:
+            return None
+        if isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name}={value!r}: a number of elements or components, not a bool")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise ValueError(f"{name}={value!r}: a whole number") from None
+        if value < 0:
+            raise ValueError(f"{name}={value}: 0 or more")
+        return value
+
+    return count("min_size", min_size), count("keep_largest", keep_largest)
+
+
+def _with_dtype(labels, dtype, num: int):
+    """``labels`` (uint32 from NumPy or CuPy, int32 from PyTorch) as ``dtype``: a view for the
+    other 32-bit type, a cast (on the labels' device) for 64 bits."""
+    if dtype is None:
+        return labels
+    if dtype == np.int32 and num > np.iinfo(np.int32).max:
+        raise ValueError(f"{num} components do not fit labels of dtype int32: use uint32 or int64")
+    if type(labels).__module__.startswith("torch"):
+        import torch
+
+        if dtype.kind == "u":
+            raise ValueError(f"labels of a PyTorch tensor are int32 or int64 (PyTorch has no {dtype} arithmetic)")
+        return labels if dtype == np.int32 else labels.to(torch.int64)
+    if dtype.itemsize == 4:
+        return labels.view(dtype)
+    return labels.astype(dtype)
 
 
 def _wants_slabs(size: int, dtype, max_device_bytes) -> bool:
     """Whether a host array is labeled in slabs: a cap on device memory (the argument or
     ``CCL_MAX_DEVICE_BYTES``), 64-bit labels, or more elements than 32-bit labels number."""
     capped = max_device_bytes is not None or os.environ.get("CCL_MAX_DEVICE_BYTES", "").strip() != ""
-    return capped or size > MAX_32BIT_ELEMENTS or (dtype is not None and np.dtype(dtype) == np.uint64)
+    return capped or size > MAX_32BIT_ELEMENTS or (dtype is not None and np.dtype(dtype).itemsize == 8)
 
 
-def _label_slabs(image, connectivity, algorithm, device, output, dtype, max_device_bytes):
+def _label_slabs(
+    image, connectivity, algorithm, device, output, dtype, max_device_bytes, background=None, filters=(None, None)
+):
     """:func:`label` of a host array in slabs along its first axis (``ccl::slabs``); returns the
     labels and N."""
-    array = _binary(image)
+    array = _binary(image, background)
     conn = _connectivity(array.ndim, connectivity)
     if output is not None and dtype is None and isinstance(output, np.ndarray):
-        dtype = output.dtype if output.dtype == np.uint64 else None
+        dtype = output.dtype if output.dtype in _LABEL_DTYPES else None
     dtype = _label_dtype(dtype, array.size)
     if max_device_bytes is not None and (int(max_device_bytes) != max_device_bytes or max_device_bytes <= 0):
         raise ValueError(f"max_device_bytes={max_device_bytes!r}: a positive number of bytes")
     cap = None if max_device_bytes is None else int(max_device_bytes)
     bits = dtype.itemsize * 8
-    labels, num, _ = _ccl._label_slabs(array, conn, algorithm, device, cap, bits)
+    labels, num, _ = _ccl._label_slabs(array, conn, algorithm, device, cap, bits, 0, *filters)
+    labels = _with_dtype(labels, dtype, num)
     if output is not None:
         if not isinstance(output, np.ndarray) or output.shape != array.shape or output.dtype != dtype:
             raise ValueError(
@@ -518,6 +649,14 @@ def _label_slabs(image, connectivity, algorithm, device, output, dtype, max_devi
         output[...] = labels
         labels = output
     return labels, num
+
+
+def _ndim_of(image) -> int:
+    """The dimensions of ``image`` (a NumPy, CuPy or PyTorch array, or a CUDA array interface)."""
+    ndim = getattr(image, "ndim", None)
+    if ndim is None and hasattr(image, "__cuda_array_interface__"):
+        ndim = len(image.__cuda_array_interface__["shape"])
+    return int(np.ndim(image) if ndim is None else ndim)
 
 
 def label(
@@ -530,18 +669,25 @@ def label(
     binarize=None,
     dtype=None,
     max_device_bytes=None,
+    background=None,
+    min_size=None,
+    keep_largest=None,
+    structure=None,
 ):
     """Label the connected components of a binary image or volume.
 
     Parameters
     ----------
     image : array_like or CUDA array
-        2D (H, W) image or 3D (D, H, W) volume; nonzero is foreground. Any integer, bool or
+        2D (H, W) image or 3D (D, H, W) volume; every element other than ``background``
+        (nonzero by default) is foreground, all of it one class. Any integer, bool or
         float dtype, any memory layout. A CuPy array, a PyTorch CUDA tensor or another object
         with ``__cuda_array_interface__`` (uint8 or bool in C order) is labeled on its GPU.
     connectivity : int, optional
         4 or 8 for images (default 8), 6, 18 or 26 for volumes (default 26): pixels that share
-        an edge (4, 6), also a corner (8) or, in 3D, an edge (18) or a corner (26).
+        an edge (4, 6), also a corner (8) or, in 3D, an edge (18) or a corner (26). Also
+        scikit-image's hops: 1 to ``ndim`` axes a step may cross (1 is 4 or 6, 2 is 8 or 18, 3
+        is 26).
     algorithm : str, optional
         One of :func:`algorithms` (default ``"TUF"`` for images and 6-connected volumes, ``"KE"``
         for 18- and ``"BKE"`` for 26-connected volumes, the fastest measured); every algorithm
@@ -564,10 +710,30 @@ def label(
         "sauvola", "window": 31}``). The page is copied to the device once, binarized and
         labeled there, and only the labels come back (a page on a GPU is binarized and labeled
         on that GPU).
+    dtype : {uint32, int32, uint64, int64}, optional
+        The labels' type: uint32 by default (uint64 past 2^32 - 1 elements); int64 is
+        scikit-image's. 64-bit labels of a NumPy image are made in slabs (exactly the same
+        labels); on a GPU array the 32-bit labels are cast there. PyTorch: int32 (the default)
+        or int64.
+    max_device_bytes : int, optional
+        Label a NumPy image in slabs along its first axis that each fit this much device
+        memory (also ``CCL_MAX_DEVICE_BYTES``): the same labels as labeling it whole.
+    background : scalar, optional
+        The value of background elements (scikit-image's ``background``; default 0): every
+        other value is foreground. A value of the image's dtype; not with ``binarize``.
+    min_size : int, optional
+        Drop the components of fewer elements (cc3d's ``dust(threshold=min_size)``), on the
+        device; the others are renumbered 1..N in the same order, and N counts them.
+    keep_largest : int, optional
+        Keep only the ``keep_largest`` largest components (cc3d's ``largest_k``; ties go to the
+        lower label), after ``min_size``; renumbered 1..N in raster order.
+    structure : array_like, optional
+        SciPy's structuring element, instead of ``connectivity``: one of
+        ``scipy.ndimage.generate_binary_structure(ndim, hops)`` (other shapes are refused).
 
     Returns
     -------
-    labels : ndarray of uint32 (or uint64, as ``dtype`` says), or an array on the input's GPU
+    labels : ndarray of uint32 (or as ``dtype`` says), or an array on the input's GPU
         The same shape as ``image``: 0 for background, components numbered 1..N in raster
         order of their first pixel (as ``scipy.ndimage.label`` and ``skimage.measure.label``).
         For a GPU array labeled on its device: a CuPy ``uint32`` array, or a PyTorch ``int32``
@@ -596,15 +762,24 @@ def label(
         labels, n = ccl.label(cupy.random.random((4096, 4096)) < 0.5, return_num=True)
     """
     if dtype is not None:
-        _label_dtype(dtype, 0)  # uint32 or uint64
+        dtype = _label_dtype(dtype, 0)
+    filters = _filters(min_size, keep_largest)
+    connectivity = _structure_connectivity(structure, 2 if binarize is not None else _ndim_of(image), connectivity)
     on_host = _gpu_array(image) is None
-    large = (dtype is not None and np.dtype(dtype) != np.uint32) or max_device_bytes is not None
-    if large and (binarize is not None or not on_host):
-        raise ValueError("dtype and max_device_bytes apply to host (NumPy) images without binarize")
+    if max_device_bytes is not None and (binarize is not None or not on_host):
+        raise ValueError("max_device_bytes applies to host (NumPy) images without binarize")
     if binarize is None and on_host and _wants_slabs(int(np.prod(np.shape(image))), dtype, max_device_bytes):
-        labels, num = _label_slabs(image, connectivity, algorithm, device, output, dtype, max_device_bytes)
+        labels, num = _label_slabs(
+            image, connectivity, algorithm, device, output, dtype, max_device_bytes, background, filters
+        )
     else:
-        labels, num, _ = _label_any(image, connectivity, algorithm, device, False, output, binarize)
+        if output is not None and dtype is not None and dtype.itemsize != 4:
+            raise ValueError(f"output is 32-bit, dtype {dtype} is not: leave one out")
+        labels, num, _ = _label_any(
+            image, connectivity, algorithm, device, False, output, binarize, background, filters
+        )
+        if output is None:
+            labels = _with_dtype(labels, dtype, num)
     return (labels, num) if return_num else labels
 
 
@@ -795,7 +970,18 @@ def _label_stacked(gpu, binary, labels, connectivity, algorithm, device):
     return _ccl._label_cuda_stacked(image_at, labels_at, list(shape), gpu.stream(), conn, algorithm, device)
 
 
-def label_with_stats(image, connectivity=None, algorithm=None, device=None, output=None, binarize=None):
+def label_with_stats(
+    image,
+    connectivity=None,
+    algorithm=None,
+    device=None,
+    output=None,
+    binarize=None,
+    background=None,
+    min_size=None,
+    keep_largest=None,
+    structure=None,
+):
     """Label a binary image or volume and compute each component's statistics on the device.
 
     Returns what OpenCV's ``connectedComponentsWithStats`` returns, in its format: row 0 is the
@@ -803,8 +989,9 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
 
     Parameters
     ----------
-    image, connectivity, algorithm, device, output, binarize
-        As for :func:`label` (GPU arrays and gray pages included).
+    image, connectivity, algorithm, device, output, binarize, background, min_size, keep_largest, structure
+        As for :func:`label` (GPU arrays and gray pages included); with filters, the tables
+        describe the components kept.
 
     Returns
     -------
@@ -822,7 +1009,11 @@ def label_with_stats(image, connectivity=None, algorithm=None, device=None, outp
         Mean ``x, y`` (and ``z``) of each component's pixels; exact sums divided in float64.
         On the GPU for a GPU array, as ``stats``.
     """
-    labels, num, (stats, centroids) = _label_any(image, connectivity, algorithm, device, True, output, binarize)
+    filters = _filters(min_size, keep_largest)
+    connectivity = _structure_connectivity(structure, 2 if binarize is not None else _ndim_of(image), connectivity)
+    labels, num, (stats, centroids) = _label_any(
+        image, connectivity, algorithm, device, True, output, binarize, background, filters
+    )
     return num + 1, labels, stats, centroids
 
 

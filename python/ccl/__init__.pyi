@@ -24,6 +24,11 @@ def label(
     return_num: Literal[False] = ...,
     output: Optional[CudaArray] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    dtype: Optional[npt.DTypeLike] = ...,
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
 ) -> Any: ...
 @overload
 def label(
@@ -35,6 +40,11 @@ def label(
     return_num: Literal[True],
     output: Optional[CudaArray] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    dtype: Optional[npt.DTypeLike] = ...,
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
 ) -> tuple[Any, int]: ...
 @overload
 def label(
@@ -47,7 +57,11 @@ def label(
     binarize: Optional[str | dict[str, Any]] = ...,
     dtype: Optional[npt.DTypeLike] = ...,
     max_device_bytes: Optional[int] = ...,
-) -> Labels: ...
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
+) -> npt.NDArray[Any]: ...
 @overload
 def label(
     image: npt.ArrayLike,
@@ -60,7 +74,11 @@ def label(
     binarize: Optional[str | dict[str, Any]] = ...,
     dtype: Optional[npt.DTypeLike] = ...,
     max_device_bytes: Optional[int] = ...,
-) -> tuple[Labels, int]: ...
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
+) -> tuple[npt.NDArray[Any], int]: ...
 @overload
 def label_batch(
     images: list[Any] | tuple[Any, ...],
@@ -113,6 +131,10 @@ def label_with_stats(
     device: Optional[str] = ...,
     output: Optional[CudaArray] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
 ) -> tuple[int, Any, Any, Any]: ...
 @overload
 def label_with_stats(
@@ -122,6 +144,10 @@ def label_with_stats(
     device: Optional[str] = ...,
     output: Optional[npt.NDArray[Any]] = ...,
     binarize: Optional[str | dict[str, Any]] = ...,
+    background: Optional[Any] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
+    structure: Optional[npt.ArrayLike] = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 Method = Literal["nick", "sauvola", "niblack", "wolf", "otsu"]
 Formula = Literal["paper", "doxa", "opencv"]

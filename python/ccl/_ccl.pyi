@@ -18,6 +18,8 @@ def _label(
     stats: bool,
     output: Optional[npt.NDArray[np.uint32]] = ...,
     binarize: Optional[BinarizeArgs] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _label_batch(
     images: list[npt.NDArray[np.uint8]],
@@ -49,6 +51,8 @@ def _label_slabs(
     max_device_bytes: Optional[int],
     bits: int,
     base: int = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
 ) -> tuple[npt.NDArray[Any], int, int]: ...
 def _merge_labels(
     labels: int, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64], base: int = ...
@@ -69,6 +73,8 @@ def _label_cuda(
     device: str,
     stats_alloc: Optional[Callable[[int], tuple[int, int]]] = ...,
     binarize: Optional[BinarizeArgs] = ...,
+    min_size: Optional[int] = ...,
+    keep_largest: Optional[int] = ...,
 ) -> int: ...
 def _binarize_cuda(
     image_ptr: int, ink_ptr: int, shape: list[int], stream: Optional[int], binarize: BinarizeArgs, device: str

@@ -23,9 +23,10 @@ fn label_bits(bits: u32) -> PyResult<()> {
 /// Labels `image` (C-contiguous uint8, (H, W) or (D, H, W)) in slabs along its first axis, each
 /// within `max_device_bytes` of device memory (`None`: `CCL_MAX_DEVICE_BYTES`, else only 32-bit
 /// labels per slab bound them), into consecutive `bits`-bit labels from `base` + 1, the same as
-/// labeling it whole. Returns the labels, N and the number of slabs.
+/// labeling it whole, filtered by `min_size` and `keep_largest` as `_label` filters. Returns the
+/// labels, N (after the filters) and the number of slabs.
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, max_device_bytes, bits, base=0))]
+#[pyo3(signature = (image, connectivity, algorithm, device, max_device_bytes, bits, base=0, min_size=None, keep_largest=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _label_slabs<'py>(
     py: Python<'py>,
@@ -36,6 +37,8 @@ pub(crate) fn _label_slabs<'py>(
     max_device_bytes: Option<u64>,
     bits: u32,
     base: u64,
+    min_size: Option<u64>,
+    keep_largest: Option<usize>,
 ) -> PyResult<(Bound<'py, PyAny>, u64, usize)> {
     label_bits(bits)?;
     let shape = crate::shape_of(image.shape()).map_err(crate::to_py)?;
@@ -48,24 +51,29 @@ pub(crate) fn _label_slabs<'py>(
     };
     let plan = SlabPlan::new(shape, cap).map_err(crate::to_py)?.with_label_base(base);
     let dims = image.shape().to_vec();
+    let options = crate::with_filters(ccl::Options::new(connectivity).consecutive(), min_size, keep_largest);
     let (array, run) = match bits {
-        32 => labeled::<u32>(py, &dims, |out| label_into(id, algorithm, connectivity, &plan, elements, out))?,
-        _ => labeled::<u64>(py, &dims, |out| label_into(id, algorithm, connectivity, &plan, elements, out))?,
+        32 => labeled::<u32>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
+        _ => labeled::<u64>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
     };
     Ok((array, run.count, run.slabs))
 }
 
-/// [`slabs::label_in_slabs`] with the process's labeler of (`id`, `algorithm`, `connectivity`).
+/// [`slabs::label_slabs_with`] `options` (consecutive labels, filters) with the process's
+/// labeler of (`id`, `algorithm`, the options' connectivity), `elements` and `out` dense arrays
+/// of the plan's shape.
 fn label_into<W: LabelWord>(
     id: Option<DeviceId>,
     algorithm: ccl::Algorithm,
-    connectivity: ccl::Connectivity,
+    options: &ccl::Options,
     plan: &SlabPlan,
     elements: &[u8],
     out: &mut [W],
 ) -> ccl::Result<slabs::SlabRun> {
-    crate::with_labeler(id, algorithm, connectivity, false, |labeler, _| {
-        slabs::label_in_slabs(labeler, plan, elements, connectivity, out)
+    let shape = plan.shape();
+    crate::with_labeler(id, algorithm, options.connectivity, false, |labeler, _| {
+        let (source, mut sink) = (slabs::Dense::new(elements, shape), slabs::DenseLabels::new(out, shape));
+        slabs::label_slabs_with(std::slice::from_mut(labeler), plan, options, &source, &mut sink)
     })
 }
 

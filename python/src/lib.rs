@@ -239,6 +239,18 @@ fn parse_algorithm(algorithm: Option<&str>) -> PyResult<Option<Algorithm>> {
     algorithm.map(|name| Algorithm::from_str(name).map_err(|e| PyValueError::new_err(e.to_string()))).transpose()
 }
 
+/// `options` with Python's filters: components of fewer than `min_size` elements dropped, then
+/// all but the `keep_largest` largest (the order of `ccl label --min-size --keep-largest`).
+fn with_filters(mut options: ccl::Options, min_size: Option<u64>, keep_largest: Option<usize>) -> ccl::Options {
+    if let Some(n) = min_size {
+        options = options.filter(ccl::Filter::MinSize(n));
+    }
+    if let Some(k) = keep_largest {
+        options = options.filter(ccl::Filter::Largest(k));
+    }
+    options
+}
+
 /// The extent of an array of NumPy shape (H, W) or (D, H, W).
 fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
     match *shape {
@@ -259,9 +271,10 @@ fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
 /// when given, which is then what is returned; page-locked arrays from `_pinned` go by DMA.
 /// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image` is a gray
 /// page (shape (H, W)), binarized on the device and its ink labeled there: the page goes up
-/// once and only the labels come back.
+/// once and only the labels come back. `min_size` and `keep_largest` filter the components on
+/// the device ([`with_filters`]); N and the tables are then those of the kept ones.
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None, binarize=None))]
+#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None, binarize=None, min_size=None, keep_largest=None))]
 #[allow(clippy::too_many_arguments)]
 fn _label<'py>(
     py: Python<'py>,
@@ -272,6 +285,8 @@ fn _label<'py>(
     stats: bool,
     mut output: Option<PyReadwriteArrayDyn<'py, u32>>,
     binarize: Option<BinarizeArgs>,
+    min_size: Option<u64>,
+    keep_largest: Option<usize>,
 ) -> PyResult<Labeled<'py>> {
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
     let shape = shape_of(image.shape()).map_err(to_py)?;
@@ -315,7 +330,7 @@ fn _label<'py>(
                 };
                 // Consecutive labels 1..N; with `stats`, OpenCV's tables for an array of `ndim`
                 // dimensions, built there.
-                let mut options = ccl::Options::new(connectivity).consecutive();
+                let mut options = with_filters(ccl::Options::new(connectivity).consecutive(), min_size, keep_largest);
                 if stats {
                     options = options.stats(ccl::Stats::OpenCv { dims: ndim as u8 });
                 }
@@ -631,8 +646,9 @@ fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResul
 /// longer uses any of the arrays. Nothing is copied through the host and nothing freed.
 /// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image_ptr` is a
 /// gray page (shape (H, W)), binarized on the device first, its ink then labeled.
+/// `min_size` and `keep_largest` filter the components there ([`with_filters`]).
 #[pyfunction]
-#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None))]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None, min_size=None, keep_largest=None))]
 #[allow(clippy::too_many_arguments)]
 fn _label_cuda(
     py: Python<'_>,
@@ -645,6 +661,8 @@ fn _label_cuda(
     device: &str,
     stats_alloc: Option<Py<PyAny>>,
     binarize: Option<BinarizeArgs>,
+    min_size: Option<u64>,
+    keep_largest: Option<usize>,
 ) -> PyResult<u32> {
     let id = cuda_device_id(device)?;
     let (connectivity, algorithm) = labeling(py, connectivity, algorithm, Some(id))?;
@@ -674,7 +692,8 @@ fn _label_cuda(
             };
             // SAFETY: as above.
             let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };
-            let run = labeler.run_into(&image, &mut labels, &ccl::Options::new(connectivity).consecutive())?;
+            let options = with_filters(ccl::Options::new(connectivity).consecutive(), min_size, keep_largest);
+            let run = labeler.run_into(&image, &mut labels, &options)?;
             let n = run.count.expect("consecutive labels are counted");
             drop(image);
             if let Some(alloc) = &stats_alloc {

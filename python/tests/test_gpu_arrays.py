@@ -164,14 +164,26 @@ def fake_cuda(monkeypatch):
         return np.ctypeslib.as_array((ctype * count).from_address(address)) if count else None
 
     def label_cuda(
-        image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None
+        image_ptr,
+        labels_ptr,
+        shape,
+        stream,
+        connectivity,
+        algorithm,
+        device,
+        stats_alloc=None,
+        binarize=None,
+        min_size=None,
+        keep_largest=None,
     ):
         n = int(np.prod(shape))
         image = host(image_ptr, ctypes.c_uint8, n).reshape(shape)
         out = host(labels_ptr, ctypes.c_uint32, n).reshape(shape)
         if binarize is not None:  # a gray page: its ink is labeled
             image = real._binarize(np.array(image), binarize, "cpu").view(np.uint8)
-        labels, num, table = real._label(np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None)
+        labels, num, table = real._label(
+            np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None, None, None, min_size, keep_largest
+        )
         out[...] = labels
         if stats_alloc is not None:
             # OpenCV's tables, as the host path returns them.
@@ -277,6 +289,21 @@ def test_the_cupy_path_stats_equal_the_numpy_path(fake_cuda, shape, density):
     np.testing.assert_array_equal(np.asarray(labels), want[1])
     np.testing.assert_array_equal(np.asarray(stats), want[2])
     np.testing.assert_array_equal(np.asarray(centroids), want[3])
+
+
+def test_the_cupy_path_takes_the_conventions_of_the_numpy_path(fake_cuda):
+    image = np.where(random_image((37, 53), 0.5, 6), 4, -1).astype(np.int16)
+    options = {"background": -1, "min_size": 3, "keep_largest": 7, "connectivity": 1}
+    want, n = ccl.label(image, device="cpu", return_num=True, **options)
+    for dtype in (None, np.uint32, np.int32, np.uint64, np.int64):
+        labels, num = ccl.label(fake(image), dtype=dtype, return_num=True, **options)
+        assert type(labels) is FakeCupyArray and labels.dtype == np.dtype(dtype or np.uint32) and num == n
+        np.testing.assert_array_equal(np.asarray(labels), want)
+    count, labels, stats, _ = ccl.label_with_stats(fake(image), **options)
+    np.testing.assert_array_equal(np.asarray(labels), want)
+    np.testing.assert_array_equal(np.asarray(stats), ccl.label_with_stats(image, device="cpu", **options)[2])
+    # Through the host on another device, the same.
+    np.testing.assert_array_equal(ccl.label(fake(image), device="cpu", **options), want)
 
 
 def test_the_cupy_path_device_rules(fake_cuda):
@@ -438,6 +465,18 @@ def test_cupy_every_dtype(cp, dtype):
     labels = ccl.label(x)
     assert_gpu_labels(cp, labels, x)
     np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(values != 0, 8)[0])
+
+
+def test_cupy_background_filters_and_dtypes_as_numpy(cp):
+    image = np.where(random_image((61, 83), 0.5, 9), 2, 5).astype(np.uint16)
+    options = {"background": 5, "min_size": 4, "keep_largest": 12, "connectivity": 1}
+    want, n = ccl.label(image, device="cpu", return_num=True, **options)
+    for dtype in (None, np.int32, np.uint64, np.int64):
+        labels, num = ccl.label(cp.asarray(image), dtype=dtype, return_num=True, **options)
+        assert isinstance(labels, cp.ndarray) and labels.dtype == np.dtype(dtype or np.uint32) and num == n
+        np.testing.assert_array_equal(cp.asnumpy(labels), want)
+    _, labels, stats, _ = ccl.label_with_stats(cp.asarray(image), **options)
+    np.testing.assert_array_equal(cp.asnumpy(stats), ccl.label_with_stats(image, device="cpu", **options)[2])
 
 
 def test_cupy_strided_and_transposed_views(cp):
@@ -688,6 +727,11 @@ def test_torch_pages_binarize_as_numpy(torch):
 
 def test_torch_errors_and_the_host_path(torch):
     x = torch.as_tensor(random_image((20, 30), 0.5, 1), device="cuda")
+    wide = ccl.label(x, dtype=np.int64, min_size=2, background=0)
+    assert wide.dtype == torch.int64
+    np.testing.assert_array_equal(wide.cpu().numpy(), ccl.label(x.cpu().numpy(), device="cpu", min_size=2))
+    with pytest.raises(ValueError, match="PyTorch"):
+        ccl.label(x, dtype=np.uint32)
     with pytest.raises(ValueError, match="on cuda:"):
         ccl.label(x, device=f"cuda:{x.device.index + 1}")
     labels = ccl.label(x, device="cpu")

@@ -53,7 +53,7 @@ def test_slab_arguments_are_checked():
         ccl.label(array, device="cpu", max_device_bytes=10 * PLANE_BYTES - 1)
     with pytest.raises(ValueError, match="max_device_bytes"):
         ccl.label(array, device="cpu", max_device_bytes=-5)
-    with pytest.raises(ValueError, match="uint32 or uint64"):
+    with pytest.raises(ValueError, match="uint32, int32, uint64 or int64"):
         ccl.label(array, device="cpu", dtype=np.int16)
     out = np.zeros((10, 10), np.uint64)
     assert ccl.label(array, device="cpu", output=out, dtype=np.uint64) is out and out.max() == 1
