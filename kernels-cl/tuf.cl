@@ -245,9 +245,35 @@ typedef uint index_t;
 // fastest, then y, then z); an image is the volume of one slice (z = 0).
 #define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
 
-// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
-// work).
+// The input's elements (pixel_t). By default a binary image of one byte an element: any nonzero
+// value is foreground (never `& 1`: inputs of 255 or 2 must work), and foreground neighbours
+// join. Built with MULTILABEL=1 (UF only), a multi-label image: integers of PIXEL_BYTES bytes (1,
+// 2, 4 or 8; signedness does not matter, only equality), every value but the background
+// BACKGROUND_HI:BACKGROUND_LO (its high and low 32 bits) is foreground, and neighbours join only
+// when their values are equal. JOINS(v, w): whether an element of value v joins its neighbour of
+// value w, v being foreground.
+#ifndef MULTILABEL
+#define MULTILABEL 0
+#endif
+#if MULTILABEL
+#if PIXEL_BYTES == 8
+typedef ulong pixel_t;
+#elif PIXEL_BYTES == 4
+typedef uint pixel_t;
+#elif PIXEL_BYTES == 2
+typedef ushort pixel_t;
+#else
+typedef uchar pixel_t;
+#endif
+#define BACKGROUND ((pixel_t)(((ulong)BACKGROUND_HI << 32) | (ulong)BACKGROUND_LO))
+#define FG(v) ((v) != BACKGROUND)
+#define JOINS(v, w) ((v) == (w))
+#else
+typedef uchar pixel_t;
+#define BACKGROUND 0
 #define FG(v) ((v) != 0)
+#define JOINS(v, w) FG(w)
+#endif
 
 // ---- bits.h
 // Bit positions in 32-bit words, shared by the kernels that work on bit masks of pixels.

@@ -1,5 +1,6 @@
 // CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__

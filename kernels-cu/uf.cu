@@ -4,6 +4,7 @@
 // ---- kernels-cu/prelude.cuh
 // CUDA dialect prelude: maps the portable kernel vocabulary of kernels/ to CUDA C++ (NVRTC).
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 #define KERNEL extern "C" __global__
@@ -176,9 +177,35 @@ typedef uint index_t;
 // fastest, then y, then z); an image is the volume of one slice (z = 0).
 #define VOXEL_INDEX(x, y, z, width, height) (((index_t)(z) * (height) + (y)) * (width) + (x))
 
-// Foreground test: any nonzero pixel value is foreground (never `& 1`: inputs of 255 or 2 must
-// work).
+// The input's elements (pixel_t). By default a binary image of one byte an element: any nonzero
+// value is foreground (never `& 1`: inputs of 255 or 2 must work), and foreground neighbours
+// join. Built with MULTILABEL=1 (UF only), a multi-label image: integers of PIXEL_BYTES bytes (1,
+// 2, 4 or 8; signedness does not matter, only equality), every value but the background
+// BACKGROUND_HI:BACKGROUND_LO (its high and low 32 bits) is foreground, and neighbours join only
+// when their values are equal. JOINS(v, w): whether an element of value v joins its neighbour of
+// value w, v being foreground.
+#ifndef MULTILABEL
+#define MULTILABEL 0
+#endif
+#if MULTILABEL
+#if PIXEL_BYTES == 8
+typedef ulong pixel_t;
+#elif PIXEL_BYTES == 4
+typedef uint pixel_t;
+#elif PIXEL_BYTES == 2
+typedef ushort pixel_t;
+#else
+typedef uchar pixel_t;
+#endif
+#define BACKGROUND ((pixel_t)(((ulong)BACKGROUND_HI << 32) | (ulong)BACKGROUND_LO))
+#define FG(v) ((v) != BACKGROUND)
+#define JOINS(v, w) ((v) == (w))
+#else
+typedef uchar pixel_t;
+#define BACKGROUND 0
 #define FG(v) ((v) != 0)
+#define JOINS(v, w) FG(w)
+#endif
 
 // ---- union_find.h
 // Union-find over a label array (TPDS 2020 Sec. 2.1, Alg. 1; IPAS 2018 Alg. 1).
@@ -362,8 +389,13 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 // foreground backward neighbours among the 26 around it: the 3 face ones (6-connectivity), 6
 // more edge ones (18) and 4 more corner ones (26). An image is a volume of depth 1.
 //
+// Multi-label images (built with MULTILABEL=1, see common.h): the elements are values, and a pair
+// of neighbours is joined only where their values are equal (JOINS), which union-find takes as it
+// is: nothing else changes. The tiles keep each element's value in local memory, not a flag.
+//
 // Build-time defines: CONNECTIVITY (4 or 8; with DIMS=3: 6, 18 or 26), TILE_W, TILE_H (and
-// TILE_D) (the work-group size), INLINE_COMPRESSION (1 for UF_IC).
+// TILE_D) (the work-group size), INLINE_COMPRESSION (1 for UF_IC), MULTILABEL, PIXEL_BYTES and
+// BACKGROUND_HI/LO (common.h).
 
 #if DIMS == 3
 
@@ -372,19 +404,20 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 // Phase 1, one work-group per TILE_W x TILE_H x TILE_D tile: union-find in local memory over the
 // voxel pairs whose both ends lie in the tile, then each voxel stores the global index + 1 of its
 // tile-local root.
-KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void uf_local_merge(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     LOCAL_ARRAY(uint, tile_labels, TILE_W * TILE_H * TILE_D);
-    LOCAL_ARRAY(uchar, tile_fg, TILE_W * TILE_H * TILE_D);
+    LOCAL_ARRAY(pixel_t, tile_values, TILE_W * TILE_H * TILE_D);
 
     const int lx = (int)LOCAL_ID_X, ly = (int)LOCAL_ID_Y, lz = (int)LOCAL_ID_Z;
     const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y * TILE_H, z0 = GROUP_ID_Z * TILE_D;
     const uint x = x0 + lx, y = y0 + ly, z = z0 + lz;
     const uint li = ((uint)lz * TILE_H + ly) * TILE_W + lx;
     const int inside = x < width && y < height && z < depth;
-    const int fg = inside && FG(img[VOXEL_INDEX(x, y, z, width, height)]);
+    const pixel_t value = inside ? img[VOXEL_INDEX(x, y, z, width, height)] : BACKGROUND;
+    const int fg = FG(value);
 
-    tile_fg[li] = (uchar)fg;
+    tile_values[li] = value;
     tile_labels[li] = fg ? li + 1 : 0;
     LOCAL_BARRIER();
 
@@ -396,7 +429,7 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
             if (nx < 0 || ny < 0 || nz < 0 || nx >= TILE_W || ny >= TILE_H)
                 continue;
             const uint ni = ((uint)nz * TILE_H + ny) * TILE_W + nx;
-            if (tile_fg[ni])
+            if (JOINS(value, tile_values[ni]))
                 union_local(tile_labels, li, ni);
         }
     }
@@ -417,7 +450,7 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 // voxel joins its foreground backward neighbours that lie in another tile. Launched over the
 // tiles as phase 1 is, so a voxel's place in its tile is its place in its work-group (see the
 // image version for why not x % TILE_W).
-KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void uf_border_merge(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
@@ -431,7 +464,8 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
         return;
 #endif
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (!FG(img[i]))
+    const pixel_t value = img[i];
+    if (!FG(value))
         return;
     for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
         if (!is_neighbour(n))
@@ -444,7 +478,7 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
         if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
             continue;
         const index_t j = VOXEL_INDEX(nx, ny, nz, width, height);
-        if (FG(img[j]))
+        if (JOINS(value, img[j]))
             union_global(L, i, j);
     }
 }
@@ -454,31 +488,32 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
 // Phase 1, one work-group per TILE_W x TILE_H tile: union-find in local memory over the pixel
 // pairs whose both ends lie in the tile, then each pixel stores the global index + 1 of its
 // tile-local root (the tile's initialization of L).
-KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void uf_local_merge(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     LOCAL_ARRAY(uint, tile_labels, TILE_W * TILE_H);
-    LOCAL_ARRAY(uchar, tile_fg, TILE_W * TILE_H);
+    LOCAL_ARRAY(pixel_t, tile_values, TILE_W * TILE_H);
 
     const uint lx = LOCAL_ID_X, ly = LOCAL_ID_Y;
     const uint x0 = GROUP_ID_X * TILE_W, y0 = GROUP_ID_Y * TILE_H;
     const uint x = x0 + lx, y = y0 + ly;
     const uint li = ly * TILE_W + lx;
     const int inside = x < width && y < height;
-    const int fg = inside && FG(img[PIXEL_INDEX(x, y, width)]);
+    const pixel_t value = inside ? img[PIXEL_INDEX(x, y, width)] : BACKGROUND;
+    const int fg = FG(value);
 
-    tile_fg[li] = (uchar)fg;
+    tile_values[li] = value;
     tile_labels[li] = fg ? li + 1 : 0;
     LOCAL_BARRIER();
 
     if (fg) {
-        if (lx > 0 && tile_fg[li - 1])
+        if (lx > 0 && JOINS(value, tile_values[li - 1]))
             union_local(tile_labels, li, li - 1);
-        if (ly > 0 && tile_fg[li - TILE_W])
+        if (ly > 0 && JOINS(value, tile_values[li - TILE_W]))
             union_local(tile_labels, li, li - TILE_W);
 #if CONNECTIVITY == 8
-        if (lx > 0 && ly > 0 && tile_fg[li - TILE_W - 1])
+        if (lx > 0 && ly > 0 && JOINS(value, tile_values[li - TILE_W - 1]))
             union_local(tile_labels, li, li - TILE_W - 1);
-        if (lx + 1 < TILE_W && ly > 0 && tile_fg[li - TILE_W + 1])
+        if (lx + 1 < TILE_W && ly > 0 && JOINS(value, tile_values[li - TILE_W + 1]))
             union_local(tile_labels, li, li - TILE_W + 1);
 #endif
     }
@@ -500,7 +535,7 @@ KERNEL void uf_local_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
 // in its group. (From x % TILE_W, Clang turned the 8-connectivity test below into a switch on
 // the low 5 bits of x, an i5, which Oclgrind 21.10 compares whole: it skipped the border pixels
 // of every tile but the first column of tiles, and UF labeled wrongly there.)
-KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void uf_border_merge(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
@@ -514,17 +549,18 @@ KERNEL void uf_border_merge(GLOBAL const uchar *img, GLOBAL label_t *L, uint wid
         return;
 #endif
     const index_t i = PIXEL_INDEX(x, y, width);
-    if (!FG(img[i]))
+    const pixel_t value = img[i];
+    if (!FG(value))
         return;
 
-    if (lx == 0 && x > 0 && FG(img[i - 1]))
+    if (lx == 0 && x > 0 && JOINS(value, img[i - 1]))
         union_global(L, i, i - 1);
-    if (ly == 0 && y > 0 && FG(img[i - width]))
+    if (ly == 0 && y > 0 && JOINS(value, img[i - width]))
         union_global(L, i, i - width);
 #if CONNECTIVITY == 8
-    if ((lx == 0 || ly == 0) && x > 0 && y > 0 && FG(img[i - width - 1]))
+    if ((lx == 0 || ly == 0) && x > 0 && y > 0 && JOINS(value, img[i - width - 1]))
         union_global(L, i, i - width - 1);
-    if ((lx == TILE_W - 1 || ly == 0) && x + 1 < width && y > 0 && FG(img[i - width + 1]))
+    if ((lx == TILE_W - 1 || ly == 0) && x + 1 < width && y > 0 && JOINS(value, img[i - width + 1]))
         union_global(L, i, i - width + 1);
 #endif
 }

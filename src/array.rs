@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::gpu::Buffer;
 use crate::shape::{Element, ElementType};
-use crate::{RawLabels, Shape};
+use crate::{ImageKind, RawLabels, Shape};
 
 /// How the labels of a label array are numbered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,10 +39,14 @@ pub struct DeviceArray<T: Element> {
     owner: u64,
     pub(crate) storage: Storage<T>,
     pub(crate) numbering: Option<Numbering>,
+    /// What an image's elements are (labels: [`ImageKind::Binary`], unused).
+    kind: ImageKind,
     _element: PhantomData<T>,
 }
 
-/// A binary image uploaded to a device: label it many times, with any labeler of that device.
+/// An image uploaded to a device: label it many times, with any labeler of that device. A binary
+/// mask of one byte an element, or the values of a multi-label image ([`DeviceArray::kind`]),
+/// held as their bytes.
 pub type DeviceImage = DeviceArray<u8>;
 /// Labels left on a device by [`crate::Labeler::run`]; read them with
 /// [`crate::Labeler::download`].
@@ -50,11 +54,17 @@ pub type DeviceLabels = DeviceArray<u32>;
 
 impl<T: Element> DeviceArray<T> {
     pub(crate) fn new(shape: Shape, owner: u64, storage: Storage<T>) -> Self {
-        Self { shape, owner, storage, numbering: None, _element: PhantomData }
+        Self { shape, owner, storage, numbering: None, kind: ImageKind::Binary, _element: PhantomData }
+    }
+
+    /// The same array, its elements of `kind` (an image's bytes holding multi-label values).
+    pub(crate) fn with_kind(mut self, kind: ImageKind) -> Self {
+        self.kind = kind;
+        self
     }
 
     pub(crate) fn labels(shape: Shape, owner: u64, storage: Storage<T>, numbering: Numbering) -> Self {
-        Self { shape, owner, storage, numbering: Some(numbering), _element: PhantomData }
+        Self { shape, owner, storage, numbering: Some(numbering), kind: ImageKind::Binary, _element: PhantomData }
     }
 
     /// For label arrays, how they are numbered (raw, or consecutive with the count).
@@ -77,14 +87,22 @@ impl<T: Element> DeviceArray<T> {
         self.shape.height
     }
 
-    /// The type of each element.
+    /// The type of each element (of an image's bytes: see [`DeviceArray::kind`]).
     pub fn element_type(&self) -> ElementType {
         T::TYPE
     }
 
+    /// What an image's elements are: a binary mask, or the values of a multi-label image.
+    pub fn kind(&self) -> ImageKind {
+        self.kind
+    }
+
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
-        self.shape.len() * T::TYPE.size()
+        match self.kind {
+            ImageKind::Binary => self.shape.len() * T::TYPE.size(),
+            ImageKind::MultiLabel { bytes, .. } => self.shape.len() * usize::from(bytes),
+        }
     }
 
     /// The id of the device that owns it.

@@ -39,6 +39,15 @@ pub enum Error {
         /// What the algorithm supports.
         supported: Vec<Connectivity>,
     },
+    /// The algorithm does not label this kind of image: a multi-label image
+    /// ([`crate::ImageKind::MultiLabel`]) with an algorithm whose kernels only test foreground.
+    #[error("{algorithm} does not label multi-label images; {} do", .supported.join(" and "))]
+    UnsupportedMultiLabel {
+        /// The algorithm's name ([`crate::Algorithm::name`]).
+        algorithm: &'static str,
+        /// The algorithms that do.
+        supported: Vec<&'static str>,
+    },
     /// The image has no pixel.
     #[error("invalid input: the image is empty ({width}x{height})")]
     EmptyImage {

@@ -1,6 +1,7 @@
 //! The CPU reference: a sequential union-find labeling that is simple and obviously right, and
 //! the partition-equality check every test uses.
 
+use crate::multilabel::{values_of, ImageKind, LabelValue};
 use crate::{BinaryImage, Connectivity, Error, LabelImage, RawLabels, Result, Shape};
 
 /// Offsets (dx, dy, dz) of the backward neighbours: those before a voxel in raster order (x
@@ -64,11 +65,48 @@ pub(crate) fn raw_labels_of(
     connectivity: Connectivity,
     convention: RawLabels,
 ) -> Vec<u32> {
-    let mut labels = first_voxel_labels(shape, values, connectivity);
+    let mut labels = first_voxel_labels(shape, connectivity, |i| values[i] != 0, |_, j| values[j] != 0);
     if convention == RawLabels::FirstBlock {
         to_first_block(shape, &mut labels);
     }
     labels
+}
+
+/// [`raw_labels_of`] for an image of `kind` held in `bytes`: a multi-label image joins equal
+/// neighbours only, its background value being background.
+pub(crate) fn raw_labels_of_kind(
+    shape: Shape,
+    bytes: &[u8],
+    kind: ImageKind,
+    connectivity: Connectivity,
+    convention: RawLabels,
+) -> Vec<u32> {
+    if kind == ImageKind::Binary {
+        return raw_labels_of(shape, bytes, connectivity, convention);
+    }
+    let (values, background) = values_of(kind, bytes);
+    let mut labels =
+        first_voxel_labels(shape, connectivity, |i| values[i] != background, |i, j| values[i] == values[j]);
+    if convention == RawLabels::FirstBlock {
+        to_first_block(shape, &mut labels);
+    }
+    labels
+}
+
+/// Labels a multi-label image or volume of `shape` on the CPU: the connected sets of equal
+/// values, `background` excepted, with `connectivity` (of images, or of volumes, which labels an
+/// image as a volume of one slice); first-pixel raw labels as [`label`]'s. Values that do not
+/// match the shape are an [`Error::SizeMismatch`] (as [`crate::HostArray::new`]).
+pub fn label_values<T: LabelValue>(
+    shape: Shape,
+    values: &[T],
+    background: T,
+    connectivity: Connectivity,
+) -> Result<LabelImage> {
+    crate::host_array::check_len(shape, values.len())?;
+    let kind = ImageKind::multilabel(background);
+    let labels = raw_labels_of_kind(shape, bytemuck::cast_slice(values), kind, connectivity, RawLabels::FirstPixel);
+    LabelImage::new(shape, labels)
 }
 
 /// Labels `volume` on the CPU with 6-, 18- or 26-connectivity: every voxel of a component gets
@@ -89,9 +127,15 @@ pub fn label_volume_as(volume: &BinaryImage, connectivity: Connectivity, convent
     LabelImage::volume(shape.width, shape.height, shape.depth, labels)
 }
 
-/// First-voxel labels of row-major voxels (nonzero is foreground) of `shape`. The union-find
+/// First-voxel labels of the row-major voxels of `shape`, `fg(i)` telling foreground voxels and
+/// `joins(i, j)` whether foreground voxel `i` joins its foreground neighbour `j`. The union-find
 /// forest becomes the label array in place: 4 bytes per voxel in all.
-fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -> Vec<u32> {
+fn first_voxel_labels(
+    shape: Shape,
+    connectivity: Connectivity,
+    fg: impl Fn(usize) -> bool,
+    joins: impl Fn(usize, usize) -> bool,
+) -> Vec<u32> {
     let (w, h, d) = (shape.width, shape.height, shape.depth);
     let index = |x: usize, y: usize, z: usize| (z * h + y) * w + x;
     let neighbours = backward_neighbours(connectivity);
@@ -99,7 +143,8 @@ fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -
     for z in 0..d {
         for y in 0..h {
             for x in 0..w {
-                if voxels[index(x, y, z)] == 0 {
+                let i = index(x, y, z);
+                if !fg(i) {
                     continue;
                 }
                 for &(dx, dy, dz) in &neighbours {
@@ -108,10 +153,10 @@ fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -
                         continue;
                     }
                     let n = index(nx as usize, ny as usize, nz as usize);
-                    if voxels[n] == 0 {
+                    if !fg(n) || !joins(i, n) {
                         continue;
                     }
-                    let a = find(&mut parent, index(x, y, z) as u32);
+                    let a = find(&mut parent, i as u32);
                     let b = find(&mut parent, n as u32);
                     // The smaller root wins, so a root is its component's smallest index.
                     parent[a.max(b) as usize] = a.min(b);
@@ -125,7 +170,7 @@ fn first_voxel_labels(shape: Shape, voxels: &[u8], connectivity: Connectivity) -
         parent[i] = parent[parent[i] as usize];
     }
     for (i, l) in parent.iter_mut().enumerate() {
-        *l = if voxels[i] == 0 { 0 } else { *l + 1 };
+        *l = if fg(i) { *l + 1 } else { 0 };
     }
     parent
 }

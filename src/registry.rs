@@ -69,6 +69,23 @@ impl Algorithm {
         }
     }
 
+    /// Whether it labels multi-label images ([`crate::multilabel`]): UF and UF_IC.
+    pub fn supports_multilabel(self) -> bool {
+        self.info().multilabel
+    }
+
+    /// Checks that it labels images of `kind` ([`Algorithm::supports_multilabel`]), else an
+    /// [`crate::Error::UnsupportedMultiLabel`] naming those that do.
+    pub fn check_kind(self, kind: crate::ImageKind) -> crate::Result<()> {
+        if kind == crate::ImageKind::Binary || self.supports_multilabel() {
+            return Ok(());
+        }
+        Err(crate::Error::UnsupportedMultiLabel {
+            algorithm: self.name(),
+            supported: Self::ALL.iter().filter(|a| a.supports_multilabel()).map(|a| a.name()).collect(),
+        })
+    }
+
     /// How the algorithm numbers components in its raw output.
     pub fn raw_labels(self) -> RawLabels {
         self.info().raw_labels

@@ -239,6 +239,26 @@ fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity)
     if algorithm == Algorithm::TUF && connectivity.dims() == 2 {
         stacked_exact(&mut labeler, connectivity);
     }
+    if algorithm.supports_multilabel() {
+        multilabel_exact(&mut labeler, connectivity, &format!("{algorithm} {connectivity}"));
+    }
+}
+
+/// A multi-label image (or volume) of 16-bit classes in cells of 2 elements, background 2,
+/// labeled into consecutive labels as the CPU reference labels it (UF's kernels built with
+/// `MULTILABEL=1`).
+fn multilabel_exact(labeler: &mut AnyLabeler, connectivity: Connectivity, what: &str) {
+    let shape = if connectivity.dims() == 2 { Shape::image(67, 37) } else { Shape { width: 19, height: 11, depth: 7 } };
+    let (w, h) = (shape.width, shape.height);
+    let class = |i: usize| {
+        let (x, y, z) = (i % w / 2, i / w % h / 2, i / (w * h) / 2);
+        ((x * 73 + y * 151 + z * 199 + x * y) % 5) as u16
+    };
+    let values: Vec<u16> = (0..shape.len()).map(class).collect();
+    let (want, n) = reference::label_values(shape, &values, 2, connectivity).expect("reference").into_consecutive();
+    let on_device = labeler.upload_values(shape, &values, 2).expect("upload");
+    let (labels, count, _) = labeler.label_on_device_consecutive(&on_device, connectivity).expect("label");
+    assert_eq!((download(labeler, &labels), count), (want.values().to_vec(), n), "{what}: multi-label");
 }
 
 /// Three images of 70 x 32 stacked along the rows, labeled as one (TUF's border merge keeping

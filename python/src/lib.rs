@@ -33,6 +33,7 @@ fn to_py(e: Error) -> PyErr {
     match e {
         Error::InvalidParameter { .. }
         | Error::UnsupportedConnectivity { .. }
+        | Error::UnsupportedMultiLabel { .. }
         | Error::ConnectivityDimensions { .. }
         | Error::EmptyImage { .. }
         | Error::EmptyVolume { .. }

@@ -2,11 +2,11 @@
 
 use std::time::Instant;
 
-use super::{check_destination, Labeler, Stages};
+use super::{check_bytes, check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::{
-    reference, Algorithm, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, OpenCvStats,
-    Phase, PhaseTime, Result, Shape, Timings,
+    reference, Algorithm, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, ImageKind,
+    OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
 };
 
 /// The CPU reference labeler ([`reference::label_as`]); it accepts every algorithm name, with
@@ -38,10 +38,12 @@ impl CpuLabeler {
     fn raw_labels(&self, image: &DeviceImage, connectivity: Connectivity) -> Result<Vec<u32>> {
         super::check_shape_connectivity(image.shape(), connectivity)?;
         self.algorithm.check(connectivity)?;
-        let Storage::Host(pixels) = &image.storage else {
+        self.algorithm.check_kind(image.kind())?;
+        let Storage::Host(bytes) = &image.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };
-        Ok(reference::raw_labels_of(image.shape(), pixels, connectivity, self.algorithm.raw_labels()))
+        let convention = self.algorithm.raw_labels();
+        Ok(reference::raw_labels_of_kind(image.shape(), bytes, image.kind(), connectivity, convention))
     }
 
     fn timings(start: Instant) -> Timings {
@@ -59,9 +61,9 @@ impl Labeler for CpuLabeler {
         &self.info
     }
 
-    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
-        crate::host_array::check_len(shape, elements.len())?;
-        Ok(DeviceArray::new(shape, self.owner, Storage::Host(elements.to_vec())))
+    fn upload_bytes(&mut self, shape: Shape, bytes: &[u8], kind: ImageKind) -> Result<DeviceImage> {
+        check_bytes(shape, bytes, kind)?;
+        Ok(DeviceArray::new(shape, self.owner, Storage::Host(bytes.to_vec())).with_kind(kind))
     }
 
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::device::Opened;
+use crate::gpu::Define;
 use crate::gpu::{build_program, Buffer, BuildReport, Gpu, PhaseRecorder};
 use crate::schedule::hold::QueueHold;
 use crate::schedule::relabel::{self, Relabel};
@@ -14,9 +15,13 @@ use crate::schedule::stats::{self, OpenCv, Stats};
 use crate::schedule::{Schedule, LABEL_BYTES};
 use crate::shape::Element;
 use crate::{
-    Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, OpenCvStats,
-    Phase, Result, Shape, Timings,
+    Algorithm, BinaryImage, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, ImageKind,
+    OpenCvStats, Phase, Result, Shape, Timings,
 };
+
+/// What a schedule is built for: a connectivity and the kind of image (binary, or multi-label
+/// values of one width and background).
+type ScheduleKey = (Connectivity, ImageKind);
 
 /// One algorithm on one GPU (or OpenCL CPU) device, with its kernels compiled for every
 /// connectivity the algorithm supports and a command queue (stream) of its own.
@@ -24,7 +29,7 @@ pub struct GpuLabeler {
     device: Arc<Opened>,
     gpu: Box<dyn Gpu>,
     algorithm: Algorithm,
-    schedules: Vec<(Connectivity, Box<dyn Schedule>)>,
+    schedules: Vec<(ScheduleKey, Box<dyn Schedule>)>,
     /// The relabeling stage, built at its first use.
     relabel: Option<Box<Relabel>>,
     /// The component statistics stage, built at its first use.
@@ -56,36 +61,36 @@ impl GpuLabeler {
             every_phase: false,
         };
         for &connectivity in connectivities {
-            labeler.prepare(connectivity)?;
+            labeler.prepare(connectivity, ImageKind::Binary)?;
         }
         Ok(labeler)
     }
 
-    /// Builds the schedule for `connectivity` if it is not built yet, and runs it once,
-    /// untimed, on a small image: some drivers finish preparing a kernel at its first launch
-    /// (POCL compiles it for the work-group size then, CUDA loads functions lazily), which must
-    /// not land in a labeling's phases.
-    fn prepare(&mut self, connectivity: Connectivity) -> Result<()> {
+    /// Builds the schedule for `connectivity` and images of `kind` if it is not built yet, and
+    /// runs it once, untimed, on a small image: some drivers finish preparing a kernel at its
+    /// first launch (POCL compiles it for the work-group size then, CUDA loads functions lazily),
+    /// which must not land in a labeling's phases.
+    fn prepare(&mut self, connectivity: Connectivity, kind: ImageKind) -> Result<()> {
         self.algorithm.check(connectivity)?;
-        if self.schedules.iter().any(|(c, _)| *c == connectivity) {
+        self.algorithm.check_kind(kind)?;
+        if self.schedules.iter().any(|(key, _)| *key == (connectivity, kind)) {
             return Ok(());
         }
         let info = self.algorithm.info();
-        let program = build_program(
-            self.gpu.as_ref(),
-            info.kernel(),
-            &info.defines(connectivity, self.gpu.limits()),
-            &mut self.builds,
-        )?;
+        let mut defines = info.defines(connectivity, self.gpu.limits());
+        defines.extend(kind_defines(kind));
+        let program = build_program(self.gpu.as_ref(), info.kernel(), &defines, &mut self.builds)?;
         let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity)?;
-        self.schedules.push((connectivity, schedule));
+        self.schedules.push(((connectivity, kind), schedule));
         let start = std::time::Instant::now();
         let warm_up = if connectivity.dims() == 3 {
             BinaryImage::volume_from_fn(19, 11, 7, |x, y, z| (x * 7 + y * 3 + z) % 5 < 2)?
         } else {
             BinaryImage::image_from_fn(67, 37, |x, y| (x * 7 + y * 3) % 5 < 2)?
         };
-        let on_device = self.upload(&warm_up)?;
+        // Values of the kind's width (0 and 1, whatever its background).
+        let bytes: Vec<u8> = warm_up.values().iter().flat_map(|&v| std::iter::repeat_n(v, kind.bytes())).collect();
+        let on_device = self.upload_bytes(warm_up.shape(), &bytes, kind)?;
         self.label_on_device(&on_device, connectivity)?;
         self.builds.warm_up_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -119,7 +124,7 @@ impl GpuLabeler {
             }
         };
         let labels = into.or(fresh.as_ref()).expect("one of them");
-        let schedule = schedule_for(&mut self.schedules, connectivity);
+        let schedule = schedule_for(&mut self.schedules, (connectivity, image.kind()));
         let relabel = self.relabel.as_mut().expect("built above");
         let job = crate::schedule::Job { input, labels, shape };
         let convention = self.algorithm.raw_labels();
@@ -153,7 +158,7 @@ impl GpuLabeler {
         stats: bool,
     ) -> Result<(DeviceLabels, u32, Option<ComponentStats>, Timings)> {
         let shape = image.shape();
-        self.prepare_labeling(shape, connectivity)?;
+        self.prepare_labeling(image, connectivity)?;
         let (labels, count, statistics, timings) = self.run_consecutive(image, connectivity, None, stats)?;
         let (labels, numbering) = (labels.expect("a new buffer"), Numbering::Consecutive(count));
         let labels = DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering);
@@ -355,11 +360,11 @@ impl GpuLabeler {
         let shape = image.shape();
         super::check_same_shape(image, labels)?;
         super::check_stacked(shape, items)?;
-        self.prepare_labeling(shape, connectivity)?;
+        self.prepare_labeling(image, connectivity)?;
         self.ensure_relabel()?;
         let (input, output) = (self.buffer(image)?, self.buffer(labels)?);
         let gpu = self.gpu.as_ref();
-        let schedule = schedule_for(&mut self.schedules, connectivity);
+        let schedule = schedule_for(&mut self.schedules, (connectivity, image.kind()));
         let relabel = self.relabel.as_mut().expect("built above");
         let mut recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
         let job = crate::schedule::Job { input, labels: output, shape };
@@ -432,11 +437,12 @@ impl GpuLabeler {
         Ok(Timings { phases, iterations: None })
     }
 
-    /// Checks that an array of `shape` can be labeled with `connectivity` here and builds (and
-    /// warms up) the schedule for it when it is not yet built.
-    fn prepare_labeling(&mut self, shape: Shape, connectivity: Connectivity) -> Result<()> {
+    /// Checks that `image` can be labeled with `connectivity` here and builds (and warms up)
+    /// the schedule for it when it is not yet built.
+    fn prepare_labeling(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<()> {
+        let shape = image.shape();
         super::check_shape_connectivity(shape, connectivity)?;
-        self.prepare(connectivity)?;
+        self.prepare(connectivity, image.kind())?;
         crate::host_array::check_shape(shape)
     }
 
@@ -448,10 +454,22 @@ impl GpuLabeler {
     }
 }
 
-/// The schedule built for `connectivity` ([`GpuLabeler::prepare`], which every labeling calls
-/// first).
-fn schedule_for(schedules: &mut [(Connectivity, Box<dyn Schedule>)], connectivity: Connectivity) -> &mut dyn Schedule {
-    schedules.iter_mut().find(|(c, _)| *c == connectivity).map(|(_, s)| s.as_mut()).expect("prepared first")
+/// The schedule built for `key` ([`GpuLabeler::prepare`], which every labeling calls first).
+fn schedule_for(schedules: &mut [(ScheduleKey, Box<dyn Schedule>)], key: ScheduleKey) -> &mut dyn Schedule {
+    schedules.iter_mut().find(|(k, _)| *k == key).map(|(_, s)| s.as_mut()).expect("prepared first")
+}
+
+/// The kernel defines of images of `kind` (`kernels/common.h`): none for binary images.
+fn kind_defines(kind: ImageKind) -> Vec<Define> {
+    match kind {
+        ImageKind::Binary => Vec::new(),
+        ImageKind::MultiLabel { bytes, background } => vec![
+            Define::flag("MULTILABEL", true),
+            Define::int("PIXEL_BYTES", bytes.into()),
+            Define::int("BACKGROUND_HI", (background >> 32) as i64),
+            Define::int("BACKGROUND_LO", (background & 0xffff_ffff) as i64),
+        ],
+    }
 }
 
 /// OpenCV's tables take an array's dimensions: 2 for an image, 3 for a volume (a single slice
@@ -488,11 +506,11 @@ impl Labeler for GpuLabeler {
         &self.device.info
     }
 
-    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
-        crate::host_array::check_len(shape, elements.len())?;
-        let mut buffer = self.gpu.alloc(elements.len())?;
-        self.gpu.write(&mut buffer, elements)?;
-        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+    fn upload_bytes(&mut self, shape: Shape, bytes: &[u8], kind: ImageKind) -> Result<DeviceImage> {
+        super::check_bytes(shape, bytes, kind)?;
+        let mut buffer = self.gpu.alloc(bytes.len())?;
+        self.gpu.write(&mut buffer, bytes)?;
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)).with_kind(kind))
     }
 
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()> {
@@ -506,10 +524,10 @@ impl Labeler for GpuLabeler {
 impl Stages for GpuLabeler {
     fn label_on_device(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(DeviceLabels, Timings)> {
         let shape = image.shape();
-        self.prepare_labeling(shape, connectivity)?;
+        self.prepare_labeling(image, connectivity)?;
         let input = self.buffer(image)?;
         let gpu = self.gpu.as_ref();
-        let schedule = schedule_for(&mut self.schedules, connectivity);
+        let schedule = schedule_for(&mut self.schedules, (connectivity, image.kind()));
         let (labels, timings) = crate::schedule::label(gpu, schedule, input, shape, self.every_phase)?;
         let numbering = Numbering::Raw(self.algorithm.raw_labels());
         Ok((DeviceArray::labels(shape, self.device.owner, Storage::Device(labels), numbering), timings))
@@ -523,11 +541,11 @@ impl Stages for GpuLabeler {
     ) -> Result<Timings> {
         let shape = image.shape();
         super::check_same_shape(image, labels)?;
-        self.prepare_labeling(shape, connectivity)?;
+        self.prepare_labeling(image, connectivity)?;
         let input = self.buffer(image)?;
         let output = self.buffer(labels)?;
         let gpu = self.gpu.as_ref();
-        let schedule = schedule_for(&mut self.schedules, connectivity);
+        let schedule = schedule_for(&mut self.schedules, (connectivity, image.kind()));
         let recorder = PhaseRecorder::start_labeling(gpu, self.every_phase)?;
         let timings = crate::schedule::label_into(gpu, schedule, input, output, shape, recorder)?;
         labels.numbering = Some(Numbering::Raw(self.algorithm.raw_labels()));
@@ -559,7 +577,7 @@ impl Stages for GpuLabeler {
         labels: &mut DeviceLabels,
     ) -> Result<(u32, Timings)> {
         super::check_same_shape(image, labels)?;
-        self.prepare_labeling(image.shape(), connectivity)?;
+        self.prepare_labeling(image, connectivity)?;
         let output = self.buffer(labels)?;
         let (_, count, _, timings) = self.run_consecutive(image, connectivity, Some(output), false)?;
         labels.numbering = Some(Numbering::Consecutive(count));

@@ -14,7 +14,7 @@ pub use run::run_host;
 
 use crate::{
     Algorithm, BackendKind, BinaryImage, BuildReport, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
-    DeviceLabels, Error, LabelImage, OpenCvStats, Options, Result, Run, Shape, Timings,
+    DeviceLabels, Error, ImageKind, LabelImage, LabelValue, OpenCvStats, Options, Result, Run, Shape, Timings,
 };
 
 /// The stages a [`Labeler::run`] chains (see [`crate::pipeline`]): labeling, relabeling,
@@ -165,7 +165,26 @@ pub trait Labeler: Stages {
     /// first: for callers whose pixels lie in memory they do not own (bindings; page-locked
     /// buffers from [`crate::Device::pinned_buffer`], copied at bus speed). A shape of depth 1
     /// is an image. Errors as [`crate::HostArray::new`].
-    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage>;
+    fn upload_array(&mut self, shape: Shape, elements: &[u8]) -> Result<DeviceImage> {
+        self.upload_bytes(shape, elements, ImageKind::Binary)
+    }
+
+    /// Copies a multi-label image or volume of `shape` (dense row-major `values`, one per
+    /// element) to the device: its components are the connected sets of equal values,
+    /// `background` excepted ([`crate::multilabel`]). Only the algorithms that support it
+    /// ([`Algorithm::supports_multilabel`]) label it; the others refuse it at labeling time.
+    /// Errors as [`crate::HostArray::new`].
+    fn upload_values<T: LabelValue>(&mut self, shape: Shape, values: &[T], background: T) -> Result<DeviceImage>
+    where
+        Self: Sized,
+    {
+        crate::host_array::check_len(shape, values.len())?;
+        self.upload_bytes(shape, bytemuck::cast_slice(values), ImageKind::multilabel(background))
+    }
+
+    /// Copies the elements of an image of `kind` held in `bytes` (`kind.bytes()` bytes an
+    /// element, dense, row-major) to the device.
+    fn upload_bytes(&mut self, shape: Shape, bytes: &[u8], kind: ImageKind) -> Result<DeviceImage>;
 
     /// Labels an image (or volume) already on the device into new labels and runs the stages
     /// `options` ask for on them (see [`crate::pipeline`]): consecutive numbering, statistics,
@@ -201,6 +220,19 @@ pub trait Labeler: Stages {
     fn label(&mut self, image: &BinaryImage, options: &Options) -> Result<Run<LabelImage>> {
         run_host(self, options, |l| l.upload(image), |l, d| l.download(d))
     }
+}
+
+/// Checks that `bytes` hold the elements of an image of `shape` and `kind` (`kind.bytes()` bytes
+/// each), as [`crate::HostArray::new`] checks values.
+pub(crate) fn check_bytes(shape: Shape, bytes: &[u8], kind: ImageKind) -> Result<()> {
+    let width = kind.bytes();
+    if !bytes.len().is_multiple_of(width) {
+        return Err(Error::InvalidParameter {
+            name: "values".into(),
+            reason: format!("{} bytes are no whole number of {width}-byte values", bytes.len()),
+        });
+    }
+    crate::host_array::check_len(shape, bytes.len() / width)
 }
 
 /// Checks that `labels` are consecutive with one entry of `keep` per component.

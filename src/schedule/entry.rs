@@ -46,6 +46,9 @@ pub struct AlgorithmInfo {
     /// that a volume too long along y or z for a device's 3D grid still labels: TUF's. False:
     /// 3D ranges, and such a volume is refused with a device error naming the limit.
     pub flat_volume_ranges: bool,
+    /// Whether its kernels label multi-label images ([`crate::ImageKind::MultiLabel`]): built
+    /// with `MULTILABEL=1`, they join equal neighbours only (UF's).
+    pub multilabel: bool,
     pub(crate) kernel: KernelFile,
     pub(crate) defines: fn(Connectivity, &Limits) -> Vec<Define>,
     pub(crate) variant: &'static [Define],
@@ -90,6 +93,7 @@ impl AlgorithmInfo {
             phases,
             ranks_in_last_pass: false,
             flat_volume_ranges: false,
+            multilabel: false,
             kernel,
             defines,
             variant: &[],
@@ -115,6 +119,11 @@ impl AlgorithmInfo {
             variant: PLAIN,
             ..Self::iterative(name, summary, connectivities, raw_labels, phases, kernel, defines, schedule)
         }
+    }
+
+    /// This entry with multi-label images ([`AlgorithmInfo::multilabel`]).
+    pub(crate) const fn with_multilabel(self) -> Self {
+        AlgorithmInfo { multilabel: true, ..self }
     }
 
     /// The `_IC` variant of this entry: the same schedule and kernels with

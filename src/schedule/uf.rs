@@ -32,7 +32,8 @@ pub(crate) const UF: AlgorithmInfo = AlgorithmInfo::direct(
     KERNEL,
     defines,
     build,
-);
+)
+.with_multilabel();
 
 /// UF_IC's registry entry.
 pub(crate) const UF_IC: AlgorithmInfo = UF.inline("UF_IC", "UF with inline compression (TPDS 2020 Sec. 2.1)");
