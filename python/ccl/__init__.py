@@ -111,6 +111,39 @@ def _binary(image, background=None) -> np.ndarray:
 _BY_HOPS = {2: (4, 8), 3: (6, 18, 26)}
 
 
+def _check_values(dtype) -> None:
+    if np.dtype(dtype).kind not in "biu":
+        raise ValueError(
+            f"a multi-label image of dtype {dtype}: its values are classes or labels, integers or bool "
+            "(compare floats first, e.g. np.round(x).astype(np.int32))"
+        )
+
+
+def _multilabel_args(dtype, background) -> tuple:
+    """A multi-label image's (bytes per value, the background's bits), as the native calls take
+    them, for values of ``dtype`` (bool as uint8) and ``background`` (None: 0)."""
+    dtype = np.dtype(dtype)
+    _check_values(dtype)
+    value = _background_value(dtype, background)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    bits = np.array(0 if value is None else value, dtype=dtype).reshape(1).view(unsigned)[0]
+    return dtype.itemsize, int(bits)
+
+
+def _host_values(image) -> tuple:
+    """A multi-label ``image`` on the host as the native call takes it: its C-ordered values
+    (bool as uint8, native byte order) as bytes, a last axis per value, and their dtype."""
+    array = np.asarray(image)
+    _check_ndim(array.ndim)
+    _check_values(array.dtype)
+    if array.dtype == np.bool_:
+        array = array.view(np.uint8)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    array = np.ascontiguousarray(array)
+    return array.view(np.uint8).reshape(array.shape + (array.dtype.itemsize,)), array.dtype
+
+
 def _connectivity(ndim: int, connectivity) -> int:
     """The neighbour count (4, 8, 6, 18, 26) ``connectivity`` names for an array of ``ndim``
     dimensions: a neighbour count, or scikit-image's hops 1..ndim; None: all hops (8, 26)."""
@@ -194,6 +227,18 @@ class _CupyArray:
         return self.cupy.cuda.get_current_stream().ptr or 1  # 0: the legacy default stream
 
 
+    def values(self):
+        x, cupy = self.array, self.cupy
+        _check_ndim(x.ndim)
+        _check_values(x.dtype)
+        return cupy.ascontiguousarray(x.view(cupy.uint8) if x.dtype == cupy.bool_ else x)
+
+    def values_dtype(self, values):
+        return np.dtype(values.dtype)
+
+    def host_values(self) -> np.ndarray:
+        return self.values().get()
+
     def host_binary(self, background=None) -> np.ndarray:
         with self.device():
             return self.binary(background).get()
@@ -261,6 +306,18 @@ class _TorchArray:
     def stream(self):
         return self.torch.cuda.current_stream(self.array.device).cuda_stream or 1
 
+
+    def values(self):
+        x, torch = self.array.detach(), self.torch
+        _check_ndim(x.dim())
+        _check_values(_torch_numpy_dtype(x))
+        return (x.to(torch.uint8) if x.dtype == torch.bool else x).contiguous()
+
+    def values_dtype(self, values):
+        return _torch_numpy_dtype(values)
+
+    def host_values(self) -> np.ndarray:
+        return self.values().cpu().numpy()
 
     def host_binary(self, background=None) -> np.ndarray:
         with self.device():
@@ -347,6 +404,16 @@ class _InterfaceArray:
     def stream(self):
         return self.interface.get("stream")  # None: nothing to wait for (interface v3)
 
+
+    def values(self):
+        _check_ndim(len(self.shape))
+        return self.array
+
+    def values_dtype(self, values):
+        return np.dtype(np.uint8)
+
+    def host_values(self) -> np.ndarray:
+        return self.host_binary()  # refused: ccl cannot copy it
 
     def host_binary(self, background=None) -> np.ndarray:
         raise ValueError(
@@ -455,14 +522,29 @@ def _gpu_output(output, shape, ordinal: int):
 
 
 def _label_gpu(
-    gpu, connectivity, algorithm, device, stats: bool, output=None, binarize=None, background=None, filters=(None, None)
+    gpu,
+    connectivity,
+    algorithm,
+    device,
+    stats: bool,
+    output=None,
+    binarize=None,
+    background=None,
+    filters=(None, None),
+    multilabel=False,
 ):
     """Labels an array in CUDA memory on its device, into ``output`` when given; returns
     (labels, N, and with ``stats`` OpenCV's stats and centroids, built on the device). With
     ``binarize`` (native binarization arguments) the array is a gray page, binarized there and
-    its ink labeled; else its elements other than ``background`` are. ``filters``: the
-    (min_size, keep_largest) applied there. Runs with the array's device current."""
-    binary = gpu.binary(background) if binarize is None else gpu.gray()
+    its ink labeled; else its elements other than ``background`` are (with ``multilabel``, its
+    connected sets of equal values). ``filters``: the (min_size, keep_largest) applied there.
+    Runs with the array's device current."""
+    values = None
+    if multilabel:
+        binary = gpu.values()
+        values = _multilabel_args(gpu.values_dtype(binary), background)
+    else:
+        binary = gpu.binary(background) if binarize is None else gpu.gray()
     image_at, shape = _interface_of(binary)
     if 0 in shape:
         raise ValueError(f"invalid input: the image is empty (shape {shape})")
@@ -492,6 +574,7 @@ def _label_gpu(
         allocate if stats else None,
         binarize,
         *filters,
+        values,
     )
     return labels, num, tables[-1] if stats else None
 
@@ -553,6 +636,29 @@ def _label_any(
     if output is not None:
         labels = output
     return labels, num, table if stats else None
+
+
+def _label_values(image, connectivity, algorithm, device, stats: bool, output, background, filters):
+    """Labels the multi-label ``image`` (NumPy, or in CUDA memory): the connected sets of equal
+    values, ``background`` excepted, with UF unless ``algorithm`` names another that can; returns
+    as :func:`_label_any`."""
+    algorithm = "UF" if algorithm is None else algorithm
+    gpu = _gpu_array(image)
+    if gpu is not None and not _on_host(device):
+        with gpu.device():
+            labels, num, table = _label_gpu(
+                gpu, connectivity, algorithm, device, stats, output, None, background, filters, multilabel=True
+            )
+        return labels, num, table if stats else None
+    if gpu is not None:
+        with gpu.device():
+            image = gpu.host_values()
+    raw, dtype = _host_values(image)
+    values = _multilabel_args(dtype, background)
+    conn = _connectivity(raw.ndim - 1, connectivity)
+    target = None if output is None else _host_output(output, raw.shape[:-1])
+    labels, num, table = _ccl._label(raw, conn, algorithm, device, stats, target, None, *filters, values)
+    return (labels if output is None else output), num, table if stats else None
 
 
 # --- Arrays past one device or 32-bit labels ----------------------------------------------------
@@ -673,8 +779,9 @@ def label(
     min_size=None,
     keep_largest=None,
     structure=None,
+    multilabel=False,
 ):
-    """Label the connected components of a binary image or volume.
+    """Label the connected components of a binary or multi-label image or volume.
 
     Parameters
     ----------
@@ -730,6 +837,12 @@ def label(
     structure : array_like, optional
         SciPy's structuring element, instead of ``connectivity``: one of
         ``scipy.ndimage.generate_binary_structure(ndim, hops)`` (other shapes are refused).
+    multilabel : bool, optional
+        Label a multi-label image (classes, a segmentation: integer or bool values of 8 to 64
+        bits), as cc3d and scikit-image do: the components are the connected sets of equal
+        values, ``background`` excepted, so two classes that touch stay apart. By default (as
+        SciPy) every value but the background is one foreground. Labeled on the device with UF
+        (or UF_IC; other algorithms refuse), whole (not with ``max_device_bytes``).
 
     Returns
     -------
@@ -766,9 +879,16 @@ def label(
     filters = _filters(min_size, keep_largest)
     connectivity = _structure_connectivity(structure, 2 if binarize is not None else _ndim_of(image), connectivity)
     on_host = _gpu_array(image) is None
-    if max_device_bytes is not None and (binarize is not None or not on_host):
-        raise ValueError("max_device_bytes applies to host (NumPy) images without binarize")
-    if binarize is None and on_host and _wants_slabs(int(np.prod(np.shape(image))), dtype, max_device_bytes):
+    if max_device_bytes is not None and (binarize is not None or not on_host or multilabel):
+        raise ValueError("max_device_bytes applies to binary host (NumPy) images without binarize")
+    if multilabel:
+        if binarize is not None:
+            raise ValueError("multilabel labels an image's values and binarize a gray page's ink: pass one")
+        if output is not None and dtype is not None and dtype.itemsize != 4:
+            raise ValueError(f"output is 32-bit, dtype {dtype} is not: leave one out")
+        labels, num, _ = _label_values(image, connectivity, algorithm, device, False, output, background, filters)
+        labels = labels if output is not None else _with_dtype(labels, dtype, num)
+    elif binarize is None and on_host and _wants_slabs(int(np.prod(np.shape(image))), dtype, max_device_bytes):
         labels, num = _label_slabs(
             image, connectivity, algorithm, device, output, dtype, max_device_bytes, background, filters
         )
@@ -981,6 +1101,7 @@ def label_with_stats(
     min_size=None,
     keep_largest=None,
     structure=None,
+    multilabel=False,
 ):
     """Label a binary image or volume and compute each component's statistics on the device.
 
@@ -989,7 +1110,7 @@ def label_with_stats(
 
     Parameters
     ----------
-    image, connectivity, algorithm, device, output, binarize, background, min_size, keep_largest, structure
+    image, connectivity, algorithm, device, output, binarize, background, min_size, keep_largest, structure, multilabel
         As for :func:`label` (GPU arrays and gray pages included); with filters, the tables
         describe the components kept.
 
@@ -1011,9 +1132,16 @@ def label_with_stats(
     """
     filters = _filters(min_size, keep_largest)
     connectivity = _structure_connectivity(structure, 2 if binarize is not None else _ndim_of(image), connectivity)
-    labels, num, (stats, centroids) = _label_any(
-        image, connectivity, algorithm, device, True, output, binarize, background, filters
-    )
+    if multilabel:
+        if binarize is not None:
+            raise ValueError("multilabel labels an image's values and binarize a gray page's ink: pass one")
+        labels, num, (stats, centroids) = _label_values(
+            image, connectivity, algorithm, device, True, output, background, filters
+        )
+    else:
+        labels, num, (stats, centroids) = _label_any(
+            image, connectivity, algorithm, device, True, output, binarize, background, filters
+        )
     return num + 1, labels, stats, centroids
 
 

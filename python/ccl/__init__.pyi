@@ -29,6 +29,7 @@ def label(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> Any: ...
 @overload
 def label(
@@ -45,6 +46,7 @@ def label(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> tuple[Any, int]: ...
 @overload
 def label(
@@ -61,6 +63,7 @@ def label(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> npt.NDArray[Any]: ...
 @overload
 def label(
@@ -78,6 +81,7 @@ def label(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> tuple[npt.NDArray[Any], int]: ...
 @overload
 def label_batch(
@@ -135,6 +139,7 @@ def label_with_stats(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> tuple[int, Any, Any, Any]: ...
 @overload
 def label_with_stats(
@@ -148,6 +153,7 @@ def label_with_stats(
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
     structure: Optional[npt.ArrayLike] = ...,
+    multilabel: bool = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 Method = Literal["nick", "sauvola", "niblack", "wolf", "otsu"]
 Formula = Literal["paper", "doxa", "opencv"]

@@ -20,6 +20,7 @@ def _label(
     binarize: Optional[BinarizeArgs] = ...,
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
+    values: Optional[tuple[int, int]] = ...,
 ) -> tuple[npt.NDArray[np.uint32], int, Optional[Table]]: ...
 def _label_batch(
     images: list[npt.NDArray[np.uint8]],
@@ -75,6 +76,7 @@ def _label_cuda(
     binarize: Optional[BinarizeArgs] = ...,
     min_size: Optional[int] = ...,
     keep_largest: Optional[int] = ...,
+    values: Optional[tuple[int, int]] = ...,
 ) -> int: ...
 def _binarize_cuda(
     image_ptr: int, ink_ptr: int, shape: list[int], stream: Optional[int], binarize: BinarizeArgs, device: str

@@ -273,9 +273,11 @@ fn shape_of(shape: &[usize]) -> ccl::Result<Shape> {
 /// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image` is a gray
 /// page (shape (H, W)), binarized on the device and its ink labeled there: the page goes up
 /// once and only the labels come back. `min_size` and `keep_largest` filter the components on
-/// the device ([`with_filters`]); N and the tables are then those of the kept ones.
+/// the device ([`with_filters`]); N and the tables are then those of the kept ones. With
+/// `values` (bytes per value, the background's bits), `image` is a multi-label image as its
+/// bytes, a last axis of that many per value ([`ccl::ImageKind::MultiLabel`]).
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None, binarize=None, min_size=None, keep_largest=None))]
+#[pyo3(signature = (image, connectivity, algorithm, device, stats, output=None, binarize=None, min_size=None, keep_largest=None, values=None))]
 #[allow(clippy::too_many_arguments)]
 fn _label<'py>(
     py: Python<'py>,
@@ -288,28 +290,38 @@ fn _label<'py>(
     binarize: Option<BinarizeArgs>,
     min_size: Option<u64>,
     keep_largest: Option<usize>,
+    values: Option<(u8, u64)>,
 ) -> PyResult<Labeled<'py>> {
     let not_contiguous = |e: numpy::AsSliceError| PyValueError::new_err(e.to_string());
-    let shape = shape_of(image.shape()).map_err(to_py)?;
+    // A multi-label image comes as its bytes, a last axis of `bytes` per value.
+    let (dims, kind) = match values {
+        None => (image.shape(), ccl::ImageKind::Binary),
+        Some((bytes, background)) => match image.shape().split_last() {
+            Some((&last, dims)) if last == usize::from(bytes) => {
+                (dims, ccl::ImageKind::MultiLabel { bytes, background })
+            }
+            _ => return Err(PyValueError::new_err(format!("values of {bytes} bytes as a last axis of that many"))),
+        },
+    };
+    let shape = shape_of(dims).map_err(to_py)?;
     let pixels = image.as_slice().map_err(not_contiguous)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
     let (connectivity, algorithm) = labeling(py, connectivity, algorithm, id)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
-        Some(o) if o.shape() != image.shape() => {
+        Some(o) if o.shape() != dims => {
             return Err(PyValueError::new_err(format!(
-                "output of shape {:?} for an image of shape {:?}",
-                o.shape(),
-                image.shape()
+                "output of shape {:?} for an image of shape {dims:?}",
+                o.shape()
             )))
         }
         Some(o) => Some(o.as_slice_mut().map_err(not_contiguous)?),
         None => None,
     };
-    let ndim = image.shape().len();
+    let ndim = dims.len();
     let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {
-        page_shape(image.shape())?;
+        page_shape(dims)?;
     }
     // Without an output, the labels of a GPU go into page-locked memory from the pool.
     let mut pooled = match target {
@@ -327,7 +339,7 @@ fn _label<'py>(
                         let gray = binarizer.upload_pixels(shape.width, shape.height, pixels)?;
                         binarizer.binarize_on_device(&gray, params).map(|(ink, _)| ink)
                     }
-                    _ => l.upload_array(shape, pixels),
+                    _ => l.upload_bytes(shape, pixels, kind),
                 };
                 // Consecutive labels 1..N; with `stats`, OpenCV's tables for an array of `ndim`
                 // dimensions, built there.
@@ -348,9 +360,9 @@ fn _label<'py>(
         })
         .map_err(to_py)?;
     let array = match (labels, returned, pooled) {
-        (Some(labels), _, _) => labels.into_pyarray(py).reshape(image.shape())?,
+        (Some(labels), _, _) => labels.into_pyarray(py).reshape(dims)?,
         (None, Some(output), _) => output,
-        (None, None, Some(buffer)) => buffer.into_array(py)?.reshape(image.shape())?,
+        (None, None, Some(buffer)) => buffer.into_array(py)?.reshape(dims)?,
         (None, None, None) => unreachable!("labels are downloaded into a new vector without an output"),
     };
     Ok((array, n, to_numpy(py, table)?))
@@ -647,9 +659,11 @@ fn _pinned<'py>(py: Python<'py>, nbytes: usize, device: Option<&str>) -> PyResul
 /// longer uses any of the arrays. Nothing is copied through the host and nothing freed.
 /// With `binarize` (`_binarize`'s method, window, k, r, formula and kernel), `image_ptr` is a
 /// gray page (shape (H, W)), binarized on the device first, its ink then labeled.
-/// `min_size` and `keep_largest` filter the components there ([`with_filters`]).
+/// `min_size` and `keep_largest` filter the components there ([`with_filters`]). With `values`
+/// (bytes per value, the background's bits), `image_ptr` holds a multi-label image of that many
+/// bytes an element ([`ccl::ImageKind::MultiLabel`]).
 #[pyfunction]
-#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None, min_size=None, keep_largest=None))]
+#[pyo3(signature = (image_ptr, labels_ptr, shape, stream, connectivity, algorithm, device, stats_alloc=None, binarize=None, min_size=None, keep_largest=None, values=None))]
 #[allow(clippy::too_many_arguments)]
 fn _label_cuda(
     py: Python<'_>,
@@ -664,7 +678,10 @@ fn _label_cuda(
     binarize: Option<BinarizeArgs>,
     min_size: Option<u64>,
     keep_largest: Option<usize>,
+    values: Option<(u8, u64)>,
 ) -> PyResult<u32> {
+    let kind =
+        values.map_or(ccl::ImageKind::Binary, |(bytes, background)| ccl::ImageKind::MultiLabel { bytes, background });
     let id = cuda_device_id(device)?;
     let (connectivity, algorithm) = labeling(py, connectivity, algorithm, Some(id))?;
     let params = binarize.map(parse_binarize_args).transpose()?;
@@ -678,7 +695,8 @@ fn _label_cuda(
     let result = py.detach(|| {
         with_labeler(Some(id), algorithm, connectivity, params.is_some(), |labeler, binarizer| {
             // SAFETY: the Python layer passes the data pointers of a C-contiguous uint8 array
-            // and of a C-contiguous array of 4-byte elements, both of `shape` and on this
+            // (of `kind.bytes()`-byte values for a multi-label image) and of a C-contiguous
+            // array of 4-byte elements, both of `shape` and on this
             // device (the labeler checks the latter with the driver), fresh or its caller's,
             // which it keeps alive and leaves alone until this call returns; both borrowed
             // arrays are dropped before it returns (dropping waits for the labeler's stream).
@@ -689,7 +707,7 @@ fn _label_cuda(
                     let gray = unsafe { binarizer.borrow(shape, image_ptr, stream)? };
                     binarizer.binarize_on_device(&gray, params)?.0
                 }
-                _ => unsafe { labeler.borrow_image(shape, image_ptr, stream)? },
+                _ => unsafe { labeler.borrow_values(shape, image_ptr, stream, kind)? },
             };
             // SAFETY: as above.
             let mut labels = unsafe { labeler.borrow_labels(shape, labels_ptr)? };

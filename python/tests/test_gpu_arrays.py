@@ -175,14 +175,25 @@ def fake_cuda(monkeypatch):
         binarize=None,
         min_size=None,
         keep_largest=None,
+        values=None,
     ):
         n = int(np.prod(shape))
-        image = host(image_ptr, ctypes.c_uint8, n).reshape(shape)
+        width = 1 if values is None else values[0]  # a multi-label image: its values' bytes
+        image = host(image_ptr, ctypes.c_uint8, n * width).reshape(tuple(shape) + ((width,) if values else ()))
         out = host(labels_ptr, ctypes.c_uint32, n).reshape(shape)
         if binarize is not None:  # a gray page: its ink is labeled
             image = real._binarize(np.array(image), binarize, "cpu").view(np.uint8)
         labels, num, table = real._label(
-            np.array(image), connectivity, algorithm, "cpu", stats_alloc is not None, None, None, min_size, keep_largest
+            np.array(image),
+            connectivity,
+            algorithm,
+            "cpu",
+            stats_alloc is not None,
+            None,
+            None,
+            min_size,
+            keep_largest,
+            values,
         )
         out[...] = labels
         if stats_alloc is not None:
@@ -304,6 +315,19 @@ def test_the_cupy_path_takes_the_conventions_of_the_numpy_path(fake_cuda):
     np.testing.assert_array_equal(np.asarray(stats), ccl.label_with_stats(image, device="cpu", **options)[2])
     # Through the host on another device, the same.
     np.testing.assert_array_equal(ccl.label(fake(image), device="cpu", **options), want)
+
+
+def test_the_cupy_path_labels_multilabel_images_as_the_numpy_path(fake_cuda):
+    classes = (np.random.default_rng(12).integers(0, 4, (9, 12)).repeat(3, 0).repeat(3, 1) * 1000).astype(np.int32)
+    want, n = ccl.label(classes, multilabel=True, device="cpu", return_num=True)
+    labels, num = ccl.label(fake(classes), multilabel=True, return_num=True)
+    assert type(labels) is FakeCupyArray and num == n and num > int(ccl.label(classes, device="cpu").max())
+    np.testing.assert_array_equal(np.asarray(labels), want)
+    assert fake_cuda[-1]["shape"] == classes.shape
+    with_background = ccl.label(fake(classes), multilabel=True, background=2000, connectivity=4)
+    np.testing.assert_array_equal(
+        np.asarray(with_background), ccl.label(classes, multilabel=True, background=2000, connectivity=4, device="cpu")
+    )
 
 
 def test_the_cupy_path_device_rules(fake_cuda):

@@ -310,10 +310,36 @@ impl GpuLabeler {
     /// `address` must hold `shape.len()` bytes of device memory that stay allocated, and that
     /// nothing else writes, for as long as the returned array lives.
     pub unsafe fn borrow_image(&mut self, shape: Shape, address: u64, ready_on: Option<u64>) -> Result<DeviceImage> {
+        // SAFETY: the caller's contract, one byte per pixel.
+        unsafe { self.borrow_values(shape, address, ready_on, ImageKind::Binary) }
+    }
+
+    /// [`GpuLabeler::borrow_image`] of an image of `kind`: a multi-label image's values
+    /// ([`crate::multilabel`]), `kind.bytes()` an element, aligned to their size (else
+    /// [`BackendError::InvalidMemory`](crate::BackendError::InvalidMemory)).
+    ///
+    /// # Safety
+    /// `address` must hold `kind.bytes() * shape.len()` bytes of device memory that stay
+    /// allocated, and that nothing else writes, for as long as the returned array lives.
+    pub unsafe fn borrow_values(
+        &mut self,
+        shape: Shape,
+        address: u64,
+        ready_on: Option<u64>,
+        kind: ImageKind,
+    ) -> Result<DeviceImage> {
         crate::host_array::check_shape(shape)?;
-        // SAFETY: the caller's contract is the device's (`shape.len()` bytes, one per pixel).
-        let buffer = unsafe { self.gpu.borrow(address, shape.len(), ready_on)? };
-        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)))
+        let width = kind.bytes() as u64;
+        if !address.is_multiple_of(width) {
+            return Err(ccl_backend::Error::InvalidMemory {
+                device: self.device.info.name.clone(),
+                reason: format!("values of {width} bytes at 0x{address:x} are not {width}-byte aligned"),
+            }
+            .into());
+        }
+        // SAFETY: the caller's contract is the device's (`kind.bytes()` bytes an element).
+        let buffer = unsafe { self.gpu.borrow(address, shape.len() * kind.bytes(), ready_on)? };
+        Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)).with_kind(kind))
     }
 
     /// Wraps device memory the caller keeps, one `u32` label per pixel (or voxel) of `shape` at

@@ -344,6 +344,24 @@ impl AnyLabeler {
         }
     }
 
+    /// [`GpuLabeler::borrow_values`]: [`AnyLabeler::borrow_image`] of an image of `kind`.
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::borrow_values`].
+    pub unsafe fn borrow_values(
+        &mut self,
+        shape: Shape,
+        address: u64,
+        ready_on: Option<u64>,
+        kind: ImageKind,
+    ) -> Result<DeviceImage> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_values(shape, address, ready_on, kind) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
     /// [`GpuLabeler::label_stacked_into`]: a batch of `items` images stacked along the rows of
     /// `image`, labeled as one where the algorithm can, each item's labels from 1; returns the
     /// items' counts, or `None` (labels untouched) where it cannot, as on the CPU reference.
