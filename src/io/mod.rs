@@ -24,7 +24,7 @@ pub use input::{
     SampleType, SourceInfo,
 };
 pub use npy::is_npy;
-pub use npy_input::{npy_shape, read_binary_npy, read_volume_npy, BinaryArray};
+pub use npy_input::{npy_shape, read_binary_npy, read_values_npy, read_volume_npy, BinaryArray, NpyValues};
 pub use npy_map::{NpyArray, NpyLabel, NpyLabels};
 pub use output::{
     check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,

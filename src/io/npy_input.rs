@@ -231,3 +231,111 @@ fn float(bytes: &[u8], size: usize, little: bool) -> f64 {
         (_, false) => f64::from_be_bytes(bytes.try_into().expect("8 bytes")),
     }
 }
+
+/// The values of a multi-label `.npy` ([`read_values_npy`]): integers (or bool) in C order and
+/// the machine's byte order, `width` bytes each.
+#[derive(Clone, Debug)]
+pub struct NpyValues {
+    /// The array's extent: (H, W) is an image, (D, H, W) a volume.
+    pub shape: crate::Shape,
+    /// Whether the array is a volume (three axes; a volume of one slice too).
+    pub volume: bool,
+    /// Bytes per value: 1, 2, 4 or 8.
+    pub width: u8,
+    /// Whether the values are signed integers (background values are read so).
+    pub signed: bool,
+    /// The values' bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl NpyValues {
+    /// The multi-label kind of these values with `background` (a value of their type, else an
+    /// [`Error::InvalidParameter`] naming the range).
+    pub fn kind(&self, background: i128) -> Result<crate::ImageKind> {
+        let bits = 8 * u32::from(self.width);
+        let (min, max) =
+            if self.signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+        if !(min..=max).contains(&background) {
+            let kind = if self.signed { "int" } else { "uint" };
+            return Err(Error::InvalidParameter {
+                name: "background".into(),
+                reason: format!("{background} is not a value of {kind}{bits} labels ({min}..{max})"),
+            });
+        }
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        Ok(crate::ImageKind::MultiLabel { bytes: self.width, background: (background as u64) & mask })
+    }
+}
+
+/// Reads a `.npy` of integer (or bool) values, shape (H, W) or (D, H, W), as a multi-label image
+/// ([`crate::multilabel`]): the values in C order and this machine's byte order. More elements
+/// than `max_elements` are refused from the header ([`Error::ImageTooLarge`],
+/// [`Error::VolumeTooLarge`]); float values, other shapes and empty arrays are an
+/// [`Error::FileRead`] naming the file.
+pub fn read_values_npy(path: &Path, max_elements: u64) -> Result<NpyValues> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut reader = std::io::BufReader::with_capacity(8 << 10, file);
+    let npy = npyz::NpyFile::new(&mut reader).map_err(|e| fail(format!("not a .npy file: {e}")))?;
+    let descr = npy.dtype().descr();
+    let descr = descr.trim_matches('\'');
+    let (order, kind, width) = {
+        let mut chars = descr.chars();
+        let order = chars.next().unwrap_or('?');
+        let kind = chars.next().unwrap_or('?');
+        (order, kind, chars.as_str().parse::<u8>().unwrap_or(0))
+    };
+    if !matches!((kind, width), ('b', 1) | ('u' | 'i', 1 | 2 | 4 | 8)) {
+        return Err(fail(format!(
+            "values of type {descr}; a multi-label image holds integers (classes, labels) or bool"
+        )));
+    }
+    let big_endian = order == '>' || (order == '=' && cfg!(target_endian = "big"));
+    let (shape, fortran) = (npy.shape().to_vec(), npy.order() == npyz::Order::Fortran);
+    let (depth, height, width_px) = match shape[..] {
+        [height, width] => (1, height, width),
+        [depth, height, width] => (depth, height, width),
+        ref other => {
+            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
+        }
+    };
+    let volume = shape.len() == 3;
+    if width_px == 0 || height == 0 || depth == 0 {
+        return Err(fail(format!("the array is empty (shape {})", numpy_shape(&shape))));
+    }
+    let bytes_needed = width_px.saturating_mul(height).saturating_mul(depth).saturating_mul(u64::from(width));
+    if volume {
+        super::input::check_voxels(path, (width_px, height, depth), bytes_needed, max_elements)?;
+    } else {
+        super::input::check_pixels(path, (width_px, height), bytes_needed, max_elements)?;
+    }
+    let mut bytes = Vec::with_capacity(bytes_needed as usize);
+    reader.read_to_end(&mut bytes).map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 != bytes_needed {
+        return Err(fail(format!(
+            "the file holds {} bytes of values; its shape {shape:?} needs {bytes_needed}",
+            bytes.len()
+        )));
+    }
+    let size = usize::from(width);
+    if big_endian != cfg!(target_endian = "big") && size > 1 {
+        bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+    }
+    if fortran {
+        bytes = match size {
+            1 => fortran_to_c_order(&bytes, &shape),
+            2 => fortran_bytes::<u16>(&bytes, &shape),
+            4 => fortran_bytes::<u32>(&bytes, &shape),
+            _ => fortran_bytes::<u64>(&bytes, &shape),
+        };
+    }
+    let shape = crate::Shape { width: width_px as usize, height: height as usize, depth: depth as usize };
+    Ok(NpyValues { shape, volume, width, signed: kind == 'i', bytes })
+}
+
+/// The bytes of values of type `T` in Fortran order of `shape`, in C order (copied through `T`s:
+/// the bytes need no alignment).
+fn fortran_bytes<T: bytemuck::Pod>(bytes: &[u8], shape: &[u64]) -> Vec<u8> {
+    let values: Vec<T> = bytemuck::pod_collect_to_vec(bytes);
+    bytemuck::pod_collect_to_vec(&fortran_to_c_order(&values, shape))
+}

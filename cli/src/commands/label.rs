@@ -212,8 +212,91 @@ impl Pixels {
     }
 }
 
+/// `ccl label --multilabel`: a `.npy` of integer values labeled whole as a multi-label image
+/// (the connected sets of equal values, `--background` excepted; `ccl::multilabel`), with UF
+/// unless `--algo` names another that can; the labels, statistics and filters as for a binary
+/// image or volume.
+fn label_multilabel(args: &LabelArgs) -> Result<()> {
+    let refuse = |reason: &str| Error::InvalidParameter { name: "multilabel".into(), reason: reason.into() };
+    let Some(path) = args.input.as_deref().filter(|p| io::is_npy(p)) else {
+        return Err(refuse("reads a .npy of integer values (classes, a segmentation), shape (H, W) or (D, H, W)"));
+    };
+    if args.label_bits == Some(64) {
+        return Err(refuse("labels an image or volume whole, into 32-bit labels (not --label-bits 64)"));
+    }
+    let format = check_outputs(args)?;
+    let mut clock = Clock::new(args.verbose);
+    let values = io::read_values_npy(path, args.max_pixels())?;
+    let kind = values.kind(args.background.unwrap_or(0))?;
+    let s = values.shape;
+    if values.volume && !format.holds_volumes() {
+        return Err(Error::InvalidParameter {
+            name: "output".into(),
+            reason: format!("{}: the labels of a volume are written as .npy or .tif/.tiff", args.output.display()),
+        });
+    }
+    clock.lap("read");
+    let (what, bits) = (if values.signed { "int" } else { "uint" }, 8 * u32::from(values.width));
+    say!(
+        "input: {} ({}x{}x{}, .npy of {what}{bits} values, multi-label, background {})",
+        path.display(),
+        s.width,
+        s.height,
+        s.depth,
+        args.background.unwrap_or(0)
+    );
+    let default = if values.volume { Connectivity::TwentySix } else { Connectivity::Eight };
+    let connectivity = args.connectivity.unwrap_or(default);
+    if values.volume && connectivity.dims() != 3 {
+        return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
+    }
+    if !values.volume && connectivity.dims() != 2 {
+        return Err(Error::ConnectivityDimensions { connectivity, what: "an image" });
+    }
+    let algorithm = args.algo.unwrap_or(ccl::Algorithm::UF);
+    algorithm.check_kind(kind)?;
+    let device = open_device_announced(args.device, args.backend)?;
+    clock.lap("open device");
+    let mut labeler = device.labeler_for(algorithm, connectivity)?;
+    clock.lap("kernels");
+    let upload = |l: &mut ccl::AnyLabeler| l.upload_bytes(s, &values.bytes, kind);
+    let run = ccl::run_host(&mut labeler, &args.options(connectivity), upload, |l, d| l.download(d))?;
+    write_stats(args, &run, values.volume)?;
+    note_slow_builds(&device);
+    let volume = values.volume;
+    drop(values);
+    let count = run.count.unwrap_or_else(|| run.labels.component_count());
+    clock.lap("label");
+    if volume {
+        io::write_volume(&args.output, &run.labels)?;
+    } else {
+        io::write_labels(&args.output, &run.labels)?;
+    }
+    clock.lap("write");
+    say!(
+        "{count} components ({}x{}x{}, {algorithm}, {connectivity}, multi-label) in {:.3} ms labeling; phases ms: {}",
+        s.width,
+        s.height,
+        s.depth,
+        run.timings.labeling_ms(),
+        run.timings.phase_list()
+    );
+    say!("wrote {}", args.output.display());
+    clock.report(labeler.build_report());
+    Ok(())
+}
+
 /// Runs `ccl label`.
 pub fn label(args: LabelArgs) -> Result<()> {
+    if args.multilabel {
+        if args.input.as_deref().is_some_and(Path::is_dir) {
+            return Err(Error::InvalidParameter {
+                name: "multilabel".into(),
+                reason: "takes one .npy of integer values, not a folder".into(),
+            });
+        }
+        return label_multilabel(&args);
+    }
     // One image or volume in slabs: 64-bit labels, a device memory cap, or several devices.
     if let Some(request) = super::slabs::request(&args)? {
         let output = if io::is_zarr(&args.output) {

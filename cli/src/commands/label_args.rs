@@ -72,6 +72,16 @@ pub struct LabelArgs {
     /// sauvola, niblack, wolf or otsu, e.g. `nick:window=45,k=-0.1` (see `ccl binarize`).
     #[arg(long, value_parser = args::binarize_spec, conflicts_with_all = ["threshold", "invert", "volume"])]
     pub(super) binarize: Option<ccl::binarize::Params>,
+    /// Label a multi-label image: a .npy of integer (or bool) values, classes or a segmentation,
+    /// whose components are the connected sets of equal values (as cc3d and scikit-image label a
+    /// label image), so two classes that touch stay apart; every value but --background is
+    /// foreground. Labeled whole, with UF unless --algo names another that can (UF_IC).
+    #[arg(long, conflicts_with_all = ["threshold", "invert", "binarize", "volume", "devices", "max_device_bytes"])]
+    pub(super) multilabel: bool,
+    /// With --multilabel: the value of background elements (default 0), one of the input's type
+    /// (e.g. -1 for int16 labels).
+    #[arg(long, value_name = "V", requires = "multilabel", allow_negative_numbers = true)]
+    pub(super) background: Option<i128>,
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
     pub(super) raw: bool,
