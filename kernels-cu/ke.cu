@@ -357,10 +357,11 @@ DEVICE_FN int is_neighbour(int n)
     return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
 }
 
-// Backward voxel n of voxel (x, y, z) when it is a neighbour, lies inside the volume and is
-// foreground: stores its index in *j and returns 1; else returns 0.
-DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
-                                   index_t *j)
+// Backward voxel n of voxel (x, y, z), of value `value`, when it is a neighbour, lies inside the
+// volume and joins it (JOINS in common.h: foreground, and of an equal value in a multi-label
+// image): stores its index in *j and returns 1; else returns 0.
+DEVICE_FN int joining_neighbour(GLOBAL const pixel_t *img, pixel_t value, int n, uint x, uint y, uint z, uint width,
+                                uint height, index_t *j)
 {
     if (!is_neighbour(n))
         return 0;
@@ -369,7 +370,7 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
         return 0;
     *j = VOXEL_INDEX(nx, ny, nz, width, height);
-    return FG(img[*j]);
+    return JOINS(value, img[*j]);
 }
 
 #endif
@@ -381,7 +382,12 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 // Kernels, in order: ke_init, compress_pixels, ke_reduce, compress_pixels.
 // Raw labels: (raster index of the component's first pixel) + 1; background 0.
 // Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), INLINE_COMPRESSION (1 for
-// KE_IC), DIMS (3 for volumes).
+// KE_IC), DIMS (3 for volumes), MULTILABEL, PIXEL_BYTES and BACKGROUND_HI/LO (common.h).
+//
+// Multi-label images (MULTILABEL=1): a pair joins where both values are equal (JOINS). Every
+// argument below that two neighbours of v are already joined through a third element holds
+// there too, because equality is transitive: neighbours that each equal v equal each other and
+// the element they both touch when it equals v. So the same tests with JOINS(v, w) for FG(w).
 //
 // Volumes (beyond the papers: YACCLAB has no 3D KE): the same two steps over the backward
 // neighbours of neighbours.h. The reduced unions carry over through one argument: by induction on
@@ -397,21 +403,22 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
 
 // Initialization: a foreground voxel points at its foreground backward neighbour of smallest
 // index, or at itself.
-KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void ke_init(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (!FG(img[i])) {
+    const pixel_t value = img[i];
+    if (!FG(value)) {
         L[i] = 0;
         return;
     }
-    // Backward voxels come in raster order: the first foreground neighbour is the smallest.
+    // Backward voxels come in raster order: the first joining neighbour is the smallest.
     index_t parent = i, j;
 #pragma unroll
     for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
-        if (foreground_neighbour(img, n, x, y, z, width, height, &j)) {
+        if (joining_neighbour(img, value, n, x, y, z, width, height, &j)) {
             parent = j;
             break;
         }
@@ -440,29 +447,30 @@ DEVICE_FN uint touching_neighbours(int n)
 
 // Reduction: v joins each foreground backward neighbour that it is not yet known joined with
 // (see the top of this file).
-KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void ke_reduce(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
         return;
     const index_t i = VOXEL_INDEX(x, y, z, width, height);
-    if (!FG(img[i]))
+    const pixel_t value = img[i];
+    if (!FG(value))
         return;
     uint joined = 0; // the backward neighbours v is joined with, or known to be
     index_t j;
 #pragma unroll
     for (int n = 0; n < BACKWARD_NEIGHBOURS; n++) {
-        if (!foreground_neighbour(img, n, x, y, z, width, height, &j))
+        if (!joining_neighbour(img, value, n, x, y, z, width, height, &j))
             continue;
         int known = joined == 0; // the first, linked at initialization
 #if CONNECTIVITY == 6
-        // Face neighbours never touch; m and n are joined when the voxel m + n - v is foreground.
+        // Face neighbours never touch; m and n are joined when the voxel m + n - v joins v.
         for (int m = 0; m < n && !known; m++) {
             if ((joined >> m) & 1u) {
                 const long cx = (long)x + neighbour_offset(m, 0) + neighbour_offset(n, 0);
                 const long cy = (long)y + neighbour_offset(m, 1) + neighbour_offset(n, 1);
                 const long cz = (long)z + neighbour_offset(m, 2) + neighbour_offset(n, 2);
-                known = cx >= 0 && cy >= 0 && cz >= 0 && FG(img[VOXEL_INDEX(cx, cy, cz, width, height)]);
+                known = cx >= 0 && cy >= 0 && cz >= 0 && JOINS(value, img[VOXEL_INDEX(cx, cy, cz, width, height)]);
             }
         }
 #else
@@ -479,30 +487,31 @@ KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, ui
 // Initialization (IPAS 2018 Alg. 3, lines 1-10): a foreground pixel points at its foreground
 // neighbour of smallest index (8: NW, N, NE, W in that order; 4: N, W), or at itself. This
 // already builds trees, so no per-pixel union is needed for these links.
-KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void ke_init(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
     const index_t i = PIXEL_INDEX(x, y, width);
-    if (!FG(img[i])) {
+    const pixel_t value = img[i];
+    if (!FG(value)) {
         L[i] = 0;
         return;
     }
     index_t parent = i;
 #if CONNECTIVITY == 8
-    if (y > 0 && x > 0 && FG(img[i - width - 1]))
+    if (y > 0 && x > 0 && JOINS(value, img[i - width - 1]))
         parent = i - width - 1;
-    else if (y > 0 && FG(img[i - width]))
+    else if (y > 0 && JOINS(value, img[i - width]))
         parent = i - width;
-    else if (y > 0 && x + 1 < width && FG(img[i - width + 1]))
+    else if (y > 0 && x + 1 < width && JOINS(value, img[i - width + 1]))
         parent = i - width + 1;
-    else if (x > 0 && FG(img[i - 1]))
+    else if (x > 0 && JOINS(value, img[i - 1]))
         parent = i - 1;
 #else
-    if (y > 0 && FG(img[i - width]))
+    if (y > 0 && JOINS(value, img[i - width]))
         parent = i - width;
-    else if (x > 0 && FG(img[i - 1]))
+    else if (x > 0 && JOINS(value, img[i - 1]))
         parent = i - 1;
 #endif
     L[i] = parent + 1;
@@ -515,26 +524,27 @@ KERNEL void ke_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint
 // without NW (init chose NE, W is not adjacent to it).
 // 4 (Playne & Hawick 2018): only when N and W are both foreground and NW is background (with NW
 // foreground, W and N are already joined through it).
-KERNEL void ke_reduce(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void ke_reduce(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y;
     if (x >= width || y >= height)
         return;
     const index_t i = PIXEL_INDEX(x, y, width);
-    if (!FG(img[i]) || y == 0)
+    const pixel_t value = img[i];
+    if (!FG(value) || y == 0)
         return;
-    const int n = FG(img[i - width]);
-    const int nw = x > 0 && FG(img[i - width - 1]);
+    const int n = JOINS(value, img[i - width]);
+    const int nw = x > 0 && JOINS(value, img[i - width - 1]);
 #if CONNECTIVITY == 8
     if (n)
         return;
-    const int ne = x + 1 < width && FG(img[i - width + 1]);
+    const int ne = x + 1 < width && JOINS(value, img[i - width + 1]);
     if (ne && nw)
         union_global(L, i, i - width + 1);
-    else if (ne && x > 0 && FG(img[i - 1]))
+    else if (ne && x > 0 && JOINS(value, img[i - 1]))
         union_global(L, i, i - 1);
 #else
-    if (n && !nw && x > 0 && FG(img[i - 1]))
+    if (n && !nw && x > 0 && JOINS(value, img[i - 1]))
         union_global(L, i, i - 1);
 #endif
 }

@@ -21,10 +21,11 @@ DEVICE_FN int is_neighbour(int n)
     return differing <= (CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3));
 }
 
-// Backward voxel n of voxel (x, y, z) when it is a neighbour, lies inside the volume and is
-// foreground: stores its index in *j and returns 1; else returns 0.
-DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint y, uint z, uint width, uint height,
-                                   index_t *j)
+// Backward voxel n of voxel (x, y, z), of value `value`, when it is a neighbour, lies inside the
+// volume and joins it (JOINS in common.h: foreground, and of an equal value in a multi-label
+// image): stores its index in *j and returns 1; else returns 0.
+DEVICE_FN int joining_neighbour(GLOBAL const pixel_t *img, pixel_t value, int n, uint x, uint y, uint z, uint width,
+                                uint height, index_t *j)
 {
     if (!is_neighbour(n))
         return 0;
@@ -33,7 +34,7 @@ DEVICE_FN int foreground_neighbour(GLOBAL const uchar *img, int n, uint x, uint 
     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height)
         return 0;
     *j = VOXEL_INDEX(nx, ny, nz, width, height);
-    return FG(img[*j]);
+    return JOINS(value, img[*j]);
 }
 
 #endif

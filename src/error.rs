@@ -41,7 +41,7 @@ pub enum Error {
     },
     /// The algorithm does not label this kind of image: a multi-label image
     /// ([`crate::ImageKind::MultiLabel`]) with an algorithm whose kernels only test foreground.
-    #[error("{algorithm} does not label multi-label images; {} do", .supported.join(" and "))]
+    #[error("{algorithm} does not label multi-label images; {} do", list(.supported))]
     UnsupportedMultiLabel {
         /// The algorithm's name ([`crate::Algorithm::name`]).
         algorithm: &'static str,

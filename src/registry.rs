@@ -69,7 +69,7 @@ impl Algorithm {
         }
     }
 
-    /// Whether it labels multi-label images ([`crate::multilabel`]): UF and UF_IC.
+    /// Whether it labels multi-label images ([`crate::multilabel`]): UF, KE and their _IC variants.
     pub fn supports_multilabel(self) -> bool {
         self.info().multilabel
     }

@@ -104,7 +104,7 @@ def test_multilabel_algorithms(device):
     image = classes((33, 41), 4, 2, 5).astype(np.uint8)
     want = ccl.label(image, device=device, multilabel=True)
     np.testing.assert_array_equal(ccl.label(image, device=device, multilabel=True, algorithm="UF_IC"), want)
-    with pytest.raises(ValueError, match="TUF does not label multi-label images; UF and UF_IC do"):
+    with pytest.raises(ValueError, match="TUF does not label multi-label images; UF, UF_IC, KE, KE_IC do"):
         ccl.label(image, device=device, multilabel=True, algorithm="TUF")
 
 

@@ -32,7 +32,8 @@ pub(crate) const KE: AlgorithmInfo = AlgorithmInfo::direct(
     KERNEL,
     defines,
     build,
-);
+)
+.with_multilabel();
 
 /// KE_IC's registry entry.
 pub(crate) const KE_IC: AlgorithmInfo = KE.inline("KE_IC", "KE with inline compression (TPDS 2020 Sec. 2.1)");
