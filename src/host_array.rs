@@ -119,6 +119,17 @@ impl HostArray<u8> {
     pub fn is_foreground(&self, x: usize, y: usize) -> bool {
         self.get(x, y) != 0
     }
+
+    /// The binary image (or volume) of `shape` whose foreground is every element of `values`
+    /// other than `background` (scikit-image's `background`): one class, as nonzero is for
+    /// [`BinaryImage`]s. For components of equal values only, see [`crate::multilabel`].
+    /// Errors as [`HostArray::new`].
+    pub fn foreground_of<V: PartialEq + Copy + Sync>(shape: Shape, values: &[V], background: V) -> Result<Self> {
+        use rayon::prelude::*;
+        check_len(shape, values.len())?;
+        let mask = values.par_iter().with_min_len(1 << 16).map(|&v| u8::from(v != background)).collect();
+        Self::new(shape, mask)
+    }
 }
 
 impl HostArray<u32> {

@@ -198,3 +198,12 @@ fn algorithms_without_multilabel_refuse_it(d: &common::TestDevice) {
         }
     }
 }
+
+/// `BinaryImage::foreground_of`: every value but the background is foreground (one class).
+#[test]
+fn foreground_of_masks_every_other_value() {
+    let values: [i16; 6] = [-1, 3, -1, 0, 7, -1];
+    let mask = ccl::BinaryImage::foreground_of(Shape::image(3, 2), &values, -1).expect("mask");
+    assert_eq!(mask.values(), &[0, 1, 0, 1, 1, 0]);
+    assert!(matches!(ccl::BinaryImage::foreground_of(Shape::image(4, 2), &values, 0), Err(Error::SizeMismatch { .. })));
+}

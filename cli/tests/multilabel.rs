@@ -1,7 +1,8 @@
 //! `ccl label --multilabel`: a `.npy` of integer values labeled as a multi-label image on every
 //! device (the connected sets of equal values, `--background` excepted), equal to the CPU
 //! reference's consecutive labels for images and volumes, signed and unsigned values of every
-//! width, in both byte orders and memory orders; statistics and filters; and the refusals.
+//! width, in both byte orders and memory orders; statistics and filters; `--background` alone
+//! (every other value one foreground); and the refusals.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -70,6 +71,21 @@ fn multilabel_npy_files_label_as_the_reference(d: &common::TestDevice) {
             let (got_shape, labels) = read_labels(&out);
             assert_eq!(got_shape, vec![h as u64, w as u64]);
             assert!(labels == want.values(), "{name} {connectivity} on {}: labels differ", d.token);
+            // Without --multilabel, every value but the background is one foreground.
+            let mask: Vec<u8> = typed.iter().map(|&v| u8::from(v != background_value)).collect();
+            let image = ccl::BinaryImage::new(shape, mask).unwrap();
+            let (want, n) = ccl::reference::label(&image, conn).to_consecutive();
+            let (status, text) =
+                run_checked(ccl().args(["label", input.to_str().unwrap(), "-o", out.to_str().unwrap()]).args([
+                    "--device",
+                    &device_arg(d),
+                    "--background",
+                    background,
+                    "--connectivity",
+                    connectivity,
+                ]));
+            assert!(status.status.success() && text.contains(&format!("{n} components")), "{name}: {text}");
+            assert!(read_labels(&out).1 == want.values(), "{name} {connectivity} binary on {}", d.token);
         }
     }
     // A volume of uint32 classes, with statistics and a filter.
@@ -122,7 +138,7 @@ fn multilabel_refusals_come_before_any_work() {
     let cases: [(&[&str], &str); 5] = [
         (&[floats.to_str().unwrap(), "--multilabel"], "a multi-label image holds integers"),
         (&[ints.to_str().unwrap(), "--multilabel", "--background", "256"], "256 is not a value of uint8 labels"),
-        (&[ints.to_str().unwrap(), "--background", "1"], "--multilabel"),
+        (&["page.png", "--background", "1"], "reads one .npy of integer values"),
         (&[ints.to_str().unwrap(), "--multilabel", "--threshold", "3"], "cannot be used with"),
         (&[ints.to_str().unwrap(), "--multilabel", "--label-bits", "64"], "not --label-bits 64"),
     ];

@@ -8,7 +8,8 @@ Inputs, 8 classes (0 the background), 8-connectivity:
   into 8 classes by its gray levels (bands of 32), tiled to ``side`` x ``side``: a segmentation
   with the shapes of real ink, paper and stains.
 
-For each: ccl multi-label and ccl binary labeling of the same foreground (``classes != 0``), on
+For each: ccl multi-label (the default, and each algorithm that can on the GPU) and ccl binary
+labeling of the same foreground (``classes != 0``), on
 CuPy arrays (labels written on the GPU when the call returns: the device's time and the call's)
 and on NumPy arrays (host in, host out); cc3d ``connected_components`` (multi-label, CPU) and
 scikit-image ``label`` where installed. Medians of ``--runs`` wall clocks (cc3d and scikit-image:
@@ -26,6 +27,10 @@ import time
 import numpy as np
 
 import ccl
+
+
+#: The algorithms that label multi-label images, each timed on the GPU.
+MULTILABEL_ALGORITHMS = ("UF", "UF_IC", "KE", "KE_IC")
 
 
 def timed(call, runs):
@@ -95,6 +100,10 @@ def measure(name, classes, runs, cupy):
         row["cupy_multilabel_ms"], row["cupy_multilabel_runs"] = timed(
             lambda: ccl.label(gpu_classes, multilabel=True, output=out), runs
         )
+        for algorithm in MULTILABEL_ALGORITHMS:
+            row[f"cupy_multilabel_{algorithm}_ms"], _ = timed(
+                lambda: ccl.label(gpu_classes, multilabel=True, output=out, algorithm=algorithm), runs
+            )
         row["cupy_binary_ms"], row["cupy_binary_runs"] = timed(lambda: ccl.label(gpu_binary, output=out), runs)
         row["cupy_multilabel_equal"] = bool(np.array_equal(cupy.asnumpy(ccl.label(gpu_classes, multilabel=True)), want))
         row["cupy_multilabel_over_binary"] = row["cupy_multilabel_ms"] / row["cupy_binary_ms"]

@@ -267,6 +267,16 @@ impl NpyValues {
     }
 }
 
+impl NpyValues {
+    /// The binary image (or volume) whose foreground is every value but `background` (a value of
+    /// their type, else an [`Error::InvalidParameter`]).
+    pub fn foreground(&self, background: i128) -> Result<BinaryImage> {
+        let kind = self.kind(background)?;
+        let (values, background) = crate::multilabel::values_of(kind, &self.bytes);
+        BinaryImage::foreground_of(self.shape, &values, background)
+    }
+}
+
 /// Reads a `.npy` of integer (or bool) values, shape (H, W) or (D, H, W), as a multi-label image
 /// ([`crate::multilabel`]): the values in C order and this machine's byte order. More elements
 /// than `max_elements` are refused from the header ([`Error::ImageTooLarge`],

@@ -297,8 +297,21 @@ pub fn label(args: LabelArgs) -> Result<()> {
         }
         return label_multilabel(&args);
     }
-    // One image or volume in slabs: 64-bit labels, a device memory cap, or several devices.
-    if let Some(request) = super::slabs::request(&args)? {
+    if args.background.is_some() {
+        let npy = args.input.as_deref().is_some_and(io::is_npy);
+        if args.label_bits == Some(64) || !npy || io::is_zarr(&args.output) {
+            return Err(Error::InvalidParameter {
+                name: "background".into(),
+                reason: "reads one .npy of integer values, labeled whole into 32-bit labels, not written as zarr \
+                         (image files take --threshold and --invert)"
+                    .into(),
+            });
+        }
+    }
+    // One image or volume in slabs: 64-bit labels, a device memory cap, or several devices
+    // (a .npy with a background value is labeled whole).
+    let slabs = if args.background.is_none() { super::slabs::request(&args)? } else { None };
+    if let Some(request) = slabs {
         let output = if io::is_zarr(&args.output) {
             super::slabs::check_zarr_output(&args)?;
             super::slabs::SlabOutput::Zarr
@@ -354,8 +367,22 @@ pub fn label(args: LabelArgs) -> Result<()> {
                     reason: "applies to image files; a .npy is read as binary (nonzero is foreground)".into(),
                 });
             }
-            // An image of bytes is read in place from a memory map, without a copy.
-            if let Some(array) = io::NpyArray::map_image(path, Some(args.max_pixels()))? {
+            if let Some(background) = args.background {
+                // Every value but the background is foreground.
+                let values = io::read_values_npy(path, args.max_pixels())?;
+                let image = values.foreground(background)?;
+                if values.volume {
+                    return label_volume(&args, path, format, clock, || Ok(image));
+                }
+                say!(
+                    "input: {} ({}x{} image, .npy, background {background})",
+                    path.display(),
+                    image.width(),
+                    image.height()
+                );
+                Pixels::Owned(image)
+            } else if let Some(array) = io::NpyArray::map_image(path, Some(args.max_pixels()))? {
+                // An image of bytes is read in place from a memory map, without a copy.
                 let s = array.shape();
                 say!("input: {} ({}x{} image, .npy, mapped)", path.display(), s.width, s.height);
                 Pixels::Mapped(array)

@@ -78,9 +78,10 @@ pub struct LabelArgs {
     /// foreground. Labeled whole, with UF unless --algo names another that can (UF_IC).
     #[arg(long, conflicts_with_all = ["threshold", "invert", "binarize", "volume", "devices", "max_device_bytes"])]
     pub(super) multilabel: bool,
-    /// With --multilabel: the value of background elements (default 0), one of the input's type
-    /// (e.g. -1 for int16 labels).
-    #[arg(long, value_name = "V", requires = "multilabel", allow_negative_numbers = true)]
+    /// For a .npy of integer (or bool) values: the value of background elements (default 0), one
+    /// of the input's type (e.g. -1 for int16 labels); every other value is foreground (with
+    /// --multilabel, each value its own class). Labeled whole.
+    #[arg(long, value_name = "V", allow_negative_numbers = true, conflicts_with_all = ["threshold", "invert", "binarize", "devices", "max_device_bytes", "volume"])]
     pub(super) background: Option<i128>,
     /// Keep the algorithm's raw labels instead of renumbering them 1..N in raster order.
     #[arg(long)]
