@@ -294,45 +294,57 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
     return (l != 0 && l < mn) ? l : mn;
 }
 
-// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
-// and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-// Two instances: min_neighbour_label reads L with relaxed atomic loads (OLE's scan stores into L
-// meanwhile), min_neighbour_label_read_only with plain ones (LE's scan only reads L).
+// The label of neighbour j of element i as the scans see it: 0 (ignored) where it does not
+// join i. In a binary image every foreground neighbour joins (background ones are labeled 0
+// already); in a multi-label image (MULTILABEL=1) only a neighbour of an equal value.
+#if MULTILABEL
+#define NEIGHBOUR_LABEL(LOAD, img, L, i, j) ((img)[j] == (img)[i] ? LOAD(&(L)[j]) : 0)
+#else
+#define NEIGHBOUR_LABEL(LOAD, img, L, i, j) LOAD(&(L)[j])
+#endif
+
+// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours that join it
+// (NEIGHBOUR_LABEL): W, E, N, S and, with 8-connectivity, NW, NE, SW, SE. Background neighbours
+// are labeled 0 and so ignored. Two instances: min_neighbour_label reads L with relaxed atomic
+// loads (OLE's scan stores into L meanwhile), min_neighbour_label_read_only with plain ones (LE's
+// scan only reads L).
 #define CCL_DEFINE_MIN_NEIGHBOUR(NAME, LOAD)                                                      \
-    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint width, uint height, label_t own) \
+    DEVICE_FN label_t NAME(GLOBAL const pixel_t *img, GLOBAL const label_t *L, uint x, uint y, uint width,    \
+                           uint height, label_t own)                                             \
     {                                                                                            \
         const index_t i = PIXEL_INDEX(x, y, width);                                              \
         const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;     \
         label_t mn = own;                                                                        \
         if (west)                                                                                \
-            mn = min_label(mn, LOAD(&L[i - 1]));                                                 \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - 1));                         \
         if (east)                                                                                \
-            mn = min_label(mn, LOAD(&L[i + 1]));                                                 \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + 1));                         \
         if (north)                                                                               \
-            mn = min_label(mn, LOAD(&L[i - width]));                                             \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width));                     \
         if (south)                                                                               \
-            mn = min_label(mn, LOAD(&L[i + width]));                                             \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width));                     \
         if (CONNECTIVITY == 8 && north && west)                                                  \
-            mn = min_label(mn, LOAD(&L[i - width - 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width - 1));                 \
         if (CONNECTIVITY == 8 && north && east)                                                  \
-            mn = min_label(mn, LOAD(&L[i - width + 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width + 1));                 \
         if (CONNECTIVITY == 8 && south && west)                                                  \
-            mn = min_label(mn, LOAD(&L[i + width - 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width - 1));                 \
         if (CONNECTIVITY == 8 && south && east)                                                  \
-            mn = min_label(mn, LOAD(&L[i + width + 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width + 1));                 \
         return mn;                                                                               \
     }
 
 #if DIMS == 3
-// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
-// 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
-// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates). Two
-// instances, as in 2D.
+// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours that join
+// it among the 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26
+// the 8 corner ones as well (a neighbour differs from the voxel in at most 1, 2 or 3
+// coordinates). Two instances, as in 2D.
 #define CCL_DEFINE_MIN_NEIGHBOUR_3D(NAME, LOAD)                                                   \
-    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height, uint depth, \
-                           label_t own)                                                          \
+    DEVICE_FN label_t NAME(GLOBAL const pixel_t *img, GLOBAL const label_t *L, uint x, uint y, uint z, uint width, \
+                           uint height, uint depth, label_t own)                                 \
     {                                                                                            \
         const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);                   \
+        const index_t i = VOXEL_INDEX(x, y, z, width, height);                                   \
         label_t mn = own;                                                                        \
         for (int dz = -1; dz <= 1; dz++) {                                                       \
             for (int dy = -1; dy <= 1; dy++) {                                                   \
@@ -343,7 +355,8 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
                     const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;          \
                     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth) \
                         continue;                                                                \
-                    mn = min_label(mn, LOAD(&L[VOXEL_INDEX(nx, ny, nz, width, height)]));        \
+                    const index_t j = VOXEL_INDEX(nx, ny, nz, width, height);                    \
+                    mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, j));                     \
                 }                                                                                \
             }                                                                                    \
         }                                                                                        \
@@ -389,10 +402,15 @@ DEVICE_FN label_t chain_end(GLOBAL const label_t *R, label_t label)
 // voxel over a 3D range (beyond the papers, whose YACCLAB has no 3D OLE); an image is a volume of
 // depth 1.
 //
-// Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), DIMS.
+// Multi-label images (MULTILABEL=1, common.h): the scan takes a neighbour's label only where its
+// value equals the element's (NEIGHBOUR_LABEL in equivalence.h); every label still names an
+// element of the same component, so the argument above holds as it is.
+//
+// Build-time defines: CONNECTIVITY (4 or 8; 6, 18 or 26 with DIMS=3), DIMS, MULTILABEL,
+// PIXEL_BYTES and BACKGROUND_HI/LO.
 
 // Initialization: every foreground pixel is its own label.
-KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint depth)
+KERNEL void ole_init(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
@@ -408,7 +426,8 @@ KERNEL void ole_init(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uin
 // the same component smaller than the label it replaced at the start of the kernel, so no chain
 // grows a cycle and labels never rise across iterations; a lost (smaller) value only costs
 // iterations, never correctness, and any store sets `changed`, so the loop goes on.
-KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint height, uint depth)
+KERNEL void ole_scan(GLOBAL const pixel_t *img, GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint height,
+                     uint depth)
 {
     const uint x = GLOBAL_ID_X, y = GLOBAL_ID_Y, z = GLOBAL_ID_Z;
     if (x >= width || y >= height || z >= depth)
@@ -417,9 +436,9 @@ KERNEL void ole_scan(GLOBAL label_t *L, GLOBAL uint *changed, uint width, uint h
     if (label == 0)
         return;
 #if DIMS == 3
-    const label_t mn = min_neighbour_label_3d(L, x, y, z, width, height, depth, label);
+    const label_t mn = min_neighbour_label_3d(img, L, x, y, z, width, height, depth, label);
 #else
-    const label_t mn = min_neighbour_label(L, x, y, width, height, label);
+    const label_t mn = min_neighbour_label(img, L, x, y, width, height, label);
 #endif
     if (mn < label) {
         STORE_LABEL(&L[label - 1], mn);

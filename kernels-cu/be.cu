@@ -226,45 +226,57 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
     return (l != 0 && l < mn) ? l : mn;
 }
 
-// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours: W, E, N, S
-// and, with 8-connectivity, NW, NE, SW, SE. Background neighbours are labeled 0 and so ignored.
-// Two instances: min_neighbour_label reads L with relaxed atomic loads (OLE's scan stores into L
-// meanwhile), min_neighbour_label_read_only with plain ones (LE's scan only reads L).
+// The label of neighbour j of element i as the scans see it: 0 (ignored) where it does not
+// join i. In a binary image every foreground neighbour joins (background ones are labeled 0
+// already); in a multi-label image (MULTILABEL=1) only a neighbour of an equal value.
+#if MULTILABEL
+#define NEIGHBOUR_LABEL(LOAD, img, L, i, j) ((img)[j] == (img)[i] ? LOAD(&(L)[j]) : 0)
+#else
+#define NEIGHBOUR_LABEL(LOAD, img, L, i, j) LOAD(&(L)[j])
+#endif
+
+// The smallest label among pixel (x, y), labeled `own` (nonzero), and its neighbours that join it
+// (NEIGHBOUR_LABEL): W, E, N, S and, with 8-connectivity, NW, NE, SW, SE. Background neighbours
+// are labeled 0 and so ignored. Two instances: min_neighbour_label reads L with relaxed atomic
+// loads (OLE's scan stores into L meanwhile), min_neighbour_label_read_only with plain ones (LE's
+// scan only reads L).
 #define CCL_DEFINE_MIN_NEIGHBOUR(NAME, LOAD)                                                      \
-    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint width, uint height, label_t own) \
+    DEVICE_FN label_t NAME(GLOBAL const pixel_t *img, GLOBAL const label_t *L, uint x, uint y, uint width,    \
+                           uint height, label_t own)                                             \
     {                                                                                            \
         const index_t i = PIXEL_INDEX(x, y, width);                                              \
         const int west = x > 0, east = x + 1 < width, north = y > 0, south = y + 1 < height;     \
         label_t mn = own;                                                                        \
         if (west)                                                                                \
-            mn = min_label(mn, LOAD(&L[i - 1]));                                                 \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - 1));                         \
         if (east)                                                                                \
-            mn = min_label(mn, LOAD(&L[i + 1]));                                                 \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + 1));                         \
         if (north)                                                                               \
-            mn = min_label(mn, LOAD(&L[i - width]));                                             \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width));                     \
         if (south)                                                                               \
-            mn = min_label(mn, LOAD(&L[i + width]));                                             \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width));                     \
         if (CONNECTIVITY == 8 && north && west)                                                  \
-            mn = min_label(mn, LOAD(&L[i - width - 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width - 1));                 \
         if (CONNECTIVITY == 8 && north && east)                                                  \
-            mn = min_label(mn, LOAD(&L[i - width + 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i - width + 1));                 \
         if (CONNECTIVITY == 8 && south && west)                                                  \
-            mn = min_label(mn, LOAD(&L[i + width - 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width - 1));                 \
         if (CONNECTIVITY == 8 && south && east)                                                  \
-            mn = min_label(mn, LOAD(&L[i + width + 1]));                                         \
+            mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, i + width + 1));                 \
         return mn;                                                                               \
     }
 
 #if DIMS == 3
-// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours among the
-// 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26 the 8 corner
-// ones as well (a neighbour differs from the voxel in at most 1, 2 or 3 coordinates). Two
-// instances, as in 2D.
+// The smallest label among voxel (x, y, z), labeled `own` (nonzero), and its neighbours that join
+// it among the 26 around it: the 6 face ones, with CONNECTIVITY 18 the 12 edge ones too, with 26
+// the 8 corner ones as well (a neighbour differs from the voxel in at most 1, 2 or 3
+// coordinates). Two instances, as in 2D.
 #define CCL_DEFINE_MIN_NEIGHBOUR_3D(NAME, LOAD)                                                   \
-    DEVICE_FN label_t NAME(GLOBAL const label_t *L, uint x, uint y, uint z, uint width, uint height, uint depth, \
-                           label_t own)                                                          \
+    DEVICE_FN label_t NAME(GLOBAL const pixel_t *img, GLOBAL const label_t *L, uint x, uint y, uint z, uint width, \
+                           uint height, uint depth, label_t own)                                 \
     {                                                                                            \
         const int most = CONNECTIVITY == 6 ? 1 : (CONNECTIVITY == 18 ? 2 : 3);                   \
+        const index_t i = VOXEL_INDEX(x, y, z, width, height);                                   \
         label_t mn = own;                                                                        \
         for (int dz = -1; dz <= 1; dz++) {                                                       \
             for (int dy = -1; dy <= 1; dy++) {                                                   \
@@ -275,7 +287,8 @@ DEVICE_FN label_t min_label(label_t mn, label_t l)
                     const long nx = (long)x + dx, ny = (long)y + dy, nz = (long)z + dz;          \
                     if (nx < 0 || ny < 0 || nz < 0 || nx >= width || ny >= height || nz >= depth) \
                         continue;                                                                \
-                    mn = min_label(mn, LOAD(&L[VOXEL_INDEX(nx, ny, nz, width, height)]));        \
+                    const index_t j = VOXEL_INDEX(nx, ny, nz, width, height);                    \
+                    mn = min_label(mn, NEIGHBOUR_LABEL(LOAD, img, L, i, j));                     \
                 }                                                                                \
             }                                                                                    \
         }                                                                                        \

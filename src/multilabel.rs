@@ -8,7 +8,7 @@
 //! `PIXEL_BYTES` and the background as defines, `kernels/common.h`), so a multi-label labeling
 //! costs a kernel build per width and background value (then the kernel cache's). Only the
 //! algorithms whose kernels compare values take one ([`crate::Algorithm::supports_multilabel`]:
-//! UF, KE and their _IC variants); the others refuse it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the
+//! the pixel algorithms: LE, OLE, UF, KE and their _IC variants); the block algorithms and TUF refuse it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the
 //! values' bytes, so signed and unsigned types of one width label alike. Labels, relabeling,
 //! statistics and filters are those of binary images: they never read the input.
 

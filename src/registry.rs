@@ -69,7 +69,8 @@ impl Algorithm {
         }
     }
 
-    /// Whether it labels multi-label images ([`crate::multilabel`]): UF, KE and their _IC variants.
+    /// Whether it labels multi-label images ([`crate::multilabel`]): the pixel algorithms (LE, OLE,
+    /// UF, KE and their _IC variants).
     pub fn supports_multilabel(self) -> bool {
         self.info().multilabel
     }
@@ -103,6 +104,18 @@ impl Algorithm {
     /// ([`crate::Device::default_algorithm`]).
     pub fn default_for(connectivity: Connectivity) -> Algorithm {
         Algorithm::ranking(connectivity)[0]
+    }
+
+    /// The default for multi-label images at `connectivity`: the first of
+    /// [`Algorithm::ranking`] that labels them ([`Algorithm::supports_multilabel`]; KE_IC for
+    /// 4-, 8- and 6-connectivity, KE for 18 and 26), ranked by its binary labeling times.
+    pub fn default_multilabel_for(connectivity: Connectivity) -> Algorithm {
+        let ranking = Algorithm::ranking(connectivity);
+        ranking
+            .iter()
+            .copied()
+            .find(|a| a.supports_multilabel())
+            .expect("the pixel algorithms label multi-label images")
     }
 
     /// Every algorithm that supports `connectivity`, fastest first: the order of the geometric

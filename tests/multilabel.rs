@@ -1,8 +1,8 @@
 //! Multi-label images (`ccl::multilabel`): the connected sets of equal values, the background
 //! value excepted. On every device, for every connectivity and every value width (8 to 64 bits,
 //! signed and unsigned), with backgrounds of 0, of another value, negative, and with high bits
-//! set: the consecutive labels of every algorithm that takes them (UF, KE and their _IC
-//! variants) equal the CPU reference's, which equals a
+//! set: the consecutive labels of every algorithm that takes them (the pixel algorithms: LE,
+//! OLE, UF, KE and their _IC variants) equal the CPU reference's, which equals a
 //! breadth-first search written here; statistics and filters are those of the labels; two
 //! classes that touch stay two components; the other algorithms refuse with a typed error. One
 //! test per device.
@@ -128,7 +128,8 @@ fn multilabel_images_label_as_the_reference(d: &common::TestDevice) {
     let image = Shape::image(71, 45);
     let volume = Shape { width: 13, height: 11, depth: 9 };
     let algorithms: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| a.supports_multilabel()).collect();
-    assert_eq!(algorithms, [Algorithm::UF, Algorithm::UF_IC, Algorithm::KE, Algorithm::KE_IC]);
+    let pixel_based = [Algorithm::LE, Algorithm::OLE, Algorithm::UF, Algorithm::UF_IC, Algorithm::KE, Algorithm::KE_IC];
+    assert_eq!(algorithms, pixel_based);
     for algorithm in algorithms {
         for (shape, connectivities) in [(image, &Connectivity::PLANAR[..]), (volume, &Connectivity::VOLUMETRIC[..])] {
             for &connectivity in connectivities {
@@ -191,7 +192,7 @@ fn algorithms_without_multilabel_refuse_it(d: &common::TestDevice) {
             match run {
                 Err(Error::UnsupportedMultiLabel { algorithm: name, supported }) => {
                     assert_eq!(name, algorithm.name());
-                    assert_eq!(supported, ["UF", "UF_IC", "KE", "KE_IC"]);
+                    assert_eq!(supported, ["LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"]);
                 }
                 other => panic!("{} on {}: {:?}", algorithm.name(), d.token, other.map(|r| r.count)),
             }

@@ -122,7 +122,8 @@ fn multilabel_npy_files_label_as_the_reference(d: &common::TestDevice) {
             "BKE",
         ]));
     assert!(
-        !status.status.success() && text.contains("BKE does not label multi-label images; UF, UF_IC, KE, KE_IC do"),
+        !status.status.success()
+            && text.contains("BKE does not label multi-label images; LE, OLE, UF, UF_IC, KE, KE_IC do"),
         "{text}"
     );
 }

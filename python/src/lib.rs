@@ -158,6 +158,22 @@ fn labeling(
     Ok((connectivity, resolve_algorithm(py, id, algorithm, connectivity)?))
 }
 
+/// [`labeling`] of an image of `kind`: a multi-label image without a named algorithm takes
+/// [`Algorithm::default_multilabel_for`].
+fn labeling_kind(
+    py: Python<'_>,
+    connectivity: u8,
+    algorithm: Option<&str>,
+    id: Option<DeviceId>,
+    kind: ccl::ImageKind,
+) -> PyResult<(Connectivity, Algorithm)> {
+    if kind == ccl::ImageKind::Binary || algorithm.is_some() {
+        return labeling(py, connectivity, algorithm, id);
+    }
+    let connectivity = parse_connectivity(connectivity)?;
+    Ok((connectivity, Algorithm::default_multilabel_for(connectivity)))
+}
+
 /// The algorithm a call labels with: the one it names, or the fastest that device `id` runs at
 /// `connectivity` ([`ccl::Device::default_algorithm`], as `ccl label` chooses). A fallback from
 /// the first of the ranking (a device with little local memory or small work-groups) is told
@@ -306,7 +322,7 @@ fn _label<'py>(
     let shape = shape_of(dims).map_err(to_py)?;
     let pixels = image.as_slice().map_err(not_contiguous)?;
     let id = device.map(DeviceId::from_str).transpose().map_err(to_py)?;
-    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, id)?;
+    let (connectivity, algorithm) = labeling_kind(py, connectivity, algorithm, id, kind)?;
     let returned = output.as_ref().map(|o| (***o).clone());
     let mut target = match output.as_mut() {
         Some(o) if o.shape() != dims => {
@@ -683,7 +699,7 @@ fn _label_cuda(
     let kind =
         values.map_or(ccl::ImageKind::Binary, |(bytes, background)| ccl::ImageKind::MultiLabel { bytes, background });
     let id = cuda_device_id(device)?;
-    let (connectivity, algorithm) = labeling(py, connectivity, algorithm, Some(id))?;
+    let (connectivity, algorithm) = labeling_kind(py, connectivity, algorithm, Some(id), kind)?;
     let params = binarize.map(parse_binarize_args).transpose()?;
     if params.is_some() {
         page_shape(&shape)?;

@@ -103,8 +103,10 @@ def test_filters_and_statistics_of_multilabel_images(device):
 def test_multilabel_algorithms(device):
     image = classes((33, 41), 4, 2, 5).astype(np.uint8)
     want = ccl.label(image, device=device, multilabel=True)
-    np.testing.assert_array_equal(ccl.label(image, device=device, multilabel=True, algorithm="UF_IC"), want)
-    with pytest.raises(ValueError, match="TUF does not label multi-label images; UF, UF_IC, KE, KE_IC do"):
+    for algorithm in ("LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"):
+        labels = ccl.label(image, device=device, multilabel=True, algorithm=algorithm)
+        np.testing.assert_array_equal(labels, want, err_msg=algorithm)
+    with pytest.raises(ValueError, match="TUF does not label multi-label images; LE, OLE, UF, UF_IC, KE, KE_IC do"):
         ccl.label(image, device=device, multilabel=True, algorithm="TUF")
 
 

@@ -33,7 +33,8 @@ pub(crate) const LE: AlgorithmInfo = AlgorithmInfo::iterative(
     KERNEL,
     defines,
     build,
-);
+)
+.with_multilabel();
 
 /// The compile-time defines of `kernels/le.kernel` (and of OLE and BE): DIMS=3 for volumes.
 pub(crate) fn defines(connectivity: Connectivity, _limits: &Limits) -> Vec<Define> {
@@ -77,7 +78,7 @@ impl Schedule for Le {
         recorder.end(Phase::Initialization)?;
 
         let iterations = until_stable(gpu, &mut changed, |flag| {
-            gpu.launch(&mut self.scan, &range, &[labels, refs, Arg::Buffer(flag), w, h, d])?;
+            gpu.launch(&mut self.scan, &range, &[input, labels, refs, Arg::Buffer(flag), w, h, d])?;
             gpu.launch(&mut self.analysis, &range, &[labels, refs, w, h, d])?;
             gpu.launch(&mut self.labelling, &range, &[labels, refs, w, h, d])
         })?;

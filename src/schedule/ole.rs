@@ -33,7 +33,8 @@ pub(crate) const OLE: AlgorithmInfo = AlgorithmInfo::iterative(
     KERNEL,
     defines,
     build,
-);
+)
+.with_multilabel();
 
 pub(crate) use super::le::defines;
 
@@ -67,7 +68,7 @@ impl Schedule for Ole {
         recorder.end(Phase::Initialization)?;
 
         let iterations = until_stable(gpu, &mut changed, |flag| {
-            gpu.launch(&mut self.scan, &range, &[labels, Arg::Buffer(flag), w, h, d])?;
+            gpu.launch(&mut self.scan, &range, &[Arg::Buffer(job.input), labels, Arg::Buffer(flag), w, h, d])?;
             gpu.launch(&mut self.analysis, &range, &[labels, w, h, d])
         })?;
         recorder.end(Phase::Merge)?;

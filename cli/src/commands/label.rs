@@ -213,8 +213,9 @@ impl Pixels {
 }
 
 /// `ccl label --multilabel`: a `.npy` of integer values labeled whole as a multi-label image
-/// (the connected sets of equal values, `--background` excepted; `ccl::multilabel`), with UF
-/// unless `--algo` names another that can; the labels, statistics and filters as for a binary
+/// (the connected sets of equal values, `--background` excepted; `ccl::multilabel`), with
+/// `Algorithm::default_multilabel_for` unless `--algo` names another; the labels, statistics and
+/// filters as for a binary
 /// image or volume.
 fn label_multilabel(args: &LabelArgs) -> Result<()> {
     let refuse = |reason: &str| Error::InvalidParameter { name: "multilabel".into(), reason: reason.into() };
@@ -253,7 +254,7 @@ fn label_multilabel(args: &LabelArgs) -> Result<()> {
     if !values.volume && connectivity.dims() != 2 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "an image" });
     }
-    let algorithm = args.algo.unwrap_or(ccl::Algorithm::UF);
+    let algorithm = args.algo.unwrap_or_else(|| ccl::Algorithm::default_multilabel_for(connectivity));
     algorithm.check_kind(kind)?;
     let device = open_device_announced(args.device, args.backend)?;
     clock.lap("open device");
