@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from . import MAX_32BIT_ELEMENTS, _ccl, _connectivity
+from . import MAX_32BIT_ELEMENTS, _background_value, _ccl, _connectivity
 from . import label as _label_array
 
 __all__ = ["label"]
@@ -130,7 +130,7 @@ def _directions(ndim: int):
             yield step
 
 
-def label(image, connectivity=None, dtype=None, algorithm=None, device=None, _label_base=0):
+def label(image, connectivity=None, dtype=None, algorithm=None, device=None, background=None, _label_base=0):
     """Label the connected components of a dask array, each chunk on its worker's device.
 
     Parameters
@@ -145,6 +145,9 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, _la
         else ``uint64``.
     algorithm, device : str, optional
         As :func:`ccl.label`, for every chunk (by default each worker's best device).
+    background : scalar, optional
+        As :func:`ccl.label`: the value of background elements (default 0), every other one
+        foreground.
 
     Returns
     -------
@@ -161,6 +164,8 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, _la
     if image.ndim not in (2, 3):
         raise ValueError(f"image has {image.ndim} dimensions; an image has 2 (H, W), a volume 3 (D, H, W)")
     conn = _connectivity(image.ndim, connectivity)
+    if _background_value(image.dtype, background) is not None:
+        image = image != background
     if dtype is None:
         dtype = np.uint64 if image.size + _label_base > MAX_32BIT_ELEMENTS else np.uint32
     dtype = np.dtype(dtype)

@@ -169,3 +169,11 @@ def test_zarr_in_and_out(tmp_path):
     assert written.dtype == np.uint32 and written.chunks == (5, 8, 7)
     _check(written[...], int(num.compute()), volume, 26)
 
+
+
+def test_a_background_value_as_ccl_label():
+    values = np.random.default_rng(21).integers(-2, 3, (23, 31)).astype(np.int16)
+    labels, num = _label(values, (7, 9), 8, background=-2)
+    _check(labels, num, values != -2, 8)
+    with pytest.raises(ValueError, match="not a value of a int16"):
+        ccl.dask.label(da.from_array(values), background=1 << 20)
