@@ -208,6 +208,15 @@ DEVICE_FN void ccl_atomic_add64(volatile __global ulong *p, ulong v)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 #pragma OPENCL FP_CONTRACT OFF
+// Double-precision atomics (kernels built with -D FLOAT64_ATOMICS=1, with FLOAT64): a 64-bit
+// compare-and-swap (cl_khr_int64_base_atomics) and the bits of a double. OpenCL C has no atomic
+// add, minimum or maximum of doubles; kernels build them from the compare-and-swap.
+#if defined(FLOAT64_ATOMICS) && FLOAT64_ATOMICS
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define ATOMIC_CMPXCHG64(p, cmp, v) atom_cmpxchg((volatile __global ulong *)(p), (cmp), (v))
+#define DOUBLE_BITS(d) as_ulong(d)
+#define BITS_DOUBLE(u) as_double(u)
+#endif
 #define DADD(a, b) ((a) + (b))
 #define DSUB(a, b) ((a) - (b))
 #define DMUL(a, b) ((a) * (b))

@@ -139,6 +139,12 @@ __device__ __forceinline__ void ccl_store_relaxed4(unsigned int *p, uint4 v)
 #define DDIV(a, b) __ddiv_rn((a), (b))
 #define DSQRT(a) __dsqrt_rn(a)
 #define DRINT(a) rint(a)
+// Double-precision atomics: a 64-bit compare-and-swap and the bits of a double (the OpenCL
+// prelude's, under FLOAT64_ATOMICS); CUDA adds doubles natively (compute capability 6.0 on).
+#define ATOMIC_CMPXCHG64(p, cmp, v) atomicCAS((ulong *)(p), (ulong)(cmp), (ulong)(v))
+#define DOUBLE_BITS(d) ((ulong)__double_as_longlong(d))
+#define BITS_DOUBLE(u) __longlong_as_double((long long)(u))
+#define NATIVE_ATOMIC_ADD_F64(p, v) atomicAdd((p), (v))
 // Single precision a * b + c, fused or rounded twice (whichever the device does faster; both
 // within an ulp of each operation, as the callers' error bounds assume).
 #define FMAD(a, b, c) fmaf((a), (b), (c))

@@ -63,8 +63,26 @@ impl<T: Element> DeviceArray<T> {
         self
     }
 
+    /// The same elements read as `U`s (bytes uploaded for an array of another element type):
+    /// the element counts must agree ([`Shape::len`] of `U`s).
+    pub(crate) fn retype<U: Element>(self) -> DeviceArray<U> {
+        let storage = match self.storage {
+            Storage::Host(values) => Storage::Host(bytemuck::pod_collect_to_vec(&values)),
+            Storage::Device(buffer) => Storage::Device(buffer),
+        };
+        DeviceArray::new(self.shape, self.owner, storage)
+    }
+
     pub(crate) fn labels(shape: Shape, owner: u64, storage: Storage<T>, numbering: Numbering) -> Self {
         Self { shape, owner, storage, numbering: Some(numbering), kind: ImageKind::Binary, _element: PhantomData }
+    }
+
+    /// Declares labels numbered 1..=`count` with background 0 (labels computed elsewhere, or
+    /// written into borrowed memory), so that the stages on consecutive labels take them as they
+    /// are: labels above `count` are then ignored by every stage, and a label of no pixels is a
+    /// component without pixels (an empty statistics entry; no region properties row).
+    pub fn assume_consecutive(&mut self, count: u32) {
+        self.numbering = Some(Numbering::Consecutive(count));
     }
 
     /// For label arrays, how they are numbered (raw, or consecutive with the count).

@@ -261,8 +261,13 @@ registry! { $
 
 /// Every stage: a kernel file run around or instead of a labeling, one line each (its
 /// schedule's `STAGE`).
-pub static STAGES: &[StageInfo] =
-    &[schedule::relabel::STAGE, crate::binarize::STAGE, schedule::stats::STAGE, schedule::hold::STAGE];
+pub static STAGES: &[StageInfo] = &[
+    schedule::relabel::STAGE,
+    crate::binarize::STAGE,
+    schedule::stats::STAGE,
+    schedule::regionprops::STAGE,
+    schedule::hold::STAGE,
+];
 
 /// The stage named `name` (e.g. `relabel`), if there is one.
 pub fn stage(name: &str) -> Option<&'static StageInfo> {
@@ -289,7 +294,10 @@ mod tests {
     #[test]
     fn the_kernel_files_are_the_algorithms_then_the_stages_once_each() {
         let names: Vec<_> = kernel_files().iter().map(|file| file.name).collect();
-        assert_eq!(names, ["le", "ole", "be", "uf", "ke", "buf", "bke", "tuf", "relabel", "binarize", "stats", "hold"],);
+        assert_eq!(
+            names,
+            ["le", "ole", "be", "uf", "ke", "buf", "bke", "tuf", "relabel", "binarize", "stats", "regionprops", "hold"],
+        );
         for stage in STAGES {
             assert_eq!(stage.kernel().name, stage.name);
             assert!(std::ptr::eq(super::stage(stage.name).unwrap(), stage), "{} named twice", stage.name);

@@ -72,6 +72,8 @@ pub enum ElementType {
     U64,
     /// 32-bit float.
     F32,
+    /// 64-bit float: intensity images.
+    F64,
 }
 
 impl ElementType {
@@ -81,7 +83,7 @@ impl ElementType {
             ElementType::U8 => 1,
             ElementType::U16 => 2,
             ElementType::U32 | ElementType::F32 => 4,
-            ElementType::U64 => 8,
+            ElementType::U64 | ElementType::F64 => 8,
         }
     }
 }
@@ -106,6 +108,9 @@ impl Element for u64 {
 }
 impl Element for f32 {
     const TYPE: ElementType = ElementType::F32;
+}
+impl Element for f64 {
+    const TYPE: ElementType = ElementType::F64;
 }
 
 /// Host memory of `T`s that a device copies to and from at bus speed (page-locked, from

@@ -38,6 +38,8 @@ pub enum Phase {
     Threshold,
     /// Component statistics (area, bounding box, coordinate sums) on the device, read back.
     ComponentStats,
+    /// Region properties' sums (moments, Euler number, perimeter, intensity) on the device.
+    RegionProps,
 }
 
 impl Phase {
@@ -60,6 +62,7 @@ impl Phase {
             Phase::Statistics => "statistics",
             Phase::Threshold => "threshold",
             Phase::ComponentStats => "component-stats",
+            Phase::RegionProps => "region-props",
         }
     }
 

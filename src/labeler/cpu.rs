@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use super::{check_bytes, check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
+use crate::regions::{Intensity, IntensityValue, RegionRequest, RegionSums};
 use crate::{
     reference, Algorithm, ComponentStats, Connectivity, DeviceImage, DeviceInfo, DeviceLabels, Error, ImageKind,
     OpenCvStats, Phase, PhaseTime, Result, Shape, Timings,
@@ -44,6 +45,14 @@ impl CpuLabeler {
         };
         let convention = self.algorithm.raw_labels();
         Ok(reference::raw_labels_of_kind(image.shape(), bytes, image.kind(), connectivity, convention))
+    }
+
+    /// The values of an intensity image in host memory, as `f64` (`None`: not a host array).
+    fn host_values<T: IntensityValue>(&self, image: &DeviceArray<T>) -> Option<Vec<f64>> {
+        match &image.storage {
+            Storage::Host(values) => Some(values.iter().map(|&v| v.into()).collect()),
+            Storage::Device(_) => None,
+        }
     }
 
     fn timings(start: Instant) -> Timings {
@@ -143,6 +152,31 @@ impl Stages for CpuLabeler {
         labels.numbering = Some(Numbering::Consecutive(kept));
         let ms = start.elapsed().as_secs_f64() * 1e3;
         Ok((kept, Timings { phases: vec![PhaseTime { phase: Phase::ComponentStats, ms }], iterations: None }))
+    }
+
+    /// Relabels on the host, then sums there from the labels.
+    fn region_sums(
+        &mut self,
+        labels: &mut DeviceLabels,
+        axes: u8,
+        request: &RegionRequest<'_>,
+    ) -> Result<(RegionSums, Timings)> {
+        super::check_region_request(labels, axes, request)?;
+        let (n, mut timings) = self.relabel(labels)?;
+        let start = Instant::now();
+        let mismatch = || Error::DeviceMismatch { device: self.info.name.clone() };
+        let intensity: Option<Vec<f64>> = match request.intensity {
+            None => None,
+            Some(Intensity::F32(image)) => Some(self.host_values(image).ok_or_else(mismatch)?),
+            Some(Intensity::F64(image)) => Some(self.host_values(image).ok_or_else(mismatch)?),
+        };
+        let Storage::Host(values) = &labels.storage else {
+            return Err(mismatch());
+        };
+        let sums = RegionSums::of_labels(values, labels.shape(), n, axes, request, intensity.as_deref());
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.phases.push(PhaseTime { phase: Phase::RegionProps, ms });
+        Ok((sums, timings))
     }
 
     /// Relabels on the host, then builds the tables there from the labels.

@@ -8,7 +8,9 @@ use super::{check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::device::Opened;
 use crate::gpu::{build_program, Buffer, BuildReport, Define, Gpu, PhaseRecorder};
+use crate::regions::{Intensity, RegionRequest, RegionSums};
 use crate::schedule::hold::QueueHold;
+use crate::schedule::regionprops::{self, Regions};
 use crate::schedule::relabel::{self, Relabel};
 use crate::schedule::stats::{self, OpenCv, Stats};
 use crate::schedule::{Schedule, LABEL_BYTES};
@@ -35,6 +37,8 @@ pub struct GpuLabeler {
     stats: Option<Box<Stats>>,
     /// The kernels of OpenCV's statistics format, built at their first use.
     opencv: Option<Box<OpenCv>>,
+    /// The region properties' kernels, each variant built at its first use.
+    regions: Vec<(regionprops::Variant, Box<Regions>)>,
     /// The benchmarks' queue hold, built at its first use.
     hold: QueueHold,
     builds: BuildReport,
@@ -55,6 +59,7 @@ impl GpuLabeler {
             relabel: None,
             stats: None,
             opencv: None,
+            regions: Vec::new(),
             hold: QueueHold::default(),
             builds: BuildReport::default(),
             every_phase: false,
@@ -220,6 +225,17 @@ impl GpuLabeler {
                 &mut self.builds,
             )?;
             self.stats = Some(Box::new(Stats::build(self.gpu.as_ref(), &program)?));
+        }
+        Ok(())
+    }
+
+    /// Builds the region properties' kernels of `variant` at their first use.
+    fn ensure_regions(&mut self, variant: regionprops::Variant) -> Result<()> {
+        if !self.regions.iter().any(|(v, _)| *v == variant) {
+            let defines = regionprops::defines(variant);
+            let program = build_program(self.gpu.as_ref(), &regionprops::KERNEL, &defines, &mut self.builds)?;
+            let stage = Regions::build(self.gpu.as_ref(), &program, variant)?;
+            self.regions.push((variant, Box::new(stage)));
         }
         Ok(())
     }
@@ -636,6 +652,31 @@ impl Stages for GpuLabeler {
         let stats = stage.run(gpu, buffer, labels.shape(), n, &mut recorder)?;
         timings.phases.extend(recorder.finish()?);
         Ok((stats, timings))
+    }
+
+    fn region_sums(
+        &mut self,
+        labels: &mut DeviceLabels,
+        axes: u8,
+        request: &RegionRequest<'_>,
+    ) -> Result<(RegionSums, Timings)> {
+        super::check_region_request(labels, axes, request)?;
+        let (stats, mut timings) = self.component_stats(labels)?;
+        let intensity = match request.intensity {
+            None => None,
+            Some(Intensity::F32(image)) => Some((self.buffer(image)?, false)),
+            Some(Intensity::F64(image)) => Some((self.buffer(image)?, true)),
+        };
+        let variant = (request.order, intensity.map(|(_, float64)| float64));
+        self.ensure_regions(variant)?;
+        let buffer = self.buffer(labels)?;
+        let gpu = self.gpu.as_ref();
+        let stage = self.regions.iter_mut().find(|(v, _)| *v == variant).map(|(_, s)| s).expect("built above");
+        let mut recorder = PhaseRecorder::start(gpu)?;
+        let image = intensity.map(|(buffer, _)| buffer);
+        let sums = stage.run(gpu, buffer, labels.shape(), axes, stats, request.shape, image, &mut recorder)?;
+        timings.phases.extend(recorder.finish()?);
+        Ok((sums, timings))
     }
 
     fn keep_components(&mut self, labels: &mut DeviceLabels, keep: &[bool]) -> Result<(u32, Timings)> {

@@ -12,6 +12,8 @@ pub use cpu::CpuLabeler;
 pub use gpu::GpuLabeler;
 pub use run::run_host;
 
+use crate::regions::{Intensity, IntensityValue, Property, RegionRequest, RegionSums, RegionTable};
+use crate::DeviceArray;
 use crate::{
     Algorithm, BackendKind, BinaryImage, BuildReport, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
     DeviceLabels, Error, ImageKind, LabelImage, LabelValue, OpenCvStats, Options, Result, Run, Shape, Timings,
@@ -129,6 +131,22 @@ pub trait Stages {
     /// kernel) and [`crate::Phase::Download`] (the tables' read-back).
     fn opencv_stats(&mut self, labels: &mut DeviceLabels, dims: u8) -> Result<(OpenCvStats, Timings)>;
 
+    /// The sums the region properties of consecutive `labels` are derived from
+    /// ([`crate::regions`]), as an array of `axes` dimensions (2, or 3 for a volume, also one of
+    /// a single slice), computed where the labels are: the statistics, and what `request` asks
+    /// for (moments up to an order, Euler and perimeter sums, an intensity image's sum, minimum
+    /// and maximum). Raw labels are renumbered first, as [`Stages::component_stats`] does. An
+    /// order above [`crate::regions::MAX_ORDER`], `axes` that do not fit the array, or an
+    /// intensity image of another shape are an [`Error::InvalidParameter`] /
+    /// [`Error::ShapeMismatch`]. The timings: relabeling, the statistics' phases, then
+    /// [`crate::Phase::RegionProps`] (the kernels) and [`crate::Phase::Download`].
+    fn region_sums(
+        &mut self,
+        labels: &mut DeviceLabels,
+        axes: u8,
+        request: &RegionRequest<'_>,
+    ) -> Result<(RegionSums, Timings)>;
+
     /// Labels an image already on the device and counts its components; nothing but the count
     /// leaves the device.
     fn count_components(&mut self, image: &DeviceImage, connectivity: Connectivity) -> Result<(u32, Timings)> {
@@ -182,6 +200,54 @@ pub trait Labeler: Stages {
         self.upload_bytes(shape, bytemuck::cast_slice(values), ImageKind::multilabel(background))
     }
 
+    /// Copies an intensity image of `shape` (dense row-major `values`, `f32` or `f64`) to the
+    /// device, for the intensity properties of [`Labeler::regionprops`]. Errors as
+    /// [`crate::HostArray::new`].
+    fn upload_intensity<T: IntensityValue>(&mut self, shape: Shape, values: &[T]) -> Result<DeviceArray<T>>
+    where
+        Self: Sized,
+    {
+        crate::host_array::check_len(shape, values.len())?;
+        // Uploaded as values of T's width (the check of their byte count), then read as T.
+        let kind = ImageKind::MultiLabel { bytes: std::mem::size_of::<T>() as u8, background: 0 };
+        Ok(self.upload_bytes(shape, bytemuck::cast_slice(values), kind)?.retype())
+    }
+
+    /// Copies a label array of `shape` (dense row-major `labels`: background 0, components
+    /// 1..=`count`) to the device, e.g. labels computed elsewhere whose region properties are
+    /// wanted; see [`DeviceArray::assume_consecutive`]. Errors as [`crate::HostArray::new`].
+    fn upload_labels(&mut self, shape: Shape, labels: &[u32], count: u32) -> Result<DeviceLabels>
+    where
+        Self: Sized,
+    {
+        crate::host_array::check_len(shape, labels.len())?;
+        let kind = ImageKind::MultiLabel { bytes: 4, background: 0 };
+        let mut out: DeviceLabels = self.upload_bytes(shape, bytemuck::cast_slice(labels), kind)?.retype();
+        out.assume_consecutive(count);
+        Ok(out)
+    }
+
+    /// scikit-image's `regionprops_table` of consecutive `labels` (raw ones are renumbered
+    /// first), an array of `axes` dimensions: the columns of `properties` in order, computed
+    /// from [`Stages::region_sums`] on the device (see [`crate::regions`]), with `spacing` (one
+    /// value per axis, rows first; ones by default) and `intensity` (for the intensity
+    /// properties). A property not defined for the array (perimeter of a volume, an intensity
+    /// property without an image) is an [`Error::InvalidParameter`], as scikit-image raises.
+    fn regionprops(
+        &mut self,
+        labels: &mut DeviceLabels,
+        axes: u8,
+        properties: &[Property],
+        spacing: Option<&[f64]>,
+        intensity: Option<Intensity<'_>>,
+    ) -> Result<(RegionTable, Timings)> {
+        RegionTable::check(properties, axes, spacing, intensity.is_some())?;
+        let (order, shape, _) = RegionTable::needs(properties);
+        let request = RegionRequest { order, shape, intensity };
+        let (sums, timings) = self.region_sums(labels, axes, &request)?;
+        Ok((RegionTable::from_sums(&sums, properties, spacing)?, timings))
+    }
+
     /// Copies the elements of an image of `kind` held in `bytes` (`kind.bytes()` bytes an
     /// element, dense, row-major) to the device.
     fn upload_bytes(&mut self, shape: Shape, bytes: &[u8], kind: ImageKind) -> Result<DeviceImage>;
@@ -233,6 +299,21 @@ pub(crate) fn check_bytes(shape: Shape, bytes: &[u8], kind: ImageKind) -> Result
         });
     }
     crate::host_array::check_len(shape, bytes.len() / width)
+}
+
+/// Checks a region request on `labels` of `axes` dimensions (see [`Stages::region_sums`]).
+pub(crate) fn check_region_request(labels: &DeviceLabels, axes: u8, request: &RegionRequest<'_>) -> Result<()> {
+    crate::regions::check_axes(labels.shape(), axes)?;
+    if request.order > crate::regions::MAX_ORDER {
+        return Err(Error::InvalidParameter {
+            name: "order".into(),
+            reason: format!("moments up to order {} (at most {})", request.order, crate::regions::MAX_ORDER),
+        });
+    }
+    match request.intensity.map(|i| i.shape()) {
+        Some(shape) if shape != labels.shape() => Err(Error::ShapeMismatch { image: shape, labels: labels.shape() }),
+        _ => Ok(()),
+    }
 }
 
 /// Checks that `labels` are consecutive with one entry of `keep` per component.

@@ -17,6 +17,7 @@ pub(crate) mod hold;
 pub(crate) mod ke;
 pub(crate) mod le;
 pub(crate) mod ole;
+pub(crate) mod regionprops;
 pub(crate) mod relabel;
 mod scratch;
 mod stage;
