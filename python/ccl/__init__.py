@@ -21,7 +21,7 @@ instead (binarized on its GPU, copied to NumPy) and the result is NumPy.
 Binarization: :func:`binarize` thresholds gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on the
 device, into the ink masks :func:`label` takes.
 
-Functions: :func:`label`, :func:`label_batch`, :func:`label_iter`, :func:`label_with_stats`, :func:`binarize`, :func:`host_array`,
+Functions: :func:`label`, :func:`label_batch`, :func:`label_iter`, :func:`label_with_stats`, :func:`regionprops_table`, :func:`binarize`, :func:`host_array`,
 :func:`devices`, :func:`algorithms`.
 """
 
@@ -44,6 +44,7 @@ __all__ = [
     "label_batch",
     "label_iter",
     "label_with_stats",
+    "regionprops_table",
     "binarize",
     "host_array",
     "devices",
@@ -1303,3 +1304,6 @@ def devices():
 def algorithms():
     """The labeling algorithms ``ccl`` knows (``"LE"``, ``"UF"``, ``"BKE_IC"``, ...)."""
     return _ccl.algorithms()
+
+
+from ._regionprops import regionprops_table  # noqa: E402  (it uses the helpers above)

@@ -155,6 +155,15 @@ def label_with_stats(
     structure: Optional[npt.ArrayLike] = ...,
     multilabel: bool = ...,
 ) -> tuple[int, Labels, npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def regionprops_table(
+    label_image: npt.ArrayLike | CudaArray,
+    intensity_image: Optional[npt.ArrayLike | CudaArray] = ...,
+    properties: Iterable[str] = ...,
+    *,
+    spacing: Optional[float | Iterable[float]] = ...,
+    separator: str = ...,
+    device: Optional[str] = ...,
+) -> dict[str, Any]: ...
 Method = Literal["nick", "sauvola", "niblack", "wolf", "otsu"]
 Formula = Literal["paper", "doxa", "opencv"]
 Kernel = Literal["fast", "global", "global-shared", "shared"]

@@ -30,6 +30,24 @@ def _label_batch(
     output: npt.NDArray[np.uint32],
     stats: bool = ...,
 ) -> tuple[list[int], list[Table]]: ...
+def _regionprops(
+    labels: npt.NDArray[np.uint32],
+    count: int,
+    properties: list[str],
+    spacing: Optional[list[float]] = ...,
+    intensity: Optional[npt.NDArray[np.float32] | npt.NDArray[np.float64]] = ...,
+    device: Optional[str] = ...,
+) -> list[tuple[str, npt.NDArray[np.float64], bool]]: ...
+def _regionprops_cuda(
+    labels_ptr: int,
+    shape: list[int],
+    count: int,
+    properties: list[str],
+    stream: Optional[int],
+    device: str,
+    spacing: Optional[list[float]] = ...,
+    intensity: Optional[tuple[int, bool]] = ...,
+) -> list[tuple[str, npt.NDArray[np.float64], bool]]: ...
 def _pool_usage() -> tuple[int, int, int]: ...
 def _pooled_labels(count: int, device: Optional[str] = ...) -> Optional[npt.NDArray[np.uint32]]: ...
 def _binarize(

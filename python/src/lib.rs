@@ -26,6 +26,7 @@ use pyo3::prelude::*;
 
 mod large;
 mod pool;
+mod regions;
 
 /// A library error as the Python exception users expect: bad arguments and inputs are
 /// `ValueError`, device and driver failures `RuntimeError`; the message is the library's.
@@ -848,6 +849,8 @@ fn _ccl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(large::_merge_labels, m)?)?;
     m.add_function(wrap_pyfunction!(large::_relabel_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(large::_boundary_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_regionprops, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_regionprops_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())

@@ -357,6 +357,26 @@ impl GpuLabeler {
         Ok(DeviceArray::new(shape, self.device.owner, Storage::Device(buffer)).with_kind(kind))
     }
 
+    /// Wraps device memory the caller keeps, `shape.len()` elements of `T` at the CUDA device
+    /// pointer `address` (aligned to their size), as an array of this labeler's device, without
+    /// copying, after the work of the stream `ready_on` (as [`GpuLabeler::borrow_image`]): an
+    /// intensity image for [`Labeler::regionprops`], or labels made elsewhere (then
+    /// [`DeviceArray::assume_consecutive`]). Errors as [`GpuLabeler::borrow_image`].
+    ///
+    /// # Safety
+    /// `address` must hold `size_of::<T>() * shape.len()` bytes of device memory that stay
+    /// allocated, and that nothing else writes, for as long as the returned array lives.
+    pub unsafe fn borrow_array<T: Element>(
+        &mut self,
+        shape: Shape,
+        address: u64,
+        ready_on: Option<u64>,
+    ) -> Result<DeviceArray<T>> {
+        let kind = ImageKind::MultiLabel { bytes: std::mem::size_of::<T>() as u8, background: 0 };
+        // SAFETY: the caller's contract, `kind.bytes()` bytes an element.
+        Ok(unsafe { self.borrow_values(shape, address, ready_on, kind)? }.retype())
+    }
+
     /// Wraps device memory the caller keeps, one `u32` label per pixel (or voxel) of `shape` at
     /// the CUDA device pointer `address`, as [`DeviceLabels`] of this labeler's device, without
     /// copying: the output of [`Stages::label_on_device_into`], which numbers them (until then

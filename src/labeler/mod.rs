@@ -13,7 +13,7 @@ pub use gpu::GpuLabeler;
 pub use run::run_host;
 
 use crate::regions::{Intensity, IntensityValue, Property, RegionRequest, RegionSums, RegionTable};
-use crate::DeviceArray;
+use crate::{DeviceArray, Element};
 use crate::{
     Algorithm, BackendKind, BinaryImage, BuildReport, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
     DeviceLabels, Error, ImageKind, LabelImage, LabelValue, OpenCvStats, Options, Result, Run, Shape, Timings,
@@ -439,6 +439,24 @@ impl AnyLabeler {
         match self {
             // SAFETY: the caller's contract.
             AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_values(shape, address, ready_on, kind) },
+            AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
+        }
+    }
+
+    /// [`GpuLabeler::borrow_array`]: device memory of `T`s the caller keeps (an intensity image,
+    /// labels made elsewhere).
+    ///
+    /// # Safety
+    /// As [`GpuLabeler::borrow_array`].
+    pub unsafe fn borrow_array<T: Element>(
+        &mut self,
+        shape: Shape,
+        address: u64,
+        ready_on: Option<u64>,
+    ) -> Result<DeviceArray<T>> {
+        match self {
+            // SAFETY: the caller's contract.
+            AnyLabeler::Gpu(gpu) => unsafe { gpu.borrow_array(shape, address, ready_on) },
             AnyLabeler::Cpu(cpu) => Err(cpu.cannot_borrow()),
         }
     }
