@@ -244,3 +244,23 @@ pub fn write_stats_csv(path: &Path, stats: &crate::ComponentStats, volume: bool)
     })
     .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
 }
+
+/// Writes region properties ([`crate::RegionTable`]) as CSV: a header of scikit-image's column
+/// names, then one row per region; integer columns as integers, the others in Rust's shortest
+/// exact form (`NaN` where scikit-image has NaN). Written atomically, as the labels are.
+pub fn write_region_table_csv(path: &Path, table: &crate::RegionTable) -> Result<()> {
+    write_atomically(path, |w| {
+        let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+        writeln!(w, "{}", names.join(","))?;
+        for row in 0..table.rows() {
+            let cells: Vec<String> = table
+                .columns
+                .iter()
+                .map(|c| if c.integer { format!("{}", c.values[row] as i64) } else { format!("{}", c.values[row]) })
+                .collect();
+            writeln!(w, "{}", cells.join(","))?;
+        }
+        Ok(())
+    })
+    .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
+}

@@ -13,11 +13,11 @@ pub use gpu::GpuLabeler;
 pub use run::run_host;
 
 use crate::regions::{Intensity, IntensityValue, Property, RegionRequest, RegionSums, RegionTable};
-use crate::{DeviceArray, Element};
 use crate::{
     Algorithm, BackendKind, BinaryImage, BuildReport, ComponentStats, Connectivity, DeviceImage, DeviceInfo,
     DeviceLabels, Error, ImageKind, LabelImage, LabelValue, OpenCvStats, Options, Result, Run, Shape, Timings,
 };
+use crate::{DeviceArray, Element};
 
 /// The stages a [`Labeler::run`] chains (see [`crate::pipeline`]): labeling, relabeling,
 /// statistics, filtering, each on device arrays. Crate-internal: a supertrait of [`Labeler`]

@@ -55,6 +55,19 @@ pub fn threshold(s: &str) -> Result<f64, String> {
     }
 }
 
+/// One name of `--properties`: a scikit-image region property.
+pub fn property(s: &str) -> Result<ccl::Property, String> {
+    ccl::Property::parse(s).map_err(|e| e.to_string())
+}
+
+/// One value of `--spacing`: a positive finite number.
+pub fn spacing(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a spacing: give positive numbers, one per axis, rows first, e.g. 0.5,0.5")),
+    }
+}
+
 /// `--connectivity` of images (4 or 8) or volumes (6, 18 or 26).
 pub fn any_connectivity(s: &str) -> Result<Connectivity, String> {
     s.trim()

@@ -147,6 +147,7 @@ fn label_volume(
     let ccl::Run { labels, count: components, timings, .. } = run;
     note_slow_builds(&device);
     let count = components.unwrap_or_else(|| labels.component_count());
+    write_properties(args, &mut labeler, &labels, count, true)?;
     clock.lap("label");
     io::write_volume(&args.output, &labels)?;
     clock.lap("write");
@@ -165,12 +166,59 @@ fn label_volume(
     Ok(())
 }
 
-/// Writes the kept components' statistics to `--stats` when given (`volume`: with z columns).
+/// Writes the kept components' statistics to `--stats` when given (`volume`: with z columns),
+/// unless `--properties` asks for region properties instead ([`write_properties`]).
 fn write_stats<T>(args: &LabelArgs, run: &ccl::Run<T>, volume: bool) -> Result<()> {
-    if let (Some(path), Some(stats)) = (&args.stats, &run.stats) {
+    if let (Some(path), Some(stats), None) = (&args.stats, &run.stats, &args.properties) {
         io::write_stats_csv(path, stats, volume)?;
     }
     Ok(())
+}
+
+/// With `--properties`, writes the region properties of consecutive `labels` (`count` of them)
+/// to `--stats`, computed on `labeler`'s device (the labels go back to it); `volume`: a (D, H,
+/// W) array, whose properties are 3D.
+fn write_properties(
+    args: &LabelArgs,
+    labeler: &mut ccl::AnyLabeler,
+    labels: &ccl::LabelImage,
+    count: u32,
+    volume: bool,
+) -> Result<()> {
+    let (Some(path), Some(named)) = (&args.stats, &args.properties) else {
+        return Ok(());
+    };
+    // `label` first, each property once.
+    let mut properties = vec![ccl::Property::Label];
+    for &p in named {
+        if !properties.contains(&p) {
+            properties.push(p);
+        }
+    }
+    let shape = labels.shape();
+    let axes = if volume { 3 } else { 2 };
+    let mut device_labels = labeler.upload_labels(shape, labels.values(), count)?;
+    let spacing = args.spacing.as_deref();
+    let table = match &args.intensity {
+        None => labeler.regionprops(&mut device_labels, axes, &properties, spacing, None)?.0,
+        Some(_) if volume => {
+            return Err(Error::InvalidParameter {
+                name: "intensity".into(),
+                reason: "takes the intensity image of an image, not of a volume".into(),
+            })
+        }
+        Some(intensity_path) => {
+            let (gray, _) = io::read_gray(intensity_path, args.max_pixels())?;
+            if gray.shape() != shape {
+                return Err(Error::ShapeMismatch { image: gray.shape(), labels: shape });
+            }
+            let values: Vec<f32> = gray.values().iter().map(|&v| f32::from(v)).collect();
+            let image = labeler.upload_intensity(shape, &values)?;
+            let intensity = Some(ccl::regions::Intensity::F32(&image));
+            labeler.regionprops(&mut device_labels, axes, &properties, spacing, intensity)?.0
+        }
+    };
+    io::write_region_table_csv(path, &table)
 }
 
 /// Checks `-o` and `--stats`, against each other and against the input (a folder volume's
@@ -267,6 +315,7 @@ fn label_multilabel(args: &LabelArgs) -> Result<()> {
     let volume = values.volume;
     drop(values);
     let count = run.count.unwrap_or_else(|| run.labels.component_count());
+    write_properties(args, &mut labeler, &run.labels, count, volume)?;
     clock.lap("label");
     if volume {
         io::write_volume(&args.output, &run.labels)?;
@@ -313,6 +362,14 @@ pub fn label(args: LabelArgs) -> Result<()> {
     // (a .npy with a background value is labeled whole).
     let slabs = if args.background.is_none() { super::slabs::request(&args)? } else { None };
     if let Some(request) = slabs {
+        if args.properties.is_some() {
+            return Err(Error::InvalidParameter {
+                name: "properties".into(),
+                reason: "takes one image or volume labeled whole, not in slabs (--label-bits 64, --max-device-bytes, \
+                         --devices)"
+                    .into(),
+            });
+        }
         let output = if io::is_zarr(&args.output) {
             super::slabs::check_zarr_output(&args)?;
             super::slabs::SlabOutput::Zarr
@@ -443,6 +500,7 @@ pub fn label(args: LabelArgs) -> Result<()> {
     let timings = result.timings;
     let count = result.count.unwrap_or_else(|| result.labels.component_count());
     let labels = result.labels;
+    write_properties(&args, &mut labeler, &labels, count, false)?;
     clock.lap("label");
     io::write_labels(&args.output, &labels)?;
     clock.lap("write");
@@ -499,6 +557,7 @@ fn label_binarized(args: &LabelArgs, params: &ccl::binarize::Params) -> Result<(
     let labels = labeler.download(&labels)?;
     let download_ms = start.elapsed().as_secs_f64() * 1e3;
     let count = count.unwrap_or_else(|| labels.component_count());
+    write_properties(args, &mut labeler, &labels, count, false)?;
     clock.lap("binarize and label");
     io::write_labels(&args.output, &labels)?;
     clock.lap("write");

@@ -93,6 +93,22 @@ pub struct LabelArgs {
     /// `label,left,top,front,width,height,depth,area,cx,cy,cz`.
     #[arg(long, value_name = "CSV", conflicts_with = "raw")]
     pub(super) stats: Option<PathBuf>,
+    /// Write scikit-image's region properties to the --stats CSV instead, computed on the
+    /// device: a comma-separated list of its names (area, bbox, centroid, perimeter,
+    /// euler_number, moments_central, moments_normalized, moments_hu, orientation, eccentricity,
+    /// axis_major_length, axis_minor_length, intensity_mean, ...; see docs/cli.md), one column
+    /// per value as regionprops_table names them (bbox-0, ...), `label` first. One image or
+    /// volume at a time.
+    #[arg(long, value_name = "NAMES", requires = "stats", value_parser = args::property, value_delimiter = ',')]
+    pub(super) properties: Option<Vec<ccl::Property>>,
+    /// The pixel spacing along each axis for --properties, rows first (`0.5,0.5`; volumes
+    /// `2,1,1`), as scikit-image's `spacing`.
+    #[arg(long, value_name = "S,S[,S]", requires = "properties", value_parser = args::spacing, value_delimiter = ',')]
+    pub(super) spacing: Option<Vec<f64>>,
+    /// The intensity image of the intensity properties (intensity_mean, _min, _max): a gray
+    /// image (or .npy) of the labeled image's size. Images only.
+    #[arg(long, value_name = "IMAGE", requires = "properties")]
+    pub(super) intensity: Option<PathBuf>,
     /// Remove the components of fewer than N pixels (voxels), on the device; the others are
     /// renumbered 1..M in raster order of first appearance.
     #[arg(long, value_name = "N", conflicts_with = "raw", value_parser = clap::value_parser!(u64).range(1..))]
