@@ -90,6 +90,22 @@ fn every_kernel_build_compiles_with_nvrtc() {
 }
 
 #[cfg(feature = "cuda")]
+/// The region properties' builds (every moment order, intensity type), named.
+fn region_builds() -> Vec<(String, &'static str, Vec<Define>)> {
+    let file = ccl::registry::stage("regionprops").expect("the region properties stage").kernel();
+    ccl::regions::kernel_builds()
+        .into_iter()
+        .map(|defines| (format!("regionprops {defines:?}"), file.source(Dialect::Cuda), defines))
+        .collect()
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn every_regionprops_build_compiles_with_nvrtc() {
+    nvrtc_compiles(&region_builds());
+}
+
+#[cfg(feature = "cuda")]
 #[test]
 #[ignore = "full mode: scripts/test.sh --full"]
 fn every_kernel_build_compiles_with_nvrtc_with_wide_labels_and_strict_loads() {
@@ -142,10 +158,21 @@ device_tests! {
     every_kernel_build_compiles_with_every_atomics_model: [opencl_cpu, opencl_gpu],
 }
 
-/// With the way of making atomic loads and stores the device takes by default, and 32-bit labels.
+/// With the way of making atomic loads and stores the device takes by default, and 32-bit labels;
+/// the region properties' builds too.
 #[cfg(feature = "opencl")]
 fn every_kernel_build_compiles_with_opencl(desc: &ccl_opencl::DeviceDesc) {
     opencl_builds_compile(desc, &[desc.atomics], &[32]);
+    let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device");
+    let file = ccl::registry::stage("regionprops").expect("the region properties stage").kernel();
+    let failures: Vec<String> = ccl::regions::kernel_builds()
+        .into_iter()
+        .filter_map(|defines| {
+            let result = ccl_backend::Gpu::build(&runtime, file.source(Dialect::OpenCl), &defines);
+            result.err().map(|e| format!("regionprops {defines:?} on {}: {e}", desc.name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "OpenCL build failures:\n{}", failures.join("\n"));
 }
 
 /// With 64-bit labels (the 64-bit label path is a define away), the device's own atomics.

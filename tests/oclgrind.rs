@@ -169,6 +169,7 @@ fn oclgrind_child() {
         }
         "binarize" => binarize_cell(&device, rest.parse().expect("method")),
         "hold" => hold_cell(rest),
+        "regionprops" => regionprops_cell(&device),
         "default" => {
             let (connectivity, fallback) = rest.split_once(':').expect("default:CONNECTIVITY:FALLBACK");
             let connectivity = Connectivity::from_neighbours(connectivity.parse().expect("number")).unwrap();
@@ -383,6 +384,47 @@ fn hold_cell(_folder: &str) {
     assert_eq!(stats.len() as u32, want.component_count(), "statistics after a hold");
 }
 
+/// The region properties' kernels (`kernels/regionprops.kernel`): on an image and a volume, the
+/// sums of every moment order with and without intensity images (float and double), the Euler
+/// and perimeter sums, each equal to the CPU reference's (integers exactly, floating-point sums
+/// to 1e-9 of their scale).
+fn regionprops_cell(device: &Device) {
+    use ccl::regions::{Intensity, RegionRequest};
+    let mut labeler = device.labeler_for(Algorithm::KE, Connectivity::Eight).expect("labeler");
+    let image = random_image(37, 23, 50, 1, 9).expect("image");
+    let volume = random_volume(13, 9, 7, 45, 1, 10).expect("volume");
+    for (array, connectivity, axes) in [(image, Connectivity::Eight, 2u8), (volume, Connectivity::TwentySix, 3)] {
+        let shape = array.shape();
+        let (labels, n) = reference::label(&array, connectivity).into_consecutive();
+        let mut on_device = labeler.upload_labels(shape, labels.values(), n).expect("labels");
+        let values: Vec<f64> = (0..shape.len()).map(|i| ((i * 37) % 101) as f64 - 20.5).collect();
+        let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        let wide_image = labeler.upload_intensity(shape, &values).expect("intensity");
+        let narrow_image = labeler.upload_intensity(shape, &narrow).expect("intensity");
+        for order in [0u8, 2, 3] {
+            for intensity in [None, Some(Intensity::F32(&narrow_image)), Some(Intensity::F64(&wide_image))] {
+                let request = RegionRequest { order, shape: true, intensity };
+                let (got, _) = labeler.region_sums(&mut on_device, axes, &request).expect("region sums");
+                let host = intensity.map(|_| values.clone());
+                let want = ccl::RegionSums::of_labels(labels.values(), shape, n, axes, &request, host.as_deref());
+                let what = format!("{shape} order {order}");
+                assert_eq!(
+                    (&got.stats, &got.euler, &got.perimeter),
+                    (&want.stats, &want.euler, &want.perimeter),
+                    "{what}"
+                );
+                for (k, c) in want.stats.components.iter().enumerate() {
+                    let scale = c.area as f64 * f64::from(c.width.max(c.height).max(c.depth)).powi(9);
+                    for (g, w) in got.central_of(k).iter().zip(want.central_of(k)) {
+                        assert!((g - w).abs() <= 1e-9 * scale, "{what}: component {k}: {g} vs {w}");
+                    }
+                }
+                assert_eq!(got.intensity.is_some(), intensity.is_some(), "{what}: intensity");
+            }
+        }
+    }
+}
+
 /// One binarization method with every kernel that computes it, on a small page whose windows
 /// reach past its edges and a wider one (more than one of the fast kernel's tiles).
 fn binarize_cell(device: &Device, method: Method) {
@@ -501,6 +543,22 @@ mod hold {
     #[test]
     fn tight() {
         cell(Config::Tight)
+    }
+}
+
+/// The region properties' kernels on each simulated device.
+mod regionprops {
+    use super::*;
+
+    #[test]
+    #[ignore = "full mode: scripts/test.sh --full"]
+    fn roomy() {
+        run("regionprops:all", Config::Roomy)
+    }
+
+    #[test]
+    fn tight() {
+        run("regionprops:all", Config::Tight)
     }
 }
 

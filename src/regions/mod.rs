@@ -143,6 +143,16 @@ impl RegionSums {
     }
 }
 
+/// The compile-time defines of every build of the region properties' kernels: each moment order
+/// (0..=[`MAX_ORDER`]) without an intensity image, with `f32` and with `f64` ones (what
+/// `tests/kernel_sources.rs` compiles with every compiler).
+pub fn kernel_builds() -> Vec<Vec<ccl_backend::Define>> {
+    (0..=MAX_ORDER)
+        .flat_map(|order| [None, Some(false), Some(true)].map(|intensity| (order, intensity)))
+        .map(crate::schedule::regionprops::defines)
+        .collect()
+}
+
 /// The Euler coefficient table of `axes` dimensions (a kernel argument).
 pub(crate) fn euler_coefficients(axes: u8) -> &'static [i32] {
     euler::coefficients(axes)
