@@ -280,3 +280,46 @@ def test_the_cupy_path_equals_the_numpy_path(fake_cupy):
     assert calls == [{"stream": 1, "device": "cuda:0", "count": len(want["label"]), "intensity": True}]
     with pytest.raises(ValueError, match="CuPy array"):
         ccl.regionprops_table(labels.view(FakeCupyArray), intensity, properties=("intensity_max",))
+
+
+# --- Real GPU arrays (skipped without CuPy / a CUDA PyTorch, unless CCL_REQUIRE_BACKENDS names cuda)
+
+
+REQUIRE_CUDA = "cuda" in [t.strip().lower() for t in os.environ.get("CCL_REQUIRE_BACKENDS", "").split(",")]
+
+
+def gpu_module(name):
+    try:
+        module = __import__(name)
+        ok = module.cuda.is_available() if name == "torch" else module.cuda.runtime.getDeviceCount() > 0
+    except Exception as e:  # absent, or no CUDA device
+        ok, module = False, e
+    if not ok:
+        if REQUIRE_CUDA:
+            pytest.fail(f"CCL_REQUIRE_BACKENDS names cuda, but {name} cannot reach a CUDA device: {module}")
+        pytest.skip(f"{name} with a CUDA device is not available")
+    return module
+
+
+@pytest.mark.parametrize("shape", [(211, 317), (23, 29, 31)])
+def test_cupy_arrays_are_measured_on_their_gpu(shape):
+    cupy = gpu_module("cupy")
+    labels = skimage_measure.label(blobs(shape, 0.5, 4, 9), connectivity=len(shape)).astype(np.int32)
+    labels[labels == 2] = 10**9  # large: mapped on the GPU
+    intensity = np.random.default_rng(2).random(shape)
+    properties = (PROPERTIES_2D if len(shape) == 2 else PROPERTIES_3D) + INTENSITY
+    want = ccl.regionprops_table(labels, intensity, properties=properties, device="cpu")
+    got = ccl.regionprops_table(cupy.asarray(labels), cupy.asarray(intensity.astype(np.float32)), properties=properties)
+    assert all(isinstance(v, cupy.ndarray) for v in got.values())
+    assert_tables_close({k: cupy.asnumpy(v) for k, v in got.items()}, want, len(shape), float32_intensity=True)
+
+
+def test_torch_tensors_are_measured_on_their_gpu():
+    torch = gpu_module("torch")
+    labels = skimage_measure.label(blobs((120, 140), 0.5, 4, 10), connectivity=2)
+    properties = PROPERTIES_2D + INTENSITY
+    intensity = np.random.default_rng(3).random(labels.shape)
+    want = ccl.regionprops_table(labels, intensity, properties=properties, device="cpu")
+    got = ccl.regionprops_table(torch.from_numpy(labels).cuda(), torch.from_numpy(intensity).cuda(), properties=properties)
+    assert all(isinstance(v, torch.Tensor) and v.is_cuda for v in got.values())
+    assert_tables_close({k: v.cpu().numpy() for k, v in got.items()}, want, 2)
