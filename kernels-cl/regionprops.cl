@@ -291,7 +291,8 @@ typedef uchar pixel_t;
 // statistics stage (kernels/stats.kernel); this file adds
 // - region_moments: the central moments about each component's centroid, the sums over its
 //   pixels of dz^a dy^b dx^c for a, b, c in 0..=ORDER (a = 0 only for images), in double
-//   precision; with INTENSITY, the sum, minimum and maximum of an intensity image over it;
+//   precision, summed a block of pixels at a time in registers; with INTENSITY, the sum,
+//   minimum and maximum of an intensity image over it;
 // - region_shape: the Euler number, as the sum over the 2x2 (volumes: 2x2x2) windows that touch
 //   a component of the coefficient of the window's pattern of its pixels (the host passes
 //   scikit-image's table), and for images the perimeter, as the counts of the component's border
@@ -301,7 +302,8 @@ typedef uchar pixel_t;
 // minimum, maximum (the host sets them to 0, +inf, -inf); euler[k]; perimeter[class * N + k].
 // Both kernels skip labels above N (consecutive labels never have them).
 // Build-time defines: ORDER (0..3; 0: no moments), INTENSITY (0: none; 1: float, 2: double
-// intensities), SEGMENT (pixels per work-item of region_moments), FLOAT64=1, FLOAT64_ATOMICS=1.
+// intensities), SEGMENT x ROWS (the pixels of a work-item of region_moments), FLOAT64=1,
+// FLOAT64_ATOMICS=1.
 
 #define SIDE (ORDER + 1)
 #if INTENSITY == 2
@@ -338,85 +340,91 @@ DEVICE_FN void atomic_bound_f64(GLOBAL double *p, double v, int lower)
     }
 }
 
-// Adds one run of component `label`'s pixels (all in row y of slice z) to its sums: `powers[c]`
-// the sum of dx^c over the run, and its intensities' sum, minimum and maximum.
-DEVICE_FN void add_run(GLOBAL double *moments, GLOBAL double *intensity, GLOBAL const double *centroid, uint n,
-                       label_t label, uint y, uint z, uint axes, const double *powers, double sum, double low,
-                       double high)
+// Adds a block's pixels of component `label` (all in slice z) to its sums: `sums[b * SIDE + c]`
+// the sum of dy^b dx^c over them, and their intensities' sum, minimum and maximum.
+DEVICE_FN void add_block(GLOBAL double *moments, GLOBAL double *intensity, GLOBAL const double *centroid, uint n,
+                         label_t label, uint z, uint axes, const double *sums, double total, double low, double high)
 {
     const uint k = (uint)(label - 1);
 #if ORDER > 0
-    const double dy = (double)y - centroid[3 * (ulong)k + 1], dz = (double)z - centroid[3 * (ulong)k + 2];
+    const double dz = (double)z - centroid[3 * (ulong)k + 2];
     const uint planes = axes == 3 ? SIDE : 1;
     GLOBAL double *m = moments + (ulong)k * planes * SIDE * SIDE;
     double pz = 1.0;
     for (uint a = 0; a < planes; a++) {
-        double pyz = pz;
-        for (uint b = 0; b < SIDE; b++) {
-            for (uint c = 0; c < SIDE; c++)
-                atomic_add_f64(&m[(a * SIDE + b) * SIDE + c], pyz * powers[c]);
-            pyz *= dy;
-        }
+        for (uint bc = 0; bc < SIDE * SIDE; bc++)
+            atomic_add_f64(&m[a * SIDE * SIDE + bc], pz * sums[bc]);
         pz *= dz;
     }
 #endif
 #if INTENSITY
-    atomic_add_f64(&intensity[k], sum);
+    atomic_add_f64(&intensity[k], total);
     atomic_bound_f64(&intensity[n + k], low, 1);
     atomic_bound_f64(&intensity[2 * (ulong)n + k], high, 0);
 #endif
 }
 
-// One work-item per SEGMENT pixels of a row (rows numbered through the slices: row r is y = r %
-// height of slice r / height). It sums each run of one component's pixels in registers
-// (background between them does not end a run) and adds the run to the component's sums once:
-// a component wide along x costs one set of atomics per segment, not per pixel.
+// One work-item per block of SEGMENT pixels x ROWS rows of one slice (blocks numbered through
+// the slices: block row r covers rows ROWS (r % blocks) .. of slice r / blocks, `blocks` =
+// ceil(height / ROWS)). It sums the pixels of one component in registers, dy^b dx^c for each
+// (b, c), walking the block row by row, and adds them to the component's sums when the next
+// pixel of another component comes (background does not end it) and at the end: a component
+// covering the block costs one set of atomics per block, not one per pixel or row.
 KERNEL void region_moments(GLOBAL const label_t *L, GLOBAL const intensity_t *image, GLOBAL const double *centroid,
-                           uint n, uint width, uint height, uint rows, uint axes, GLOBAL double *moments,
+                           uint n, uint width, uint height, uint block_rows, uint axes, GLOBAL double *moments,
                            GLOBAL double *intensity)
 {
     const uint x0 = GLOBAL_ID_X * SEGMENT, r = GLOBAL_ID_Y;
-    if (x0 >= width || r >= rows)
+    if (x0 >= width || r >= block_rows)
         return;
-    const uint y = r % height, z = r / height;
-    const uint end = x0 + SEGMENT < width ? x0 + SEGMENT : width;
-    const index_t row = PIXEL_INDEX(0, r, width);
+    const uint blocks = (height + ROWS - 1) / ROWS;
+    const uint y0 = r % blocks * ROWS, z = r / blocks;
+    const uint x_end = x0 + SEGMENT < width ? x0 + SEGMENT : width;
+    const uint y_end = y0 + ROWS < height ? y0 + ROWS : height;
     label_t current = 0;
-    double cx = 0.0, powers[SIDE], sum = 0.0, low = 0.0, high = 0.0;
-    for (uint c = 0; c < SIDE; c++)
-        powers[c] = 0.0;
-    for (uint x = x0; x < end; x++) {
-        const label_t label = L[row + x];
-        if (label == 0 || label > n)
-            continue;
-        if (label != current) {
-            if (current != 0)
-                add_run(moments, intensity, centroid, n, current, y, z, axes, powers, sum, low, high);
-            current = label;
-            cx = centroid[3 * (ulong)(label - 1)];
-            for (uint c = 0; c < SIDE; c++)
-                powers[c] = 0.0;
+    double cx = 0.0, cy = 0.0, sums[SIDE * SIDE], total = 0.0, low = 0.0, high = 0.0;
+    for (uint bc = 0; bc < SIDE * SIDE; bc++)
+        sums[bc] = 0.0;
+    for (uint y = y0; y < y_end; y++) {
+        const index_t row = VOXEL_INDEX(0, y, z, width, height);
+        for (uint x = x0; x < x_end; x++) {
+            const label_t label = L[row + x];
+            if (label == 0 || label > n)
+                continue;
+            if (label != current) {
+                if (current != 0)
+                    add_block(moments, intensity, centroid, n, current, z, axes, sums, total, low, high);
+                current = label;
+                cx = centroid[3 * (ulong)(label - 1)];
+                cy = centroid[3 * (ulong)(label - 1) + 1];
+                for (uint bc = 0; bc < SIDE * SIDE; bc++)
+                    sums[bc] = 0.0;
 #if INTENSITY
-            sum = 0.0;
-            low = (double)image[row + x];
-            high = low;
+                total = 0.0;
+                low = (double)image[row + x];
+                high = low;
+#endif
+            }
+            const double dx = (double)x - cx, dy = (double)y - cy;
+            double py = 1.0;
+            for (uint b = 0; b < SIDE; b++) {
+                double pxy = py;
+                for (uint c = 0; c < SIDE; c++) {
+                    sums[b * SIDE + c] += pxy;
+                    pxy *= dx;
+                }
+                py *= dy;
+            }
+#if INTENSITY
+            const double v = (double)image[row + x];
+            total += v;
+            low = v < low ? v : low;
+            high = v > high ? v : high;
 #endif
         }
-        const double dx = (double)x - cx;
-        double power = 1.0;
-        for (uint c = 0; c < SIDE; c++) {
-            powers[c] += power;
-            power *= dx;
-        }
-#if INTENSITY
-        const double v = (double)image[row + x];
-        sum += v;
-        low = v < low ? v : low;
-        high = v > high ? v : high;
-#endif
     }
     if (current != 0)
-        add_run(moments, intensity, centroid, n, current, y, z, axes, powers, sum, low, high);
+        add_block(moments, intensity, centroid, n, current, z, axes, sums, total, low, high);
 }
 
 // The label at (x, y, z), 0 outside the array or above n.

@@ -60,15 +60,26 @@ def _consecutive(labels, xp, limit: int, signed: bool):
 
 def _table(columns, values, separator: str, convert) -> dict:
     """The native call's columns as scikit-image's dict, each array through ``convert``;
-    ``values``: the original labels of 1..count (NumPy), where they were mapped."""
-    table = {}
-    for name, column, integer in columns:
-        if integer:
+    ``values``: the original labels of 1..count (NumPy), where they were mapped. The float
+    columns go through ``convert`` as one array (one copy to a GPU, not one per column), each
+    column a row of it; the integer ones likewise."""
+    names = [name.replace("-", separator) for name, _, _ in columns]
+    integer = [flag for _, _, flag in columns]
+    arrays = []
+    for name, column, flag in columns:
+        if flag:
             column = column.astype(_INTEGER)
         if name == "label" and values is not None:
             column = np.asarray(values, dtype=_INTEGER)[column - 1]
-        table[name.replace("-", separator)] = convert(column)
-    return table
+        arrays.append(column)
+    table = {}
+    for kind in (True, False):
+        picked = [i for i, flag in enumerate(integer) if flag == kind]
+        if picked:
+            stacked = convert(np.stack([arrays[i] for i in picked]))
+            for row, i in enumerate(picked):
+                table[names[i]] = stacked[row]
+    return {name: table[name] for name in names}
 
 
 def _host_intensity(intensity_image, shape):

@@ -21,6 +21,7 @@
 
 mod euler;
 mod reference;
+mod region;
 mod table;
 
 pub use table::{Column, Property, RegionTable};

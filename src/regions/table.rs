@@ -1,6 +1,7 @@
 //! scikit-image's region properties from the device's sums ([`RegionSums`]), with its names,
 //! axis order, column names (`bbox-0`, `moments_central-1-2`, ...) and `spacing`.
 
+use super::region::{Region, SIDE};
 use super::{RegionSums, MAX_ORDER};
 use crate::{Error, Result};
 
@@ -203,18 +204,31 @@ impl RegionTable {
         // Labels without pixels (possible in labels declared consecutive up to a count) have no
         // row, as scikit-image lists only the labels present.
         let present: Vec<usize> = (0..sums.len()).filter(|&k| sums.stats.components[k].area > 0).collect();
-        let regions: Vec<Region> = present.iter().map(|&k| Region::new(sums, k, &spacing)).collect();
+        // The columns named first, then filled a component at a time (its region's values pushed
+        // into a scratch vector, then one onto each of the property's columns).
         let mut columns = Vec::new();
+        let mut spans = Vec::new();
         for &p in properties {
-            let shape = value_shape(p, axes);
-            let per: Vec<Vec<f64>> =
-                regions.iter().zip(&present).map(|(r, &k)| r.values(p, sums, k, &spacing)).collect();
-            for (j, suffix) in suffixes(&shape).into_iter().enumerate() {
+            let first = columns.len();
+            for suffix in suffixes(&value_shape(p, axes)) {
                 columns.push(Column {
                     name: format!("{}{suffix}", p.name()),
-                    values: per.iter().map(|v| v[j]).collect(),
+                    values: Vec::with_capacity(present.len()),
                     integer: p.is_integer(),
                 });
+            }
+            spans.push((p, first..columns.len()));
+        }
+        let mut scratch = Vec::with_capacity(64);
+        for &k in &present {
+            let region = Region::new(sums, k, &spacing);
+            for (p, span) in &spans {
+                scratch.clear();
+                region.push_values(*p, sums, k, &spacing, &mut scratch);
+                debug_assert_eq!(scratch.len(), span.len(), "{}", p.name());
+                for (column, &value) in columns[span.clone()].iter_mut().zip(&scratch) {
+                    column.values.push(value);
+                }
             }
         }
         Ok(RegionTable { columns })
@@ -235,11 +249,10 @@ impl RegionTable {
 fn value_shape(p: Property, axes: u8) -> Vec<usize> {
     use Property::*;
     let a = usize::from(axes);
-    let side = usize::from(MAX_ORDER) + 1;
     match p {
         Bbox => vec![2 * a],
         Centroid | CentroidLocal | InertiaTensorEigvals => vec![a],
-        Moments | MomentsCentral | MomentsNormalized => vec![side; a],
+        Moments | MomentsCentral | MomentsNormalized => vec![SIDE; a],
         MomentsHu => vec![7],
         InertiaTensor => vec![a, a],
         _ => vec![],
@@ -253,247 +266,4 @@ fn suffixes(shape: &[usize]) -> Vec<String> {
         out = out.iter().flat_map(|s| (0..extent).map(move |i| format!("{s}-{i}"))).collect();
     }
     out
-}
-
-/// One component's quantities in scikit-image's axis order (rows first), scaled by the spacing.
-struct Region {
-    /// Pixel count.
-    count: f64,
-    /// First index along each axis, and one past the last.
-    start: Vec<f64>,
-    stop: Vec<f64>,
-    /// Centroid in pixel units (axis order).
-    centroid: Vec<f64>,
-    /// Central moments scaled by the spacing (`mu`), side^axes, or empty.
-    mu: Vec<f64>,
-}
-
-impl Region {
-    fn new(sums: &RegionSums, k: usize, spacing: &[f64]) -> Region {
-        let c = &sums.stats.components[k];
-        let axes = usize::from(sums.axes);
-        // The statistics' x, y, z order reversed: rows (y) first, planes (z) before them.
-        let order: Vec<usize> = (0..axes).rev().collect();
-        let low = [c.left, c.top, c.front];
-        let size = [c.width, c.height, c.depth];
-        let centroid = c.centroid();
-        let start: Vec<f64> = order.iter().map(|&a| f64::from(low[a])).collect();
-        let stop: Vec<f64> = order.iter().map(|&a| f64::from(low[a] + size[a])).collect();
-        let mut mu = Vec::new();
-        if sums.order > 0 {
-            let side = usize::from(sums.order) + 1;
-            let raw = sums.central_of(k);
-            // Scaled to MAX_ORDER's layout (entries past the order summed stay NaN: never read).
-            let full = usize::from(MAX_ORDER) + 1;
-            mu = vec![f64::NAN; full.pow(axes as u32)];
-            for (i, &value) in raw.iter().enumerate() {
-                let powers = digits(i, side, axes);
-                let scale: f64 = powers.iter().zip(spacing).map(|(&p, &s)| s.powi(p as i32)).product();
-                mu[index(&powers, full)] = value * scale;
-            }
-        }
-        Region { count: c.area as f64, start, stop, centroid: order.iter().map(|&a| centroid[a]).collect(), mu }
-    }
-
-    fn axes(&self) -> usize {
-        self.start.len()
-    }
-
-    /// Central moment `powers` (scaled).
-    fn mu(&self, powers: &[usize]) -> f64 {
-        self.mu[index(powers, usize::from(MAX_ORDER) + 1)]
-    }
-
-    /// The inertia tensor (scikit-image's `inertia_tensor`), row-major.
-    fn inertia(&self) -> Vec<f64> {
-        let a = self.axes();
-        let mu0 = self.count;
-        let unit = |i: usize, j: usize| -> Vec<usize> {
-            let mut p = vec![0; a];
-            p[i] += 1;
-            p[j] += 1;
-            p
-        };
-        let second: Vec<f64> = (0..a).map(|i| self.mu(&unit(i, i))).collect();
-        let total: f64 = second.iter().sum();
-        let mut t = vec![0.0; a * a];
-        for i in 0..a {
-            for j in 0..a {
-                t[i * a + j] = if i == j { (total - second[i]) / mu0 } else { -self.mu(&unit(i, j)) / mu0 };
-            }
-        }
-        t
-    }
-
-    /// The inertia tensor's eigenvalues, clipped at 0, largest first.
-    fn eigenvalues(&self) -> Vec<f64> {
-        let t = self.inertia();
-        let mut values = if self.axes() == 2 { symmetric_eigenvalues_2(&t) } else { symmetric_eigenvalues_3(&t) };
-        values.iter_mut().for_each(|v| *v = v.max(0.0));
-        values.sort_by(|a, b| b.total_cmp(a));
-        values
-    }
-
-    /// Normalized central moments (scikit-image's `moments_normalized`, order 3).
-    fn normalized(&self, spacing: &[f64]) -> Vec<f64> {
-        let a = self.axes();
-        let side = usize::from(MAX_ORDER) + 1;
-        let scale = spacing.iter().copied().fold(f64::INFINITY, f64::min);
-        (0..side.pow(a as u32))
-            .map(|i| {
-                let powers = digits(i, side, a);
-                let order: usize = powers.iter().sum();
-                if order < 2 {
-                    f64::NAN
-                } else {
-                    (self.mu(&powers) / scale.powi(order as i32)) / self.count.powf(order as f64 / a as f64 + 1.0)
-                }
-            })
-            .collect()
-    }
-
-    /// The values of property `p` of component `k` (flattened row-major).
-    fn values(&self, p: Property, sums: &RegionSums, k: usize, spacing: &[f64]) -> Vec<f64> {
-        use std::f64::consts::{FRAC_PI_4, PI, SQRT_2};
-        use Property::*;
-        let a = self.axes();
-        let pixel: f64 = spacing.iter().product();
-        let extents: f64 = self.start.iter().zip(&self.stop).map(|(s, e)| e - s).product();
-        let area = self.count * pixel;
-        let local: Vec<f64> = (0..a).map(|i| (self.centroid[i] - self.start[i]) * spacing[i]).collect();
-        let intensity = |i: usize| sums.intensity.as_ref().map_or(f64::NAN, |v| v[k][i]);
-        match p {
-            Label => vec![(k + 1) as f64],
-            Area => vec![area],
-            NumPixels => vec![self.count],
-            Bbox => self.start.iter().chain(&self.stop).copied().collect(),
-            AreaBbox => vec![extents * pixel],
-            Centroid => self.centroid.iter().zip(spacing).map(|(c, s)| c * s).collect(),
-            CentroidLocal => local,
-            Extent => vec![self.count / extents],
-            EquivalentDiameterArea => vec![(2.0 * a as f64 * area / PI).powf(1.0 / a as f64)],
-            EulerNumber => vec![sums.euler_number(k).unwrap_or(0) as f64],
-            Perimeter => {
-                let [unit, diagonal, corner] = sums.perimeter.as_ref().map_or([0; 3], |v| v[k]);
-                vec![(unit as f64 + diagonal as f64 * SQRT_2 + corner as f64 * (1.0 + SQRT_2) / 2.0) * spacing[0]]
-            }
-            MomentsCentral => self.mu.clone(),
-            Moments => raw_moments(&self.mu, &local, a),
-            MomentsNormalized => self.normalized(spacing),
-            MomentsHu => hu(&self.normalized(spacing)),
-            InertiaTensor => self.inertia(),
-            InertiaTensorEigvals => self.eigenvalues(),
-            Orientation => {
-                let t = self.inertia();
-                let (ta, b, c) = (t[0], t[1], t[3]);
-                let angle = if ta - c == 0.0 {
-                    if b < 0.0 {
-                        FRAC_PI_4
-                    } else {
-                        -FRAC_PI_4
-                    }
-                } else {
-                    0.5 * (-2.0 * b).atan2(c - ta)
-                };
-                vec![angle]
-            }
-            Eccentricity => {
-                let ev = self.eigenvalues();
-                vec![if ev[0] == 0.0 { 0.0 } else { (1.0 - ev[1] / ev[0]).sqrt() }]
-            }
-            AxisMajorLength => {
-                let ev = self.eigenvalues();
-                vec![if a == 2 { 4.0 * ev[0].sqrt() } else { (10.0 * (ev[0] + ev[1] - ev[2])).max(0.0).sqrt() }]
-            }
-            AxisMinorLength => {
-                let ev = self.eigenvalues();
-                vec![if a == 2 { 4.0 * ev[1].sqrt() } else { (10.0 * (-ev[0] + ev[1] + ev[2])).max(0.0).sqrt() }]
-            }
-            IntensityMean => vec![intensity(0) / self.count],
-            IntensityMin => vec![intensity(1)],
-            IntensityMax => vec![intensity(2)],
-        }
-    }
-}
-
-/// The digits of `i` in base `side`, `axes` of them, most significant first: the powers of a
-/// flattened moment index.
-fn digits(mut i: usize, side: usize, axes: usize) -> Vec<usize> {
-    let mut d = vec![0; axes];
-    for slot in d.iter_mut().rev() {
-        *slot = i % side;
-        i /= side;
-    }
-    d
-}
-
-/// The flattened index of moment `powers` in a table of `side` entries per axis.
-fn index(powers: &[usize], side: usize) -> usize {
-    powers.iter().fold(0, |i, &p| i * side + p)
-}
-
-/// Raw moments about the bounding box's first corner from the central ones (`mu`, order 3) and
-/// the centroid relative to that corner (`c`): x^p = sum_i C(p, i) (x - c)^i c^(p - i) along
-/// each axis.
-fn raw_moments(mu: &[f64], c: &[f64], axes: usize) -> Vec<f64> {
-    let side = usize::from(MAX_ORDER) + 1;
-    let binomial = |n: usize, k: usize| -> f64 { (0..k).fold(1.0, |b, i| b * (n - i) as f64 / (i + 1) as f64) };
-    (0..side.pow(axes as u32))
-        .map(|i| {
-            let p = digits(i, side, axes);
-            (0..side.pow(axes as u32))
-                .map(|j| digits(j, side, axes))
-                .filter(|q| q.iter().zip(&p).all(|(qi, pi)| qi <= pi))
-                .map(|q| {
-                    let weight: f64 =
-                        (0..axes).map(|d| binomial(p[d], q[d]) * c[d].powi((p[d] - q[d]) as i32)).product();
-                    weight * mu[index(&q, side)]
-                })
-                .sum()
-        })
-        .collect()
-}
-
-/// Hu's seven invariants from the normalized moments (4 x 4, row-major) of an image.
-fn hu(nu: &[f64]) -> Vec<f64> {
-    let n = |p: usize, q: usize| nu[p * 4 + q];
-    let (n20, n02, n11) = (n(2, 0), n(0, 2), n(1, 1));
-    let (n30, n03, n21, n12) = (n(3, 0), n(0, 3), n(2, 1), n(1, 2));
-    let (s1, s2) = (n30 + n12, n21 + n03);
-    let (d1, d2) = (n30 - 3.0 * n12, 3.0 * n21 - n03);
-    vec![
-        n20 + n02,
-        (n20 - n02).powi(2) + 4.0 * n11.powi(2),
-        d1.powi(2) + d2.powi(2),
-        s1.powi(2) + s2.powi(2),
-        d1 * s1 * (s1.powi(2) - 3.0 * s2.powi(2)) + d2 * s2 * (3.0 * s1.powi(2) - s2.powi(2)),
-        (n20 - n02) * (s1.powi(2) - s2.powi(2)) + 4.0 * n11 * s1 * s2,
-        d2 * s1 * (s1.powi(2) - 3.0 * s2.powi(2)) - d1 * s2 * (3.0 * s1.powi(2) - s2.powi(2)),
-    ]
-}
-
-/// Eigenvalues of a symmetric 2 x 2 matrix (row-major).
-fn symmetric_eigenvalues_2(t: &[f64]) -> Vec<f64> {
-    let (mean, half) = ((t[0] + t[3]) / 2.0, (t[0] - t[3]) / 2.0);
-    let radius = half.hypot(t[1]);
-    vec![mean + radius, mean - radius]
-}
-
-/// Eigenvalues of a symmetric 3 x 3 matrix (row-major), by the trigonometric solution of its
-/// characteristic polynomial (Smith 1961).
-fn symmetric_eigenvalues_3(t: &[f64]) -> Vec<f64> {
-    let off = t[1] * t[1] + t[2] * t[2] + t[5] * t[5];
-    if off == 0.0 {
-        return vec![t[0], t[4], t[8]];
-    }
-    let q = (t[0] + t[4] + t[8]) / 3.0;
-    let p2 = (t[0] - q).powi(2) + (t[4] - q).powi(2) + (t[8] - q).powi(2) + 2.0 * off;
-    let p = (p2 / 6.0).sqrt();
-    let b: Vec<f64> = (0..9).map(|i| (t[i] - if i % 4 == 0 { q } else { 0.0 }) / p).collect();
-    let det =
-        b[0] * (b[4] * b[8] - b[5] * b[7]) - b[1] * (b[3] * b[8] - b[5] * b[6]) + b[2] * (b[3] * b[7] - b[4] * b[6]);
-    let phi = (det / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
-    let first = q + 2.0 * p * phi.cos();
-    let last = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();
-    vec![first, 3.0 * q - first - last, last]
 }

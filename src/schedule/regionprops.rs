@@ -2,9 +2,11 @@
 //! the statistics stage has given each component's area, box and coordinate sums, the host
 //! uploads the centroids and `kernels/regionprops.kernel` sums the rest.
 //!
-//! 1. `region_moments` (with moments or an intensity image): one work-item per SEGMENT pixels of
-//!    a row, which sums each run of one component in registers and adds it to the component's
-//!    central moments (and intensity sum, minimum, maximum) once, with double-precision atomics.
+//! 1. `region_moments` (with moments or an intensity image): one work-item per block of SEGMENT
+//!    x ROWS pixels (16 x 4) of one slice, which sums one component's pixels of the block in
+//!    registers and adds them to its central moments (and intensity sum, minimum, maximum) once,
+//!    with double-precision atomics. Blocks of one row (16 x 1) flushed four times as often: the
+//!    atomics of a volume's 64 moments were what the kernel waited on.
 //! 2. `region_shape` (with the Euler number or perimeter): one work-item per 2x2 (2x2x2) window
 //!    of the array padded by a pixel, adding each component's Euler coefficient, and per pixel of
 //!    an image its perimeter class.
@@ -27,8 +29,9 @@ pub(crate) const STAGE: StageInfo = StageInfo::new(
     KERNEL,
 );
 
-/// Pixels per work-item of `region_moments`.
+/// Pixels along a row, and rows, of a work-item's block in `region_moments`.
 const SEGMENT: usize = 16;
+const ROWS: usize = 4;
 /// The work-group of both kernels where the device allows it.
 const GROUP: [usize; 3] = [32, 8, 1];
 
@@ -47,6 +50,7 @@ pub(crate) fn defines((order, intensity): Variant) -> Vec<Define> {
         Define::int("ORDER", i64::from(order)),
         Define::int("INTENSITY", intensity),
         Define::int("SEGMENT", SEGMENT as i64),
+        Define::int("ROWS", ROWS as i64),
         Define::flag("FLOAT64", true),
         Define::flag("FLOAT64_ATOMICS", true),
     ]
@@ -114,8 +118,8 @@ impl Regions {
         let sizes = [shape.width, shape.height, shape.depth].map(|s| s as u32);
         let (count, axes_arg) = (Arg::U32(n as u32), Arg::U32(u32::from(axes)));
         if per > 0 || intensity.is_some() {
-            let rows = shape.height * shape.depth;
-            let range = LaunchRange::over([shape.width.div_ceil(SEGMENT), rows, 1], self.group);
+            let block_rows = shape.height.div_ceil(ROWS) * shape.depth;
+            let range = LaunchRange::over([shape.width.div_ceil(SEGMENT), block_rows, 1], self.group);
             let args = [
                 Arg::Buffer(labels),
                 Arg::Buffer(intensity.unwrap_or(&centroid)),
@@ -123,7 +127,7 @@ impl Regions {
                 count,
                 Arg::U32(sizes[0]),
                 Arg::U32(sizes[1]),
-                Arg::U32(rows as u32),
+                Arg::U32(block_rows as u32),
                 axes_arg,
                 Arg::Buffer(&central),
                 Arg::Buffer(&bounds),

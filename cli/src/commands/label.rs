@@ -199,8 +199,9 @@ fn write_properties(
     let axes = if volume { 3 } else { 2 };
     let mut device_labels = labeler.upload_labels(shape, labels.values(), count)?;
     let spacing = args.spacing.as_deref();
-    let table = match &args.intensity {
-        None => labeler.regionprops(&mut device_labels, axes, &properties, spacing, None)?.0,
+    let start = std::time::Instant::now();
+    let (table, timings) = match &args.intensity {
+        None => labeler.regionprops(&mut device_labels, axes, &properties, spacing, None)?,
         Some(_) if volume => {
             return Err(Error::InvalidParameter {
                 name: "intensity".into(),
@@ -215,10 +216,18 @@ fn write_properties(
             let values: Vec<f32> = gray.values().iter().map(|&v| f32::from(v)).collect();
             let image = labeler.upload_intensity(shape, &values)?;
             let intensity = Some(ccl::regions::Intensity::F32(&image));
-            labeler.regionprops(&mut device_labels, axes, &properties, spacing, intensity)?.0
+            labeler.regionprops(&mut device_labels, axes, &properties, spacing, intensity)?
         }
     };
-    io::write_region_table_csv(path, &table)
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    io::write_region_table_csv(path, &table)?;
+    say!(
+        "region properties: {} regions, {} columns in {ms:.3} ms (labels to the device, sums, table); phases ms: {}",
+        table.rows(),
+        table.columns.len(),
+        timings.phase_list()
+    );
+    Ok(())
 }
 
 /// Checks `-o` and `--stats`, against each other and against the input (a folder volume's
