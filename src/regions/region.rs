@@ -29,6 +29,28 @@ fn entry_of(powers: &[usize; 3], axes: usize) -> usize {
     powers[..axes].iter().fold(0, |i, &p| i * SIDE + p)
 }
 
+/// Where each of the device's central moments goes in a [`Region`]'s table, and the spacing's
+/// factor for it: computed once per table, not per component.
+pub(super) struct MomentLayout {
+    /// (entry in the region's table, the spacing to the powers) of each device moment.
+    entries: Vec<(usize, f64)>,
+}
+
+impl MomentLayout {
+    /// The layout of `sums`' moments under `spacing`.
+    pub(super) fn new(sums: &RegionSums, spacing: &[f64]) -> MomentLayout {
+        let (axes, side) = (usize::from(sums.axes), usize::from(sums.order) + 1);
+        let entries = (0..sums.moments_per_component())
+            .map(|i| {
+                let powers = powers_of(i, side, axes);
+                let scale: f64 = (0..axes).map(|a| spacing[a].powi(powers[a] as i32)).product();
+                (entry_of(&powers, axes), scale)
+            })
+            .collect();
+        MomentLayout { entries }
+    }
+}
+
 /// One component's quantities, in scikit-image's axis order, scaled by the spacing.
 pub(super) struct Region {
     axes: usize,
@@ -48,8 +70,8 @@ pub(super) struct Region {
 }
 
 impl Region {
-    /// Component `k` of `sums` under `spacing` (one value per axis, rows first).
-    pub(super) fn new(sums: &RegionSums, k: usize, spacing: &[f64]) -> Region {
+    /// Component `k` of `sums`, its moments placed and scaled by `layout`.
+    pub(super) fn new(sums: &RegionSums, k: usize, layout: &MomentLayout) -> Region {
         let c = &sums.stats.components[k];
         let axes = usize::from(sums.axes);
         // The statistics' x, y, z order reversed: rows (y) first, planes (z) before them.
@@ -73,11 +95,8 @@ impl Region {
             inertia: [0.0; 9],
             eigenvalues: [0.0; 3],
         };
-        let side = usize::from(sums.order) + 1;
-        for (i, &value) in sums.central_of(k).iter().enumerate() {
-            let powers = powers_of(i, side, axes);
-            let scale: f64 = (0..axes).map(|a| spacing[a].powi(powers[a] as i32)).product();
-            region.mu[entry_of(&powers, axes)] = value * scale;
+        for (&value, &(entry, scale)) in sums.central_of(k).iter().zip(&layout.entries) {
+            region.mu[entry] = value * scale;
         }
         if sums.order >= 2 {
             region.inertia = region.inertia_tensor();
@@ -126,25 +145,29 @@ impl Region {
         std::array::from_fn(|i| if i < self.axes { (self.centroid[i] - self.start[i]) * spacing[i] } else { 0.0 })
     }
 
+    /// The normalized central moments' divisors by order (0..=9): the smallest spacing to the
+    /// order, and the count to (order / axes + 1), that power taken as the count's axes-th root to
+    /// the order, times the count.
+    fn normalizers(&self, smallest_spacing: f64) -> [(f64, f64); 3 * (SIDE - 1) + 1] {
+        let root = if self.axes == 2 { self.count.sqrt() } else { self.count.cbrt() };
+        let (mut spacing_power, mut root_power) = (1.0, 1.0);
+        std::array::from_fn(|_| {
+            let pair = (spacing_power, root_power * self.count);
+            spacing_power *= smallest_spacing;
+            root_power *= root;
+            pair
+        })
+    }
+
     /// Normalized central moment `powers` (scikit-image's `moments_normalized`: NaN below order
-    /// 2): over the smallest spacing to the order and the count to (order / axes + 1), that power
-    /// taken as the count's root (`count_root`, the axes-th root) to the order, times the count.
-    fn normalized(&self, powers: [usize; 3], smallest_spacing: f64, count_root: f64) -> f64 {
+    /// 2), with the divisors of [`Region::normalizers`].
+    fn normalized(&self, powers: [usize; 3], normalizers: &[(f64, f64)]) -> f64 {
         let order: usize = powers.iter().sum();
         if order < 2 {
             return f64::NAN;
         }
-        let order = order as i32;
-        (self.mu(powers) / smallest_spacing.powi(order)) / (count_root.powi(order) * self.count)
-    }
-
-    /// The count's axes-th root, for [`Region::normalized`].
-    fn count_root(&self) -> f64 {
-        if self.axes == 2 {
-            self.count.sqrt()
-        } else {
-            self.count.cbrt()
-        }
+        let (spacing, count) = normalizers[order];
+        (self.mu(powers) / spacing) / count
     }
 
     /// Raw moment `powers` about the bounding box's first corner, from the central ones and the
@@ -152,14 +175,15 @@ impl Region {
     fn raw(&self, powers: [usize; 3], c: &[f64; 3]) -> f64 {
         const BINOMIAL: [[f64; SIDE]; SIDE] =
             [[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 2.0, 1.0, 0.0], [1.0, 3.0, 3.0, 1.0]];
+        // c[d]^e for e in 0..SIDE.
+        let c_powers: [[f64; SIDE]; 3] = std::array::from_fn(|d| [1.0, c[d], c[d] * c[d], c[d] * c[d] * c[d]]);
         let mut total = 0.0;
         for q0 in 0..=powers[0] {
             for q1 in 0..=powers[1] {
                 for q2 in 0..=powers[2] {
                     let q = [q0, q1, q2];
-                    let weight: f64 = (0..self.axes)
-                        .map(|d| BINOMIAL[powers[d]][q[d]] * c[d].powi((powers[d] - q[d]) as i32))
-                        .product();
+                    let weight: f64 =
+                        (0..self.axes).map(|d| BINOMIAL[powers[d]][q[d]] * c_powers[d][powers[d] - q[d]]).product();
                     total += weight * self.mu(q);
                 }
             }
@@ -199,12 +223,12 @@ impl Region {
                 out.extend((0..tables).map(|i| self.raw(powers_of(i, SIDE, a), &c)));
             }
             MomentsNormalized => {
-                let (smallest, root) = (spacing.iter().copied().fold(f64::INFINITY, f64::min), self.count_root());
-                out.extend((0..tables).map(|i| self.normalized(powers_of(i, SIDE, a), smallest, root)));
+                let normalizers = self.normalizers(spacing.iter().copied().fold(f64::INFINITY, f64::min));
+                out.extend((0..tables).map(|i| self.normalized(powers_of(i, SIDE, a), &normalizers)));
             }
             MomentsHu => {
-                let root = self.count_root();
-                out.extend(hu(|p, q| self.normalized([p, q, 0], 1.0, root)));
+                let normalizers = self.normalizers(1.0);
+                out.extend(hu(|p, q| self.normalized([p, q, 0], &normalizers)));
             }
             InertiaTensor => out.extend_from_slice(&self.inertia[..a * a]),
             InertiaTensorEigvals => out.extend_from_slice(&ev[..a]),
