@@ -19,21 +19,11 @@ device_tests! {
     algorithms_without_multilabel_refuse_it: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-/// A xorshift stream, so the images are the same everywhere.
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
 
 /// `classes` random classes (0 the background among them) in square cells of `cell` elements,
 /// so that classes meet along edges, at corners and across faces.
 fn classes(shape: Shape, classes: u64, cell: usize, seed: u64) -> Vec<u64> {
-    let mut next = stream(seed);
+    let mut next = common::stream(seed);
     let (cw, ch, cd) = (shape.width.div_ceil(cell), shape.height.div_ceil(cell), shape.depth.div_ceil(cell));
     let cells: Vec<u64> = (0..cw * ch * cd).map(|_| next() % classes).collect();
     let mut values = Vec::with_capacity(shape.len());

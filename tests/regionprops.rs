@@ -21,21 +21,11 @@ device_tests! {
     undefined_requests_are_refused: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-/// A xorshift stream, so the arrays are the same everywhere.
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
 
 /// Random blobs: cells of `cell` elements, each foreground with probability 1/2, with single
 /// elements flipped, so that components have holes, tunnels, thin parts and touch the border.
 fn blobs(shape: Shape, cell: usize, seed: u64) -> Vec<u8> {
-    let mut next = stream(seed);
+    let mut next = common::stream(seed);
     let (cw, ch) = (shape.width.div_ceil(cell), shape.height.div_ceil(cell));
     let cells: Vec<bool> = (0..cw * ch * shape.depth.div_ceil(cell)).map(|_| next().is_multiple_of(2)).collect();
     let mut out = Vec::with_capacity(shape.len());
@@ -52,7 +42,7 @@ fn blobs(shape: Shape, cell: usize, seed: u64) -> Vec<u8> {
 
 /// An intensity image: smooth with noise, negative and positive values.
 fn intensity_of(shape: Shape, seed: u64) -> Vec<f64> {
-    let mut next = stream(seed);
+    let mut next = common::stream(seed);
     (0..shape.len()).map(|i| (i % 97) as f64 * 0.25 - 7.0 + (next() % 1000) as f64 / 3.0).collect()
 }
 

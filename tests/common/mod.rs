@@ -366,3 +366,15 @@ pub fn tuf_labeler_with(device: &Device, kernel: ccl::testing::TufTileKernel) ->
         Err(e) => panic!("TUF labeler with {kernel:?} forced: {e}"),
     }
 }
+
+/// A xorshift stream of `u64`s from `seed`, so that generated test arrays are the same
+/// everywhere.
+pub fn stream(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
