@@ -105,24 +105,8 @@ pub fn read_volume_npy(path: &Path, max_voxels: u64) -> Result<BinaryImage> {
 pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
     let (element, shape, fortran, mut reader) = read_mask_header(path, 8 << 10)?;
-    let (depth, height, width) = match shape[..] {
-        [height, width] => (1, height, width),
-        [depth, height, width] => (depth, height, width),
-        ref other => {
-            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
-        }
-    };
+    let [width, height, depth] = checked_extent(path, &shape, element.size() as u64, max_pixels)?;
     let volume = shape.len() == 3;
-    if width == 0 || height == 0 || depth == 0 {
-        let what = if volume { "a volume needs at least one voxel" } else { "an image needs at least one pixel" };
-        return Err(fail(format!("the array is empty (shape {}); {what}", numpy_shape(&shape))));
-    }
-    let bytes = width.saturating_mul(height).saturating_mul(depth).saturating_mul(element.size() as u64);
-    if volume {
-        super::input::check_voxels(path, (width, height, depth), bytes, max_pixels)?;
-    } else {
-        super::input::check_pixels(path, (width, height), bytes, max_pixels)?;
-    }
     let n = (depth as u128 * height as u128 * width as u128).min(usize::MAX as u128) as usize;
     let mut data = Vec::with_capacity(n.saturating_mul(element.size()));
     reader.read_to_end(&mut data).map_err(|e| fail(e.to_string()))?;
@@ -141,6 +125,33 @@ pub fn read_binary_npy(path: &Path, max_pixels: u64) -> Result<BinaryArray> {
     } else {
         Ok(BinaryArray::Image(BinaryImage::image(width, height, voxels)?))
     }
+}
+
+/// The width, height and depth of a `.npy` image (H, W) or volume (D, H, W) of `shape` at
+/// `path`, of `element_bytes` bytes an element, checked: another number of axes or an empty array
+/// is an [`Error::FileRead`], more elements than `max_elements` (or than memory holds) is refused
+/// as [`super::input::check_pixels`] and `check_voxels` refuse it, from the header alone.
+fn checked_extent(path: &Path, shape: &[u64], element_bytes: u64, max_elements: u64) -> Result<[u64; 3]> {
+    let fail = |reason: String| Error::FileRead { path: path.display().to_string(), reason };
+    let (depth, height, width) = match shape[..] {
+        [height, width] => (1, height, width),
+        [depth, height, width] => (depth, height, width),
+        ref other => {
+            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
+        }
+    };
+    let volume = shape.len() == 3;
+    if width == 0 || height == 0 || depth == 0 {
+        let what = if volume { "a volume needs at least one voxel" } else { "an image needs at least one pixel" };
+        return Err(fail(format!("the array is empty (shape {}); {what}", numpy_shape(shape))));
+    }
+    let bytes = width.saturating_mul(height).saturating_mul(depth).saturating_mul(element_bytes);
+    if volume {
+        super::input::check_voxels(path, (width, height, depth), bytes, max_elements)?;
+    } else {
+        super::input::check_pixels(path, (width, height), bytes, max_elements)?;
+    }
+    Ok([width, height, depth])
 }
 
 /// Opens the `.npy` at `path` (buffered by `buffer` bytes) and reads its header: the element
@@ -302,23 +313,9 @@ pub fn read_values_npy(path: &Path, max_elements: u64) -> Result<NpyValues> {
     }
     let big_endian = order == '>' || (order == '=' && cfg!(target_endian = "big"));
     let (shape, fortran) = (npy.shape().to_vec(), npy.order() == npyz::Order::Fortran);
-    let (depth, height, width_px) = match shape[..] {
-        [height, width] => (1, height, width),
-        [depth, height, width] => (depth, height, width),
-        ref other => {
-            return Err(fail(format!("shape {other:?}; an image has two axes (H, W), a volume three (D, H, W)")))
-        }
-    };
+    let [width_px, height, depth] = checked_extent(path, &shape, u64::from(width), max_elements)?;
     let volume = shape.len() == 3;
-    if width_px == 0 || height == 0 || depth == 0 {
-        return Err(fail(format!("the array is empty (shape {})", numpy_shape(&shape))));
-    }
     let bytes_needed = width_px.saturating_mul(height).saturating_mul(depth).saturating_mul(u64::from(width));
-    if volume {
-        super::input::check_voxels(path, (width_px, height, depth), bytes_needed, max_elements)?;
-    } else {
-        super::input::check_pixels(path, (width_px, height), bytes_needed, max_elements)?;
-    }
     let mut bytes = Vec::with_capacity(bytes_needed as usize);
     reader.read_to_end(&mut bytes).map_err(|e| fail(e.to_string()))?;
     if bytes.len() as u64 != bytes_needed {
