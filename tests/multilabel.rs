@@ -19,7 +19,6 @@ device_tests! {
     algorithms_without_multilabel_refuse_it: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-
 /// `classes` random classes (0 the background among them) in square cells of `cell` elements,
 /// so that classes meet along edges, at corners and across faces.
 fn classes(shape: Shape, classes: u64, cell: usize, seed: u64) -> Vec<u64> {

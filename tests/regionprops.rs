@@ -21,7 +21,6 @@ device_tests! {
     undefined_requests_are_refused: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
-
 /// Random blobs: cells of `cell` elements, each foreground with probability 1/2, with single
 /// elements flipped, so that components have holes, tunnels, thin parts and touch the border.
 fn blobs(shape: Shape, cell: usize, seed: u64) -> Vec<u8> {
