@@ -65,7 +65,19 @@ pub(crate) fn raw_labels_of(
     connectivity: Connectivity,
     convention: RawLabels,
 ) -> Vec<u32> {
-    let mut labels = first_voxel_labels(shape, connectivity, |i| values[i] != 0, |_, j| values[j] != 0);
+    raw_labels_with(shape, connectivity, convention, |i| values[i] != 0, |_, j| values[j] != 0)
+}
+
+/// Raw labels of `shape` in `convention`, `fg(i)` telling foreground elements and `joins(i, j)`
+/// whether foreground neighbours i and j join.
+fn raw_labels_with(
+    shape: Shape,
+    connectivity: Connectivity,
+    convention: RawLabels,
+    fg: impl Fn(usize) -> bool,
+    joins: impl Fn(usize, usize) -> bool,
+) -> Vec<u32> {
+    let mut labels = first_voxel_labels(shape, connectivity, fg, joins);
     if convention == RawLabels::FirstBlock {
         to_first_block(shape, &mut labels);
     }
@@ -85,12 +97,7 @@ pub(crate) fn raw_labels_of_kind(
         return raw_labels_of(shape, bytes, connectivity, convention);
     }
     let (values, background) = values_of(kind, bytes);
-    let mut labels =
-        first_voxel_labels(shape, connectivity, |i| values[i] != background, |i, j| values[i] == values[j]);
-    if convention == RawLabels::FirstBlock {
-        to_first_block(shape, &mut labels);
-    }
-    labels
+    raw_labels_with(shape, connectivity, convention, |i| values[i] != background, |i, j| values[i] == values[j])
 }
 
 /// Labels a multi-label image or volume of `shape` on the CPU: the connected sets of equal
