@@ -604,6 +604,15 @@ def _binarize_args(binarize) -> tuple:
     )
 
 
+def _label_host(array, shape, connectivity, algorithm, device, stats: bool, output, args, filters, values=None):
+    """The native host call on ``array`` (prepared as ``_ccl._label`` takes it) whose labels have
+    ``shape``: into ``output`` when given; returns (labels, N, and with ``stats`` OpenCV's tables)."""
+    conn = _connectivity(len(shape), connectivity)
+    target = None if output is None else _host_output(output, shape)
+    labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target, args, *filters, values)
+    return (labels if output is None else output), num, table if stats else None
+
+
 def _label_any(
     image, connectivity, algorithm, device, stats: bool, output=None, binarize=None, background=None, filters=(None, None)
 ):
@@ -618,10 +627,7 @@ def _label_any(
             with gpu.device():
                 return _label_gpu(gpu, connectivity, algorithm, device, stats, output, args, None, filters)
         page = _gray(image if gpu is None else gpu.host())
-        conn = _connectivity(2, connectivity)
-        target = None if output is None else _host_output(output, page.shape)
-        labels, num, table = _ccl._label(page, conn, algorithm, device, stats, target, args, *filters)
-        return (labels if output is None else output), num, table if stats else None
+        return _label_host(page, page.shape, connectivity, algorithm, device, stats, output, args, filters)
     if gpu is not None and not _on_host(device):
         with gpu.device():
             labels, num, table = _label_gpu(
@@ -631,12 +637,7 @@ def _label_any(
         return labels, num, tables
     array = _binary(image, background) if gpu is None else gpu.host_binary(background)
     _check_ndim(array.ndim)
-    conn = _connectivity(array.ndim, connectivity)
-    target = None if output is None else _host_output(output, array.shape)
-    labels, num, table = _ccl._label(array, conn, algorithm, device, stats, target, None, *filters)
-    if output is not None:
-        labels = output
-    return labels, num, table if stats else None
+    return _label_host(array, array.shape, connectivity, algorithm, device, stats, output, None, filters)
 
 
 def _label_values(image, connectivity, algorithm, device, stats: bool, output, background, filters):
@@ -655,10 +656,8 @@ def _label_values(image, connectivity, algorithm, device, stats: bool, output, b
             image = gpu.host_values()
     raw, dtype = _host_values(image)
     values = _multilabel_args(dtype, background)
-    conn = _connectivity(raw.ndim - 1, connectivity)
-    target = None if output is None else _host_output(output, raw.shape[:-1])
-    labels, num, table = _ccl._label(raw, conn, algorithm, device, stats, target, None, *filters, values)
-    return (labels if output is None else output), num, table if stats else None
+    shape = raw.shape[:-1]  # (the values' bytes are the last axis)
+    return _label_host(raw, shape, connectivity, algorithm, device, stats, output, None, filters, values)
 
 
 # --- Arrays past one device or 32-bit labels ----------------------------------------------------
