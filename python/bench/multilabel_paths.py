@@ -1,0 +1,55 @@
+"""Where multi-label labeling's time goes through CuPy (issue 53): the same 2048^2 inputs as
+``multilabel_bench.py`` (a page's 8 gray bands, random classes in 4 x 4 cells) labeled
+multi-label (KE_IC, the default) and their binary foreground with each algorithm, through
+``ccl.label`` and through the native call alone; medians of 30 wall clocks, the stream
+synchronized, ms. Prints a row per input.
+
+    python3 multilabel_paths.py PAGE.png
+"""
+
+import statistics
+import sys
+import time
+
+import cupy
+import numpy as np
+
+import ccl
+from multilabel_bench import page_classes, random_classes
+
+
+def median_ms(call, runs=30):
+    call()
+    stream, times = cupy.cuda.get_current_stream(), []
+    for _ in range(runs):
+        stream.synchronize()
+        start = time.perf_counter()
+        call()
+        stream.synchronize()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e3, 4)
+
+
+def main():
+    page = sys.argv[1] if len(sys.argv) > 1 else None
+    for name, classes in [("page", page_classes(2048, page)), ("random g4", random_classes(2048))]:
+        values, fg = cupy.asarray(classes), cupy.asarray((classes != 0).astype(np.uint8))
+        out, stream = cupy.empty(classes.shape, cupy.uint32), cupy.cuda.get_current_stream()
+        row = {"input": name, "multi KE_IC": median_ms(lambda: ccl.label(values, multilabel=True))}
+        row["binary default"] = median_ms(lambda: ccl.label(fg))
+        for algorithm in ("KE_IC", "KE", "BKE_IC", "TUF"):
+            row[f"binary {algorithm}"] = median_ms(lambda: ccl.label(fg, algorithm=algorithm))
+        shape, at = [2048, 2048], stream.ptr or 1
+        native = ccl._ccl._label_cuda
+        row["native multi"] = median_ms(
+            lambda: native(values.data.ptr, out.data.ptr, shape, at, 8, None, "cuda:0", None, None, None, None, (1, 0))
+        )
+        for algorithm in ("TUF", "KE_IC"):
+            row[f"native binary {algorithm}"] = median_ms(
+                lambda: native(fg.data.ptr, out.data.ptr, shape, at, 8, algorithm, "cuda:0")
+            )
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
