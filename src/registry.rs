@@ -269,6 +269,16 @@ pub static STAGES: &[StageInfo] = &[
     schedule::hold::STAGE,
 ];
 
+/// The compile-time defines of every build of the region properties' stage: each moment order
+/// (0..=[`crate::regions::MAX_ORDER`]) without an intensity image, with `f32` and with `f64` ones
+/// (what `tests/kernel_sources.rs` compiles with every compiler).
+pub fn regionprops_builds() -> Vec<Vec<Define>> {
+    (0..=crate::regions::MAX_ORDER)
+        .flat_map(|order| [None, Some(false), Some(true)].map(|intensity| (order, intensity)))
+        .map(schedule::regionprops::defines)
+        .collect()
+}
+
 /// The stage named `name` (e.g. `relabel`), if there is one.
 pub fn stage(name: &str) -> Option<&'static StageInfo> {
     STAGES.iter().find(|stage| stage.name == name)

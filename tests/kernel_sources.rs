@@ -93,7 +93,7 @@ fn every_kernel_build_compiles_with_nvrtc() {
 /// The region properties' builds (every moment order, intensity type), named.
 fn region_builds() -> Vec<(String, &'static str, Vec<Define>)> {
     let file = ccl::registry::stage("regionprops").expect("the region properties stage").kernel();
-    ccl::regions::kernel_builds()
+    ccl::registry::regionprops_builds()
         .into_iter()
         .map(|defines| (format!("regionprops {defines:?}"), file.source(Dialect::Cuda), defines))
         .collect()
@@ -165,7 +165,7 @@ fn every_kernel_build_compiles_with_opencl(desc: &ccl_opencl::DeviceDesc) {
     opencl_builds_compile(desc, &[desc.atomics], &[32]);
     let runtime = ccl_opencl::Runtime::new(desc.platform, desc.device).expect("open OpenCL device");
     let file = ccl::registry::stage("regionprops").expect("the region properties stage").kernel();
-    let failures: Vec<String> = ccl::regions::kernel_builds()
+    let failures: Vec<String> = ccl::registry::regionprops_builds()
         .into_iter()
         .filter_map(|defines| {
             let result = ccl_backend::Gpu::build(&runtime, file.source(Dialect::OpenCl), &defines);

@@ -20,11 +20,13 @@
 //! counts) are exact.
 
 mod euler;
+mod property;
 mod reference;
 mod region;
 mod table;
 
-pub use table::{Column, Property, RegionTable};
+pub use property::Property;
+pub use table::{Column, RegionTable};
 
 use crate::{ComponentStats, DeviceArray, Element};
 
@@ -142,16 +144,6 @@ impl RegionSums {
     ) -> Self {
         reference::sums(labels, shape, n, axes, request, intensity)
     }
-}
-
-/// The compile-time defines of every build of the region properties' kernels: each moment order
-/// (0..=[`MAX_ORDER`]) without an intensity image, with `f32` and with `f64` ones (what
-/// `tests/kernel_sources.rs` compiles with every compiler).
-pub fn kernel_builds() -> Vec<Vec<ccl_backend::Define>> {
-    (0..=MAX_ORDER)
-        .flat_map(|order| [None, Some(false), Some(true)].map(|intensity| (order, intensity)))
-        .map(crate::schedule::regionprops::defines)
-        .collect()
 }
 
 /// The Euler coefficient table of `axes` dimensions (a kernel argument).
