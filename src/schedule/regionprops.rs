@@ -5,8 +5,10 @@
 //! 1. `region_moments` (with moments or an intensity image): one work-item per block of SEGMENT
 //!    x ROWS pixels (16 x 4) of one slice, which sums one component's pixels of the block in
 //!    registers and adds them to its central moments (and intensity sum, minimum, maximum) once,
-//!    with double-precision atomics. Blocks of one row (16 x 1) flushed four times as often: the
-//!    atomics of a volume's 64 moments were what the kernel waited on.
+//!    with double-precision atomics. A region covering a block costs one set of atomics (64 for
+//!    a volume), not four as with blocks of one row; an image's pixels pay 16 multiply-adds each
+//!    for it (on the H200's 2048^2 page 0.25 ms against 0.15 with blocks of one row:
+//!    docs/performance-history.md).
 //! 2. `region_shape` (with the Euler number or perimeter): one work-item per 2x2 (2x2x2) window
 //!    of the array padded by a pixel, adding each component's Euler coefficient, and per pixel of
 //!    an image its perimeter class.
