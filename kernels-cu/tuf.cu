@@ -185,7 +185,7 @@ typedef uint index_t;
 
 // The input's elements (pixel_t). By default a binary image of one byte an element: any nonzero
 // value is foreground (never `& 1`: inputs of 255 or 2 must work), and foreground neighbours
-// join. Built with MULTILABEL=1 (UF only), a multi-label image: integers of PIXEL_BYTES bytes (1,
+// join. Built with MULTILABEL=1 (the pixel algorithms, TUF's images), a multi-label image: integers of PIXEL_BYTES bytes (1,
 // 2, 4 or 8; signedness does not matter, only equality), every value but the background
 // BACKGROUND_HI:BACKGROUND_LO (its high and low 32 bits) is foreground, and neighbours join only
 // when their values are equal. JOINS(v, w): whether an element of value v joins its neighbour of
@@ -371,6 +371,12 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below), where for raw labels pass 1 leaves
 // the voxels of a region of few components to pass 3, which then writes them once.
 //
+// Multi-label images (MULTILABEL=1, images only): a run is a stretch of equal foreground values,
+// so runs may touch; each row keeps its run starts beside its mask, and its joins with the row
+// above as masks of equal neighbours (pixel_flags, joined_above, join_stretches). A row then has
+// up to 32 runs, and its tiles are labeled one per work-group (tuf_tiles_small); the border merge
+// compares values (JOINS) where binary images test foreground.
+//
 // Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes); for volumes FACE_ROW_LANES and
 // DEFER_SLOTS (see where they are used). In pass 1 a work-group of 32 x 8 work-items labels
 // 8 tiles side by side, a warp (sub-group) each, or one tile with all 8 warps; one of 32 x 16
@@ -390,7 +396,14 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // group of 8 tiles takes 18 KiB of local memory with its masks (34 with a node per pixel), so
 // that with a budget of 32 registers 8 groups fit an H100 compute unit instead of 6.
 #define TILE_PIXELS (TILE_W * TILE_H)
+// A multi-label row has up to 32 runs (every pixel a value of its own): 33 slots a row, so that
+// its tiles are labeled one per work-group (tuf_tiles_small; 8 tiles would take 34 KiB of local
+// memory, past the 32 KiB every OpenCL device has, and the 8-tile kernels are left out).
+#if MULTILABEL
+#define START_SLOTS 33
+#else
 #define START_SLOTS 17
+#endif
 #define GROUP_ROW (8 * START_SLOTS + 1)
 #define GROUP_SLOTS (TILE_H * GROUP_ROW)
 #define SMALL_SLOTS (TILE_H * START_SLOTS) // one tile per work-group (tuf_tiles_small)
@@ -449,6 +462,60 @@ DEVICE_FN uint run_from(uint mask, uint b)
     const uint zeros = ~mask & (~0u << b);
     const uint first_zero = zeros & (0u - zeros); // 0 when the run reaches bit 31
     return (first_zero - 1u) & (~0u << b);
+}
+
+// ---- Multi-label images (MULTILABEL=1, common.h; images only): a row's runs are its longest
+// stretches of equal foreground values, so two runs may touch, and a row keeps its run starts
+// beside its foreground mask (a binary row's are run_starts(mask)). Rows are compared with the
+// row above through three masks of joins, bit c for pixel c of the row: `up` (its value equals
+// the pixel's above), `up_left` and `up_right` (8-connectivity: the pixels above-left and
+// above-right), all within the tile. The joins across a tile's left border are flags of its
+// column 0 (ML_WEST ...).
+#if MULTILABEL
+#define ROW_STARTS(masks, starts, i) ((starts)[i])
+#else
+#define ROW_STARTS(masks, starts, i) run_starts((masks)[i])
+#endif
+
+// The bits of the run that starts at bit c of a row of foreground `mask` and run starts `starts`.
+DEVICE_FN uint run_at(uint mask, uint starts, uint c)
+{
+    const uint ends = (~mask | starts) & (~0u << c) << 1; // the bits after c that end the run
+    const uint end = ends & (0u - ends);                  // 0 when the run reaches bit 31
+    return (end - 1u) & (~0u << c);
+}
+
+// The pixels of the row above that the run of a multi-label row starting at bit c joins: their
+// values equal the run's. Consecutive ones lie in one run above (equal neighbours), and a pixel
+// between two stretches of them, under the run, differs from the run's value: each stretch is
+// a run above of its own.
+DEVICE_FN uint joined_above(uint mask, uint starts, uint c, uint up, uint up_left, uint up_right)
+{
+    const uint run = run_at(mask, starts, c);
+#if CONNECTIVITY == 8
+    return (up & run) | (up_left & run) >> 1 | (up_right & run) << 1;
+#else
+    (void)up_left;
+    (void)up_right;
+    return up & run;
+#endif
+}
+
+// The pixel flags of a multi-label tile, a byte per pixel (the bit numbers), and how they become a
+// row's masks.
+#define ML_FG 0u          // foreground
+#define ML_LEFT 1u        // equal to the pixel on its left, in the tile
+#define ML_UP 2u          // joins the pixel above, in the tile
+#define ML_UP_LEFT 3u     // joins the pixel above-left, in the tile (8-connectivity)
+#define ML_UP_RIGHT 4u    // joins the pixel above-right, in the tile (8-connectivity)
+#define ML_WEST 5u        // column 0: joins the pixel on its left (the tile before's column 31)
+#define ML_NORTH_WEST 6u  // column 0: joins the pixel above that one (not in row 0)
+#define ML_SOUTH_WEST 7u  // column 0: joins the pixel below that one (8-connectivity; not in row 31)
+
+// Flag `flag` of the 4 pixels of a word of flag bytes, as 4 bits.
+DEVICE_FN uint flag_bits(uint word, uint flag)
+{
+    return ((word >> flag & 0x01010101u) * 0x01020408u) >> 24 & 0xFu;
 }
 
 // Find with path halving in local memory: each node on the way is linked to its grandparent
@@ -513,11 +580,12 @@ DEVICE_FN uint without_lowest(uint w, uint n)
 
 // The image's raster index of node i of the work-group whose first tile is at (x0, y0), whose
 // rows of nodes are row_stride entries apart, and whose tiles' row masks are masks_all (TILE_H
-// per tile): the column of the row's k-th run start.
-DEVICE_FN index_t node_to_image(uint i, LOCAL const uint *masks_all, uint x0, uint y0, uint width, uint row_stride)
+// per tile; their run starts starts_all, ROW_STARTS): the column of the row's k-th run start.
+DEVICE_FN index_t node_to_image(uint i, LOCAL const uint *masks_all, LOCAL const uint *starts_all, uint x0, uint y0,
+                                uint width, uint row_stride)
 {
     const uint r = i / row_stride, in_row = i % row_stride, t = in_row / START_SLOTS;
-    uint starts = run_starts(masks_all[t * TILE_H + r]);
+    uint starts = ROW_STARTS(masks_all, starts_all, t * TILE_H + r);
     for (uint k = in_row % START_SLOTS; k > 0; k--)
         starts &= starts - 1u;
     return PIXEL_INDEX(x0 + t * TILE_W + lowest_bit(starts), y0 + r, width);
@@ -587,12 +655,11 @@ DEVICE_FN uint4 uint4_of(uint x, uint y, uint z, uint w)
     return out;
 }
 
-// The runs of pixels q .. q + 3 of a row `mask` (q a multiple of 4): run[b] = k where pixel q + b
-// lies in the row's k-th run (from 0; meaningful for a foreground pixel): pixel q's, then one
-// more at each run start.
-DEVICE_FN void quad_runs(uint mask, uint q, uint run[4])
+// The runs of pixels q .. q + 3 of a row whose run starts are `s` (q a multiple of 4): run[b] = k
+// where pixel q + b lies in the row's k-th run (from 0; meaningful for a foreground pixel): pixel
+// q's, then one more at each run start.
+DEVICE_FN void quad_runs(uint s, uint q, uint run[4])
 {
-    const uint s = run_starts(mask);
     uint k = run_node(s, q, 0);
     for (uint b = 0; b < 4u; b++) {
         k += b > 0 ? s >> (q + b) & 1u : 0u;
@@ -600,23 +667,24 @@ DEVICE_FN void quad_runs(uint mask, uint q, uint run[4])
     }
 }
 
-// The entries of pixels q .. q + 3 of a row `mask` (q a multiple of 4), whose k-th run start's
-// entry is entries[row_node + k], as one 16-byte word: each pixel its run's entry, a background
-// pixel 0.
-DEVICE_FN uint4 quad_labels(LOCAL const uint *entries, uint mask, uint q, uint row_node)
+// The entries of pixels q .. q + 3 of a row `mask` whose run starts are `starts` (q a multiple of
+// 4), whose k-th run start's entry is entries[row_node + k], as one 16-byte word: each pixel its
+// run's entry, a background pixel 0.
+DEVICE_FN uint4 quad_labels(LOCAL const uint *entries, uint mask, uint starts, uint q, uint row_node)
 {
     const uint m = mask >> q;
     uint run[4], w[4];
-    quad_runs(mask, q, run);
+    quad_runs(starts, q, run);
     for (uint b = 0; b < 4u; b++)
         w[b] = m >> b & 1u ? entries[row_node + run[b]] : 0u;
     return uint4_of(w[0], w[1], w[2], w[3]);
 }
 
-// The node of the last run of a row `mask` (not 0), whose first run start is node `row_node`.
-DEVICE_FN uint last_run_node(uint mask, uint row_node)
+// The node of the last run of a row whose run starts are `starts` (not 0), whose first run start
+// is node `row_node`.
+DEVICE_FN uint last_run_node(uint starts, uint row_node)
 {
-    return row_node + POPCOUNT(run_starts(mask)) - 1u;
+    return row_node + POPCOUNT(starts) - 1u;
 }
 
 // Links run starts of a row (the bits of `starts`; the k-th is node row_node + k) to their root:
@@ -737,6 +805,52 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
     }
 }
 
+#if MULTILABEL
+// The value of pixel (x, y) of an image of width x height values; background outside it.
+DEVICE_FN pixel_t value_at(GLOBAL const pixel_t *img, uint x, uint y, uint width, uint height)
+{
+    return x < width && y < height ? img[PIXEL_INDEX(x, y, width)] : BACKGROUND;
+}
+
+// The flags (ML_* bits) of pixel (x, y) of a multi-label image, at column `lane` and row `row` of
+// its tile: its value compared with its neighbours' (0 for background).
+DEVICE_FN uint pixel_flags(GLOBAL const pixel_t *img, uint x, uint y, uint width, uint height, uint lane, uint row)
+{
+    const pixel_t v = value_at(img, x, y, width, height);
+    if (!FG(v))
+        return 0;
+    uint flags = 1u << ML_FG;
+    flags |= (uint)(value_at(img, x - 1u, y, width, height) == v) << (lane > 0 ? ML_LEFT : ML_WEST);
+    if (row > 0) {
+        flags |= (uint)(value_at(img, x, y - 1u, width, height) == v) << ML_UP;
+        if (lane == 0 || CONNECTIVITY == 8)
+            flags |= (uint)(value_at(img, x - 1u, y - 1u, width, height) == v) << (lane > 0 ? ML_UP_LEFT : ML_NORTH_WEST);
+        if (CONNECTIVITY == 8 && lane + 1 < TILE_W)
+            flags |= (uint)(value_at(img, x + 1u, y - 1u, width, height) == v) << ML_UP_RIGHT;
+    }
+    if (CONNECTIVITY == 8 && lane == 0 && row + 1 < TILE_H)
+        flags |= (uint)(value_at(img, x - 1u, y + 1u, width, height) == v) << ML_SOUTH_WEST;
+    return flags;
+}
+
+// join_bridged for a multi-label row: each run hangs under the run of the first stretch of pixels
+// above that it joins (joined_above), and the run of each later stretch is joined to that one.
+// The k-th run for k = first, first + step, ... (as link_to_roots).
+DEVICE_FN void join_stretches(LOCAL uint *parents, uint mask, uint starts, uint up, uint up_left, uint up_right,
+                              uint above_starts, uint above_node, uint first, uint step)
+{
+    for (uint todo = without_lowest(starts, first); todo != 0; todo = without_lowest(todo, step)) {
+        const uint joined = joined_above(mask, starts, lowest_bit(todo), up, up_left, up_right);
+        uint stretches = joined & ~(joined << 1);
+        if ((stretches & (stretches - 1u)) == 0)
+            continue;
+        const uint node = run_node(above_starts, lowest_bit(stretches), above_node);
+        for (stretches &= stretches - 1u; stretches != 0; stretches &= stretches - 1u)
+            union_tile(parents, node, run_node(above_starts, lowest_bit(stretches), above_node));
+    }
+}
+#endif
+
 // Pass 1: the 32 x 32 tiles of a work-group are labeled in local memory, and every pixel stores
 // (global index of its group-local root) + 1, background 0. A work-group of 32 x (group_tiles *
 // tile_warps) work-items labels group_tiles tiles side by side (8, or 1), with tile_warps warps
@@ -746,8 +860,9 @@ DEVICE_FN void join_bridged(LOCAL uint *parents, uint mask, uint above, uint abo
 //   parents: union-find over the tiles' run starts, node + 1 (union_find.h's convention);
 //   before the masks are made, its first 1024 bytes per tile hold the pixels of a tile across
 //   the image's edge (1 foreground).
-DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
-                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *parents, GLOBAL uint *marks, uint track)
+DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
+                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *starts_all, LOCAL uint *parents,
+                           GLOBAL uint *marks, uint track)
 {
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
     // first warp labels the rows.
@@ -757,6 +872,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     const uint group_x0 = GROUP_ID_X * group_tiles * TILE_W, x0 = group_x0 + t * TILE_W, y0 = GROUP_ID_Y * TILE_H;
     const uint x = x0 + lane;
     LOCAL uint *masks = masks_all + t * TILE_H;
+    LOCAL uint *starts_tile = starts_all + t * TILE_H; // (multi-label rows' run starts: ROW_STARTS)
     // Node of the k-th run start of the tile's row r: r * row_stride + base + k (GROUP_ROW, or
     // START_SLOTS with one tile).
     const uint row_stride = group_tiles > 1 ? GROUP_ROW : START_SLOTS;
@@ -765,18 +881,42 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // Load. A tile wholly inside the image: work-item `lane` of its first warp reads row `lane`
     // in 16-byte words and makes the row's mask in registers. A tile across the image's edge:
     // column `lane`, one byte per pixel (coalesced along the tile's rows) into local memory, then
-    // row `lane`'s mask from its 32 bytes, 4 at a time.
+    // row `lane`'s mask from its 32 bytes, 4 at a time. A multi-label tile: column `lane`'s flag
+    // bytes (pixel_flags) into local memory, then every warp's work-item `lane` makes row
+    // `lane`'s masks from them.
     const int inside = x0 + TILE_W <= width && y0 + TILE_H <= height;
     LOCAL uint *fg_words = parents + t * (TILE_PIXELS / 4);
     LOCAL uchar *fg_bytes = (LOCAL uchar *)fg_words;
+    const uint r = lane;
+#if MULTILABEL
+    (void)inside;
+    for (uint row = sub; row < TILE_H; row += tile_warps)
+        fg_bytes[row * TILE_W + lane] = (uchar)pixel_flags(img, x, y0 + row, width, height, lane, row);
+    LOCAL_BARRIER();
+    uint mask = 0, left = 0, joins_up = 0, joins_up_left = 0, joins_up_right = 0;
+    for (uint w = 0; w < TILE_W / 4; w++) {
+        const uint word = fg_words[r * (TILE_W / 4) + w];
+        mask |= flag_bits(word, ML_FG) << (4 * w);
+        left |= flag_bits(word, ML_LEFT) << (4 * w);
+        joins_up |= flag_bits(word, ML_UP) << (4 * w);
+        joins_up_left |= flag_bits(word, ML_UP_LEFT) << (4 * w);
+        joins_up_right |= flag_bits(word, ML_UP_RIGHT) << (4 * w);
+    }
+    const uint column_0 = fg_words[r * (TILE_W / 4)]; // (byte 0: column 0's flags)
+    const uint starts = mask & ~left;
+    if (sub == 0) {
+        masks[r] = mask;
+        starts_tile[r] = starts;
+    }
+    LOCAL_BARRIER();
+#else
     if (!inside) {
-        for (uint r = sub; r < TILE_H; r += tile_warps) {
-            const uint y = y0 + r;
-            fg_bytes[r * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
+        for (uint row = sub; row < TILE_H; row += tile_warps) {
+            const uint y = y0 + row;
+            fg_bytes[row * TILE_W + lane] = (uchar)(x < width && y < height && FG(img[PIXEL_INDEX(x, y, width)]));
         }
     }
     LOCAL_BARRIER();
-    const uint r = lane;
     uint mask = 0;
     if (sub == 0) {
         if (inside) {
@@ -788,29 +928,40 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         masks[r] = mask;
     }
     LOCAL_BARRIER();
+    if (sub != 0)
+        mask = masks[r];
+    const uint starts = run_starts(mask);
+#endif
     // From here on, work-item (lane r, warp sub) of a tile works on the k-th run start (or
     // union) of row r for k = sub, sub + tile_warps, ...: with one tile per work-group, a row's
     // runs are shared by 8 work-items, whose loops are 8 times shorter (the labeling of a few
     // tiles is latency bound).
-    if (sub != 0)
-        mask = masks[r];
 
     // Link (KE's initialization, IPAS 2018 Alg. 4, on runs): each run start of row r hangs under
     // the start of the first run above that touches its run, or is a root.
-    const uint starts = run_starts(mask);
     const uint row_node = r * row_stride + base, above_node = row_node - row_stride; // first run's
     const uint above = r > 0 ? masks[r - 1] : 0;
-    const uint above_starts = run_starts(above);
+    const uint above_starts = r > 0 ? ROW_STARTS(masks, starts_tile, r - 1) : 0u;
     uint k = sub;
     for (uint todo = without_lowest(starts, sub); todo != 0; todo = without_lowest(todo, tile_warps), k += tile_warps) {
         const uint c = lowest_bit(todo), i = row_node + k;
+#if MULTILABEL
+        (void)above;
+        const uint touching = joined_above(mask, starts, c, joins_up, joins_up_left, joins_up_right);
+#else
         const uint touching = touching_above(mask, c, above);
+#endif
         parents[i] = touching != 0 ? run_node(above_starts, lowest_bit(touching), above_node) + 1 : i + 1;
     }
     LOCAL_BARRIER();
     jump_pointers(parents, starts, row_node, sub, tile_warps, 3);
-    // Unions with the other runs above each run touches (join_bridged).
+    // Unions with the other runs above each run touches (join_bridged; join_stretches).
+#if MULTILABEL
+    join_stretches(parents, mask, starts, joins_up, joins_up_left, joins_up_right, above_starts, above_node, sub,
+                   tile_warps);
+#else
     join_bridged(parents, mask, above, above_node, sub, tile_warps);
+#endif
     LOCAL_BARRIER();
     // Every run start is linked to its root.
     link_to_roots(parents, starts, row_node, sub, tile_warps);
@@ -821,18 +972,26 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
     // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
     // is joined already as tuf_border_merge_2d does (border_joins).
     if (group_tiles > 1 && t > 0 && sub == 0 && (mask & 1u) != 0) {
-        LOCAL const uint *left = masks - TILE_H; // tile t - 1's
+        LOCAL const uint *left_masks = masks - TILE_H, *left_starts = starts_tile - TILE_H; // tile t - 1's
         const uint left_node = row_node - START_SLOTS;
+#if MULTILABEL
+        // (Every pixel here compared with pixel (0, r), as the border merge compares them.)
+        const int up = joins_up & 1u, w = column_0 >> ML_WEST & 1u, nw = column_0 >> ML_NORTH_WEST & 1u;
+        const int sw = column_0 >> ML_SOUTH_WEST & 1u;
+#else
         const int up = r > 0 && (masks[r - 1] & 1u) != 0;
-        const int w = left[r] >> 31, nw = r > 0 && left[r - 1] >> 31 != 0;
-        const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left[r + 1] >> 31 != 0;
+        const int w = left_masks[r] >> 31, nw = r > 0 && left_masks[r - 1] >> 31 != 0;
+        const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left_masks[r + 1] >> 31 != 0;
+#endif
         const uint joins = border_joins(up, w, nw, sw, r > 0, r + 1 < TILE_H);
         if (joins & JOIN_MID)
-            union_tile(parents, row_node, last_run_node(left[r], left_node));
+            union_tile(parents, row_node, last_run_node(ROW_STARTS(left_masks, left_starts, r), left_node));
         if (joins & JOIN_BEFORE)
-            union_tile(parents, row_node, last_run_node(left[r - 1], left_node - row_stride));
+            union_tile(parents, row_node,
+                       last_run_node(ROW_STARTS(left_masks, left_starts, r - 1), left_node - row_stride));
         if (joins & JOIN_AFTER)
-            union_tile(parents, row_node, last_run_node(left[r + 1], left_node + row_stride));
+            union_tile(parents, row_node,
+                       last_run_node(ROW_STARTS(left_masks, left_starts, r + 1), left_node + row_stride));
     }
     LOCAL_BARRIER();
     if (group_tiles > 1)
@@ -861,7 +1020,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
             mark_roots(marks, columns, PIXEL_INDEX(x0, y0 + r, width), width);
     } else {
         for (uint i = row_node + sub; i < row_node + POPCOUNT(starts); i += tile_warps)
-            parents[i] = node_to_image(parents[i] - 1, masks_all, group_x0, y0, width, row_stride) + 1;
+            parents[i] = node_to_image(parents[i] - 1, masks_all, starts_all, group_x0, y0, width, row_stride) + 1;
         LOCAL_BARRIER();
     }
 #endif
@@ -875,7 +1034,7 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const uint q = lane % 8u * 4u;
         for (uint row = lane / 8u + 4u * sub; row < TILE_H; row += 4u * tile_warps)
             *(GLOBAL uint4 *)(L + PIXEL_INDEX(x0 + q, y0 + row, width)) =
-                quad_labels(parents, masks[row], q, row * row_stride + base);
+                quad_labels(parents, masks[row], ROW_STARTS(masks, starts_tile, row), q, row * row_stride + base);
         return;
     }
 #endif
@@ -885,49 +1044,63 @@ DEVICE_FN void label_tiles(GLOBAL const uchar *img, GLOBAL label_t *L, uint widt
         const uint m = masks[row];
         label_t label = 0;
         if (m >> lane & 1u) {
-            const uint entry = parents[run_node(run_starts(m), lane, row * row_stride + base)];
+            const uint entry = parents[run_node(ROW_STARTS(masks, starts_tile, row), lane, row * row_stride + base)];
 #if LABEL_BITS == 32
             label = entry;
 #else
-            label = node_to_image(entry - 1, masks_all, group_x0, y0, width, row_stride) + 1;
+            label = node_to_image(entry - 1, masks_all, starts_all, group_x0, y0, width, row_stride) + 1;
 #endif
         }
         L[PIXEL_INDEX(x, y0 + row, width)] = label;
     }
 }
 
+// The tile kernels' run starts of a multi-label tile's rows (ROW_STARTS): `starts_all`, a local
+// array of n entries; a binary row's come from its mask (the pointer is not read).
+#if MULTILABEL
+#define STARTS_ARRAY(n) LOCAL_ARRAY(uint, starts_all, n)
+#else
+#define STARTS_ARRAY(n) LOCAL uint *starts_all = masks_all
+#endif
+
+#if !MULTILABEL
 // Pass 1 on 8 tiles per work-group (32 x 8 work-items, a warp per tile), for images of many
 // tiles.
 // (With `track`, it also writes the root marks of consecutive labelings: mark_roots.)
-KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_groups(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height,
-                                                       GLOBAL uint *marks, uint track)
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_groups(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width,
+                                                             uint height, GLOBAL uint *marks, uint track)
 {
     LOCAL_ARRAY(uint, masks_all, 8 * TILE_H);
+    STARTS_ARRAY(8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 8, 1, masks_all, parents, marks, track);
+    label_tiles(img, L, width, height, 8, 1, masks_all, starts_all, parents, marks, track);
 }
 
 // Pass 1 on 8 tiles per work-group of 32 x 16 work-items, two warps per tile (sharing each
 // row's runs, as tuf_tiles_small's eight do), for images whose 8-tile groups would fill less
 // than half of the device: twice the warps hide the latency of the tiles' local-memory chains.
-KERNEL REQUIRED_GROUP_SIZE(32, 16, 1, 4) void tuf_tiles_wide(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
+KERNEL REQUIRED_GROUP_SIZE(32, 16, 1, 4) void tuf_tiles_wide(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width,
                                                              uint height, GLOBAL uint *marks, uint track)
 {
     LOCAL_ARRAY(uint, masks_all, 16 * TILE_H); // the tiles' masks, then their rows' roots (label_tiles)
+    STARTS_ARRAY(8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 8, 2, masks_all, parents, marks, track);
+    label_tiles(img, L, width, height, 8, 2, masks_all, starts_all, parents, marks, track);
 }
+#endif
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
 // share the tile's reads and writes (its rows are still labeled by one), more latency hidden.
-KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height)
+KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width,
+                                                            uint height)
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
+    STARTS_ARRAY(TILE_H);
     LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 1, 8, masks_all, parents, (GLOBAL uint *)0, 0);
+    label_tiles(img, L, width, height, 1, 8, masks_all, starts_all, parents, (GLOBAL uint *)0, 0);
 }
 
 // ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of
@@ -1184,7 +1357,7 @@ KERNEL void tuf_tiles_3d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width,
         const uint q = lane % 8u * 4u;
         for (uint row = warp * 4u + lane / 8u; row < REGION_ROWS; row += warps * 4u)
             *(GLOBAL uint4 *)(L + VOXEL_INDEX(x0 + q, y0 + row % REGION_H, z0 + row / REGION_H, width, height)) =
-                quad_labels(parents, masks[row], q, row * START_SLOTS);
+                quad_labels(parents, masks[row], run_starts(masks[row]), q, row * START_SLOTS);
         return;
     }
 #endif
@@ -1356,7 +1529,9 @@ KERNEL void tuf_border_merge_3d(GLOBAL label_t *L, GLOBAL const uint *row_masks,
 // A batch of images stacked along the rows (`item_height` rows each, a multiple of TILE_H; the
 // height for one image) is labeled as one: no pair across the border between two items is
 // joined, so each item's components stay its own.
-KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
+// In a multi-label image "foreground" reads "joins b" (JOINS: equal to b's value) throughout: the
+// skips rest on the same joins among the pixels of b's value.
+KERNEL void tuf_border_merge_2d(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint region_w,
                              uint vertical, uint total, GLOBAL uint *marks, uint track, uint item_height)
 {
     const uint id = GLOBAL_ID_X;
@@ -1372,13 +1547,15 @@ KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint
         // (Every read at once, before b is tested: one wait instead of two.) The rows above and
         // below within b's item only.
         const int first_row = y % item_height == 0, last_row = (y + 1) % item_height == 0;
-        const uint centre = img[b], west = img[b - 1];
-        const uint north_west = !first_row ? img[b - width - 1] : 0, north = !first_row ? img[b - width] : 0;
-        const uint south_west = CONNECTIVITY == 8 && !last_row ? img[b + width - 1] : 0;
+        const pixel_t centre = img[b], west = img[b - 1];
+        const pixel_t north_west = !first_row ? img[b - width - 1] : BACKGROUND;
+        const pixel_t north = !first_row ? img[b - width] : BACKGROUND;
+        const pixel_t south_west = CONNECTIVITY == 8 && !last_row ? img[b + width - 1] : BACKGROUND;
         if (!FG(centre))
             return;
         WAIT_FOR_PREVIOUS_KERNEL();
-        const int w = FG(west), nw = FG(north_west), up = FG(north), sw = FG(south_west);
+        const int w = JOINS(centre, west), nw = JOINS(centre, north_west), up = JOINS(centre, north);
+        const int sw = JOINS(centre, south_west);
         const uint joins = border_joins(up, w, nw, sw, y % TILE_H != 0, (y + 1) % TILE_H != 0);
         if (joins & JOIN_MID)
             union_tracked(L, b, b - 1, marks, track);
@@ -1393,13 +1570,14 @@ KERNEL void tuf_border_merge_2d(GLOBAL const uchar *img, GLOBAL label_t *L, uint
         if (y % item_height == 0)
             return; // the border between two items of a batch
         const index_t b = PIXEL_INDEX(x, y, width);
-        const uint centre = img[b], north = img[b - width];
-        const uint north_west = x > 0 ? img[b - width - 1] : 0, west = x > 0 ? img[b - 1] : 0;
-        const uint north_east = CONNECTIVITY == 8 && x + 1 < width ? img[b - width + 1] : 0;
+        const pixel_t centre = img[b], north = img[b - width];
+        const pixel_t north_west = x > 0 ? img[b - width - 1] : BACKGROUND, west = x > 0 ? img[b - 1] : BACKGROUND;
+        const pixel_t north_east = CONNECTIVITY == 8 && x + 1 < width ? img[b - width + 1] : BACKGROUND;
         if (!FG(centre))
             return;
         WAIT_FOR_PREVIOUS_KERNEL();
-        const int n = FG(north), nw = FG(north_west), left = FG(west), ne = FG(north_east);
+        const int n = JOINS(centre, north), nw = JOINS(centre, north_west), left = JOINS(centre, west);
+        const int ne = JOINS(centre, north_east);
         const uint joins = border_joins(left, n, nw, ne, x % region_w != 0, (x + 1) % region_w != 0);
         if (joins & JOIN_MID)
             union_tracked(L, b, b - width, marks, track);
@@ -1572,7 +1750,7 @@ KERNEL void tuf_compress_3d(GLOBAL label_t *L, GLOBAL const uint *dirty, uint wi
             const uint m = masks[r] >> q;
             const uint4 bytes = row_slots[r];
             uint run[4], w[4];
-            quad_runs(masks[r], q, run);
+            quad_runs(run_starts(masks[r]), q, run);
             for (uint b = 0; b < 4u; b++)
                 w[b] = m >> b & 1u ? finals[run_slot(bytes, run[b])] : 0u;
             // (Relaxed atomic stores: the region's roots are on other regions' find paths.)

@@ -41,11 +41,13 @@ pub enum Error {
     },
     /// The algorithm does not label this kind of image: a multi-label image
     /// ([`crate::ImageKind::MultiLabel`]) with an algorithm whose kernels only test foreground.
-    #[error("{algorithm} does not label multi-label images; {} do", list(.supported))]
+    #[error("{algorithm} does not label multi-label images with {connectivity}; {} do", list(.supported))]
     UnsupportedMultiLabel {
         /// The algorithm's name ([`crate::Algorithm::name`]).
         algorithm: &'static str,
-        /// The algorithms that do.
+        /// The connectivity asked for.
+        connectivity: Connectivity,
+        /// The algorithms that do, at that connectivity.
         supported: Vec<&'static str>,
     },
     /// The image has no pixel.

@@ -8,9 +8,13 @@
 //! `PIXEL_BYTES` and the background as defines, `kernels/common.h`), so a multi-label labeling
 //! costs a kernel build per width and background value (then the kernel cache's). Only the
 //! algorithms whose kernels compare values take one ([`crate::Algorithm::supports_multilabel`]:
-//! the pixel algorithms: LE, OLE, UF, KE and their _IC variants); the block algorithms and TUF refuse it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the
-//! values' bytes, so signed and unsigned types of one width label alike. Labels, relabeling,
-//! statistics and filters are those of binary images: they never read the input.
+//! the pixel algorithms, LE, OLE, UF, KE and their _IC variants, at every connectivity; TUF on
+//! images, its runs made of equal values, the default there); the block algorithms, and TUF on
+//! volumes, refuse it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the values'
+//! bytes, so signed and unsigned types of one width label alike. Labels, relabeling, statistics
+//! and filters are those of binary images: they never read the input.
+
+use crate::gpu::Define;
 
 /// What the elements of an image on a device are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -33,6 +37,19 @@ impl ImageKind {
     /// The multi-label kind of values of type `T` with background `background`.
     pub fn multilabel<T: LabelValue>(background: T) -> Self {
         ImageKind::MultiLabel { bytes: std::mem::size_of::<T>() as u8, background: background.bits() }
+    }
+
+    /// The kernel defines of images of this kind (`kernels/common.h`): none for binary images.
+    pub fn defines(self) -> Vec<Define> {
+        match self {
+            ImageKind::Binary => Vec::new(),
+            ImageKind::MultiLabel { bytes, background } => vec![
+                Define::flag("MULTILABEL", true),
+                Define::int("PIXEL_BYTES", bytes.into()),
+                Define::int("BACKGROUND_HI", (background >> 32) as i64),
+                Define::int("BACKGROUND_LO", (background & 0xffff_ffff) as i64),
+            ],
+        }
     }
 
     /// Bytes per element.

@@ -330,7 +330,7 @@ pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, li
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
     let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
-    let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
+    let mut schedule = (info.schedule)(&gpu, &program, connectivity, crate::ImageKind::Binary)?;
     let first = gpu.calls().len();
     let mut input = gpu.alloc(shape.len())?;
     gpu.write(&mut input, &[])?;
@@ -374,7 +374,7 @@ fn record_ranked(
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
     let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
-    let mut schedule = (info.schedule)(&gpu, &program, connectivity)?;
+    let mut schedule = (info.schedule)(&gpu, &program, connectivity, crate::ImageKind::Binary)?;
     let relabel_program = gpu.build(
         crate::schedule::relabel::KERNEL.source(Dialect::OpenCl),
         &crate::schedule::relabel::defines(gpu.limits()),

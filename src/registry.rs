@@ -69,21 +69,30 @@ impl Algorithm {
         }
     }
 
-    /// Whether it labels multi-label images ([`crate::multilabel`]): the pixel algorithms (LE, OLE,
-    /// UF, KE and their _IC variants).
-    pub fn supports_multilabel(self) -> bool {
+    /// The connectivities at which it labels multi-label images ([`crate::multilabel`]): every
+    /// one of the pixel algorithms (LE, OLE, UF, KE and their _IC variants), 4 and 8 of TUF, none
+    /// of the block algorithms.
+    pub fn multilabel_connectivities(self) -> &'static [Connectivity] {
         self.info().multilabel
     }
 
-    /// Checks that it labels images of `kind` ([`Algorithm::supports_multilabel`]), else an
-    /// [`crate::Error::UnsupportedMultiLabel`] naming those that do.
-    pub fn check_kind(self, kind: crate::ImageKind) -> crate::Result<()> {
-        if kind == crate::ImageKind::Binary || self.supports_multilabel() {
+    /// Whether it labels multi-label images at `connectivity`
+    /// ([`Algorithm::multilabel_connectivities`]).
+    pub fn supports_multilabel(self, connectivity: Connectivity) -> bool {
+        self.multilabel_connectivities().contains(&connectivity)
+    }
+
+    /// Checks that it labels images of `kind` at `connectivity`
+    /// ([`Algorithm::supports_multilabel`]), else an [`crate::Error::UnsupportedMultiLabel`]
+    /// naming those that do.
+    pub fn check_kind(self, kind: crate::ImageKind, connectivity: Connectivity) -> crate::Result<()> {
+        if kind == crate::ImageKind::Binary || self.supports_multilabel(connectivity) {
             return Ok(());
         }
         Err(crate::Error::UnsupportedMultiLabel {
             algorithm: self.name(),
-            supported: Self::ALL.iter().filter(|a| a.supports_multilabel()).map(|a| a.name()).collect(),
+            connectivity,
+            supported: Self::ALL.iter().filter(|a| a.supports_multilabel(connectivity)).map(|a| a.name()).collect(),
         })
     }
 
@@ -107,14 +116,15 @@ impl Algorithm {
     }
 
     /// The default for multi-label images at `connectivity`: the first of
-    /// [`Algorithm::ranking`] that labels them ([`Algorithm::supports_multilabel`]; KE_IC for
-    /// 4-, 8- and 6-connectivity, KE for 18 and 26), ranked by its binary labeling times.
+    /// [`Algorithm::ranking`] that labels them ([`Algorithm::supports_multilabel`]; TUF for
+    /// images, KE_IC for 6-connected volumes, KE for 18 and 26), ranked by its binary labeling
+    /// times.
     pub fn default_multilabel_for(connectivity: Connectivity) -> Algorithm {
         let ranking = Algorithm::ranking(connectivity);
         ranking
             .iter()
             .copied()
-            .find(|a| a.supports_multilabel())
+            .find(|a| a.supports_multilabel(connectivity))
             .expect("the pixel algorithms label multi-label images")
     }
 
@@ -178,6 +188,8 @@ pub struct KernelBuild {
     pub algorithm: Algorithm,
     /// The connectivity.
     pub connectivity: Connectivity,
+    /// The images it labels.
+    pub kind: crate::ImageKind,
     /// The kernel file.
     pub file: KernelFile,
     /// Compile-time defines.
@@ -185,20 +197,30 @@ pub struct KernelBuild {
 }
 
 /// Every compilation the GPU labelers perform on a device of work-groups of up to 256 work-items
-/// (the shapes every schedule prefers): each algorithm x supported connectivity.
+/// (the shapes every schedule prefers): each algorithm x supported connectivity, for binary
+/// images and, where it labels them, for multi-label images ([`MULTILABEL_BUILD_KIND`]).
 pub fn kernel_builds() -> Vec<KernelBuild> {
     Algorithm::ALL
         .iter()
         .flat_map(|&algorithm| {
-            algorithm.connectivities().iter().map(move |&connectivity| KernelBuild {
-                algorithm,
-                connectivity,
-                file: *algorithm.info().kernel(),
-                defines: algorithm.info().defines(connectivity, &Limits::UNBOUNDED),
+            algorithm.connectivities().iter().flat_map(move |&connectivity| {
+                let kinds = [crate::ImageKind::Binary, MULTILABEL_BUILD_KIND];
+                kinds.into_iter().filter(move |&kind| algorithm.check_kind(kind, connectivity).is_ok()).map(
+                    move |kind| {
+                        let mut defines = algorithm.info().defines(connectivity, &Limits::UNBOUNDED);
+                        defines.extend(kind.defines());
+                        KernelBuild { algorithm, connectivity, kind, file: *algorithm.info().kernel(), defines }
+                    },
+                )
             })
         })
         .collect()
 }
+
+/// The multi-label images [`kernel_builds`] compiles for: 64-bit values whose background has
+/// bits in both halves (the widest pixel type, and both background words).
+pub const MULTILABEL_BUILD_KIND: crate::ImageKind =
+    crate::ImageKind::MultiLabel { bytes: 8, background: 0x1_0000_0002 };
 
 /// Declares the registry: `Algorithm`'s constants, `Algorithm::ALL`, the entries, and the
 /// `for_each_algorithm!` macro. `$d` is a literal `$`, so the generated macro can have

@@ -46,7 +46,7 @@ fn generated_kernel_files_match_shared_sources() {
 fn builds(wide_and_strict: bool) -> Vec<(String, &'static str, Vec<Define>)> {
     let mut out = Vec::new();
     for build in ccl::registry::kernel_builds() {
-        let name = format!("{}/{}", build.algorithm, build.connectivity);
+        let name = format!("{}/{}/{:?}", build.algorithm, build.connectivity, build.kind);
         if !wide_and_strict {
             out.push((name.clone(), build.file.source(Dialect::Cuda), build.defines.clone()));
             continue;
@@ -133,8 +133,8 @@ fn opencl_builds_compile(desc: &ccl_opencl::DeviceDesc, models: &[ccl_opencl::At
                 }
                 if let Err(e) = runtime.build(build.file.source(Dialect::OpenCl), &defines) {
                     failures.push(format!(
-                        "{}/{} ({bits}-bit labels, {atomics}) on {}: {e}",
-                        build.algorithm, build.connectivity, desc.name
+                        "{}/{}/{:?} ({bits}-bit labels, {atomics}) on {}: {e}",
+                        build.algorithm, build.connectivity, build.kind, desc.name
                     ));
                 }
             }

@@ -2,10 +2,11 @@
 //! value excepted. On every device, for every connectivity and every value width (8 to 64 bits,
 //! signed and unsigned), with backgrounds of 0, of another value, negative, and with high bits
 //! set: the consecutive labels of every algorithm that takes them (the pixel algorithms: LE,
-//! OLE, UF, KE and their _IC variants) equal the CPU reference's, which equals a
-//! breadth-first search written here; statistics and filters are those of the labels; two
-//! classes that touch stay two components; the other algorithms refuse with a typed error. One
-//! test per device.
+//! OLE, UF, KE and their _IC variants; TUF on images) equal the CPU reference's, which equals a
+//! breadth-first search written here; TUF's raw labels equal the reference's on images of many
+//! tiles whose rows hold up to 32 runs, stripes, checkerboards and runs of touching values;
+//! statistics and filters are those of the labels; two classes that touch stay two components;
+//! the other algorithms refuse with a typed error. One test per device.
 
 mod common;
 
@@ -17,6 +18,57 @@ device_tests! {
     multilabel_images_label_as_the_reference: [cpu, opencl_cpu, opencl_gpu, cuda],
     multilabel_statistics_and_filters: [cpu, opencl_cpu, opencl_gpu, cuda],
     algorithms_without_multilabel_refuse_it: [cpu, opencl_cpu, opencl_gpu, cuda],
+    tuf_labels_multilabel_tiles_and_borders: [opencl_cpu, opencl_gpu, cuda],
+}
+
+/// TUF's multi-label path (runs of equal values in 32 x 32 tiles, up to 32 runs a row, joined
+/// across the tiles' borders by value): raw labels, the first pixel's raster index + 1, equal to
+/// the reference's, and consecutive labels with their count, at 4- and 8-connectivity, on images
+/// of one tile to many, 8- to 64-bit values.
+fn tuf_labels_multilabel_tiles_and_borders(d: &common::TestDevice) {
+    let mut cases: Vec<(String, Shape, Vec<u64>)> = Vec::new();
+    for (w, h) in [(32, 32), (33, 31), (100, 70), (257, 65), (300, 97)] {
+        let shape = Shape::image(w, h);
+        for (classes_n, cell) in [(40, 1), (3, 1), (5, 2), (4, 5), (2, 9)] {
+            let values = classes(shape, classes_n, cell, (w * h + classes_n as usize * 7 + cell) as u64);
+            cases.push((format!("{w}x{h} {classes_n} classes, cells of {cell}"), shape, values));
+        }
+    }
+    let shape = Shape::image(96, 64);
+    let (w, h) = (shape.width, shape.height);
+    let pattern = |name: &str, f: &dyn Fn(usize, usize) -> u64| {
+        (name.to_string(), shape, (0..w * h).map(|i| f(i % w, i / w)).collect::<Vec<u64>>())
+    };
+    cases.push(pattern("vertical stripes", &|x, _| 1 + (x % 3) as u64));
+    cases.push(pattern("every pixel its own value", &|x, y| 1 + (y * w + x) as u64));
+    cases.push(pattern("checkerboard", &|x, y| 1 + ((x + y) % 2) as u64));
+    cases.push(pattern("diagonals", &|x, y| 1 + ((x + 2 * h - y) % 4) as u64));
+    cases.push(pattern("one value", &|_, _| 9));
+    cases.push(pattern("background and diagonal steps", &|x, y| {
+        if (x + y) % 3 == 0 {
+            0
+        } else {
+            1 + (x / 2 % 2) as u64
+        }
+    }));
+    let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
+    for (name, shape, values) in &cases {
+        for connectivity in Connectivity::PLANAR {
+            let what = format!("TUF {name} {connectivity:?} on {}", d.token);
+            let want = reference::label_values(*shape, values, 0, connectivity).expect("reference");
+            let image = labeler.upload_values(*shape, values, 0).expect("upload");
+            let run = labeler.run(&image, &Options::new(connectivity)).expect("run");
+            let raw = labeler.download(&run.labels).expect("download");
+            assert!(raw.values() == want.values(), "{what}: raw labels differ from the reference's");
+            let (consecutive, count) = want.into_consecutive();
+            let narrow: Vec<u16> = values.iter().map(|&v| v as u16).collect();
+            let image = labeler.upload_values(*shape, &narrow, 0).expect("upload");
+            let run = labeler.run(&image, &Options::new(connectivity).consecutive()).expect("run");
+            assert_eq!(run.count, Some(count), "{what}: count (16-bit values)");
+            let got = labeler.download(&run.labels).expect("download");
+            assert!(got.values() == consecutive.values(), "{what}: consecutive labels (16-bit values)");
+        }
+    }
 }
 
 /// `classes` random classes (0 the background among them) in square cells of `cell` elements,
@@ -116,12 +168,13 @@ fn check<T: LabelValue>(
 fn multilabel_images_label_as_the_reference(d: &common::TestDevice) {
     let image = Shape::image(71, 45);
     let volume = Shape { width: 13, height: 11, depth: 9 };
-    let algorithms: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| a.supports_multilabel()).collect();
+    let algorithms: Vec<Algorithm> =
+        Algorithm::ALL.iter().copied().filter(|a| !a.multilabel_connectivities().is_empty()).collect();
     let pixel_based = [Algorithm::LE, Algorithm::OLE, Algorithm::UF, Algorithm::UF_IC, Algorithm::KE, Algorithm::KE_IC];
-    assert_eq!(algorithms, pixel_based);
+    assert_eq!(algorithms, [&pixel_based[..], &[Algorithm::TUF]].concat());
     for algorithm in algorithms {
         for (shape, connectivities) in [(image, &Connectivity::PLANAR[..]), (volume, &Connectivity::VOLUMETRIC[..])] {
-            for &connectivity in connectivities {
+            for &connectivity in connectivities.iter().filter(|&&c| algorithm.supports_multilabel(c)) {
                 let at = (shape, connectivity);
                 let values = classes(shape, 5, 3, shape.len() as u64 + connectivity.neighbours() as u64);
                 let what = format!("{shape} {connectivity:?}");
@@ -175,17 +228,27 @@ fn algorithms_without_multilabel_refuse_it(d: &common::TestDevice) {
         let mut labeler = d.device.labeler(algorithm).expect("labeler");
         let image = labeler.upload_values(shape, &values, 0).expect("upload");
         let run = labeler.run(&image, &Options::new(Connectivity::Eight).consecutive());
-        if algorithm.supports_multilabel() {
+        if algorithm.supports_multilabel(Connectivity::Eight) {
             assert_eq!(run.expect("labeled").count, Some(1), "{} on {}", algorithm.name(), d.token);
         } else {
             match run {
-                Err(Error::UnsupportedMultiLabel { algorithm: name, supported }) => {
-                    assert_eq!(name, algorithm.name());
-                    assert_eq!(supported, ["LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"]);
+                Err(Error::UnsupportedMultiLabel { algorithm: name, connectivity, supported }) => {
+                    assert_eq!((name, connectivity), (algorithm.name(), Connectivity::Eight));
+                    assert_eq!(supported, ["LE", "OLE", "UF", "UF_IC", "KE", "KE_IC", "TUF"]);
                 }
                 other => panic!("{} on {}: {:?}", algorithm.name(), d.token, other.map(|r| r.count)),
             }
         }
+    }
+    // TUF labels multi-label images, not volumes: its volume kernels test foreground only.
+    let volume = Shape { width: 4, height: 4, depth: 4 };
+    let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
+    let image = labeler.upload_values(volume, &values, 0).expect("upload");
+    match labeler.run(&image, &Options::new(Connectivity::Six)) {
+        Err(Error::UnsupportedMultiLabel { algorithm: "TUF", connectivity: Connectivity::Six, supported }) => {
+            assert_eq!(supported, ["LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"]);
+        }
+        other => panic!("TUF, a multi-label volume on {}: {:?}", d.token, other.map(|r| r.count)),
     }
 }
 

@@ -240,7 +240,7 @@ fn label_cell(device: &Device, algorithm: Algorithm, connectivity: Connectivity)
     if algorithm == Algorithm::TUF && connectivity.dims() == 2 {
         stacked_exact(&mut labeler, connectivity);
     }
-    if algorithm.supports_multilabel() {
+    if algorithm.supports_multilabel(connectivity) {
         multilabel_exact(&mut labeler, connectivity, &format!("{algorithm} {connectivity}"));
     }
 }

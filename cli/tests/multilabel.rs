@@ -123,7 +123,9 @@ fn multilabel_npy_files_label_as_the_reference(d: &common::TestDevice) {
         ]));
     assert!(
         !status.status.success()
-            && text.contains("BKE does not label multi-label images; LE, OLE, UF, UF_IC, KE, KE_IC do"),
+            && text.contains(
+                "BKE does not label multi-label images with 26-connectivity; LE, OLE, UF, UF_IC, KE, KE_IC do"
+            ),
         "{text}"
     );
 }

@@ -103,11 +103,16 @@ def test_filters_and_statistics_of_multilabel_images(device):
 def test_multilabel_algorithms(device):
     image = classes((33, 41), 4, 2, 5).astype(np.uint8)
     want = ccl.label(image, device=device, multilabel=True)
-    for algorithm in ("LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"):
+    for algorithm in ("LE", "OLE", "UF", "UF_IC", "KE", "KE_IC", "TUF"):
         labels = ccl.label(image, device=device, multilabel=True, algorithm=algorithm)
         np.testing.assert_array_equal(labels, want, err_msg=algorithm)
-    with pytest.raises(ValueError, match="TUF does not label multi-label images; LE, OLE, UF, UF_IC, KE, KE_IC do"):
-        ccl.label(image, device=device, multilabel=True, algorithm="TUF")
+    message = "BKE does not label multi-label images with 8-connectivity; LE, OLE, UF, UF_IC, KE, KE_IC, TUF do"
+    with pytest.raises(ValueError, match=message):
+        ccl.label(image, device=device, multilabel=True, algorithm="BKE")
+    volume = classes((6, 7, 8), 3, 2, 1).astype(np.uint8)
+    message = "TUF does not label multi-label images with 6-connectivity; LE, OLE, UF, UF_IC, KE, KE_IC do"
+    with pytest.raises(ValueError, match=message):
+        ccl.label(volume, 6, device=device, multilabel=True, algorithm="TUF")
 
 
 def test_multilabel_errors():

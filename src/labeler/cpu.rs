@@ -39,7 +39,7 @@ impl CpuLabeler {
     fn raw_labels(&self, image: &DeviceImage, connectivity: Connectivity) -> Result<Vec<u32>> {
         super::check_shape_connectivity(image.shape(), connectivity)?;
         self.algorithm.check(connectivity)?;
-        self.algorithm.check_kind(image.kind())?;
+        self.algorithm.check_kind(image.kind(), connectivity)?;
         let Storage::Host(bytes) = &image.storage else {
             return Err(Error::DeviceMismatch { device: self.info.name.clone() });
         };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{check_destination, Labeler, Stages};
 use crate::array::{DeviceArray, Numbering, Storage};
 use crate::device::Opened;
-use crate::gpu::{build_program, Buffer, BuildReport, Define, Gpu, PhaseRecorder};
+use crate::gpu::{build_program, Buffer, BuildReport, Gpu, PhaseRecorder};
 use crate::regions::{Intensity, RegionRequest, RegionSums};
 use crate::schedule::hold::QueueHold;
 use crate::schedule::regionprops::{self, Regions};
@@ -76,15 +76,15 @@ impl GpuLabeler {
     /// which must not land in a labeling's phases.
     fn prepare(&mut self, connectivity: Connectivity, kind: ImageKind) -> Result<()> {
         self.algorithm.check(connectivity)?;
-        self.algorithm.check_kind(kind)?;
+        self.algorithm.check_kind(kind, connectivity)?;
         if self.schedules.iter().any(|(key, _)| *key == (connectivity, kind)) {
             return Ok(());
         }
         let info = self.algorithm.info();
         let mut defines = info.defines(connectivity, self.gpu.limits());
-        defines.extend(kind_defines(kind));
+        defines.extend(kind.defines());
         let program = build_program(self.gpu.as_ref(), info.kernel(), &defines, &mut self.builds)?;
-        let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity)?;
+        let schedule = (info.schedule)(self.gpu.as_ref(), &program, connectivity, kind)?;
         self.schedules.push(((connectivity, kind), schedule));
         let start = std::time::Instant::now();
         let warm_up = if connectivity.dims() == 3 {
@@ -518,19 +518,6 @@ impl GpuLabeler {
 /// The schedule built for `key` ([`GpuLabeler::prepare`], which every labeling calls first).
 fn schedule_for(schedules: &mut [(ScheduleKey, Box<dyn Schedule>)], key: ScheduleKey) -> &mut dyn Schedule {
     schedules.iter_mut().find(|(k, _)| *k == key).map(|(_, s)| s.as_mut()).expect("prepared first")
-}
-
-/// The kernel defines of images of `kind` (`kernels/common.h`): none for binary images.
-fn kind_defines(kind: ImageKind) -> Vec<Define> {
-    match kind {
-        ImageKind::Binary => Vec::new(),
-        ImageKind::MultiLabel { bytes, background } => vec![
-            Define::flag("MULTILABEL", true),
-            Define::int("PIXEL_BYTES", bytes.into()),
-            Define::int("BACKGROUND_HI", (background >> 32) as i64),
-            Define::int("BACKGROUND_LO", (background & 0xffff_ffff) as i64),
-        ],
-    }
 }
 
 /// OpenCV's tables take an array's dimensions: 2 for an image, 3 for a volume (a single slice

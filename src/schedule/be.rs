@@ -19,7 +19,7 @@ use super::{kernels, over_blocks, over_pixels, until_stable, Job, Schedule, LABE
 use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/be.kernel`, after the equivalence and block helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("be": COMMON, EQUIVALENCE, BLOCKS);
@@ -48,7 +48,12 @@ pub(crate) struct Be {
 }
 
 /// Makes the BE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, final_labeling] =
         kernels(gpu, program, ["be_init", "be_scan", "be_analysis", "be_final_labeling"])?;
     let volumes = connectivity.dims() == 3;

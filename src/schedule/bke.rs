@@ -22,7 +22,7 @@ use super::{dims_defines, kernels, over_blocks, Job, Schedule, LABEL_BYTES};
 use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result, Shape};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result, Shape};
 
 /// `kernels/bke.kernel`, after the union-find, compression and block helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("bke": COMMON, UNION_FIND, COMPRESS, BLOCKS);
@@ -65,7 +65,12 @@ pub(crate) struct Bke {
 }
 
 /// Makes the BKE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce, finish] =
         kernels(gpu, program, ["bke_init", "compress_blocks", "bke_reduce", "bke_final"])?;
     let volumes = connectivity.dims() == 3;

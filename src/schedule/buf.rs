@@ -19,7 +19,7 @@ use super::{dims_defines, kernels, over_blocks, Job, Schedule};
 use super::{AlgorithmInfo, BLOCK_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/buf.kernel`, after the union-find, compression and block helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("buf": COMMON, UNION_FIND, COMPRESS, BLOCKS);
@@ -55,7 +55,12 @@ pub(crate) struct Buf {
 }
 
 /// Makes the BUF schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, merge, compress, finish] =
         kernels(gpu, program, ["buf_init", "buf_merge", "compress_blocks", "buf_final"])?;
     let volumes = connectivity.dims() == 3;

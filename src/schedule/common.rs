@@ -4,7 +4,7 @@
 use super::launch::LABEL_BYTES;
 use super::relabel::{RankTables, Relabel};
 use crate::gpu::{Buffer, Gpu, PhaseRecorder, Program};
-use crate::{Connectivity, Phase, RawLabels, Result, Shape, Timings};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result, Shape, Timings};
 
 /// One labeling: the binary input and the label output on the device, both of `shape`.
 pub(crate) struct Job<'a> {
@@ -129,5 +129,6 @@ pub(crate) fn label_into(
     Ok(Timings { phases, iterations })
 }
 
-/// Makes a schedule from a program compiled for a connectivity (each schedule module's `build`).
-pub(crate) type ScheduleBuilder = fn(&dyn Gpu, &Program, Connectivity) -> Result<Box<dyn Schedule>>;
+/// Makes a schedule from a program compiled for a connectivity and images of a kind (each
+/// schedule module's `build`).
+pub(crate) type ScheduleBuilder = fn(&dyn Gpu, &Program, Connectivity, ImageKind) -> Result<Box<dyn Schedule>>;

@@ -46,9 +46,10 @@ pub struct AlgorithmInfo {
     /// that a volume too long along y or z for a device's 3D grid still labels: TUF's. False:
     /// 3D ranges, and such a volume is refused with a device error naming the limit.
     pub flat_volume_ranges: bool,
-    /// Whether its kernels label multi-label images ([`crate::ImageKind::MultiLabel`]): built
-    /// with `MULTILABEL=1`, they join equal neighbours only (UF's).
-    pub multilabel: bool,
+    /// The connectivities at which its kernels label multi-label images
+    /// ([`crate::ImageKind::MultiLabel`]; none: binary images only): built with `MULTILABEL=1`,
+    /// they join equal neighbours only.
+    pub multilabel: &'static [Connectivity],
     pub(crate) kernel: KernelFile,
     pub(crate) defines: fn(Connectivity, &Limits) -> Vec<Define>,
     pub(crate) variant: &'static [Define],
@@ -93,7 +94,7 @@ impl AlgorithmInfo {
             phases,
             ranks_in_last_pass: false,
             flat_volume_ranges: false,
-            multilabel: false,
+            multilabel: &[],
             kernel,
             defines,
             variant: &[],
@@ -121,9 +122,15 @@ impl AlgorithmInfo {
         }
     }
 
-    /// This entry with multi-label images ([`AlgorithmInfo::multilabel`]).
+    /// This entry with multi-label images at each of its connectivities
+    /// ([`AlgorithmInfo::multilabel`]).
     pub(crate) const fn with_multilabel(self) -> Self {
-        AlgorithmInfo { multilabel: true, ..self }
+        AlgorithmInfo { multilabel: self.connectivities, ..self }
+    }
+
+    /// This entry with multi-label images at `connectivities` only.
+    pub(crate) const fn with_multilabel_at(self, connectivities: &'static [Connectivity]) -> Self {
+        AlgorithmInfo { multilabel: connectivities, ..self }
     }
 
     /// The `_IC` variant of this entry: the same schedule and kernels with

@@ -17,7 +17,7 @@ use super::{dims_defines, kernels, over_pixels, Job, Schedule};
 use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/ke.kernel`, after the union-find, compression and neighbour helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("ke": COMMON, UNION_FIND, COMPRESS, NEIGHBOURS);
@@ -54,7 +54,12 @@ pub(crate) struct Ke {
 }
 
 /// Makes the KE schedule from its compiled program.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, compress, reduce] = kernels(gpu, program, ["ke_init", "compress_pixels", "ke_reduce"])?;
     let volumes = connectivity.dims() == 3;
     check_kernels(gpu, &[&init, &compress, &reduce], pixel_group(gpu.limits(), volumes))?;

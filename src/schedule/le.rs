@@ -18,7 +18,7 @@ use super::{kernels, over_pixels, until_stable, Job, Schedule, LABEL_BYTES};
 use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, Limits, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/le.kernel`, after the equivalence helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("le": COMMON, EQUIVALENCE);
@@ -55,7 +55,12 @@ pub(crate) struct Le {
 }
 
 /// Makes the LE schedule from its program compiled for `connectivity`.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis, labelling] =
         kernels(gpu, program, ["le_init", "le_scan", "le_analysis", "le_labelling"])?;
     let volumes = connectivity.dims() == 3;

@@ -18,7 +18,7 @@ use super::{kernels, over_pixels, until_stable, Job, Schedule};
 use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Gpu, Kernel, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/ole.kernel`, after the equivalence helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("ole": COMMON, EQUIVALENCE);
@@ -47,7 +47,12 @@ pub(crate) struct Ole {
 }
 
 /// Makes the OLE schedule from its program compiled for `connectivity`.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [init, scan, analysis] = kernels(gpu, program, ["ole_init", "ole_scan", "ole_analysis"])?;
     let volumes = connectivity.dims() == 3;
     check_kernels(gpu, &[&init, &scan, &analysis], pixel_group(gpu.limits(), volumes))?;

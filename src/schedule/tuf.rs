@@ -30,6 +30,10 @@
 //! naming its root's slot, the border merge starts a union there from the run's root, and pass
 //! 3 writes the region's voxels once, from its roots' final labels.
 //!
+//! Multi-label images (4- and 8-connectivity): the same passes over runs of equal values, the
+//! kernels built with `MULTILABEL=1`; a row's runs may then touch and number up to 32, so every
+//! image takes `tuf_tiles_small` ([`multilabel_tiles`]). Volumes are binary only.
+//!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 //!
 //! Each of these choices was measured against its alternatives (A/B on one machine, with the
@@ -44,7 +48,7 @@ use super::scratch::Scratch;
 use super::{kernels, AlgorithmInfo, Job, Schedule, LABEL_BYTES};
 use crate::gpu::{Arg, Buffer, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program, REGISTER_BUDGET};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result, Shape};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result, Shape};
 
 /// `kernels/tuf.kernel`, after the bit, union-find and rank helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("tuf": COMMON, BITS, UNION_FIND, RANKS);
@@ -64,6 +68,7 @@ pub(crate) const TUF: AlgorithmInfo = AlgorithmInfo {
         defines,
         build,
     )
+    .with_multilabel_at(&[Connectivity::Four, Connectivity::Eight])
 };
 
 /// Tile width: the bits of a row mask.
@@ -131,8 +136,9 @@ pub(crate) fn force_tile_kernel(kernel: Option<TileKernel>) {
 
 /// The compiled TUF kernels.
 pub(crate) struct Tuf {
-    tiles: Kernel,
-    tiles_wide: Kernel,
+    /// `tuf_tiles_groups` and `tuf_tiles_wide`, where the build has them: not for multi-label
+    /// images ([`multilabel_tiles`]).
+    groups: Option<(Kernel, Kernel)>,
     tiles_small: Kernel,
     border_merge: Kernel,
     compress: Kernel,
@@ -184,7 +190,12 @@ struct Merged {
 }
 
 /// Makes the TUF schedule from its program compiled for `connectivity`.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     if connectivity.dims() == 3 {
         let [tiles, border_merge, compress, compress_ranked] = kernels(
             gpu,
@@ -198,33 +209,29 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
         let scratch = Scratch::default();
         return Ok(Box::new(Tuf3d { tiles, border_merge, compress, compress_ranked, scratch }));
     }
-    let [tiles, tiles_wide, tiles_small, border_merge, compress, compress_ranked, item_offsets] = kernels(
+    let [tiles_small, border_merge, compress, compress_ranked, item_offsets] = kernels(
         gpu,
         program,
-        [
-            "tuf_tiles_groups",
-            "tuf_tiles_wide",
-            "tuf_tiles_small",
-            "tuf_border_merge_2d",
-            "tuf_compress_2d",
-            "tuf_compress_ranked_2d",
-            "tuf_item_offsets",
-        ],
+        ["tuf_tiles_small", "tuf_border_merge_2d", "tuf_compress_2d", "tuf_compress_ranked_2d", "tuf_item_offsets"],
     )?;
-    for kernel in [&tiles, &tiles_small] {
-        check_group(gpu, kernel, TILE_GROUP)?;
-    }
+    check_group(gpu, &tiles_small, TILE_GROUP)?;
     check_group(gpu, &border_merge, BORDER_GROUP)?;
     for kernel in [&compress, &compress_ranked] {
         check_group(gpu, kernel, GROUP)?;
     }
-    // The wide tile kernel (512 work-items) only where the device takes it: else the 8-tile groups
-    // of 256 do its images.
-    let wide = check_group(gpu, &tiles_wide, WIDE_TILE_GROUP).is_ok();
+    let (groups, wide) = if multilabel_tiles(kind) {
+        (None, false)
+    } else {
+        let [tiles, tiles_wide] = kernels(gpu, program, ["tuf_tiles_groups", "tuf_tiles_wide"])?;
+        check_group(gpu, &tiles, TILE_GROUP)?;
+        // The wide tile kernel (512 work-items) only where the device takes it: else the 8-tile
+        // groups of 256 do its images.
+        let wide = check_group(gpu, &tiles_wide, WIDE_TILE_GROUP).is_ok();
+        (Some((tiles, tiles_wide)), wide)
+    };
     let scratch = Scratch::default();
     Ok(Box::new(Tuf {
-        tiles,
-        tiles_wide,
+        groups,
         tiles_small,
         border_merge,
         compress,
@@ -234,6 +241,15 @@ pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity
         wide,
         scratch,
     }))
+}
+
+/// Whether images of `kind` take only the one-tile kernel, `tuf_tiles_small`: multi-label
+/// images. A row of a multi-label tile has up to 32 runs (equal values, not only foreground,
+/// make a run), so its nodes take 33 slots a row instead of 17; 8 tiles of them would need 34
+/// KiB of local memory, past the 32 KiB every OpenCL device has, and the kernel file leaves the
+/// 8-tile kernels out of such builds.
+fn multilabel_tiles(kind: ImageKind) -> bool {
+    kind != ImageKind::Binary
 }
 
 /// The border merge's work when the tile pass labeled regions `region_w` pixels wide (a
@@ -269,7 +285,12 @@ fn border_pixels(shape: Shape, region_w: usize) -> (usize, usize) {
 /// 4-connectivity, worse at 8.
 /// Where the device cannot run groups of 512 (`wide` false), the 8-tile groups of 256 take those
 /// images.
-fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity, wide: bool) -> TileKernel {
+/// A build without the 8-tile kernels (multi-label images, [`multilabel_tiles`]) takes
+/// `tuf_tiles_small` for every image.
+fn tile_kernel(gpu: &dyn Gpu, shape: Shape, connectivity: Connectivity, (groups, wide): (bool, bool)) -> TileKernel {
+    if !groups {
+        return TileKernel::Small;
+    }
     match FORCED_TILE_KERNEL.load(Ordering::Relaxed) {
         1 => return TileKernel::Small,
         2 => return TileKernel::Groups,
@@ -309,12 +330,12 @@ impl Tuf {
         let shape = job.shape;
         // One work-group per GROUP_TILES tiles side by side, or per tile ([`tile_kernel`]).
         let tile_rows = shape.height.div_ceil(TILE_H);
-        let choice = tile_kernel(gpu, shape, self.connectivity, self.wide);
+        let choice = tile_kernel(gpu, shape, self.connectivity, (self.groups.is_some(), self.wide));
         let small = choice == TileKernel::Small;
-        let (kernel, group_tiles, group) = match choice {
-            TileKernel::Small => (&mut self.tiles_small, SMALL_GROUP_TILES, TILE_GROUP),
-            TileKernel::Groups => (&mut self.tiles, GROUP_TILES, TILE_GROUP),
-            TileKernel::Wide => (&mut self.tiles_wide, GROUP_TILES, WIDE_TILE_GROUP),
+        let (kernel, group_tiles, group) = match (choice, self.groups.as_mut()) {
+            (TileKernel::Groups, Some((tiles, _))) => (tiles, GROUP_TILES, TILE_GROUP),
+            (TileKernel::Wide, Some((_, tiles_wide))) => (tiles_wide, GROUP_TILES, WIDE_TILE_GROUP),
+            _ => (&mut self.tiles_small, SMALL_GROUP_TILES, TILE_GROUP),
         };
         let groups_x = shape.width.div_ceil(TILE_W * group_tiles);
         let over_tiles = LaunchRange::over([groups_x * TILE_W, tile_rows * group[1], 1], group);
@@ -437,7 +458,7 @@ impl Tuf {
         // 90 % 1.047-1.055 / 0.894-0.897 / 0.736-0.739 -> 0.986 / 0.830-0.833 / 0.676-0.680 ms,
         // 8000x8000 at 50 %, marks or-ed, 0.859-0.863 -> 0.798-0.803; binarize + TUF on an
         // 8192^2 page 0.694-0.695 -> 0.637-0.640; 2048^2 within 2-3 %).
-        let choice = tile_kernel(gpu, shape, self.connectivity, self.wide);
+        let choice = tile_kernel(gpu, shape, self.connectivity, (self.groups.is_some(), self.wide));
         let mut marks = if choice == TileKernel::Small {
             None
         } else {

@@ -17,7 +17,7 @@ use super::{kernels, Job, Schedule};
 use super::{AlgorithmInfo, PIXEL_CONNECTIVITIES};
 use crate::gpu::{Arg, Define, Gpu, Kernel, LaunchRange, Limits, PhaseRecorder, Program};
 use crate::kernels::{kernel_file, KernelFile};
-use crate::{Connectivity, Phase, RawLabels, Result};
+use crate::{Connectivity, ImageKind, Phase, RawLabels, Result};
 
 /// `kernels/uf.kernel`, after the union-find, compression and neighbour helpers.
 pub(crate) const KERNEL: KernelFile = kernel_file!("uf": COMMON, UNION_FIND, COMPRESS, NEIGHBOURS);
@@ -71,7 +71,12 @@ pub(crate) struct Uf {
 }
 
 /// Makes the UF schedule from its program compiled for `connectivity` on `gpu`.
-pub(crate) fn build(gpu: &dyn Gpu, program: &Program, connectivity: Connectivity) -> Result<Box<dyn Schedule>> {
+pub(crate) fn build(
+    gpu: &dyn Gpu,
+    program: &Program,
+    connectivity: Connectivity,
+    _kind: ImageKind,
+) -> Result<Box<dyn Schedule>> {
     let [local_merge, border_merge, compress] =
         kernels(gpu, program, ["uf_local_merge", "uf_border_merge", "compress_pixels"])?;
     let volumes = connectivity.dims() == 3;

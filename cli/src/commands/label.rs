@@ -312,7 +312,7 @@ fn label_multilabel(args: &LabelArgs) -> Result<()> {
         return Err(Error::ConnectivityDimensions { connectivity, what: "an image" });
     }
     let algorithm = args.algo.unwrap_or_else(|| ccl::Algorithm::default_multilabel_for(connectivity));
-    algorithm.check_kind(kind)?;
+    algorithm.check_kind(kind, connectivity)?;
     let device = open_device_announced(args.device, args.backend)?;
     clock.lap("open device");
     let mut labeler = device.labeler_for(algorithm, connectivity)?;
