@@ -30,7 +30,7 @@ import ccl
 
 
 #: The algorithms that label multi-label images, each timed on the GPU.
-MULTILABEL_ALGORITHMS = ("LE", "OLE", "UF", "UF_IC", "KE", "KE_IC")
+MULTILABEL_ALGORITHMS = ("LE", "OLE", "UF", "UF_IC", "KE", "KE_IC", "TUF")
 
 
 def timed(call, runs):

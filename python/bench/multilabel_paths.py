@@ -1,6 +1,6 @@
 """Where multi-label labeling's time goes through CuPy (issue 53): the same 2048^2 inputs as
 ``multilabel_bench.py`` (a page's 8 gray bands, random classes in 4 x 4 cells) labeled
-multi-label (KE_IC, the default) and their binary foreground with each algorithm, through
+multi-label (TUF, the default, and KE_IC) and their binary foreground with each algorithm, through
 ``ccl.label`` and through the native call alone; medians of 30 wall clocks, the stream
 synchronized, ms. Prints a row per input.
 
@@ -35,15 +35,17 @@ def main():
     for name, classes in [("page", page_classes(2048, page)), ("random g4", random_classes(2048))]:
         values, fg = cupy.asarray(classes), cupy.asarray((classes != 0).astype(np.uint8))
         out, stream = cupy.empty(classes.shape, cupy.uint32), cupy.cuda.get_current_stream()
-        row = {"input": name, "multi KE_IC": median_ms(lambda: ccl.label(values, multilabel=True))}
+        row = {"input": name, "multi default": median_ms(lambda: ccl.label(values, multilabel=True))}
+        row["multi KE_IC"] = median_ms(lambda: ccl.label(values, multilabel=True, algorithm="KE_IC"))
         row["binary default"] = median_ms(lambda: ccl.label(fg))
         for algorithm in ("KE_IC", "KE", "BKE_IC", "TUF"):
             row[f"binary {algorithm}"] = median_ms(lambda: ccl.label(fg, algorithm=algorithm))
         shape, at = [2048, 2048], stream.ptr or 1
         native = ccl._ccl._label_cuda
-        row["native multi"] = median_ms(
-            lambda: native(values.data.ptr, out.data.ptr, shape, at, 8, None, "cuda:0", None, None, None, None, (1, 0))
-        )
+        for algorithm in ("TUF", "KE_IC"):
+            row[f"native multi {algorithm}"] = median_ms(
+                lambda: native(values.data.ptr, out.data.ptr, shape, at, 8, algorithm, "cuda:0", *[None] * 4, (1, 0))
+            )
         for algorithm in ("TUF", "KE_IC"):
             row[f"native binary {algorithm}"] = median_ms(
                 lambda: native(fg.data.ptr, out.data.ptr, shape, at, 8, algorithm, "cuda:0")
