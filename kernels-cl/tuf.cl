@@ -256,7 +256,7 @@ typedef uint index_t;
 
 // The input's elements (pixel_t). By default a binary image of one byte an element: any nonzero
 // value is foreground (never `& 1`: inputs of 255 or 2 must work), and foreground neighbours
-// join. Built with MULTILABEL=1 (the pixel algorithms, TUF's images), a multi-label image: integers of PIXEL_BYTES bytes (1,
+// join. Built with MULTILABEL=1 (the pixel algorithms and TUF), a multi-label image: integers of PIXEL_BYTES bytes (1,
 // 2, 4 or 8; signedness does not matter, only equality), every value but the background
 // BACKGROUND_HI:BACKGROUND_LO (its high and low 32 bits) is foreground, and neighbours join only
 // when their values are equal. JOINS(v, w): whether an element of value v joins its neighbour of
@@ -442,11 +442,13 @@ DEVICE_FN uint rank_in_span(uint2 entry, index_t f)
 // tuf_border_merge_3d, tuf_compress_3d; see "Volumes" below), where for raw labels pass 1 leaves
 // the voxels of a region of few components to pass 3, which then writes them once.
 //
-// Multi-label images (MULTILABEL=1, images only): a run is a stretch of equal foreground values,
+// Multi-label images (MULTILABEL=1): a run is a stretch of equal foreground values,
 // so runs may touch; each row keeps its run starts beside its mask, and its joins with the row
 // above as masks of equal neighbours (pixel_flags, joined_above, join_stretches). A row then has
 // up to 32 runs, and its tiles are labeled one per work-group (tuf_tiles_small); the border merge
-// compares values (JOINS) where binary images test foreground.
+// compares values (JOINS) where binary images test foreground. A multi-label volume
+// (6-connectivity) takes the image kernels over its slices stacked along the rows, kept apart,
+// then tuf_slice_merge joins each voxel to the one in front of it where their values are equal.
 //
 // Build-time defines: CONNECTIVITY (4 or 8; 6 for volumes); for volumes FACE_ROW_LANES and
 // DEFER_SLOTS (see where they are used). In pass 1 a work-group of 32 x 8 work-items labels
@@ -535,7 +537,7 @@ DEVICE_FN uint run_from(uint mask, uint b)
     return (first_zero - 1u) & (~0u << b);
 }
 
-// ---- Multi-label images (MULTILABEL=1, common.h; images only): a row's runs are its longest
+// ---- Multi-label images (MULTILABEL=1, common.h; volumes as their slices): a row's runs are its longest
 // stretches of equal foreground values, so two runs may touch, and a row keeps its run starts
 // beside its foreground mask (a binary row's are run_starts(mask)). Rows are compared with the
 // row above through three masks of joins, bit c for pixel c of the row: `up` (its value equals
@@ -884,15 +886,18 @@ DEVICE_FN pixel_t value_at(GLOBAL const pixel_t *img, uint x, uint y, uint width
 }
 
 // The flags (ML_* bits) of pixel (x, y) of a multi-label image, at column `lane` and row `row` of
-// its tile: its value compared with its neighbours' (0 for background).
-DEVICE_FN uint pixel_flags(GLOBAL const pixel_t *img, uint x, uint y, uint width, uint height, uint lane, uint row)
+// its tile: its value compared with its neighbours' (0 for background). The image may be the
+// slices of a volume stacked along the rows, `slice_height` rows each (its height for an
+// image): a pixel is not compared with the row above at a slice's first row.
+DEVICE_FN uint pixel_flags(GLOBAL const pixel_t *img, uint x, uint y, uint width, uint height, uint slice_height,
+                           uint lane, uint row)
 {
     const pixel_t v = value_at(img, x, y, width, height);
     if (!FG(v))
         return 0;
     uint flags = 1u << ML_FG;
     flags |= (uint)(value_at(img, x - 1u, y, width, height) == v) << (lane > 0 ? ML_LEFT : ML_WEST);
-    if (row > 0) {
+    if (row > 0 && y % slice_height != 0) {
         flags |= (uint)(value_at(img, x, y - 1u, width, height) == v) << ML_UP;
         if (lane == 0 || CONNECTIVITY == 8)
             flags |= (uint)(value_at(img, x - 1u, y - 1u, width, height) == v) << (lane > 0 ? ML_UP_LEFT : ML_NORTH_WEST);
@@ -931,9 +936,9 @@ DEVICE_FN void join_stretches(LOCAL uint *parents, uint mask, uint starts, uint 
 //   parents: union-find over the tiles' run starts, node + 1 (union_find.h's convention);
 //   before the masks are made, its first 1024 bytes per tile hold the pixels of a tile across
 //   the image's edge (1 foreground).
-DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint group_tiles,
-                           uint tile_warps, LOCAL uint *masks_all, LOCAL uint *starts_all, LOCAL uint *parents,
-                           GLOBAL uint *marks, uint track)
+DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint height, uint slice_height,
+                           uint group_tiles, uint tile_warps, LOCAL uint *masks_all, LOCAL uint *starts_all,
+                           LOCAL uint *parents, GLOBAL uint *marks, uint track)
 {
     // Warp `sub` of a tile's tile_warps reads and writes rows sub, sub + tile_warps, ...; its
     // first warp labels the rows.
@@ -962,7 +967,7 @@ DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint wi
 #if MULTILABEL
     (void)inside;
     for (uint row = sub; row < TILE_H; row += tile_warps)
-        fg_bytes[row * TILE_W + lane] = (uchar)pixel_flags(img, x, y0 + row, width, height, lane, row);
+        fg_bytes[row * TILE_W + lane] = (uchar)pixel_flags(img, x, y0 + row, width, height, slice_height, lane, row);
     LOCAL_BARRIER();
     uint mask = 0, left = 0, joins_up = 0, joins_up_left = 0, joins_up_right = 0;
     for (uint w = 0; w < TILE_W / 4; w++) {
@@ -1145,7 +1150,7 @@ KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_groups(GLOBAL const pixel
     STARTS_ARRAY(8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 8, 1, masks_all, starts_all, parents, marks, track);
+    label_tiles(img, L, width, height, height, 8, 1, masks_all, starts_all, parents, marks, track);
 }
 
 // Pass 1 on 8 tiles per work-group of 32 x 16 work-items, two warps per tile (sharing each
@@ -1158,20 +1163,22 @@ KERNEL REQUIRED_GROUP_SIZE(32, 16, 1, 4) void tuf_tiles_wide(GLOBAL const pixel_
     STARTS_ARRAY(8 * TILE_H);
     LOCAL_ARRAY(uint, parents, GROUP_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 8, 2, masks_all, starts_all, parents, marks, track);
+    label_tiles(img, L, width, height, height, 8, 2, masks_all, starts_all, parents, marks, track);
 }
 #endif
 
 // Pass 1 on one tile per work-group of 32 x 8 work-items, for images of few tiles: 8 warps
 // share the tile's reads and writes (its rows are still labeled by one), more latency hidden.
+// Multi-label images too (every one of them), and the slices of a multi-label volume stacked
+// along the rows, `slice_height` rows each, none joined to another (the height for an image).
 KERNEL REQUIRED_GROUP_SIZE(32, 8, 1, 8) void tuf_tiles_small(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width,
-                                                            uint height)
+                                                            uint height, uint slice_height)
 {
     LOCAL_ARRAY(uint, masks_all, TILE_H);
     STARTS_ARRAY(TILE_H);
     LOCAL_ARRAY(uint, parents, SMALL_SLOTS);
     LET_NEXT_KERNEL_START(); // (the border merge waits for this kernel before it reads labels)
-    label_tiles(img, L, width, height, 1, 8, masks_all, starts_all, parents, (GLOBAL uint *)0, 0);
+    label_tiles(img, L, width, height, slice_height, 1, 8, masks_all, starts_all, parents, (GLOBAL uint *)0, 0);
 }
 
 // ---- Volumes, 6-connectivity (CONNECTIVITY=6): the same three passes on regions of
@@ -1658,6 +1665,31 @@ KERNEL void tuf_border_merge_2d(GLOBAL const pixel_t *img, GLOBAL label_t *L, ui
             union_tracked(L, b, b - width + 1, marks, track);
     }
 }
+
+#if MULTILABEL
+// Pass 2 of a multi-label volume (6-connectivity), labeled as the image of its slices stacked
+// along the rows (passes 1 and 2 of images, no pair joined across two slices): each voxel b of
+// slices 1, 2, ... joins the voxel in front of it (z - 1) where their values are equal, unless
+// the voxel before b along its row is of b's value and so is the one in front of that: then b is
+// joined to it in b's slice, it to the voxel in front of it (by its own union, or for the same
+// reason), and that one to b's in the slice in front (border_joins at 4-connectivity, along
+// rows). A work-item per voxel of those slices (`total`: all their voxels; `slice_pixels` a
+// slice's).
+KERNEL void tuf_slice_merge(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint width, uint slice_pixels, uint total)
+{
+    const uint id = GLOBAL_ID_X;
+    if (id >= total)
+        return;
+    const index_t b = (index_t)slice_pixels + id, front = b - slice_pixels;
+    const uint x = (uint)(b % width);
+    const pixel_t centre = img[b];
+    if (!FG(centre) || !JOINS(centre, img[front]))
+        return;
+    if (x > 0 && JOINS(centre, img[b - 1]) && JOINS(centre, img[front - 1]))
+        return;
+    union_both(L, b, front);
+}
+#endif
 
 // Pass 3, Compression: each pixel's label, its local root, is replaced by that root's root,
 // found from the local root (one step fewer than from the pixel). A pixel written meanwhile

@@ -185,7 +185,7 @@ typedef uint index_t;
 
 // The input's elements (pixel_t). By default a binary image of one byte an element: any nonzero
 // value is foreground (never `& 1`: inputs of 255 or 2 must work), and foreground neighbours
-// join. Built with MULTILABEL=1 (the pixel algorithms, TUF's images), a multi-label image: integers of PIXEL_BYTES bytes (1,
+// join. Built with MULTILABEL=1 (the pixel algorithms and TUF), a multi-label image: integers of PIXEL_BYTES bytes (1,
 // 2, 4 or 8; signedness does not matter, only equality), every value but the background
 // BACKGROUND_HI:BACKGROUND_LO (its high and low 32 bits) is foreground, and neighbours join only
 // when their values are equal. JOINS(v, w): whether an element of value v joins its neighbour of

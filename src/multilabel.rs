@@ -8,9 +8,9 @@
 //! `PIXEL_BYTES` and the background as defines, `kernels/common.h`), so a multi-label labeling
 //! costs a kernel build per width and background value (then the kernel cache's). Only the
 //! algorithms whose kernels compare values take one ([`crate::Algorithm::supports_multilabel`]:
-//! the pixel algorithms, LE, OLE, UF, KE and their _IC variants, at every connectivity; TUF on
-//! images, its runs made of equal values, the default there); the block algorithms, and TUF on
-//! volumes, refuse it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the values'
+//! the pixel algorithms, LE, OLE, UF, KE and their _IC variants, at every connectivity; TUF at
+//! 4, 8 and 6, its runs made of equal values, the default there); the block algorithms refuse
+//! it with [`crate::Error::UnsupportedMultiLabel`]. Equality is of the values'
 //! bytes, so signed and unsigned types of one width label alike. Labels, relabeling, statistics
 //! and filters are those of binary images: they never read the input.
 

@@ -70,7 +70,7 @@ impl Algorithm {
     }
 
     /// The connectivities at which it labels multi-label images ([`crate::multilabel`]): every
-    /// one of the pixel algorithms (LE, OLE, UF, KE and their _IC variants), 4 and 8 of TUF, none
+    /// one of the pixel algorithms (LE, OLE, UF, KE and their _IC variants), all three of TUF, none
     /// of the block algorithms.
     pub fn multilabel_connectivities(self) -> &'static [Connectivity] {
         self.info().multilabel
@@ -117,7 +117,7 @@ impl Algorithm {
 
     /// The default for multi-label images at `connectivity`: the first of
     /// [`Algorithm::ranking`] that labels them ([`Algorithm::supports_multilabel`]; TUF for
-    /// images, KE_IC for 6-connected volumes, KE for 18 and 26), ranked by its binary labeling
+    /// images and 6-connected volumes, KE for 18 and 26), ranked by its binary labeling
     /// times.
     pub fn default_multilabel_for(connectivity: Connectivity) -> Algorithm {
         let ranking = Algorithm::ranking(connectivity);

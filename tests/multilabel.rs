@@ -2,9 +2,10 @@
 //! value excepted. On every device, for every connectivity and every value width (8 to 64 bits,
 //! signed and unsigned), with backgrounds of 0, of another value, negative, and with high bits
 //! set: the consecutive labels of every algorithm that takes them (the pixel algorithms: LE,
-//! OLE, UF, KE and their _IC variants; TUF on images) equal the CPU reference's, which equals a
+//! OLE, UF, KE and their _IC variants; TUF at 4, 8 and 6) equal the CPU reference's, which equals a
 //! breadth-first search written here; TUF's raw labels equal the reference's on images of many
-//! tiles whose rows hold up to 32 runs, stripes, checkerboards and runs of touching values;
+//! tiles whose rows hold up to 32 runs, stripes, checkerboards and runs of touching values, and
+//! on volumes at 6-connectivity;
 //! statistics and filters are those of the labels; two classes that touch stay two components;
 //! the other algorithms refuse with a typed error. One test per device.
 
@@ -22,9 +23,10 @@ device_tests! {
 }
 
 /// TUF's multi-label path (runs of equal values in 32 x 32 tiles, up to 32 runs a row, joined
-/// across the tiles' borders by value): raw labels, the first pixel's raster index + 1, equal to
-/// the reference's, and consecutive labels with their count, at 4- and 8-connectivity, on images
-/// of one tile to many, 8- to 64-bit values.
+/// across the tiles' borders by value; a volume's slices so, then across them): raw labels, the
+/// first pixel's raster index + 1, equal to the reference's, and consecutive labels with their
+/// count, at 4- and 8-connectivity on images of one tile to many, at 6 on volumes, 64- and
+/// 16-bit values.
 fn tuf_labels_multilabel_tiles_and_borders(d: &common::TestDevice) {
     let mut cases: Vec<(String, Shape, Vec<u64>)> = Vec::new();
     for (w, h) in [(32, 32), (33, 31), (100, 70), (257, 65), (300, 97)] {
@@ -51,9 +53,23 @@ fn tuf_labels_multilabel_tiles_and_borders(d: &common::TestDevice) {
             1 + (x / 2 % 2) as u64
         }
     }));
+    // Volumes (6-connectivity: the slices stacked along the rows, then joined across them), with
+    // slices of fewer, as many and more rows than a tile, so that tiles cross slices.
+    for (w, h, depth) in [(33, 31, 5), (40, 70, 9), (64, 32, 4), (20, 7, 30)] {
+        let shape = Shape { width: w, height: h, depth };
+        for (classes_n, cell) in [(40, 1), (3, 1), (4, 3)] {
+            let values = classes(shape, classes_n, cell, (w * h * depth + cell) as u64);
+            cases.push((format!("{w}x{h}x{depth} {classes_n} classes, cells of {cell}"), shape, values));
+        }
+        let layers = (0..shape.len()).map(|i| 1 + (i / (w * h) % 2) as u64).collect();
+        cases.push((format!("{w}x{h}x{depth} alternating slices"), shape, layers));
+        let columns = (0..shape.len()).map(|i| 1 + ((i % w + i / (w * h)) % 3) as u64).collect();
+        cases.push((format!("{w}x{h}x{depth} slanted columns"), shape, columns));
+    }
     let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
     for (name, shape, values) in &cases {
-        for connectivity in Connectivity::PLANAR {
+        let connectivities = if shape.depth > 1 { &[Connectivity::Six][..] } else { &Connectivity::PLANAR[..] };
+        for &connectivity in connectivities {
             let what = format!("TUF {name} {connectivity:?} on {}", d.token);
             let want = reference::label_values(*shape, values, 0, connectivity).expect("reference");
             let image = labeler.upload_values(*shape, values, 0).expect("upload");
@@ -240,15 +256,20 @@ fn algorithms_without_multilabel_refuse_it(d: &common::TestDevice) {
             }
         }
     }
-    // TUF labels multi-label images, not volumes: its volume kernels test foreground only.
+    // Volumes: TUF labels multi-label ones at 6-connectivity (it has no 18 or 26); the block
+    // algorithms refuse them.
     let volume = Shape { width: 4, height: 4, depth: 4 };
     let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
     let image = labeler.upload_values(volume, &values, 0).expect("upload");
-    match labeler.run(&image, &Options::new(Connectivity::Six)) {
-        Err(Error::UnsupportedMultiLabel { algorithm: "TUF", connectivity: Connectivity::Six, supported }) => {
+    let run = labeler.run(&image, &Options::new(Connectivity::Six).consecutive()).expect("6-connected");
+    assert_eq!(run.count, Some(1), "TUF, a multi-label volume on {}", d.token);
+    let mut labeler = d.device.labeler(Algorithm::BKE).expect("labeler");
+    let image = labeler.upload_values(volume, &values, 0).expect("upload");
+    match labeler.run(&image, &Options::new(Connectivity::TwentySix)) {
+        Err(Error::UnsupportedMultiLabel { algorithm: "BKE", connectivity: Connectivity::TwentySix, supported }) => {
             assert_eq!(supported, ["LE", "OLE", "UF", "UF_IC", "KE", "KE_IC"]);
         }
-        other => panic!("TUF, a multi-label volume on {}: {:?}", d.token, other.map(|r| r.count)),
+        other => panic!("BKE, a multi-label volume on {}: {:?}", d.token, other.map(|r| r.count)),
     }
 }
 

@@ -1,8 +1,9 @@
 """Where multi-label labeling's time goes through CuPy (issue 53): the same 2048^2 inputs as
 ``multilabel_bench.py`` (a page's 8 gray bands, random classes in 4 x 4 cells) labeled
 multi-label (TUF, the default, and KE_IC) and their binary foreground with each algorithm, through
-``ccl.label`` and through the native call alone; medians of 30 wall clocks, the stream
-synchronized, ms. Prints a row per input.
+``ccl.label`` and through the native call alone; then 256^3 volumes (random classes in 4^3
+cells, a smooth field in 8 bands) at 6-connectivity by algorithm; medians of 30 wall clocks,
+the stream synchronized, ms. Prints a row per input.
 
     python3 multilabel_paths.py PAGE.png
 """
@@ -50,6 +51,19 @@ def main():
             row[f"native binary {algorithm}"] = median_ms(
                 lambda: native(fg.data.ptr, out.data.ptr, shape, at, 8, algorithm, "cuda:0")
             )
+        print(row, flush=True)
+    # 6-connected volumes: 256^3, 8 random classes in 4^3 cells, and a smooth field in 8 bands.
+    rng = np.random.default_rng(0)
+    cells = rng.integers(0, 8, (64, 64, 64), dtype=np.uint8)
+    z, y, x = np.mgrid[0:256, 0:256, 0:256].astype(np.float32) / 20
+    bands = ((np.sin(x) * np.cos(y / 1.3) + np.sin(z / 1.7 + x / 2.3) + 2) * 2).astype(np.uint8)
+    for name, classes in [("volume g4", cells.repeat(4, 0).repeat(4, 1).repeat(4, 2)), ("volume bands", bands)]:
+        values, fg = cupy.asarray(classes), cupy.asarray((classes != 0).astype(np.uint8))
+        row = {"input": name}
+        for algorithm in ("TUF", "KE_IC", "KE", "UF"):
+            row[f"multi {algorithm}"] = median_ms(lambda: ccl.label(values, 6, multilabel=True, algorithm=algorithm))
+        for algorithm in ("TUF", "KE_IC"):
+            row[f"binary {algorithm}"] = median_ms(lambda: ccl.label(fg, 6, algorithm=algorithm))
         print(row, flush=True)
 
 

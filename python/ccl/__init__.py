@@ -642,8 +642,8 @@ def _label_any(
 
 def _label_values(image, connectivity, algorithm, device, stats: bool, output, background, filters):
     """Labels the multi-label ``image`` (NumPy, or in CUDA memory): the connected sets of equal
-    values, ``background`` excepted, with the fastest algorithm that can (TUF for images, KE_IC
-    at 6, KE at 18 and 26) unless ``algorithm`` names another; returns as :func:`_label_any`."""
+    values, ``background`` excepted, with the fastest algorithm that can (TUF for images and at
+    6, KE at 18 and 26) unless ``algorithm`` names another; returns as :func:`_label_any`."""
     gpu = _gpu_array(image)
     if gpu is not None and not _on_host(device):
         with gpu.device():
@@ -841,9 +841,9 @@ def label(
         bits), as cc3d and scikit-image do: the components are the connected sets of equal
         values, ``background`` excepted, so two classes that touch stay apart. By default (as
         SciPy) every value but the background is one foreground. Labeled on the device, whole
-        (not with ``max_device_bytes``), by TUF on images and the pixel algorithms (by default
-        TUF for images, KE_IC for 6-connected volumes, KE at 18 and 26; LE, OLE, UF, UF_IC, KE,
-        KE_IC too; the block algorithms, and TUF on volumes, refuse).
+        (not with ``max_device_bytes``), by TUF and the pixel algorithms (by default TUF for
+        images and 6-connected volumes, KE at 18 and 26; LE, OLE, UF, UF_IC, KE, KE_IC too; the
+        block algorithms refuse).
 
     Returns
     -------

@@ -110,9 +110,13 @@ def test_multilabel_algorithms(device):
     with pytest.raises(ValueError, match=message):
         ccl.label(image, device=device, multilabel=True, algorithm="BKE")
     volume = classes((6, 7, 8), 3, 2, 1).astype(np.uint8)
-    message = "TUF does not label multi-label images with 6-connectivity; LE, OLE, UF, UF_IC, KE, KE_IC do"
+    np.testing.assert_array_equal(
+        ccl.label(volume, 6, device=device, multilabel=True, algorithm="TUF"),
+        ccl.label(volume, 6, device=device, multilabel=True, algorithm="UF"),
+    )
+    message = "BKE does not label multi-label images with 26-connectivity; LE, OLE, UF, UF_IC, KE, KE_IC do"
     with pytest.raises(ValueError, match=message):
-        ccl.label(volume, 6, device=device, multilabel=True, algorithm="TUF")
+        ccl.label(volume, 26, device=device, multilabel=True, algorithm="BKE")
 
 
 def test_multilabel_errors():

@@ -32,7 +32,9 @@
 //!
 //! Multi-label images (4- and 8-connectivity): the same passes over runs of equal values, the
 //! kernels built with `MULTILABEL=1`; a row's runs may then touch and number up to 32, so every
-//! image takes `tuf_tiles_small` ([`multilabel_tiles`]). Volumes are binary only.
+//! image takes `tuf_tiles_small` ([`multilabel_tiles`]). Multi-label volumes (6-connectivity):
+//! the image passes over the volume's slices stacked along the rows, kept apart, then each
+//! voxel joined to the one in front of it where equal (`tuf_slice_merge`, [`stacked_slices`]).
 //!
 //! Raw labels: (raster index of the component's first pixel or voxel) + 1; background 0.
 //!
@@ -68,7 +70,7 @@ pub(crate) const TUF: AlgorithmInfo = AlgorithmInfo {
         defines,
         build,
     )
-    .with_multilabel_at(&[Connectivity::Four, Connectivity::Eight])
+    .with_multilabel_at(&[Connectivity::Four, Connectivity::Eight, Connectivity::Six])
 };
 
 /// Tile width: the bits of a row mask.
@@ -141,6 +143,8 @@ pub(crate) struct Tuf {
     groups: Option<(Kernel, Kernel)>,
     tiles_small: Kernel,
     border_merge: Kernel,
+    /// `tuf_slice_merge`, for multi-label volumes ([`stacked_slices`]).
+    slice_merge: Option<Kernel>,
     compress: Kernel,
     compress_ranked: Kernel,
     item_offsets: Kernel,
@@ -196,7 +200,7 @@ pub(crate) fn build(
     connectivity: Connectivity,
     kind: ImageKind,
 ) -> Result<Box<dyn Schedule>> {
-    if connectivity.dims() == 3 {
+    if connectivity.dims() == 3 && kind == ImageKind::Binary {
         let [tiles, border_merge, compress, compress_ranked] = kernels(
             gpu,
             program,
@@ -219,6 +223,14 @@ pub(crate) fn build(
     for kernel in [&compress, &compress_ranked] {
         check_group(gpu, kernel, GROUP)?;
     }
+    // A multi-label volume: its slices stacked along the rows, then joined across them.
+    let slice_merge = if connectivity.dims() == 3 {
+        let [slice_merge] = kernels(gpu, program, ["tuf_slice_merge"])?;
+        check_group(gpu, &slice_merge, BORDER_GROUP)?;
+        Some(slice_merge)
+    } else {
+        None
+    };
     let (groups, wide) = if multilabel_tiles(kind) {
         (None, false)
     } else {
@@ -234,6 +246,7 @@ pub(crate) fn build(
         groups,
         tiles_small,
         border_merge,
+        slice_merge,
         compress,
         compress_ranked,
         item_offsets,
@@ -250,6 +263,17 @@ pub(crate) fn build(
 /// 8-tile kernels out of such builds.
 fn multilabel_tiles(kind: ImageKind) -> bool {
     kind != ImageKind::Binary
+}
+
+/// The image a job's array is labeled as by the image kernels, and the rows of each of its
+/// items: an image, itself; a volume (multi-label volumes at 6-connectivity), its slices stacked
+/// along the rows, each its own item, which pass 1 and the border merge keep apart and
+/// `tuf_slice_merge` then joins, each voxel to the one in front where their values are equal.
+/// (Binary volumes take [`Tuf3d`]'s regions.)
+fn stacked_slices<'a>(job: &Job<'a>) -> (Job<'a>, u32) {
+    let shape = job.shape;
+    let image = Shape::image(shape.width, shape.height * shape.depth);
+    (Job { input: job.input, labels: job.labels, shape: image }, shape.height as u32)
 }
 
 /// The border merge's work when the tile pass labeled regions `region_w` pixels wide (a
@@ -343,7 +367,7 @@ impl Tuf {
         let (marks_arg, track) = (Arg::Buffer(marks.unwrap_or(job.labels)), Arg::U32(u32::from(marks.is_some())));
         let image_args = [Arg::Buffer(job.input), Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         if small {
-            gpu.launch(kernel, &over_tiles, &image_args)?;
+            gpu.launch(kernel, &over_tiles, &[&image_args[..], &[Arg::U32(item_height)]].concat())?;
         } else {
             gpu.launch(kernel, &over_tiles, &[&image_args[..], &[marks_arg, track]].concat())?;
         }
@@ -365,6 +389,20 @@ impl Tuf {
             ];
             let range = LaunchRange::over([total, 1, 1], BORDER_GROUP);
             launch_after(gpu, overlap, &mut self.border_merge, &range, &args)?;
+        }
+        // A multi-label volume's slices (items of item_height rows), each voxel of the second
+        // on joined to the one in front of it.
+        let slice_pixels = shape.width * item_height as usize;
+        if let Some(kernel) = self.slice_merge.as_mut().filter(|_| shape.len() > slice_pixels) {
+            let total = shape.len() - slice_pixels;
+            let args = [
+                Arg::Buffer(job.input),
+                Arg::Buffer(job.labels),
+                Arg::U32(w),
+                Arg::U32(slice_pixels as u32),
+                Arg::U32(total as u32),
+            ];
+            gpu.launch(kernel, &LaunchRange::over([total, 1, 1], BORDER_GROUP), &args)?;
         }
         if overlap_next {
             recorder.end_or_merge(Phase::BorderMerge)
@@ -447,6 +485,8 @@ impl Tuf {
         items: Option<(usize, &Buffer)>,
         recorder: &mut PhaseRecorder,
     ) -> Result<Option<RankTables>> {
+        let (job, slice_height) = stacked_slices(job);
+        let job = &job;
         let shape = job.shape;
         let Ok(forest) = self.scratch.take(gpu, FOREST, shape.len() * LABEL_BYTES) else {
             return Ok(None);
@@ -469,7 +509,7 @@ impl Tuf {
         }
         recorder.end(Phase::Allocation)?;
         let [w, h, _] = job.extent();
-        let item_height = items.map_or(h, |(count, _)| h / count as u32);
+        let item_height = items.map_or(slice_height, |(count, _)| h / count as u32);
         let forest_job = Job { input: job.input, labels: &forest, shape };
         let overlap = self.merge(gpu, &forest_job, marks.as_ref(), (true, item_height), recorder)?;
         rank_forest(gpu, job, (&forest, marks.as_ref()), relabel, &mut tables, convention, overlap)?;
@@ -499,8 +539,9 @@ impl Tuf {
 
 impl Schedule for Tuf {
     fn run(&mut self, gpu: &dyn Gpu, job: &Job, recorder: &mut PhaseRecorder) -> Result<Option<u32>> {
-        let item_height = job.extent()[1];
-        let overlap = self.merge(gpu, job, None, (true, item_height), recorder)?;
+        let (job, slice_height) = stacked_slices(job);
+        let job = &job;
+        let overlap = self.merge(gpu, job, None, (true, slice_height), recorder)?;
         let [w, h, _] = job.extent();
         let label_args = [Arg::Buffer(job.labels), Arg::U32(w), Arg::U32(h)];
         launch_after(gpu, overlap, &mut self.compress, &over_quads(job.shape), &label_args)?;

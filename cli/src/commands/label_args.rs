@@ -75,8 +75,8 @@ pub struct LabelArgs {
     /// Label a multi-label image: a .npy of integer (or bool) values, classes or a segmentation,
     /// whose components are the connected sets of equal values (as cc3d and scikit-image label a
     /// label image), so two classes that touch stay apart; every value but --background is
-    /// foreground. Labeled whole, by TUF for images (KE_IC for 6-connected volumes, KE at 18 and
-    /// 26) unless --algo names another that can (LE, OLE, UF, UF_IC, KE, KE_IC; TUF on images).
+    /// foreground. Labeled whole, by TUF for images and 6-connected volumes (KE at 18 and 26)
+    /// unless --algo names another that can (LE, OLE, UF, UF_IC, KE, KE_IC, TUF).
     #[arg(long, conflicts_with_all = ["threshold", "invert", "binarize", "volume", "devices", "max_device_bytes"])]
     pub(super) multilabel: bool,
     /// For a .npy of integer (or bool) values: the value of background elements (default 0), one
