@@ -52,6 +52,16 @@ pub type DeviceImage = DeviceArray<u8>;
 /// [`crate::Labeler::download`].
 pub type DeviceLabels = DeviceArray<u32>;
 
+impl DeviceArray<u32> {
+    /// Declares labels numbered 1..=`count` with background 0 (labels computed elsewhere, or
+    /// written into borrowed memory), so that the stages on consecutive labels take them as they
+    /// are: labels above `count` are then ignored by every stage, and a label of no pixels is a
+    /// component without pixels (an empty statistics entry; no region properties row).
+    pub fn assume_consecutive(&mut self, count: u32) {
+        self.numbering = Some(Numbering::Consecutive(count));
+    }
+}
+
 impl<T: Element> DeviceArray<T> {
     pub(crate) fn new(shape: Shape, owner: u64, storage: Storage<T>) -> Self {
         Self { shape, owner, storage, numbering: None, kind: ImageKind::Binary, _element: PhantomData }
@@ -75,14 +85,6 @@ impl<T: Element> DeviceArray<T> {
 
     pub(crate) fn labels(shape: Shape, owner: u64, storage: Storage<T>, numbering: Numbering) -> Self {
         Self { shape, owner, storage, numbering: Some(numbering), kind: ImageKind::Binary, _element: PhantomData }
-    }
-
-    /// Declares labels numbered 1..=`count` with background 0 (labels computed elsewhere, or
-    /// written into borrowed memory), so that the stages on consecutive labels take them as they
-    /// are: labels above `count` are then ignored by every stage, and a label of no pixels is a
-    /// component without pixels (an empty statistics entry; no region properties row).
-    pub fn assume_consecutive(&mut self, count: u32) {
-        self.numbering = Some(Numbering::Consecutive(count));
     }
 
     /// For label arrays, how they are numbered (raw, or consecutive with the count).

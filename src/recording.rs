@@ -326,13 +326,28 @@ impl Recording {
 /// Builds `algorithm`'s kernels for `connectivity` on a recording device with `limits` and
 /// runs its schedule once over an image of `shape`, checking every call.
 pub fn record(algorithm: Algorithm, connectivity: Connectivity, shape: Shape, limits: Limits) -> Result<Recording> {
+    record_kind(algorithm, connectivity, shape, crate::ImageKind::Binary, limits)
+}
+
+/// [`record`] of an image of `kind` (a multi-label one: the kernels' `MULTILABEL` build; an
+/// algorithm that does not label it refuses, as the labelers do).
+pub fn record_kind(
+    algorithm: Algorithm,
+    connectivity: Connectivity,
+    shape: Shape,
+    kind: crate::ImageKind,
+    limits: Limits,
+) -> Result<Recording> {
     algorithm.check(connectivity)?;
+    algorithm.check_kind(kind, connectivity)?;
     let gpu = RecordingGpu::new(limits);
     let info = algorithm.info();
-    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &info.defines(connectivity, gpu.limits()))?;
-    let mut schedule = (info.schedule)(&gpu, &program, connectivity, crate::ImageKind::Binary)?;
+    let mut defines = info.defines(connectivity, gpu.limits());
+    defines.extend(kind.defines());
+    let program = gpu.build(info.kernel().source(Dialect::OpenCl), &defines)?;
+    let mut schedule = (info.schedule)(&gpu, &program, connectivity, kind)?;
     let first = gpu.calls().len();
-    let mut input = gpu.alloc(shape.len())?;
+    let mut input = gpu.alloc(shape.len() * kind.bytes())?;
     gpu.write(&mut input, &[])?;
     let (_, timings) = crate::schedule::label(&gpu, schedule.as_mut(), &input, shape, true)?;
     Ok(Recording { calls: gpu.calls().split_off(first), timings })

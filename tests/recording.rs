@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use ccl::recording::{kernel_declarations, record, record_consecutive, record_stacked, Call, RecordedArg};
-use ccl::{Algorithm, BackendError, Connectivity, Error, Phase, Shape};
+use ccl::recording::{kernel_declarations, record, record_consecutive, record_kind, record_stacked, Call, RecordedArg};
+use ccl::{Algorithm, BackendError, Connectivity, Error, ImageKind, Phase, Shape};
 use ccl_backend::Limits;
 
 /// An H100's limits (CUDA: 1024 threads per block, grid 2^31 - 1 x 65535 x 65535).
@@ -280,6 +280,13 @@ fn every_kernel_is_launched() {
                     }
                 }
             }
+        }
+        // Multi-label images and volumes (TUF's slice merge).
+        for &connectivity in algorithm.multilabel_connectivities() {
+            let shape =
+                if connectivity.dims() == 3 { Shape { width: 40, height: 20, depth: 6 } } else { Shape::image(70, 40) };
+            let recording = record_kind(algorithm, connectivity, shape, ImageKind::multilabel(0u16), CUDA).unwrap();
+            launched.extend(recording.launches().map(|(kernel, _, _)| kernel.to_string()));
         }
     }
     let dead: Vec<_> = declared.difference(&launched).collect();

@@ -82,15 +82,20 @@ def _table(columns, values, separator: str, convert) -> dict:
     return {name: table[name] for name in names}
 
 
-def _host_intensity(intensity_image, shape):
+def _check_intensity_shape(intensity, labels) -> None:
+    """An intensity image must have the labels' shape: one channel."""
+    if tuple(intensity.shape) != tuple(labels.shape):
+        raise ValueError(
+            f"intensity image of shape {tuple(intensity.shape)} for labels of shape {tuple(labels.shape)} "
+            "(multichannel intensity images are not supported)"
+        )
+
+
+def _host_intensity(intensity_image, labels):
     if intensity_image is None:
         return None
     intensity = np.asarray(intensity_image)
-    if intensity.shape != tuple(shape):
-        raise ValueError(
-            f"intensity image of shape {intensity.shape} for labels of shape {tuple(shape)} "
-            "(multichannel intensity images are not supported)"
-        )
+    _check_intensity_shape(intensity, labels)
     if intensity.dtype not in (np.float32, np.float64):
         intensity = intensity.astype(np.float64)
     return np.ascontiguousarray(intensity)
@@ -170,7 +175,7 @@ def regionprops_table(
     _check_labels(labels.dtype, labels.ndim)
     labels, count, values = _consecutive(labels, np, 2**32, labels.dtype.kind == "i")
     labels = np.ascontiguousarray(labels, dtype=np.uint32)
-    intensity = _host_intensity(intensity_image, labels.shape)
+    intensity = _host_intensity(intensity_image, labels)
     columns = _ccl._regionprops(labels, count, properties, _spacing(spacing, labels.ndim), intensity, device)
     return _table(columns, values, separator, lambda a: a)
 
@@ -188,11 +193,7 @@ def _regionprops_cupy(label_image, intensity_image, properties, spacing, separat
         if intensity_image is not None:
             if type(intensity_image).__module__.partition(".")[0] != "cupy":
                 raise ValueError("the intensity image of a CuPy label image must be a CuPy array on its device")
-            if tuple(intensity_image.shape) != tuple(labels.shape):
-                raise ValueError(
-                    f"intensity image of shape {tuple(intensity_image.shape)} for labels of shape "
-                    f"{tuple(labels.shape)} (multichannel intensity images are not supported)"
-                )
+            _check_intensity_shape(intensity_image, labels)
             wide = intensity_image.dtype != cupy.float32
             intensity = cupy.ascontiguousarray(intensity_image.astype(cupy.float64 if wide else cupy.float32))
         address, shape = _interface_of(labels)
@@ -223,11 +224,7 @@ def _regionprops_torch(label_image, intensity_image, properties, spacing, separa
     if intensity_image is not None:
         if not getattr(intensity_image, "is_cuda", False) or intensity_image.device != on:
             raise ValueError(f"the intensity image of a tensor on {on} must be a CUDA tensor there")
-        if tuple(intensity_image.shape) != tuple(labels.shape):
-            raise ValueError(
-                f"intensity image of shape {tuple(intensity_image.shape)} for labels of shape "
-                f"{tuple(labels.shape)} (multichannel intensity images are not supported)"
-            )
+        _check_intensity_shape(intensity_image, labels)
         wide = intensity_image.dtype != torch.float32
         intensity = intensity_image.detach().to(torch.float64 if wide else torch.float32).contiguous()
         image = (_interface_of(intensity)[0], bool(wide))
