@@ -66,6 +66,12 @@ fn tuf_labels_multilabel_tiles_and_borders(d: &common::TestDevice) {
         let columns = (0..shape.len()).map(|i| 1 + ((i % w + i / (w * h)) % 3) as u64).collect();
         cases.push((format!("{w}x{h}x{depth} slanted columns"), shape, columns));
     }
+    // A real page (the first DIBCO original, where the data folder has it) in 8 gray bands.
+    for path in common::dibco_pages(1) {
+        let (gray, _) = ccl::io::read_gray(&path, u64::MAX).expect("a DIBCO page");
+        let bands = gray.values().iter().map(|&v| u64::from(v / 32)).collect();
+        cases.push((format!("{} in 8 gray bands", path.display()), gray.shape(), bands));
+    }
     let mut labeler = d.device.labeler(Algorithm::TUF).expect("labeler");
     for (name, shape, values) in &cases {
         let connectivities = if shape.depth > 1 { &[Connectivity::Six][..] } else { &Connectivity::PLANAR[..] };

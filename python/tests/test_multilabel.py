@@ -4,6 +4,8 @@ image (the same numbering, int64) and as cc3d does (the same partition); every i
 signed backgrounds, volumes, filters and statistics, a real segmentation-like page, and the
 errors."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,37 @@ def test_volumes_label_as_scikit_image_and_cc3d(device, connectivity):
     want = skimage_measure.label(volume, background=0, connectivity=HOPS[connectivity])
     np.testing.assert_array_equal(labels, want)
     assert same_partition(labels, cc3d.connected_components(volume, connectivity=connectivity))
+
+
+def dibco_bands():
+    """A real DIBCO page (2016, gray) in 8 bands of 32 gray levels, a segmentation of many
+    touching classes, where ../shared/data (or CCL_DATA_DIR) has one, else None."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    data = os.environ.get("CCL_DATA_DIR", os.path.join(root, "..", "shared", "data"))
+    folder = os.path.join(data, "dibco", "2016", "Originals")
+    if not os.path.isdir(folder):
+        return None
+    names = sorted(n for n in os.listdir(folder) if n.lower().endswith((".png", ".bmp", ".tif", ".tiff")))
+    if not names:
+        return None
+    io = pytest.importorskip("skimage.io")
+    page = io.imread(os.path.join(folder, names[0]))
+    if page.ndim == 3:
+        page = page[..., :3].mean(axis=2)
+    return (page // 32).astype(np.uint8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("connectivity", [4, 8])
+def test_a_real_page_in_gray_bands_labels_as_scikit_image_and_cc3d(device, connectivity):
+    bands = dibco_bands()
+    if bands is None:
+        pytest.skip("no DIBCO page in ../shared/data (the synthetic tests cover multi-label images)")
+    labels, num = ccl.label(bands, connectivity, device=device, multilabel=True, return_num=True, dtype=np.int64)
+    want, n = skimage_measure.label(bands, background=0, connectivity=HOPS[connectivity], return_num=True)
+    assert num == n > 1000
+    np.testing.assert_array_equal(labels, want)
+    assert same_partition(labels, cc3d.connected_components(bands, connectivity=connectivity))
 
 
 @pytest.mark.parametrize("device", DEVICES)
