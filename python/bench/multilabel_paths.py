@@ -2,8 +2,9 @@
 ``multilabel_bench.py`` (a page's 8 gray bands, random classes in 4 x 4 cells) labeled
 multi-label (TUF, the default, and KE_IC) and their binary foreground with each algorithm, through
 ``ccl.label`` and through the native call alone; then 256^3 volumes (random classes in 4^3
-cells, a smooth field in 8 bands) at 6-connectivity by algorithm; medians of 30 wall clocks,
-the stream synchronized, ms. Prints a row per input.
+cells, a smooth field in 8 bands) at 6-connectivity by algorithm, and host to host: the bus's
+floor under a NumPy call (its copies alone), the NumPy calls and cc3d; medians of 30 wall
+clocks (cc3d: of 5), the stream synchronized, ms. Prints a row per input.
 
     python3 multilabel_paths.py PAGE.png
 """
@@ -51,6 +52,24 @@ def main():
             row[f"native binary {algorithm}"] = median_ms(
                 lambda: native(fg.data.ptr, out.data.ptr, shape, at, 8, algorithm, "cuda:0")
             )
+        print(row, flush=True)
+    # Host to host: the bus's floor under a NumPy call (the 4 MB input up from pageable memory,
+    # the 16 MB of labels down into page-locked memory), the NumPy calls, and cc3d.
+    import cupyx
+
+    for name, classes in [("page", page_classes(2048, page)), ("random g4", random_classes(2048))]:
+        up, down = cupy.empty(classes.shape, cupy.uint8), cupy.zeros(classes.shape, cupy.uint32)
+        pinned, host_out = cupyx.empty_pinned(classes.shape, np.uint32), ccl.host_array(classes.shape, np.uint32)
+        row = {"input": name, "up 4 MB pageable": median_ms(lambda: up.set(classes))}
+        row["down 16 MB page-locked"] = median_ms(lambda: down.get(out=pinned))
+        row["numpy multi"] = median_ms(lambda: ccl.label(classes, multilabel=True))
+        row["numpy multi, output="] = median_ms(lambda: ccl.label(classes, multilabel=True, output=host_out))
+        try:
+            import cc3d
+
+            row["cc3d"] = median_ms(lambda: cc3d.connected_components(classes, connectivity=8), runs=5)
+        except ImportError:
+            pass
         print(row, flush=True)
     # 6-connected volumes: 256^3, 8 random classes in 4^3 cells, and a smooth field in 8 bands.
     rng = np.random.default_rng(0)
