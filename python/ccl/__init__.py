@@ -21,7 +21,7 @@ instead (binarized on its GPU, copied to NumPy) and the result is NumPy.
 Binarization: :func:`binarize` thresholds gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on the
 device, into the ink masks :func:`label` takes.
 
-Functions: :func:`label`, :func:`label_batch`, :func:`label_iter`, :func:`label_with_stats`, :func:`regionprops_table`, :func:`binarize`, :func:`host_array`,
+Functions: :func:`label`, :func:`label_batch`, :func:`label_iter`, :func:`label_with_stats`, :func:`regionprops_table`, :func:`component_values`, :func:`binarize`, :func:`host_array`,
 :func:`devices`, :func:`algorithms`.
 """
 
@@ -45,6 +45,7 @@ __all__ = [
     "label_iter",
     "label_with_stats",
     "regionprops_table",
+    "component_values",
     "binarize",
     "host_array",
     "devices",
@@ -1307,3 +1308,4 @@ def algorithms():
 
 
 from ._regionprops import regionprops_table  # noqa: E402  (it uses the helpers above)
+from ._values import component_values  # noqa: E402

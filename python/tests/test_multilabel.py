@@ -92,6 +92,40 @@ def test_a_real_page_in_gray_bands_labels_as_scikit_image_and_cc3d(device, conne
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint64])
+def test_component_values_name_each_components_class(device, dtype):
+    image = (classes((45, 61), 6, 3, 4) * 3).astype(dtype)
+    labels, num = ccl.label(image, device=device, multilabel=True, return_num=True)
+    values = ccl.component_values(labels, image)
+    assert values.dtype == image.dtype and values.shape == (num + 1,) and values[0] == 0
+    np.testing.assert_array_equal(values[labels][labels > 0], image[labels > 0])
+    # Against scikit-image's labels: each region's value there (its first pixel's).
+    theirs = skimage_measure.label(image, background=0, connectivity=2)
+    firsts = np.unique(theirs.ravel(), return_index=True)[1]
+    np.testing.assert_array_equal(values[1:], image.ravel()[firsts[1:]])
+    # Another background value, and filtered labels (removed components are background).
+    shifted = image.astype(np.int64) - 3
+    labels = ccl.label(shifted, device=device, multilabel=True, background=-3, min_size=10)
+    values = ccl.component_values(labels, shifted, background=-3)
+    assert values[0] == -3 and (values[1:] != -3).all()
+    np.testing.assert_array_equal(values[labels][labels > 0], shifted[labels > 0])
+
+
+def test_component_values_errors():
+    image = classes((10, 12), 3, 2, 1).astype(np.uint8)
+    labels = ccl.label(image, device="cpu", multilabel=True)
+    with pytest.raises(ValueError, match="more than one value"):
+        ccl.component_values(ccl.label(image, device="cpu"), image)  # a binary labeling
+    with pytest.raises(ValueError, match="of shape"):
+        ccl.component_values(labels[:5], image)
+    with pytest.raises(ValueError, match="integers are expected"):
+        ccl.component_values(labels.astype(np.float32), image)
+    with pytest.raises(ValueError, match="negative labels"):
+        ccl.component_values(labels.astype(np.int32) - 1, image)
+    assert ccl.component_values(np.zeros((0, 3), np.uint32), np.zeros((0, 3), np.uint8)).tolist() == [0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_backgrounds_of_any_value(device):
     image = classes((40, 52), 6, 3, 1).astype(np.int16) - 3  # -3..2
     for background in (-3, 0, 2, -1):
