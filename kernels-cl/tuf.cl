@@ -537,13 +537,12 @@ DEVICE_FN uint run_from(uint mask, uint b)
     return (first_zero - 1u) & (~0u << b);
 }
 
-// ---- Multi-label images (MULTILABEL=1, common.h; volumes as their slices): a row's runs are its longest
-// stretches of equal foreground values, so two runs may touch, and a row keeps its run starts
-// beside its foreground mask (a binary row's are run_starts(mask)). Rows are compared with the
-// row above through three masks of joins, bit c for pixel c of the row: `up` (its value equals
-// the pixel's above), `up_left` and `up_right` (8-connectivity: the pixels above-left and
-// above-right), all within the tile. The joins across a tile's left border are flags of its
-// column 0 (ML_WEST ...).
+// ---- Multi-label images (MULTILABEL=1, common.h; volumes as their slices): a row's runs are
+// its longest stretches of equal foreground values, so two runs may touch, and a row keeps its
+// run starts beside its foreground mask (a binary row's are run_starts(mask)). Rows are compared
+// with the row above through three masks of joins, bit c for pixel c of the row: `up` (its value
+// equals the pixel's above), `up_left` and `up_right` (8-connectivity: the pixels above-left and
+// above-right), all within the tile; the tile's borders are the border merge's.
 #if MULTILABEL
 #define ROW_STARTS(masks, starts, i) ((starts)[i])
 #else
@@ -581,9 +580,6 @@ DEVICE_FN uint joined_above(uint mask, uint starts, uint c, uint up, uint up_lef
 #define ML_UP 2u          // joins the pixel above, in the tile
 #define ML_UP_LEFT 3u     // joins the pixel above-left, in the tile (8-connectivity)
 #define ML_UP_RIGHT 4u    // joins the pixel above-right, in the tile (8-connectivity)
-#define ML_WEST 5u        // column 0: joins the pixel on its left (the tile before's column 31)
-#define ML_NORTH_WEST 6u  // column 0: joins the pixel above that one (not in row 0)
-#define ML_SOUTH_WEST 7u  // column 0: joins the pixel below that one (8-connectivity; not in row 31)
 
 // Flag `flag` of the 4 pixels of a word of flag bytes, as 4 bits.
 DEVICE_FN uint flag_bits(uint word, uint flag)
@@ -896,16 +892,15 @@ DEVICE_FN uint pixel_flags(GLOBAL const pixel_t *img, uint x, uint y, uint width
     if (!FG(v))
         return 0;
     uint flags = 1u << ML_FG;
-    flags |= (uint)(value_at(img, x - 1u, y, width, height) == v) << (lane > 0 ? ML_LEFT : ML_WEST);
+    if (lane > 0)
+        flags |= (uint)(value_at(img, x - 1u, y, width, height) == v) << ML_LEFT;
     if (row > 0 && y % slice_height != 0) {
         flags |= (uint)(value_at(img, x, y - 1u, width, height) == v) << ML_UP;
-        if (lane == 0 || CONNECTIVITY == 8)
-            flags |= (uint)(value_at(img, x - 1u, y - 1u, width, height) == v) << (lane > 0 ? ML_UP_LEFT : ML_NORTH_WEST);
+        if (CONNECTIVITY == 8 && lane > 0)
+            flags |= (uint)(value_at(img, x - 1u, y - 1u, width, height) == v) << ML_UP_LEFT;
         if (CONNECTIVITY == 8 && lane + 1 < TILE_W)
             flags |= (uint)(value_at(img, x + 1u, y - 1u, width, height) == v) << ML_UP_RIGHT;
     }
-    if (CONNECTIVITY == 8 && lane == 0 && row + 1 < TILE_H)
-        flags |= (uint)(value_at(img, x - 1u, y + 1u, width, height) == v) << ML_SOUTH_WEST;
     return flags;
 }
 
@@ -978,7 +973,6 @@ DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint wi
         joins_up_left |= flag_bits(word, ML_UP_LEFT) << (4 * w);
         joins_up_right |= flag_bits(word, ML_UP_RIGHT) << (4 * w);
     }
-    const uint column_0 = fg_words[r * (TILE_W / 4)]; // (byte 0: column 0's flags)
     const uint starts = mask & ~left;
     if (sub == 0) {
         masks[r] = mask;
@@ -1047,28 +1041,23 @@ DEVICE_FN void label_tiles(GLOBAL const pixel_t *img, GLOBAL label_t *L, uint wi
     // pixel (0, r) with its foreground neighbours in column 31 of tile t - 1, within the tiles'
     // rows (pairs across the group's top and bottom edges are the border merge's), skipping what
     // is joined already as tuf_border_merge_2d does (border_joins).
+    // (Multi-label tiles are labeled one per work-group: no such borders.)
+#if !MULTILABEL
     if (group_tiles > 1 && t > 0 && sub == 0 && (mask & 1u) != 0) {
-        LOCAL const uint *left_masks = masks - TILE_H, *left_starts = starts_tile - TILE_H; // tile t - 1's
+        LOCAL const uint *left = masks - TILE_H; // tile t - 1's
         const uint left_node = row_node - START_SLOTS;
-#if MULTILABEL
-        // (Every pixel here compared with pixel (0, r), as the border merge compares them.)
-        const int up = joins_up & 1u, w = column_0 >> ML_WEST & 1u, nw = column_0 >> ML_NORTH_WEST & 1u;
-        const int sw = column_0 >> ML_SOUTH_WEST & 1u;
-#else
         const int up = r > 0 && (masks[r - 1] & 1u) != 0;
-        const int w = left_masks[r] >> 31, nw = r > 0 && left_masks[r - 1] >> 31 != 0;
-        const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left_masks[r + 1] >> 31 != 0;
-#endif
+        const int w = left[r] >> 31, nw = r > 0 && left[r - 1] >> 31 != 0;
+        const int sw = CONNECTIVITY == 8 && r + 1 < TILE_H && left[r + 1] >> 31 != 0;
         const uint joins = border_joins(up, w, nw, sw, r > 0, r + 1 < TILE_H);
         if (joins & JOIN_MID)
-            union_tile(parents, row_node, last_run_node(ROW_STARTS(left_masks, left_starts, r), left_node));
+            union_tile(parents, row_node, last_run_node(run_starts(left[r]), left_node));
         if (joins & JOIN_BEFORE)
-            union_tile(parents, row_node,
-                       last_run_node(ROW_STARTS(left_masks, left_starts, r - 1), left_node - row_stride));
+            union_tile(parents, row_node, last_run_node(run_starts(left[r - 1]), left_node - row_stride));
         if (joins & JOIN_AFTER)
-            union_tile(parents, row_node,
-                       last_run_node(ROW_STARTS(left_masks, left_starts, r + 1), left_node + row_stride));
+            union_tile(parents, row_node, last_run_node(run_starts(left[r + 1]), left_node + row_stride));
     }
+#endif
     LOCAL_BARRIER();
     if (group_tiles > 1)
         link_to_roots(parents, starts, row_node, sub, tile_warps);
