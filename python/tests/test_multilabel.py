@@ -4,8 +4,6 @@ image (the same numbering, int64) and as cc3d does (the same partition); every i
 signed backgrounds, volumes, filters and statistics, a real segmentation-like page, and the
 errors."""
 
-import os
-
 import numpy as np
 import pytest
 
@@ -14,7 +12,7 @@ import ccl
 skimage_measure = pytest.importorskip("skimage.measure")
 cc3d = pytest.importorskip("cc3d")
 
-from _devices import DEVICES
+from _devices import DEVICES, dibco_file
 
 HOPS = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}
 
@@ -63,16 +61,11 @@ def test_volumes_label_as_scikit_image_and_cc3d(device, connectivity):
 def dibco_bands():
     """A real DIBCO page (2016, gray) in 8 bands of 32 gray levels, a segmentation of many
     touching classes, where ../shared/data (or CCL_DATA_DIR) has one, else None."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    data = os.environ.get("CCL_DATA_DIR", os.path.join(root, "..", "shared", "data"))
-    folder = os.path.join(data, "dibco", "2016", "Originals")
-    if not os.path.isdir(folder):
-        return None
-    names = sorted(n for n in os.listdir(folder) if n.lower().endswith((".png", ".bmp", ".tif", ".tiff")))
-    if not names:
+    path = dibco_file("2016", "Originals")
+    if path is None:
         return None
     io = pytest.importorskip("skimage.io")
-    page = io.imread(os.path.join(folder, names[0]))
+    page = io.imread(path)
     if page.ndim == 3:
         page = page[..., :3].mean(axis=2)
     return (page // 32).astype(np.uint8)

@@ -23,7 +23,7 @@ import ccl
 
 skimage_measure = pytest.importorskip("skimage.measure")
 
-from _devices import DEVICES
+from _devices import DEVICES, dibco_file
 
 PROPERTIES_2D = (
     "label", "area", "num_pixels", "bbox", "area_bbox", "centroid", "centroid_local", "extent",
@@ -122,16 +122,11 @@ def test_volume_properties_equal_scikit_image(device, spacing):
 def dibco_labels():
     """The labels of a real DIBCO page's ground truth where ../shared/data (or CCL_DATA_DIR)
     has one, else None."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    data = os.environ.get("CCL_DATA_DIR", os.path.join(root, "..", "shared", "data"))
-    folder = os.path.join(data, "dibco", "2009", "GT")
-    if not os.path.isdir(folder):
-        return None
-    names = sorted(n for n in os.listdir(folder) if n.lower().endswith((".png", ".bmp", ".tif", ".tiff")))
-    if not names:
+    path = dibco_file("2009", "GT")
+    if path is None:
         return None
     io = pytest.importorskip("skimage.io")
-    gt = io.imread(os.path.join(folder, names[0]))
+    gt = io.imread(path)
     if gt.ndim == 3:
         gt = gt[..., 0]
     gt = gt.astype(float)
