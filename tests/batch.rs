@@ -2,7 +2,8 @@
 //! produced pass through as errors, and a panic in the sink or the decoder ends the batch (a
 //! panic, never a hang). `label_many` runs on every device, one test each (`cargo test --test
 //! batch -- ::cuda` runs the CUDA one); `label_batch` spreads one batch over every device
-//! present at once, and keeps at most its bound of images in flight.
+//! present at once, and keeps within its bounds (images in flight, bytes of decoded images
+//! waiting); the workers are made while the decoders start, and their failure is returned.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use ccl::batch::{label_batch, label_many, BatchOptions};
+use ccl::batch::{label_batch, label_many, run_pipeline, run_pipeline_with, BatchLabeler, BatchOptions, Pool};
 use ccl::{reference, Algorithm, BinaryImage, Connectivity, Device, Error, Result};
 use common::images::random;
 
@@ -130,20 +131,105 @@ fn no_more_images_than_the_bound_are_in_flight() {
         ..BatchOptions::new(Algorithm::UF, Connectivity::Four)
     };
     let (live, peak, done) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    let decode = |&i: &u32| {
+    let labelers = options.labelers(&[device]).unwrap();
+    let work = |l: &mut BatchLabeler, image: BinaryImage| {
         let now = live.fetch_add(1, Ordering::SeqCst) + 1;
         peak.fetch_max(now, Ordering::SeqCst);
-        image_of(i)
+        l.label(&image, &options.run)
     };
-    label_batch(&[device], &options, 0..30u32, decode, |_, _| {
-        std::thread::sleep(Duration::from_millis(5));
-        done.fetch_add(1, Ordering::SeqCst);
-        live.fetch_sub(1, Ordering::SeqCst);
-    })
-    .unwrap();
+    run_pipeline(
+        options.pool(3),
+        // Inputs that all decode (input 3 would reach the sink without work).
+        4..34u32,
+        |&i| image_of(i),
+        labelers,
+        work,
+        |_, _| {
+            std::thread::sleep(Duration::from_millis(5));
+            done.fetch_add(1, Ordering::SeqCst);
+            live.fetch_sub(1, Ordering::SeqCst);
+        },
+    );
     assert_eq!(done.into_inner(), 30, "every input reaches the sink");
     let peak = peak.into_inner();
     assert!((1..=2).contains(&peak), "{peak} images were in flight at once; the bound is 2");
+}
+
+#[test]
+fn decoded_images_waiting_for_a_worker_stay_within_their_bytes() {
+    // Images of 1000 bytes, room for 2.5 of them, 3 decoders and one slow worker: at most 2
+    // wait when a decoder looks for room, and each of the 3 may add one.
+    let pool = Pool { jobs: 3, max_in_flight: 4, max_waiting_bytes: 2500 };
+    let (waiting, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let decode = |_: &u32| {
+        let image = BinaryImage::image(100, 10, vec![1; 1000]);
+        peak.fetch_max(waiting.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+        image
+    };
+    let work = |_: &mut (), image: BinaryImage| {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(image.values().len())
+    };
+    let done = AtomicUsize::new(0);
+    run_pipeline(pool, 0..40u32, decode, vec![()], work, |_, r| {
+        assert_eq!(r.unwrap(), 1000);
+        done.fetch_add(1, Ordering::SeqCst);
+    });
+    assert_eq!(done.into_inner(), 40);
+    let peak = peak.into_inner();
+    assert!((1..=5).contains(&peak), "{peak} decoded images waited at once; at most 2 + 3 should");
+}
+
+#[test]
+fn workers_are_made_while_the_decoders_start_and_their_failure_is_returned() {
+    let decoded = AtomicUsize::new(0);
+    let decode = |&i: &u32| {
+        decoded.fetch_add(1, Ordering::SeqCst);
+        image_of(i)
+    };
+    // Workers made only once 4 images are decoded: the decoders cannot be waiting for them.
+    let slow_to_make = || {
+        let start = std::time::Instant::now();
+        while decoded.load(Ordering::SeqCst) < 4 {
+            assert!(start.elapsed() < Duration::from_secs(60), "the decoders waited for the workers");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(vec![(); 2])
+    };
+    let done = AtomicUsize::new(0);
+    let pool = Pool::new(2, 2);
+    run_pipeline_with(
+        pool,
+        0..20u32,
+        decode,
+        slow_to_make,
+        |_, image| Ok(image),
+        |_, _| {
+            done.fetch_add(1, Ordering::SeqCst);
+        },
+    )
+    .unwrap();
+    assert_eq!(done.into_inner(), 20, "every input reaches the sink");
+
+    // Workers that cannot be made: their error, no result in the sink, no hang.
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let fail = || Err::<Vec<()>, _>(Error::InvalidParameter { name: "devices".into(), reason: "none".into() });
+        let outcome = run_pipeline_with(
+            Pool::new(2, 1),
+            0..200u32,
+            |&i| image_of(i),
+            fail,
+            |_, image| Ok(image),
+            |i, _| panic!("input {i} reached the sink without workers"),
+        );
+        let _ = done_tx.send(outcome);
+    });
+    match done_rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(outcome) => assert!(matches!(outcome, Err(Error::InvalidParameter { .. })), "{outcome:?}"),
+        Err(_) => panic!("run_pipeline_with hung after its workers failed"),
+    }
 }
 
 #[test]

@@ -274,7 +274,7 @@ fn verbose_reports_volumes_and_binarized_pages() {
         let (out, text) =
             run(ccl().arg("label").arg(&folder).args(["--verbose", "--device", device]).arg("-o").arg(dir.join("out")));
         assert!(out.status.success(), "{device} folder: {text}");
-        for lap in ["wall time ms: open devices", "labelers and images", "volumes"] {
+        for lap in ["wall time ms: list", "open devices", "labelers and images", "volumes"] {
             assert!(text.contains(lap), "{device} folder: no {lap:?} in {text}");
         }
         std::fs::remove_dir_all(dir.join("out")).unwrap();

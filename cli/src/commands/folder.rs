@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ccl::batch::{label_batch, run_pipeline, BatchOptions, Pool};
+use ccl::batch::{run_pipeline, run_pipeline_with, BatchLabeler, BatchOptions, Pool, WORKERS_PER_DEVICE};
 use ccl::binarize::Params;
 use ccl::io::Frames;
 use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
@@ -23,7 +23,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::clock::Clock;
 use super::console::{note, say};
-use super::device_choice::{announce_devices, note_slow_builds, open_devices};
+use super::device_choice::{announce_devices, note_slow_builds, open_devices, DeviceList};
 use super::label_args::LabelArgs;
 
 /// The work of a folder job: each input image with its output, and the entries that look like
@@ -34,23 +34,20 @@ struct Plan {
 }
 
 /// The files of a folder job: each input image of `folder` with its output,
-/// `out_dir/STEM.ext`. The output folder is made if missing; an output folder that is a file
-/// of a known output format, that is the input folder, an input folder without images, and two
-/// inputs that would write one file are refused, and every output is checked
-/// ([`super::outputs::check`]: no link, device or input file is written over). Entries with an
-/// image extension that are no readable file (dangling or looping links, FIFOs) are named here,
-/// one `error:` line each.
+/// `out_dir/STEM.ext`. An output folder that is a file or names a file of a known output
+/// format, an input folder without images, and two inputs that would write one file are
+/// refused; nothing is made ([`make_outputs`] makes the output folder). Entries with an image
+/// extension that are no readable file (dangling or looping links, FIFOs) are named here, one
+/// `error:` line each.
 fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
-    let bad_output = |reason: String| Error::ImageWrite { path: out_dir.display().to_string(), reason };
     if io::LabelFormat::from_path(out_dir).is_ok() && !out_dir.is_dir() {
-        return Err(bad_output("for a folder input, -o names the output folder".into()));
+        return Err(bad_output(out_dir, "for a folder input, -o names the output folder".into()));
     }
     if out_dir.exists() && !out_dir.is_dir() {
-        return Err(bad_output("it is a file, not a folder; for a folder input, -o names the output folder".into()));
-    }
-    std::fs::create_dir_all(out_dir).map_err(|e| bad_output(e.to_string()))?;
-    if same_file::is_same_file(folder, out_dir).unwrap_or(false) {
-        return Err(Error::OutputIsInput { path: folder.display().to_string() });
+        return Err(bad_output(
+            out_dir,
+            "it is a file, not a folder; for a folder input, -o names the output folder".into(),
+        ));
     }
     let listing = io::list_images(folder)?;
     if !listing.others.is_empty() {
@@ -78,18 +75,31 @@ fn plan(folder: &Path, out_dir: &Path, ext: &str) -> Result<Plan> {
         let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let output = out_dir.join(format!("{stem}.{ext}"));
         if let Some(other) = writers.insert(output.clone(), input.clone()) {
-            return Err(bad_output(format!(
-                "{} and {} would both write {}",
-                other.display(),
-                input.display(),
-                output.display()
-            )));
+            return Err(bad_output(
+                out_dir,
+                format!("{} and {} would both write {}", other.display(), input.display(), output.display()),
+            ));
         }
         jobs.push((input, output));
     }
-    let outputs: Vec<(&str, &Path)> = jobs.iter().map(|(_, output)| ("-o", output.as_path())).collect();
-    super::outputs::check(&outputs, &io::input_files(folder))?;
     Ok(Plan { jobs, unreadable: listing.unreadable.len() })
+}
+
+/// The error of an output folder `out_dir` that cannot be written, and why.
+fn bad_output(out_dir: &Path, reason: String) -> Error {
+    Error::ImageWrite { path: out_dir.display().to_string(), reason }
+}
+
+/// Makes the output folder of `plan` if missing, refuses it when it is the input folder, and
+/// checks every output ([`super::outputs::check`]: no link, device or input file is written
+/// over).
+fn make_outputs(folder: &Path, out_dir: &Path, plan: &Plan) -> Result<()> {
+    std::fs::create_dir_all(out_dir).map_err(|e| bad_output(out_dir, e.to_string()))?;
+    if same_file::is_same_file(folder, out_dir).unwrap_or(false) {
+        return Err(Error::OutputIsInput { path: folder.display().to_string() });
+    }
+    let outputs: Vec<(&str, &Path)> = plan.jobs.iter().map(|(_, output)| ("-o", output.as_path())).collect();
+    super::outputs::check(&outputs, &io::input_files(folder))
 }
 
 /// A progress bar over `n` files.
@@ -156,81 +166,128 @@ fn note_frames(bar: &ProgressBar, path: &Path, frames: Frames, what: &str) {
 
 /// Labels every image of `folder` into `args.output` (a folder), on the devices of
 /// `--devices` (else the one of `--device`), decoding and writing on `--jobs` threads each
-/// ([`ccl::batch::label_batch`]). A multi-page TIFF or a (D, H, W) `.npy` is labeled as a volume, as alone
-/// (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a page per slice), on the first device;
-/// an animated file on its first frame, with a note, as alone.
+/// ([`ccl::batch::run_pipeline_with`]). The devices open on a thread of their own while the
+/// folder is listed and its first images decode (a CUDA context takes 0.2 s); a device that does
+/// not open fails the job before the output folder is made. A multi-page TIFF or a (D, H, W)
+/// `.npy` is labeled as a volume, as alone (`OUTDIR/NAME.npy` of shape (D, H, W), or `.tiff` of a
+/// page per slice), on the first device; an animated file on its first frame, with a note, as
+/// alone.
 pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
     let out_dir = &args.output;
     let ext = args.format.extension();
-    let mut clock = Clock::new(args.verbose);
-    // Opened first, so that a device that is not there fails the job before any work, and
-    // announced once the outputs are checked.
-    let devices = open_devices(args.devices.as_ref(), args.device, args.backend)?;
-    clock.lap("open devices");
-    let Plan { jobs, unreadable } = plan(folder, out_dir, ext)?;
-    clock.lap("list");
-    let devices = announce_devices(devices);
-    let (volumes, images): (Vec<_>, Vec<_>) = jobs.iter().partition(|(input, _)| is_volume(input));
-    let volume_count = match volumes.len() {
-        0 => String::new(),
-        1 => " and 1 volume (a multi-page TIFF or a (D, H, W) .npy)".to_string(),
-        n => format!(" and {n} volumes (multi-page TIFFs or (D, H, W) .npy)"),
-    };
-    say!("labeling {} images{volume_count} of {} into {} (.{ext})", images.len(), folder.display(), out_dir.display());
-
-    let bar = progress(jobs.len());
-    let start = Instant::now();
-    let tally = Mutex::new(Tally { failed: unreadable, ..Tally::default() });
-    if !images.is_empty() {
-        let read = args.read_options();
-        let decode = |(input, _): &&(PathBuf, PathBuf)| {
-            let decoded = io::read_image(input, &read);
-            if let Ok(d) = &decoded {
-                note_frames(&bar, input, d.source.frames, "labeled");
-            }
-            decoded.map(|d| d.image)
+    let clock = Mutex::new(Clock::new(args.verbose));
+    let lap = |name| clock.lock().unwrap_or_else(|p| p.into_inner()).lap(name);
+    std::thread::scope(|scope| {
+        let opening = Mutex::new(Some(scope.spawn(|| open_devices(args.devices.as_ref(), args.device, args.backend))));
+        let join_opening = || {
+            let handle = opening.lock().unwrap_or_else(|p| p.into_inner()).take().expect("the devices are joined once");
+            handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         };
-        let connectivity = args.image_connectivity();
-        let mut options = BatchOptions::new(args.common_algorithm(&devices, connectivity)?, connectivity);
-        clock.lap("algorithm");
-        options.jobs = args.jobs();
-        if args.raw {
-            options.run.numbering = ccl::LabelNumbering::Raw;
+        let opened = Mutex::new(None::<Vec<Device>>);
+        // The devices: the opening thread's, announced once the output folder is made.
+        let devices = |plan: &Plan| -> Result<Vec<Device>> {
+            let mut opened = opened.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(devices) = &*opened {
+                return Ok(devices.clone());
+            }
+            let devices = join_opening()?;
+            lap("open devices");
+            make_outputs(folder, out_dir, plan)?;
+            let devices = announce_devices(devices);
+            *opened = Some(devices.clone());
+            Ok(devices)
+        };
+        let plan = match plan(folder, out_dir, ext) {
+            Ok(plan) => plan,
+            // A device that does not open is named first, as if it had been opened first.
+            Err(e) => return Err(join_opening().err().unwrap_or(e)),
+        };
+        lap("list");
+        let (volumes, images): (Vec<_>, Vec<_>) = plan.jobs.iter().partition(|(input, _)| is_volume(input));
+        let volume_count = match volumes.len() {
+            0 => String::new(),
+            1 => " and 1 volume (a multi-page TIFF or a (D, H, W) .npy)".to_string(),
+            n => format!(" and {n} volumes (multi-page TIFFs or (D, H, W) .npy)"),
+        };
+        let announce = || {
+            let n = images.len();
+            say!("labeling {n} images{volume_count} of {} into {} (.{ext})", folder.display(), out_dir.display());
+        };
+
+        let bar = progress(plan.jobs.len());
+        let start = Instant::now();
+        let tally = Mutex::new(Tally { failed: plan.unreadable, ..Tally::default() });
+        if !images.is_empty() {
+            let read = args.read_options();
+            let decode = |(input, _): &&(PathBuf, PathBuf)| {
+                let decoded = io::read_image(input, &read);
+                if let Ok(d) = &decoded {
+                    note_frames(&bar, input, d.source.frames, "labeled");
+                }
+                decoded.map(|d| d.image)
+            };
+            let connectivity = args.image_connectivity();
+            let mut run = ccl::Options::new(connectivity).consecutive();
+            if args.raw {
+                run.numbering = ccl::LabelNumbering::Raw;
+            }
+            let options = |algorithm| BatchOptions {
+                jobs: args.jobs(),
+                run: run.clone(),
+                ..BatchOptions::new(algorithm, connectivity)
+            };
+            let expected_devices = match &args.devices {
+                Some(DeviceList::Ids(ids)) => ids.len(),
+                _ => 1,
+            };
+            let pool = options(Algorithm::UF).pool(WORKERS_PER_DEVICE * expected_devices);
+            let labelers = || {
+                let devices = devices(&plan)?;
+                announce();
+                let options = options(args.common_algorithm(&devices, connectivity)?);
+                lap("algorithm");
+                options.labelers(&devices)
+            };
+            let work = |l: &mut BatchLabeler, image: ccl::BinaryImage| l.label(&image, &run);
+            run_pipeline_with(pool, images.iter().copied(), decode, labelers, work, |(path, output), result| {
+                let count = result.and_then(|run| {
+                    let count = run.count.unwrap_or_else(|| run.labels.component_count());
+                    io::write_labels(output, &run.labels).map(|()| count)
+                });
+                lock(&tally).record(&bar, path, count);
+            })?;
+            lap("labelers and images");
         }
-        label_batch(&devices, &options, images.iter().copied(), decode, |(path, output), result| {
-            let count = result.and_then(|run| {
-                let count = run.count.unwrap_or_else(|| run.labels.component_count());
-                io::write_labels(output, &run.labels).map(|()| count)
-            });
-            lock(&tally).record(&bar, path, count);
-        })?;
-        clock.lap("labelers and images");
-    }
-    let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
-    let images_written = tally.written;
-    let mut labeler = None;
-    for (input, output) in &volumes {
-        tally.record(&bar, input, label_volume_file(&devices[0], args, &mut labeler, input, output));
-    }
-    if !volumes.is_empty() {
-        clock.lap("volumes");
-    }
-    bar.finish_and_clear();
-    devices.iter().for_each(note_slow_builds);
-    clock.report(None);
-    let seconds = start.elapsed().as_secs_f64();
-    let volumes_written = match tally.written - images_written {
-        _ if volumes.is_empty() => String::new(),
-        1 => " and 1 volume".to_string(),
-        n => format!(" and {n} volumes"),
-    };
-    say!(
-        "labeled {images_written} images{volumes_written} ({} components) in {seconds:.2} s ({:.1} files/s); {} failed",
-        tally.components,
-        tally.written as f64 / seconds.max(1e-9),
-        tally.failed
-    );
-    outcome(tally.failed, jobs.len() + unreadable)
+        let devices = devices(&plan)?;
+        if images.is_empty() {
+            announce();
+        }
+        let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
+        let images_written = tally.written;
+        let mut labeler = None;
+        for (input, output) in &volumes {
+            tally.record(&bar, input, label_volume_file(&devices[0], args, &mut labeler, input, output));
+        }
+        if !volumes.is_empty() {
+            lap("volumes");
+        }
+        bar.finish_and_clear();
+        devices.iter().for_each(note_slow_builds);
+        clock.lock().unwrap_or_else(|p| p.into_inner()).report(None);
+        let seconds = start.elapsed().as_secs_f64();
+        let volumes_written = match tally.written - images_written {
+            _ if volumes.is_empty() => String::new(),
+            1 => " and 1 volume".to_string(),
+            n => format!(" and {n} volumes"),
+        };
+        say!(
+            "labeled {images_written} images{volumes_written} ({} components) in {seconds:.2} s ({:.1} files/s); {} failed",
+            tally.components,
+            tally.written as f64 / seconds.max(1e-9),
+            tally.failed
+        );
+        outcome(tally.failed, plan.jobs.len() + plan.unreadable)
+    })
 }
 
 /// Whether a folder's file is a volume: a multi-page TIFF, or a `.npy` of three axes.
@@ -320,7 +377,9 @@ pub fn pages_folder(
     max_pixels: u64,
 ) -> Result<()> {
     params.validate()?;
-    let Plan { jobs: files, unreadable } = plan(folder, out_dir, ext)?;
+    let plan = plan(folder, out_dir, ext)?;
+    make_outputs(folder, out_dir, &plan)?;
+    let Plan { jobs: files, unreadable } = plan;
     // Workers on every device, each a binarizer (and a labeler) of its own, made before any work.
     let mut workers = Vec::new();
     for _ in 0..ccl::batch::WORKERS_PER_DEVICE {
