@@ -133,6 +133,36 @@ pub struct BatchOptions {
     pub max_in_flight: Option<usize>,
     /// Bytes of decoded inputs waiting for a labeler ([`Pool::max_waiting_bytes`]).
     pub max_waiting_bytes: usize,
+    /// Label arrays a sink gave back, which the labelers fill again (shared by the clones of
+    /// these options).
+    pub spares: Arc<SpareLabels>,
+}
+
+/// Label arrays given back after use ([`SpareLabels::give`]), which the labelers of a batch fill
+/// with the next image's labels instead of new arrays: a new 2048x2048 array costs 4096 page
+/// faults as it is filled and an unmapping when freed, on threads that are busy decoding and
+/// writing. They hold no more arrays than were in flight at once ([`Pool::max_in_flight`]).
+#[derive(Debug, Default)]
+pub struct SpareLabels(Mutex<Vec<Vec<u32>>>);
+
+impl SpareLabels {
+    /// Gives the array of `labels` back (once its sink is done with it, written, say).
+    pub fn give(&self, labels: LabelImage) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(labels.into_values());
+    }
+
+    /// `values` in an array given back, or in a new one when there is none.
+    fn filled_with(&self, values: &[u32]) -> Vec<u32> {
+        let spare = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match spare {
+            Some(mut array) => {
+                array.clear();
+                array.extend_from_slice(values);
+                array
+            }
+            None => values.to_vec(),
+        }
+    }
 }
 
 impl BatchOptions {
@@ -146,6 +176,7 @@ impl BatchOptions {
             jobs: cores(),
             max_in_flight: None,
             max_waiting_bytes: WAITING_BYTES,
+            spares: Arc::default(),
         }
     }
 
@@ -172,7 +203,10 @@ impl BatchOptions {
         std::thread::scope(|scope| {
             let making: Vec<_> = order
                 .iter()
-                .map(|&device| scope.spawn(move || BatchLabeler::new(device, algorithm, connectivity)))
+                .map(|&device| {
+                    let spares = self.spares.clone();
+                    scope.spawn(move || BatchLabeler::new(device, algorithm, connectivity, spares))
+                })
                 .collect();
             making.into_iter().map(|m| m.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
         })
@@ -187,18 +221,25 @@ pub struct BatchLabeler {
     device: Option<Device>,
     input: Option<PinnedBuffer<u8>>,
     output: Option<PinnedBuffer<u32>>,
+    spares: Arc<SpareLabels>,
 }
 
 impl BatchLabeler {
-    fn new(device: &Device, algorithm: Algorithm, connectivity: Connectivity) -> Result<Self> {
+    fn new(
+        device: &Device,
+        algorithm: Algorithm,
+        connectivity: Connectivity,
+        spares: Arc<SpareLabels>,
+    ) -> Result<Self> {
         let labeler = device.labeler_for(algorithm, connectivity)?;
         let device = (device.info().id != DeviceId::Cpu).then(|| device.clone());
-        Ok(BatchLabeler { labeler, device, input: None, output: None })
+        Ok(BatchLabeler { labeler, device, input: None, output: None, spares })
     }
 
-    /// Host in, host out, as [`Labeler::label`].
+    /// Host in, host out, as [`Labeler::label`]; the labels in an array of the options'
+    /// [`SpareLabels`] when one was given back.
     pub fn label(&mut self, image: &BinaryImage, options: &Options) -> Result<Run<LabelImage>> {
-        let BatchLabeler { labeler, device, input, output } = self;
+        let BatchLabeler { labeler, device, input, output, spares } = self;
         let Some(device) = device else {
             return labeler.label(image, options);
         };
@@ -213,7 +254,7 @@ impl BatchLabeler {
             |l| l.upload_array(image.shape(), staged),
             |l, labels| {
                 l.download_into(labels, output)?;
-                LabelImage::new(labels.shape(), output.to_vec())
+                LabelImage::new(labels.shape(), spares.filled_with(output))
             },
         )
     }

@@ -24,14 +24,22 @@ use crate::shape::{Element, PinnedBuffer};
 pub struct Device {
     info: DeviceInfo,
     inner: DeviceInner,
-    /// The default algorithm chosen per connectivity, and why not the first (see
-    /// [`Device::default_algorithm`]), shared by the device's clones.
+    /// The default algorithm chosen per connectivity (see [`Device::default_algorithm`]),
+    /// shared by the device's clones.
     #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
-    defaults: Arc<Mutex<Defaults>>,
+    defaults: Arc<Mutex<Vec<Chosen>>>,
 }
 
-/// Per connectivity: the algorithm chosen and, when it is not the first of the ranking, why.
-type Defaults = Vec<(Connectivity, Algorithm, Option<String>)>;
+/// The default algorithm of a connectivity: when it is not the first of the ranking, why; and
+/// the labeler built to choose it, until [`Device::labeler_for`] asks for one (a labeler loads
+/// its kernels and runs them once: 20 ms on the H200 machine, which a command paid twice).
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+struct Chosen {
+    connectivity: Connectivity,
+    algorithm: Algorithm,
+    note: Option<String>,
+    spare: Option<AnyLabeler>,
+}
 
 #[derive(Clone)]
 enum DeviceInner {
@@ -101,6 +109,21 @@ impl Device {
     /// a call that labels at one connectivity needs ([`Error::UnsupportedConnectivity`] when
     /// the algorithm lacks it); another connectivity is built at its first use, before timing.
     pub fn labeler_for(&self, algorithm: Algorithm, connectivity: Connectivity) -> Result<AnyLabeler> {
+        let spare = self
+            .defaults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter_mut()
+            .find(|c| c.connectivity == connectivity && c.algorithm == algorithm)
+            .and_then(|c| c.spare.take());
+        match spare {
+            Some(labeler) => Ok(labeler),
+            None => self.build_labeler_for(algorithm, connectivity),
+        }
+    }
+
+    /// [`Device::labeler_for`] without the spare of [`Device::default_algorithm`].
+    fn build_labeler_for(&self, algorithm: Algorithm, connectivity: Connectivity) -> Result<AnyLabeler> {
         algorithm.check(connectivity)?;
         self.labeler_with(algorithm, &[connectivity])
     }
@@ -111,7 +134,8 @@ impl Device {
     /// is not the first, a one-line note saying why (the first one's
     /// [`BackendError::DeviceLimit`](crate::BackendError::DeviceLimit)).
     /// Chosen once per device and connectivity, by building the labelers in turn (their kernels
-    /// then come from the kernel cache).
+    /// then come from the kernel cache); the one that builds is kept for the next
+    /// [`Device::labeler_for`] of that algorithm and connectivity.
     pub fn default_algorithm(&self, connectivity: Connectivity) -> Result<(Algorithm, Option<String>)> {
         let ranking = Algorithm::ranking(connectivity);
         match &self.inner {
@@ -119,17 +143,17 @@ impl Device {
             #[cfg(any(feature = "opencl", feature = "cuda"))]
             DeviceInner::Gpu(_) => {
                 let mut chosen = self.defaults.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some((_, algorithm, note)) = chosen.iter().find(|(c, _, _)| *c == connectivity) {
-                    return Ok((*algorithm, note.clone()));
+                if let Some(c) = chosen.iter().find(|c| c.connectivity == connectivity) {
+                    return Ok((c.algorithm, c.note.clone()));
                 }
                 let mut first_refusal = None;
                 for &algorithm in ranking {
-                    match self.labeler_for(algorithm, connectivity) {
-                        Ok(_) => {
+                    match self.build_labeler_for(algorithm, connectivity) {
+                        Ok(labeler) => {
                             let note = first_refusal.as_ref().map(|why: &Error| {
                                 format!("{} cannot run here ({why}); labeling with {algorithm}", ranking[0])
                             });
-                            chosen.push((connectivity, algorithm, note.clone()));
+                            chosen.push(Chosen { connectivity, algorithm, note: note.clone(), spare: Some(labeler) });
                             return Ok((algorithm, note));
                         }
                         Err(e @ Error::Backend(ccl_backend::Error::DeviceLimit { .. })) => {

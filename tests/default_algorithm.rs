@@ -3,12 +3,15 @@
 //! [`Algorithm::default_for`]) is the fastest on every device of the committed measurements
 //! (`bench-results/h200/ranking/cN/results.csv`, from `bash scripts/bench-suite.sh OUT PAGES
 //! ranking`), and each one after it is no faster than those before it, near-ties of 3 % aside.
-//! Re-measuring writes new files; this test then says whether the ranking still holds.
+//! Re-measuring writes new files; this test then says whether the ranking still holds. On every
+//! device, the labeler built to choose the default is the next one asked for, and it labels.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use ccl::{Algorithm, Connectivity};
+use ccl::{reference, Algorithm, Connectivity, Labeler, Options};
 
 /// Two algorithms within this fraction of each other may stand in either order after the first.
 const NEAR_TIE: f64 = 0.03;
@@ -128,4 +131,24 @@ fn volumes_18_connected() {
 #[test]
 fn volumes_26_connected() {
     check(Connectivity::TwentySix);
+}
+
+device_tests! {
+    fresh;
+    the_labeler_that_chose_the_default_labels_and_is_handed_out_once: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+fn the_labeler_that_chose_the_default_labels_and_is_handed_out_once(dev: &common::TestDevice) {
+    let connectivity = Connectivity::Eight;
+    let (algorithm, _) = dev.device.default_algorithm(connectivity).expect("a default algorithm");
+    assert_eq!(dev.device.default_algorithm(connectivity).expect("chosen again").0, algorithm);
+    let image = common::images::random(300, 70, 50, 1, 7);
+    let (expected, count) = reference::label(&image, connectivity).into_consecutive();
+    // The first is the one that chose (kept by the device), the second a new one: both label.
+    let mut labelers: Vec<_> =
+        (0..2).map(|_| dev.device.labeler_for(algorithm, connectivity).expect("a labeler")).collect();
+    for (i, labeler) in labelers.iter_mut().enumerate() {
+        let run = labeler.label(&image, &Options::new(connectivity).consecutive()).expect("labels");
+        assert_eq!((run.labels, run.count), (expected.clone(), Some(count)), "{}: labeler {i}", dev.token);
+    }
 }

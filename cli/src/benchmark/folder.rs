@@ -157,7 +157,12 @@ fn time_stage(bench: &FolderBench, stage: &str, labels: &[LabelImage]) -> Result
         }
         _ => {
             label_batch(bench.devices, &bench.options, files(), read, |(i, _), run| {
-                run.and_then(|run| io::write_labels(&output(bench, i), &run.labels)).unwrap_or_else(fail)
+                run.and_then(|run| {
+                    let written = io::write_labels(&output(bench, i), &run.labels);
+                    bench.options.spares.give(run.labels);
+                    written
+                })
+                .unwrap_or_else(fail)
             })?;
         }
     }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ccl::batch::{run_pipeline, run_pipeline_with, BatchLabeler, BatchOptions, Pool, WORKERS_PER_DEVICE};
+use ccl::batch::{run_pipeline, run_pipeline_with, BatchLabeler, BatchOptions, Pool, SpareLabels, WORKERS_PER_DEVICE};
 use ccl::binarize::Params;
 use ccl::io::Frames;
 use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
@@ -231,9 +231,11 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
             if args.raw {
                 run.numbering = ccl::LabelNumbering::Raw;
             }
+            let spares = std::sync::Arc::new(SpareLabels::default());
             let options = |algorithm| BatchOptions {
                 jobs: args.jobs(),
                 run: run.clone(),
+                spares: spares.clone(),
                 ..BatchOptions::new(algorithm, connectivity)
             };
             let expected_devices = match &args.devices {
@@ -252,7 +254,9 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
             run_pipeline_with(pool, images.iter().copied(), decode, labelers, work, |(path, output), result| {
                 let count = result.and_then(|run| {
                     let count = run.count.unwrap_or_else(|| run.labels.component_count());
-                    io::write_labels(output, &run.labels).map(|()| count)
+                    let written = io::write_labels(output, &run.labels).map(|()| count);
+                    spares.give(run.labels);
+                    written
                 });
                 lock(&tally).record(&bar, path, count);
             })?;
