@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ use ccl::{io, Algorithm, AnyLabeler, Connectivity, Device, Labeler};
 use ccl::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::clock::Clock;
+use super::clock::{Clock, Stage, StageClock};
 use super::console::{note, say};
 use super::device_choice::{announce_devices, note_slow_builds, open_devices, DeviceList};
 use super::label_args::LabelArgs;
@@ -219,8 +220,9 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
         let tally = Mutex::new(Tally { failed: plan.unreadable, ..Tally::default() });
         if !images.is_empty() {
             let read = args.read_options();
+            let stages = StageClock::new();
             let decode = |(input, _): &&(PathBuf, PathBuf)| {
-                let decoded = io::read_image(input, &read);
+                let decoded = stages.time(Stage::Decode, || io::read_image(input, &read));
                 if let Ok(d) = &decoded {
                     note_frames(&bar, input, d.source.frames, "labeled");
                 }
@@ -232,6 +234,7 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
                 run.numbering = ccl::LabelNumbering::Raw;
             }
             let spares = std::sync::Arc::new(SpareLabels::default());
+            let labeler_count = AtomicUsize::new(0);
             let options = |algorithm| BatchOptions {
                 jobs: args.jobs(),
                 run: run.clone(),
@@ -248,19 +251,25 @@ pub fn label_folder(folder: &Path, args: &LabelArgs) -> Result<()> {
                 announce();
                 let options = options(args.common_algorithm(&devices, connectivity)?);
                 lap("algorithm");
-                options.labelers(&devices)
+                let labelers = options.labelers(&devices);
+                stages.labelers_ready();
+                labelers.inspect(|l| labeler_count.store(l.len(), Ordering::Relaxed))
             };
-            let work = |l: &mut BatchLabeler, image: ccl::BinaryImage| l.label(&image, &run);
+            let work =
+                |l: &mut BatchLabeler, image: ccl::BinaryImage| stages.time(Stage::Label, || l.label(&image, &run));
             run_pipeline_with(pool, images.iter().copied(), decode, labelers, work, |(path, output), result| {
                 let count = result.and_then(|run| {
                     let count = run.count.unwrap_or_else(|| run.labels.component_count());
-                    let written = io::write_labels(output, &run.labels).map(|()| count);
+                    let written = stages.time(Stage::Write, || io::write_labels(output, &run.labels)).map(|()| count);
                     spares.give(run.labels);
                     written
                 });
                 lock(&tally).record(&bar, path, count);
             })?;
             lap("labelers and images");
+            if args.verbose {
+                stages.report(pool.jobs, labeler_count.load(Ordering::Relaxed));
+            }
         }
         let devices = devices(&plan)?;
         if images.is_empty() {
