@@ -26,6 +26,10 @@
 //! `max_in_flight` images with their label arrays (4 bytes a pixel) exist at once, besides the
 //! staging buffers of the labelers.
 //!
+//! **Label arrays are recycled**: a sink done with its labels gives the array back
+//! ([`SpareLabels::give`] on [`BatchOptions::spares`]) and a labeler fills it with the next
+//! image's labels, so a result costs no fresh memory (no page faults, no unmapping).
+//!
 //! **Failures are isolated**: an input that cannot be decoded or labeled reaches the sink as an
 //! `Err`, and the others go on. A panic in the decoder, a labeler or the sink stops the intake
 //! and reaches the caller once the threads have ended: never a hang.
@@ -44,7 +48,12 @@
 //! let files: Vec<PathBuf> = vec!["a.png".into(), "b.png".into()];
 //! let read = io::ReadOptions::default();
 //! label_batch(&devices, &options, files, |path| io::read_image(path, &read).map(|d| d.image), |path, run| {
-//!     match run.and_then(|run| io::write_labels(&path.with_extension("npy"), &run.labels)) {
+//!     let written = run.and_then(|run| {
+//!         let written = io::write_labels(&path.with_extension("npy"), &run.labels);
+//!         options.spares.give(run.labels);
+//!         written
+//!     });
+//!     match written {
 //!         Ok(()) => println!("{}: done", path.display()),
 //!         Err(e) => eprintln!("{}: {e}", path.display()),
 //!     }
