@@ -56,7 +56,7 @@ pub use gpu::BuildReport;
 pub use handle::Device;
 pub use hilbert::{hilbert_point, hilbert_side, hilbert_volume, MAX_HILBERT_ORDER};
 pub use host_array::{BinaryImage, GrayImage, HostArray, LabelImage};
-pub use labeler::{run_host, AnyLabeler, CpuLabeler, GpuLabeler, Labeler};
+pub use labeler::{run_host, AnyLabeler, CpuLabeler, GpuLabeler, Labeler, LABEL_PIECE};
 pub use multilabel::{ImageKind, LabelValue};
 pub use pipeline::{Filter, LabelNumbering, Options, Run, Stats};
 pub use regions::{Property, RegionSums, RegionTable};

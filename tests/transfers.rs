@@ -5,7 +5,8 @@
 //! byte round-trips, and the copies that should be staged are, the others not; so do large
 //! copies from several threads at once (on one runtime and on queues of it). Then a large
 //! image labeled through upload, run and download on every device equals the CPU reference,
-//! from ordinary and page-locked memory. `cargo test --test transfers -- ::opencl_cpu` runs the
+//! from ordinary and page-locked memory, and streamed in pieces (also when the pieces' sink
+//! fails). `cargo test --test transfers -- ::opencl_cpu` runs the
 //! POCL ones.
 
 mod common;
@@ -15,6 +16,7 @@ use common::images::random;
 
 device_tests! {
     a_large_image_labels_as_the_reference_through_host_memory: [cpu, opencl_cpu, opencl_gpu, cuda],
+    a_failing_sink_stops_a_streamed_download_with_its_own_error: [cpu, opencl_cpu, opencl_gpu, cuda],
 }
 
 /// A 4096 x 4096 image (16 MiB up, 64 MiB of labels down: staged on OpenCL, and on CUDA) from
@@ -37,7 +39,51 @@ fn a_large_image_labels_as_the_reference_through_host_memory(d: &common::TestDev
         assert!(labeler.download(&labels).expect("download") == want, "{what}: labels into ordinary memory");
         labeler.download_into(&labels, &mut pinned_labels).expect("download into page-locked memory");
         assert!(pinned_labels[..] == *want.values(), "{what}: labels into page-locked memory");
+        let pieces = streamed(&mut labeler, &labels);
+        assert!(pieces.len() == 4, "{what}: {} pieces of 16 MiB streamed, not 4", pieces.len());
+        assert!(pieces.concat() == *want.values(), "{what}: labels streamed in pieces");
     }
+}
+
+/// The pieces `download_pieces` hands its sink, each checked against the promised bound.
+fn streamed(labeler: &mut ccl::AnyLabeler, labels: &ccl::DeviceLabels) -> Vec<Vec<u32>> {
+    let mut pieces = Vec::new();
+    labeler
+        .download_pieces(labels, &mut |piece| {
+            assert!(!piece.is_empty() && piece.len() <= ccl::LABEL_PIECE, "a piece of {} labels", piece.len());
+            pieces.push(piece.to_vec());
+            Ok(())
+        })
+        .expect("streamed download");
+    pieces
+}
+
+/// A sink that fails at the second piece of a streamed download of 36 MiB of labels (three
+/// pieces) stops it with its own error; the labeler then downloads them whole and in pieces
+/// again (nothing left pending in its staging).
+fn a_failing_sink_stops_a_streamed_download_with_its_own_error(d: &common::TestDevice) {
+    let (width, height) = (3072, 3072);
+    let image = random(width, height, 50, 1, 7);
+    let connectivity = Connectivity::Four;
+    let (want, _) = ccl::reference::label(&image, connectivity).to_consecutive();
+    let mut labeler = d.device.labeler_for(Algorithm::UF, connectivity).expect("labeler");
+    let on_device = labeler.upload(&image).expect("upload");
+    let labels = labeler.run(&on_device, &Options::new(connectivity).consecutive()).expect("label").labels;
+    let mut seen = 0;
+    let failed = labeler.download_pieces(&labels, &mut |_| {
+        seen += 1;
+        match seen {
+            2 => Err(ccl::Error::InvalidParameter { name: "sink".into(), reason: "full".into() }),
+            _ => Ok(()),
+        }
+    });
+    assert_eq!(seen, 2, "{}: pieces after the sink failed", d.token);
+    match failed {
+        Err(ccl::Error::InvalidParameter { name, .. }) => assert_eq!(name, "sink", "{}", d.token),
+        other => panic!("{}: the sink's error, not {other:?}", d.token),
+    }
+    assert!(labeler.download(&labels).expect("download") == want, "{}: whole after the failure", d.token);
+    assert!(streamed(&mut labeler, &labels).concat() == *want.values(), "{}: in pieces after the failure", d.token);
 }
 
 #[cfg(feature = "opencl")]
@@ -84,6 +130,17 @@ mod opencl {
                 assert!(out == data, "{what}: ordinary memory did not round-trip");
                 let want = expected_staged(stage, len);
                 assert_eq!(gpu.staged_copies() - staged, want, "{what}: staged copies");
+
+                // In pieces: in order, each 8-byte aligned and at most READ_PIECE bytes.
+                let mut pieces = Vec::new();
+                gpu.read_pieces(&buffer, len, &mut |piece| {
+                    assert!(piece.len() <= ccl_backend::READ_PIECE, "{what}: a piece of {} bytes", piece.len());
+                    assert!((piece.as_ptr() as usize).is_multiple_of(8), "{what}: a piece not 8-byte aligned");
+                    pieces.extend_from_slice(piece);
+                    Ok(())
+                })
+                .expect("read in pieces");
+                assert!(pieces == data, "{what}: pieces did not round-trip");
 
                 // From and into alloc_host's memory: never staged.
                 let mut host = gpu.alloc_host(len).expect("alloc_host");

@@ -1,11 +1,14 @@
 //! Outputs are never lost or half-written: every file goes through a temporary file and a rename,
 //! the output is checked before any work, the input is never overwritten, and a closed or full
-//! standard output neither panics nor loses the file.
+//! standard output neither panics nor loses the file. A large `.npy` of labels is written as
+//! they arrive from the device, whole or not at all.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+#[path = "../../tests/common/mod.rs"]
+mod common;
 mod support;
-use support::{ccl, files_in, scratch, text};
+use support::{ccl, files_in, run_checked, scratch, text};
 
 /// A file-size limit makes every write past 64 kB fail (EFBIG), as a full disk would: the label
 /// command fails cleanly, the good file already at the target is untouched, and no partial or
@@ -142,5 +145,56 @@ fn a_closed_or_full_stdout_neither_panics_nor_loses_the_file() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot write standard output") && !stderr.contains("panicked"), "{stderr}");
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 128 + 1024 * 768 * 4, "the file is written");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+device_tests! {
+    a_large_npy_is_written_as_its_labels_arrive_whole_or_not_at_all: [cpu, opencl_cpu, opencl_gpu, cuda],
+}
+
+/// A 2100 x 2000 .npy (16.8 MB of labels: two pieces of a streamed download) labeled into a .npy
+/// equals the CPU reference's consecutive labels; with writes failing past 8 MiB (mid-stream),
+/// the command fails cleanly and the earlier file stays, with nothing left beside it.
+fn a_large_npy_is_written_as_its_labels_arrive_whole_or_not_at_all(d: &common::TestDevice) {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch(&format!("streamed-{}", d.token));
+    let (width, height) = (2100, 2000);
+    let image = ccl::random_image(width, height, 50, 1, 3).unwrap();
+    let input = dir.join("image.npy");
+    std::fs::write(&input, common::npy_bytes("|b1", &[height, width], false, image.values())).unwrap();
+    let (expected, n) = ccl::reference::label(&image, ccl::Connectivity::Eight).to_consecutive();
+    let target = dir.join("labels.npy");
+    let device = d.device.info().id.to_string();
+    let label = || {
+        let mut cmd = ccl();
+        cmd.args(["label", input.to_str().unwrap(), "-o", target.to_str().unwrap(), "--device", &device, "-v"]);
+        cmd
+    };
+    let (out, t) = run_checked(&mut label());
+    assert!(out.status.success() && t.contains(&format!("{n} components")), "{}: {t}", d.token);
+    assert!(t.contains("label and write"), "{}: the labels were not streamed: {t}", d.token);
+    let bytes = std::fs::read(&target).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), [height as u64, width as u64], "{}", d.token);
+    assert!(npy.into_vec::<u32>().unwrap() == *expected.values(), "{}: labels differ", d.token);
+
+    std::fs::write(&target, b"the good file of an earlier run").unwrap();
+    let mut cmd = label();
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: 8 << 20, rlim_max: 8 << 20 };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (out, t) = run_checked(&mut cmd);
+    assert_eq!(out.status.code(), Some(1), "{}: {t}", d.token);
+    assert!(t.contains(&format!("cannot write {}", target.display())), "{}: {t}", d.token);
+    assert_eq!(std::fs::read(&target).unwrap(), b"the good file of an earlier run", "{}", d.token);
+    assert_eq!(files_in(&dir), vec!["image.npy".to_string(), "labels.npy".to_string()], "{}: leftovers", d.token);
     std::fs::remove_dir_all(dir).unwrap();
 }

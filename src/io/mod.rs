@@ -28,7 +28,7 @@ pub use npy_input::{npy_shape, read_binary_npy, read_values_npy, read_volume_npy
 pub use npy_map::{NpyArray, NpyLabel, NpyLabels};
 pub use output::{
     check_output, colorize, set_synced_writes, synced_writes, write_atomically, write_binary, write_labels,
-    write_npy_u8, write_region_table_csv, write_stats_csv, LabelFormat,
+    write_labels_npy_from, write_npy_u8, write_region_table_csv, write_stats_csv, LabelFormat,
 };
 pub use read::{read_binary, read_image};
 pub use targets::{check_targets, input_files};

@@ -122,6 +122,48 @@ pub fn write_labels(path: &Path, labels: &LabelImage) -> Result<()> {
     .map_err(|e| err(e.to_string()))
 }
 
+/// Writes a `.npy` of uint32 labels of `shape` (C order), atomically (see
+/// [`write_atomically`]), its values coming from `fill` a piece at a time, in order: `fill`
+/// calls the sink it is given with each piece (e.g. through
+/// [`crate::Labeler::download_pieces`]), so labels are written as they arrive from the device
+/// and never held whole on the host. An error of `fill` (or values short of or past the shape's
+/// count) leaves no file and an existing `path` as it was.
+pub fn write_labels_npy_from(
+    path: &Path,
+    shape: &[u64],
+    fill: impl FnOnce(&mut dyn FnMut(&[u32]) -> Result<()>) -> Result<()>,
+) -> Result<()> {
+    let err = |reason: String| Error::ImageWrite { path: path.display().to_string(), reason };
+    let expected: u64 = shape.iter().product();
+    // The first error of `fill` or of its sink, returned as it was (the writer sees only that
+    // the values stopped).
+    let mut failure = None;
+    let written = write_atomically(path, |w| {
+        npy_u32(w, shape, &[])?;
+        let mut count = 0u64;
+        let filled = fill(&mut |values| {
+            count += values.len() as u64;
+            if count > expected {
+                return Err(err(format!("more than the {expected} labels of its shape")));
+            }
+            write_u32_le(w, values).map_err(|e| err(e.to_string()))
+        });
+        let filled = filled.and_then(|()| match count == expected {
+            true => Ok(()),
+            false => Err(err(format!("{count} labels of the {expected} of its shape"))),
+        });
+        filled.map_err(|e| {
+            let reason = e.to_string();
+            failure = Some(e);
+            std::io::Error::other(reason)
+        })
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => written.map_err(|e| err(e.to_string())),
+    }
+}
+
 /// Writes a binarization as the DIBCO convention has it, ink 0 and background 255: an 8-bit
 /// gray .png or .tiff, or a .npy of uint8 (H, W); atomically (see [`write_atomically`]).
 pub fn write_binary(path: &Path, ink: &crate::BinaryImage) -> Result<()> {
@@ -174,6 +216,11 @@ fn write_npy(w: &mut impl Write, labels: &LabelImage) -> std::io::Result<()> {
 pub(super) fn npy_u32(w: &mut impl Write, shape: &[u64], values: &[u32]) -> std::io::Result<()> {
     let dtype = npyz::DType::Plain("<u4".parse().expect("a valid type string"));
     npyz::WriteOptions::new_header_only().dtype(dtype).shape(shape).writer(&mut *w).write_header_only()?;
+    write_u32_le(w, values)
+}
+
+/// Writes `values` as little-endian bytes.
+fn write_u32_le(w: &mut impl Write, values: &[u32]) -> std::io::Result<()> {
     if cfg!(target_endian = "little") {
         return w.write_all(bytemuck::cast_slice(values));
     }
@@ -263,4 +310,50 @@ pub fn write_region_table_csv(path: &Path, table: &crate::RegionTable) -> Result
         Ok(())
     })
     .map_err(|e| Error::FileWrite { path: path.display().to_string(), reason: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(name).tempdir().expect("scratch folder")
+    }
+
+    #[test]
+    fn labels_written_in_pieces_are_the_file_written_whole() {
+        let dir = scratch("npy-pieces");
+        let (width, height) = (37, 23);
+        let values: Vec<u32> = (0..(width * height) as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+        let labels = LabelImage::new(crate::Shape::image(width, height), values.clone()).expect("labels");
+        let (whole, pieces) = (dir.path().join("whole.npy"), dir.path().join("pieces.npy"));
+        write_labels(&whole, &labels).expect("whole");
+        let shape = [height as u64, width as u64];
+        write_labels_npy_from(&pieces, &shape, |sink| values.chunks(100).try_for_each(sink)).expect("pieces");
+        assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&pieces).unwrap());
+    }
+
+    #[test]
+    fn a_failed_or_short_fill_leaves_the_old_file_and_no_temporary() {
+        let dir = scratch("npy-pieces-fail");
+        let path = dir.path().join("labels.npy");
+        std::fs::write(&path, b"old").unwrap();
+        let shape = [4, 5];
+        let values = [7u32; 20];
+        let own = || Error::InvalidParameter { name: "fill".into(), reason: "stopped".into() };
+        let fails = [
+            write_labels_npy_from(&path, &shape, |sink| sink(&values[..8]).and_then(|()| Err(own()))),
+            write_labels_npy_from(&path, &shape, |sink| sink(&values[..19])),
+            write_labels_npy_from(&path, &shape, |sink| sink(&values).and_then(|()| sink(&values[..1]))),
+        ];
+        assert!(matches!(&fails[0], Err(Error::InvalidParameter { name, .. }) if name == "fill"), "{:?}", fails[0]);
+        for (i, failed) in fails[1..].iter().enumerate() {
+            assert!(
+                matches!(failed, Err(Error::ImageWrite { reason, .. }) if reason.contains("20")),
+                "{i}: {failed:?}"
+            );
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "a temporary file was left");
+    }
 }

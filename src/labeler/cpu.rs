@@ -85,6 +85,14 @@ impl Labeler for CpuLabeler {
             Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
         }
     }
+
+    /// The labels are host memory already: their pieces go to `sink` without a copy.
+    fn download_pieces(&mut self, labels: &DeviceLabels, sink: &mut dyn FnMut(&[u32]) -> Result<()>) -> Result<()> {
+        match &labels.storage {
+            Storage::Host(v) => v.chunks(super::LABEL_PIECE).try_for_each(sink),
+            Storage::Device(_) => Err(Error::DeviceMismatch { device: self.info.name.clone() }),
+        }
+    }
 }
 
 impl Stages for CpuLabeler {

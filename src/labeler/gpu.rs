@@ -567,6 +567,28 @@ impl Labeler for GpuLabeler {
         self.gpu.read(buffer, bytemuck::cast_slice_mut(out))?;
         Ok(())
     }
+
+    /// Through [`ccl_backend::Gpu::read_pieces`]: the backend's staging chunks go to `sink`
+    /// as they arrive.
+    fn download_pieces(&mut self, labels: &DeviceLabels, sink: &mut dyn FnMut(&[u32]) -> Result<()>) -> Result<()> {
+        let buffer = self.buffer(labels)?;
+        let device = &self.device.info.name;
+        // The sink's own error, returned instead of the backend's note that the sink stopped it.
+        let mut failure = None;
+        let read = self.gpu.read_pieces(buffer, labels.shape().len() * 4, &mut |bytes| {
+            let stopped = |message: &str| ccl_backend::Error::Call { device: device.clone(), message: message.into() };
+            let values =
+                bytemuck::try_cast_slice(bytes).map_err(|_| stopped("a read piece is not whole aligned labels"))?;
+            sink(values).map_err(|e| {
+                failure = Some(e);
+                stopped("the labels' sink failed")
+            })
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(read?),
+        }
+    }
 }
 
 impl Stages for GpuLabeler {

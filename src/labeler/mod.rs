@@ -279,6 +279,16 @@ pub trait Labeler: Stages {
     /// element ([`Error::SizeMismatch`] otherwise).
     fn download_into(&mut self, labels: &DeviceLabels, out: &mut [u32]) -> Result<()>;
 
+    /// Copies labels from the device to the host a piece at a time, in raster order, and hands
+    /// each piece (at most [`LABEL_PIECE`] values) to `sink` as it arrives: labels written out
+    /// as they come (into a file) without a host array of their size. A GPU labeler copies the
+    /// next piece while `sink` has this one. An error of `sink` stops the copy and is returned.
+    /// The default downloads the labels whole first.
+    fn download_pieces(&mut self, labels: &DeviceLabels, sink: &mut dyn FnMut(&[u32]) -> Result<()>) -> Result<()> {
+        let labels = self.download(labels)?;
+        labels.values().chunks(LABEL_PIECE).try_for_each(sink)
+    }
+
     /// Host in, host out: uploads `image`, [`Labeler::run`]s the stages `options` ask for and
     /// downloads the labels ([`run_host`], whose upload and download phases are host-timed).
     /// For labels into memory of the caller's (a reused or page-locked buffer), call
@@ -287,6 +297,10 @@ pub trait Labeler: Stages {
         run_host(self, options, |l| l.upload(image), |l, d| l.download(d))
     }
 }
+
+/// The most values [`Labeler::download_pieces`] hands its sink at once (a device's staging
+/// chunk of 16 MiB).
+pub const LABEL_PIECE: usize = ccl_backend::READ_PIECE / 4;
 
 /// Checks that `bytes` hold the elements of an image of `shape` and `kind` (`kind.bytes()` bytes
 /// each), as [`crate::HostArray::new`] checks values.

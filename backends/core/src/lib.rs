@@ -32,6 +32,25 @@ pub fn strict_loads() -> bool {
     std::env::var(ATOMIC_LOADS_VAR).is_ok_and(|v| v.trim().eq_ignore_ascii_case("strict"))
 }
 
+/// The most bytes [`Gpu::read_pieces`] hands its sink at once (its backends' staging chunk).
+pub const READ_PIECE: usize = 16 << 20;
+
+/// [`Gpu::read_pieces`] without staging: reads the first `len` bytes of `buffer` whole into
+/// host memory (8-byte aligned), then hands them to `sink` [`READ_PIECE`] bytes at a time.
+pub fn read_whole_in_pieces<G: Gpu + ?Sized>(
+    gpu: &G,
+    buffer: &Buffer,
+    len: usize,
+    sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    assert!(len <= buffer.len(), "read of {len} bytes from a {}-byte buffer", buffer.len());
+    // u64 elements: the pieces are 8-byte aligned.
+    let mut whole = vec![0u64; len.div_ceil(8)];
+    let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut whole)[..len];
+    gpu.read(buffer, bytes)?;
+    bytes.chunks(READ_PIECE).try_for_each(sink)
+}
+
 /// A device, or one queue (stream) of it: everything the algorithms' host schedules use.
 ///
 /// Threads: implementations are `Send + Sync`. Commands are in order on one handle; another
@@ -93,6 +112,15 @@ pub trait Gpu: Send + Sync {
     fn write(&self, buffer: &mut Buffer, data: &[u8]) -> Result<()>;
     /// Copies the start of a buffer to host bytes and waits for the copy.
     fn read(&self, buffer: &Buffer, out: &mut [u8]) -> Result<()>;
+    /// Copies the first `len` bytes of a buffer to the host in order and hands them to `sink` a
+    /// piece at a time (each at most [`READ_PIECE`] bytes, a multiple of 8 but the last, and
+    /// 8-byte aligned), as they arrive: for results written out as they come (into a file),
+    /// without a host array of their size. Backends that stage large reads copy the next piece
+    /// from the device while `sink` handles this one. An error of `sink` stops the read and is
+    /// returned. The default reads the whole range first, then hands it out.
+    fn read_pieces(&self, buffer: &Buffer, len: usize, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        read_whole_in_pieces(self, buffer, len, sink)
+    }
     /// Sets every byte of a buffer to zero (queued).
     fn zero(&self, buffer: &mut Buffer) -> Result<()>;
     /// Queues `kernel` over `range` with `args`; a range beyond the device's grid limits is

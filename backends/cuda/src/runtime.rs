@@ -194,13 +194,17 @@ impl Runtime {
     /// Runs `copy` with this handle's staging buffers, making them at the first use.
     fn with_staging(
         &self,
-        copy: impl FnOnce(&mut staging::Staging) -> std::result::Result<(), DriverError>,
+        copy: impl FnOnce(&mut staging::Staging) -> std::result::Result<(), staging::CopyFailure>,
     ) -> Result<()> {
         let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
             *guard = Some(staging::Staging::new(&self.ctx).map_err(self.err("cuMemHostAlloc"))?);
         }
-        copy(guard.as_mut().expect("made above")).map_err(self.err("cuMemcpyAsync (staged)"))
+        match copy(guard.as_mut().expect("made above")) {
+            Ok(()) => Ok(()),
+            Err(staging::CopyFailure::Driver(e)) => Err(self.err("cuMemcpyAsync (staged)")(e)),
+            Err(staging::CopyFailure::Sink(e)) => Err(e),
+        }
     }
 
     /// A stream-ordered allocation of `bytes` bytes, from ccl's pool where the device has

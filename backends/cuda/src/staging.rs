@@ -16,8 +16,8 @@ pub(crate) const MIN_STAGED: usize = 4 << 20;
 /// Reads of at most this many bytes (counts, flags, statistics of few components) go through a
 /// handle's [`Bounce`] buffer.
 pub(crate) const BOUNCE: usize = 64 << 10;
-/// Bytes per chunk (and per staging buffer).
-const CHUNK: usize = 16 << 20;
+/// Bytes per chunk (and per staging buffer): also the pieces of a streamed read.
+const CHUNK: usize = ccl_backend::READ_PIECE;
 /// Bytes per host-copying task.
 const PIECE: usize = 1 << 20;
 
@@ -65,6 +65,20 @@ struct Slot {
     ptr: *mut u8,
     done: CudaEvent,
     pending: bool,
+}
+
+/// Why a staged copy stopped: a driver call failed, or (a streamed read) its sink did.
+pub(crate) enum CopyFailure {
+    /// A driver call failed.
+    Driver(DriverError),
+    /// The sink returned this error.
+    Sink(ccl_backend::Error),
+}
+
+impl From<DriverError> for CopyFailure {
+    fn from(e: DriverError) -> Self {
+        Self::Driver(e)
+    }
 }
 
 /// Two staging buffers of one handle.
@@ -185,9 +199,26 @@ impl Staging {
         stream: &CudaStream,
         src: sys::CUdeviceptr,
         out: &mut [u8],
-    ) -> Result<(), DriverError> {
-        let total = out.len();
+    ) -> Result<(), CopyFailure> {
         advise_huge_pages(out);
+        let mut offset = 0;
+        self.read_with(stream, src, out.len(), &mut |piece| {
+            parallel_copy(&mut out[offset..offset + piece.len()], piece);
+            offset += piece.len();
+            Ok(())
+        })
+    }
+
+    /// Copies `total` bytes from device address `src` through the staging buffers and hands
+    /// them to `sink` a chunk at a time, in order, the device filling the next chunk while
+    /// `sink` has this one; returns once `sink` has had the last (or its error).
+    pub(crate) fn read_with(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        total: usize,
+        sink: &mut dyn FnMut(&[u8]) -> ccl_backend::Result<()>,
+    ) -> Result<(), CopyFailure> {
         let chunks = total.div_ceil(CHUNK);
         let queue = |this: &mut Self, k: usize| -> Result<(), DriverError> {
             let slot = k % 2;
@@ -208,15 +239,16 @@ impl Staging {
             this.slots[slot].pending = true;
             Ok(())
         };
-        queue(self, 0)?;
+        if chunks > 0 {
+            queue(self, 0)?;
+        }
         for k in 0..chunks {
             if k + 1 < chunks {
                 queue(self, k + 1)?;
             }
             self.wait(k % 2)?;
-            let start = k * CHUNK;
-            let len = CHUNK.min(total - start);
-            parallel_copy(&mut out[start..start + len], self.host(k % 2, len));
+            let len = CHUNK.min(total - k * CHUNK);
+            sink(self.host(k % 2, len)).map_err(CopyFailure::Sink)?;
         }
         Ok(())
     }

@@ -661,6 +661,20 @@ impl Gpu for Runtime {
         Ok(())
     }
 
+    /// Large reads go through this handle's staging buffers chunk by chunk, the device reading
+    /// one while `sink` has the other; smaller ones (and all with staging off) are read whole
+    /// first.
+    fn read_pieces(&self, buffer: &Buffer, len: usize, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        assert!(len <= buffer.len(), "read of {len} bytes from a {}-byte buffer", buffer.len());
+        if !self.stage || len < staging::MIN_STAGED_READ {
+            return ccl_backend::read_whole_in_pieces(self, buffer, len, sink);
+        }
+        let (library, mem) = (library()?, buffer.native::<PooledBuffer>(&self.shared.name)?.buffer().get());
+        self.seal(&mut self.timeline())?;
+        let target = Target { library, queue: self.queue.get(), mem, device: &self.shared.name };
+        self.with_staging_buffers(|staging| staging.read_with(&target, len, sink))
+    }
+
     fn zero(&self, buffer: &mut Buffer) -> Result<()> {
         if self.shared.zero_by_writing {
             // Oclgrind's uninitialized-memory check takes only a fill's first pattern (or one

@@ -47,7 +47,7 @@ pub(crate) const MIN_STAGED_WRITE: usize = 16 << 20;
 /// Downloads smaller than this go through the driver directly.
 pub(crate) const MIN_STAGED_READ: usize = 4 << 20;
 /// Bytes per chunk, and per staging buffer.
-const CHUNK: usize = 16 << 20;
+const CHUNK: usize = ccl_backend::READ_PIECE;
 /// Bytes per host-copying task.
 const PIECE: usize = 1 << 20;
 
@@ -283,14 +283,30 @@ impl Staging {
     /// Copies the first `out.len()` bytes of `target`'s buffer, which holds at least that many,
     /// into `out`; returns when `out` is complete.
     pub(crate) fn read(&mut self, target: &Target, out: &mut [u8]) -> Result<()> {
-        let result = self.read_chunks(target, out);
+        let mut offset = 0;
+        self.read_with(target, out.len(), &mut |piece| {
+            parallel_copy(&mut out[offset..offset + piece.len()], piece);
+            offset += piece.len();
+            Ok(())
+        })
+    }
+
+    /// Copies the first `total` bytes of `target`'s buffer, which holds at least that many, and
+    /// hands them to `sink` a chunk at a time, in order, the device reading the next chunk while
+    /// `sink` has this one; returns once `sink` has had the last (or its error).
+    pub(crate) fn read_with(
+        &mut self,
+        target: &Target,
+        total: usize,
+        sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let result = self.read_chunks(target, total, sink);
         self.wait_all();
         self.copies += u64::from(result.is_ok());
         result
     }
 
-    fn read_chunks(&mut self, target: &Target, out: &mut [u8]) -> Result<()> {
-        let total = out.len();
+    fn read_chunks(&mut self, target: &Target, total: usize, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let chunks = total.div_ceil(CHUNK);
         let len = |i: usize| CHUNK.min(total - i * CHUNK);
         // Enqueues the read of chunk `i` into slot `i % 2`, once the host has emptied it.
@@ -316,15 +332,16 @@ impl Staging {
             this.slots[k].copy = Some(Event::new(event));
             target.flush()
         };
-        enqueue(self, 0)?;
+        if chunks > 0 {
+            enqueue(self, 0)?;
+        }
         for i in 0..chunks {
             if i + 1 < chunks {
                 enqueue(self, i + 1)?;
             }
             let k = i % 2;
             self.wait(k, target.device)?;
-            let start = i * CHUNK;
-            parallel_copy(&mut out[start..start + len(i)], self.host(k, len(i)));
+            sink(self.host(k, len(i)))?;
         }
         Ok(())
     }

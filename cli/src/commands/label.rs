@@ -501,18 +501,36 @@ pub fn label(args: LabelArgs) -> Result<()> {
     // Consecutive labels are renumbered (and counted) on the device.
     let upload = |l: &mut ccl::AnyLabeler| l.upload_array(image.shape(), image.elements());
     let options = args.options(connectivity);
-    let result = ccl::run_host(&mut labeler, &options, upload, |l, d| l.download(d))?;
+    let (width, height) = (image.shape().width, image.shape().height);
+    // A .npy of counted labels, without region properties, is written as the labels arrive from
+    // the device (the download is then the writing too): no host array of their size.
+    let streamed = format == io::LabelFormat::Npy && options.is_consecutive() && args.properties.is_none();
+    let result = ccl::run_host(&mut labeler, &options, upload, |l, d| {
+        if !streamed {
+            return l.download(d).map(Some);
+        }
+        let shape = [height as u64, width as u64];
+        io::write_labels_npy_from(&args.output, &shape, |sink| l.download_pieces(d, sink))?;
+        Ok(None)
+    })?;
     write_stats(&args, &result, false)?;
     note_slow_builds(&device);
-    let (width, height) = (image.shape().width, image.shape().height);
     drop(image);
     let timings = result.timings;
-    let count = result.count.unwrap_or_else(|| result.labels.component_count());
-    let labels = result.labels;
-    write_properties(&args, &mut labeler, &labels, count, false)?;
-    clock.lap("label");
-    io::write_labels(&args.output, &labels)?;
-    clock.lap("write");
+    let count = match result.labels {
+        Some(labels) => {
+            let count = result.count.unwrap_or_else(|| labels.component_count());
+            write_properties(&args, &mut labeler, &labels, count, false)?;
+            clock.lap("label");
+            io::write_labels(&args.output, &labels)?;
+            clock.lap("write");
+            count
+        }
+        None => {
+            clock.lap("label and write");
+            result.count.expect("streamed labels are counted on the device")
+        }
+    };
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         algorithm,

@@ -178,7 +178,7 @@ impl Gpu for Runtime {
         if data.len() >= staging::MIN_STAGED && !staging::is_pinned(data.as_ptr()) {
             use cudarc::driver::DevicePtrMut;
             let (dst, _sync) = slice.device_ptr_mut(&self.stream);
-            self.with_staging(|s| s.write(&self.stream, dst, data))?;
+            self.with_staging(|s| Ok(s.write(&self.stream, dst, data)?))?;
         } else {
             let mut view = slice.slice_mut(0..data.len());
             self.stream.memcpy_htod(data, &mut view).map_err(self.err("cuMemcpyHtoDAsync"))?;
@@ -215,6 +215,23 @@ impl Gpu for Runtime {
             let view = slice.slice(0..out.len());
             self.stream.memcpy_dtoh(&view, out).map_err(self.err("cuMemcpyDtoHAsync"))?;
         }
+        self.finish()
+    }
+
+    /// Large reads go through this handle's staging buffers chunk by chunk, the device filling
+    /// one while `sink` has the other; smaller ones are read whole first.
+    fn read_pieces(&self, buffer: &Buffer, len: usize, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        assert!(len <= buffer.len(), "read of {len} bytes from a {}-byte buffer", buffer.len());
+        if len < staging::MIN_STAGED {
+            return ccl_backend::read_whole_in_pieces(self, buffer, len, sink);
+        }
+        self.last_mark.command();
+        // The staged path is raw driver calls: this context must be current.
+        self.ctx.bind_to_thread().map_err(self.err("cuCtxSetCurrent"))?;
+        let slice = self.slice(buffer)?;
+        use cudarc::driver::DevicePtr;
+        let (src, _sync) = slice.device_ptr(&self.stream);
+        self.with_staging(|s| s.read_with(&self.stream, src, len, sink))?;
         self.finish()
     }
 
