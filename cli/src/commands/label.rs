@@ -142,15 +142,13 @@ fn label_volume(
     if connectivity.dims() != 3 {
         return Err(Error::ConnectivityDimensions { connectivity, what: "a volume" });
     }
-    let run = labeler.label(&volume, &args.options(connectivity))?;
+    let shape = [s.depth as u64, s.height as u64, s.width as u64];
+    let upload = |l: &mut ccl::AnyLabeler| l.upload(&volume);
+    let run = run_to_output(args, &mut labeler, &args.options(connectivity), format, &shape, upload)?;
     write_stats(args, &run, true)?;
-    let ccl::Run { labels, count: components, timings, .. } = run;
+    let ccl::Run { labels, count, timings, .. } = run;
     note_slow_builds(&device);
-    let count = components.unwrap_or_else(|| labels.component_count());
-    write_properties(args, &mut labeler, &labels, count, true)?;
-    clock.lap("label");
-    io::write_volume(&args.output, &labels)?;
-    clock.lap("write");
+    let count = write_rest(args, &mut labeler, labels, count, true, &mut clock)?;
     say!(
         "{count} components ({}x{}x{}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         s.width,
@@ -164,6 +162,56 @@ fn label_volume(
     say!("wrote {}", args.output.display());
     clock.report(labeler.build_report());
     Ok(())
+}
+
+/// Uploads, runs the stages `options` ask for and downloads the labels into host memory; or,
+/// for a `.npy` of counted labels without region properties, writes them to `args.output` (of
+/// `shape`) as they arrive from the device, the download overlapping the writing, without a
+/// host array of their size: the run's labels are then `None`.
+fn run_to_output(
+    args: &LabelArgs,
+    labeler: &mut ccl::AnyLabeler,
+    options: &ccl::Options,
+    format: io::LabelFormat,
+    shape: &[u64],
+    upload: impl FnOnce(&mut ccl::AnyLabeler) -> Result<ccl::DeviceImage>,
+) -> Result<ccl::Run<Option<ccl::LabelImage>>> {
+    let streamed = format == io::LabelFormat::Npy && options.is_consecutive() && args.properties.is_none();
+    ccl::run_host(labeler, options, upload, |l, d| {
+        if !streamed {
+            return l.download(d).map(Some);
+        }
+        io::write_labels_npy_from(&args.output, shape, |sink| l.download_pieces(d, sink))?;
+        Ok(None)
+    })
+}
+
+/// What [`run_to_output`] left to write: the region properties and the labels in host memory
+/// (`volume`: a (D, H, W) array), or nothing where the labels went out as they arrived.
+/// Returns the component count.
+fn write_rest(
+    args: &LabelArgs,
+    labeler: &mut ccl::AnyLabeler,
+    labels: Option<ccl::LabelImage>,
+    count: Option<u32>,
+    volume: bool,
+    clock: &mut Clock,
+) -> Result<u32> {
+    let Some(labels) = labels else {
+        clock.lap("label and write");
+        // Streamed labels are consecutive, so counted on the device.
+        return Ok(count.unwrap_or(0));
+    };
+    let count = count.unwrap_or_else(|| labels.component_count());
+    write_properties(args, labeler, &labels, count, volume)?;
+    clock.lap("label");
+    if volume {
+        io::write_volume(&args.output, &labels)?;
+    } else {
+        io::write_labels(&args.output, &labels)?;
+    }
+    clock.lap("write");
+    Ok(count)
 }
 
 /// Writes the kept components' statistics to `--stats` when given (`volume`: with z columns),
@@ -318,20 +366,16 @@ fn label_multilabel(args: &LabelArgs) -> Result<()> {
     let mut labeler = device.labeler_for(algorithm, connectivity)?;
     clock.lap("kernels");
     let upload = |l: &mut ccl::AnyLabeler| l.upload_bytes(s, &values.bytes, kind);
-    let run = ccl::run_host(&mut labeler, &args.options(connectivity), upload, |l, d| l.download(d))?;
-    write_stats(args, &run, values.volume)?;
-    note_slow_builds(&device);
     let volume = values.volume;
+    let shape: Vec<u64> = match volume {
+        true => vec![s.depth as u64, s.height as u64, s.width as u64],
+        false => vec![s.height as u64, s.width as u64],
+    };
+    let run = run_to_output(args, &mut labeler, &args.options(connectivity), format, &shape, upload)?;
+    write_stats(args, &run, volume)?;
+    note_slow_builds(&device);
     drop(values);
-    let count = run.count.unwrap_or_else(|| run.labels.component_count());
-    write_properties(args, &mut labeler, &run.labels, count, volume)?;
-    clock.lap("label");
-    if volume {
-        io::write_volume(&args.output, &run.labels)?;
-    } else {
-        io::write_labels(&args.output, &run.labels)?;
-    }
-    clock.lap("write");
+    let count = write_rest(args, &mut labeler, run.labels, run.count, volume, &mut clock)?;
     say!(
         "{count} components ({}x{}x{}, {algorithm}, {connectivity}, multi-label) in {:.3} ms labeling; phases ms: {}",
         s.width,
@@ -500,37 +544,14 @@ pub fn label(args: LabelArgs) -> Result<()> {
     }
     // Consecutive labels are renumbered (and counted) on the device.
     let upload = |l: &mut ccl::AnyLabeler| l.upload_array(image.shape(), image.elements());
-    let options = args.options(connectivity);
     let (width, height) = (image.shape().width, image.shape().height);
-    // A .npy of counted labels, without region properties, is written as the labels arrive from
-    // the device (the download is then the writing too): no host array of their size.
-    let streamed = format == io::LabelFormat::Npy && options.is_consecutive() && args.properties.is_none();
-    let result = ccl::run_host(&mut labeler, &options, upload, |l, d| {
-        if !streamed {
-            return l.download(d).map(Some);
-        }
-        let shape = [height as u64, width as u64];
-        io::write_labels_npy_from(&args.output, &shape, |sink| l.download_pieces(d, sink))?;
-        Ok(None)
-    })?;
+    let shape = [height as u64, width as u64];
+    let result = run_to_output(&args, &mut labeler, &args.options(connectivity), format, &shape, upload)?;
     write_stats(&args, &result, false)?;
     note_slow_builds(&device);
     drop(image);
     let timings = result.timings;
-    let count = match result.labels {
-        Some(labels) => {
-            let count = result.count.unwrap_or_else(|| labels.component_count());
-            write_properties(&args, &mut labeler, &labels, count, false)?;
-            clock.lap("label");
-            io::write_labels(&args.output, &labels)?;
-            clock.lap("write");
-            count
-        }
-        None => {
-            clock.lap("label and write");
-            result.count.expect("streamed labels are counted on the device")
-        }
-    };
+    let count = write_rest(&args, &mut labeler, result.labels, result.count, false, &mut clock)?;
     say!(
         "{count} components ({width}x{height}, {}, {}) in {:.3} ms labeling; phases ms: {}",
         algorithm,
