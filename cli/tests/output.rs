@@ -10,29 +10,35 @@ mod common;
 mod support;
 use support::{ccl, files_in, run_checked, scratch, text};
 
+/// Makes every write of `cmd`'s process past `bytes` fail with EFBIG (`RLIMIT_FSIZE`, SIGXFSZ
+/// ignored), as a full disk would.
+fn limit_file_size(cmd: &mut std::process::Command, bytes: libc::rlim_t) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A file-size limit makes every write past 64 kB fail (EFBIG), as a full disk would: the label
 /// command fails cleanly, the good file already at the target is untouched, and no partial or
 /// temporary file is left, for every output format.
 #[test]
 fn a_failed_write_keeps_the_old_file_and_leaves_nothing_behind() {
-    use std::os::unix::process::CommandExt;
     let dir = scratch("efbig");
     for ext in ["npy", "png", "tiff"] {
         let target = dir.join(format!("labels.{ext}"));
         std::fs::write(&target, b"the good file of an earlier run").unwrap();
         let mut cmd = ccl();
         cmd.args(["label", "--backend", "cpu", "-o"]).arg(&target);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let limit = libc::rlimit { rlim_cur: 64 << 10, rlim_max: 64 << 10 };
-                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        limit_file_size(&mut cmd, 64 << 10);
         let out = cmd.output().unwrap();
         let t = text(&out);
         assert_eq!(out.status.code(), Some(1), "{ext}: {t}");
@@ -156,7 +162,6 @@ device_tests! {
 /// equals the CPU reference's consecutive labels; with writes failing past 8 MiB (mid-stream),
 /// the command fails cleanly and the earlier file stays, with nothing left beside it.
 fn a_large_npy_is_written_as_its_labels_arrive_whole_or_not_at_all(d: &common::TestDevice) {
-    use std::os::unix::process::CommandExt;
     let dir = scratch(&format!("streamed-{}", d.token));
     let (width, height) = (2100, 2000);
     let image = ccl::random_image(width, height, 50, 1, 3).unwrap();
@@ -180,17 +185,7 @@ fn a_large_npy_is_written_as_its_labels_arrive_whole_or_not_at_all(d: &common::T
 
     std::fs::write(&target, b"the good file of an earlier run").unwrap();
     let mut cmd = label();
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit { rlim_cur: 8 << 20, rlim_max: 8 << 20 };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit_file_size(&mut cmd, 8 << 20);
     let (out, t) = run_checked(&mut cmd);
     assert_eq!(out.status.code(), Some(1), "{}: {t}", d.token);
     assert!(t.contains(&format!("cannot write {}", target.display())), "{}: {t}", d.token);
