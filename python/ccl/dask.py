@@ -2,11 +2,15 @@
 
 The graph: each chunk is labeled once by :func:`ccl.label` on its worker (a GPU where the worker
 has one, so ``dask_cuda.LocalCUDACluster`` gives one GPU per worker; POCL or the CPU reference
-elsewhere; CuPy chunks stay on their GPU), into labels 1..n of its own. Each chunk then hands
-over only its boundary planes; for every pair of chunks that touch (across a face, an edge or a
-corner of the chunk grid) the pairs of labels that touch across it under the connectivity are
-collected, all of them are joined once by a union-find (``ccl``'s own, in Rust), and each chunk
-is renumbered with a gather through the resulting table. Labels are consecutive, numbered by
+elsewhere), into labels 1..n of its own. A CuPy chunk's labels stay on its GPU; so do a NumPy
+chunk's where its worker labels on CUDA and has CuPy, while the device has room, until the chunk
+is renumbered there and its final labels come back (through a page-locked buffer): only the
+boundary planes and the final labels cross the bus. Each chunk then hands over only its
+boundary planes and count; for each chunk, the pairs of labels that touch under the
+connectivity across its boundary with each neighbour it reaches by a step of +1 (a face, an
+edge or a corner of the chunk grid) are collected in one task, all of them are joined once by a
+union-find (``ccl``'s own, in Rust), and each chunk is renumbered with a gather through the
+resulting table: four tasks a chunk, one merge. Labels are consecutive, numbered by
 chunk in C order and then in raster order within the chunk (not the raster order of the whole
 array: the same partition as ``scipy.ndimage.label``, numbered differently).
 
@@ -16,11 +20,14 @@ Unlike ``dask_image.ndmeasure.label`` with dask 2025.4 and later, no dask array 
 
 from __future__ import annotations
 
+import functools
 import itertools
+import threading
 
 import numpy as np
 
 from . import MAX_32BIT_ELEMENTS, _background_value, _ccl, _connectivity
+from . import devices as ccl_devices
 from . import label as _label_array
 
 __all__ = ["label"]
@@ -28,39 +35,126 @@ __all__ = ["label"]
 #: Chunk labelings in this process, for tests that check each chunk is labeled once.
 _labelings = itertools.count()
 
+#: Bytes of each piece of a chunk's labels on their way from the GPU to host memory.
+_PIECE = 16 << 20
+#: Device memory left free after keeping a chunk's labels on the GPU; below it they go to the host.
+_DEVICE_RESERVE = 1 << 30
+
+#: This thread's page-locked buffer (``buffer``) and CUDA streams by device (``streams``).
+_thread = threading.local()
+
 
 def _steps(connectivity: int) -> int:
     """Most coordinates a neighbour may differ in: 1 for 4 and 6, 2 for 8 and 18, 3 for 26."""
     return {4: 1, 6: 1, 8: 2, 18: 2, 26: 3}[connectivity]
 
 
-def _to_host(array) -> np.ndarray:
-    return array.get() if hasattr(array, "__cuda_array_interface__") else np.asarray(array)
+def _on_gpu(array) -> bool:
+    return hasattr(array, "__cuda_array_interface__")
 
 
-def _label_chunk(chunk, connectivity: int, algorithm, device):
-    """A chunk's own labels 1..n (NumPy, or CuPy for a CuPy chunk) and n."""
+@functools.lru_cache(maxsize=None)
+def _cuda_ordinal(device) -> int | None:
+    """The CUDA device a NumPy chunk is labeled on when it may stay there (CuPy importable and
+    ``device`` a ``cuda:N``, or None where ``ccl`` finds a CUDA device, its default), else None."""
+    if device is None:
+        device = next((d[0] for d in ccl_devices() if d[0].startswith("cuda:")), None)
+    if device is None or not str(device).startswith("cuda:"):
+        return None
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return None
+    return int(str(device).split(":", 1)[1])
+
+
+def _stream(cupy):
+    """This thread's non-blocking stream on the current device: the work of different threads
+    overlaps (on CuPy's default stream it would wait for each other's)."""
+    streams = _thread.__dict__.setdefault("streams", {})
+    device = cupy.cuda.Device().id
+    if device not in streams:
+        streams[device] = cupy.cuda.Stream(non_blocking=True)
+    return streams[device]
+
+
+def _device_room(cupy, nbytes: int) -> bool:
+    """Whether the current device can keep ``nbytes`` more and still have ``_DEVICE_RESERVE``
+    free (the memory pool's cached blocks count as free)."""
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    return free + cupy.get_default_memory_pool().free_bytes() >= nbytes + _DEVICE_RESERVE
+
+
+def _label_chunk(chunk, connectivity: int, algorithm, device, dtype):
+    """A chunk's own labels 1..n, n, whether they come back from the GPU into host memory once
+    renumbered (into ``dtype``, which the device needs room for), and its boundary planes
+    (:func:`_planes`).
+
+    A NumPy chunk whose worker labels on a CUDA device (with CuPy there) keeps its labels on
+    that GPU until it is renumbered, while the device has room: only the chunk, its boundary
+    planes and then its final labels cross the bus. A CuPy chunk's labels stay on its GPU."""
     next(_labelings)
     if chunk.size == 0:
-        return np.zeros(chunk.shape, np.uint32), 0
+        labels = np.zeros(chunk.shape, np.uint32)
+        return labels, 0, False, _planes(labels)
+    ordinal = None if _on_gpu(chunk) else _cuda_ordinal(device)
+    if ordinal is not None:
+        import cupy
+
+        with cupy.cuda.Device(ordinal), _stream(cupy) as stream:
+            if _device_room(cupy, chunk.size * (chunk.itemsize + 4 + np.dtype(dtype).itemsize)):
+                gpu = _upload(np.ascontiguousarray(chunk), stream)
+                labels, n = _label_array(gpu, connectivity=connectivity, algorithm=algorithm, return_num=True)
+                return labels, int(n), True, _planes(labels)
     labels, n = _label_array(chunk, connectivity=connectivity, algorithm=algorithm, device=device, return_num=True)
-    return labels, int(n)
+    if _on_gpu(labels):  # on the chunk's device and stream, as the labeling
+        with labels.device:
+            return labels, int(n), False, _planes(labels)
+    return labels, int(n), False, _planes(labels)
 
 
-def _count(labeled) -> int:
-    return labeled[1]
+def _planes(labels) -> dict:
+    """The first and last plane of ``labels`` along each axis of nonzero length, in host memory,
+    ``{(axis, side): plane}`` (from a GPU array in one copy, on the current stream)."""
+    keys = [(axis, side) for axis in range(labels.ndim) if labels.shape[axis] for side in (0, 1)]
+    planes = [labels.take(0 if side == 0 else labels.shape[axis] - 1, axis=axis) for axis, side in keys]
+    if _on_gpu(labels):
+        import cupy
+
+        flat = cupy.concatenate([plane.ravel() for plane in planes]).get() if planes else None
+        ends = np.cumsum([plane.size for plane in planes])[:-1]
+        planes = [part.reshape(plane.shape) for part, plane in zip(np.split(flat, ends), planes)]
+    return dict(zip(keys, planes))
 
 
-def _faces(labeled) -> dict:
-    """The chunk's first and last plane along each axis, on the host: ``{(axis, side): plane}``."""
-    labels = labeled[0]
-    faces = {}
-    for axis in range(labels.ndim):
-        if labels.shape[axis] == 0:
-            continue
-        for side, index in ((0, 0), (1, labels.shape[axis] - 1)):
-            faces[(axis, side)] = _to_host(labels.take(index, axis=axis))
-    return faces
+def _faces(labeled) -> tuple:
+    """A labeled chunk's boundary planes and count of labels: all that the links need of it."""
+    _, n, _, planes = labeled
+    return planes, n
+
+
+def _pinned_buffer(cupy) -> np.ndarray:
+    """This thread's page-locked buffer of ``_PIECE`` bytes."""
+    buffer = getattr(_thread, "buffer", None)
+    if buffer is None or buffer.size < _PIECE:
+        buffer = _thread.buffer = np.frombuffer(cupy.cuda.alloc_pinned_memory(_PIECE), np.uint8, _PIECE)
+    return buffer
+
+
+def _upload(chunk: np.ndarray, stream):
+    """``chunk`` (C-contiguous) copied to a new CuPy array through this thread's page-locked
+    buffer, a piece at a time (the driver's own copies from pageable memory are slower)."""
+    import cupy
+
+    out = cupy.empty(chunk.shape, chunk.dtype)
+    source, target = chunk.reshape(-1).view(np.uint8), out.reshape(-1).view(cupy.uint8)
+    buffer = _pinned_buffer(cupy)
+    for start in range(0, source.size, _PIECE):
+        staged = buffer[: min(_PIECE, source.size - start)]
+        staged[...] = source[start : start + staged.size]
+        target[start : start + staged.size].set(staged, stream=stream)
+        stream.synchronize()  # before the buffer is filled again
+    return out
 
 
 def _boundary(faces: dict, direction: tuple, mine: bool) -> np.ndarray:
@@ -83,18 +177,27 @@ def _pairs(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
     budget = _steps(connectivity) - sum(1 for step in direction if step != 0)
     if budget < 0:  # chunks that meet only where the connectivity does not reach
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
-    a = np.ascontiguousarray(_to_host(_boundary(faces_a, direction, True)), np.uint32)
-    b = np.ascontiguousarray(_to_host(_boundary(faces_b, direction, False)), np.uint32)
+    a = np.ascontiguousarray(_boundary(faces_a, direction, True), np.uint32)
+    b = np.ascontiguousarray(_boundary(faces_b, direction, False), np.uint32)
     return _ccl._boundary_pairs(a, b, budget)
 
 
-def _merge(counts: list, links: list, base: int):
-    """Joins the chunks' labels: ``counts`` per chunk (C order), ``links`` as (chunk a, chunk b,
-    pairs of their local labels). Returns each chunk's offset, the table from global label to
-    its number (``base`` + 1 ..) and the number of components."""
+def _chunk_links(faced, neighbours: list, connectivity: int):
+    """A chunk's count of labels and its links: for each neighbour ``(k, direction, faces)``
+    that the chunk reaches by a step of ``direction``, ``(k, pairs)``."""
+    faces, n = faced
+    return n, [(k, _pairs(faces, other[0], direction, connectivity)) for k, direction, other in neighbours]
+
+
+def _merge(linked: list, base: int):
+    """Joins the chunks' labels: ``linked`` per chunk (C order) as its count and its links
+    (chunk b, pairs of their local labels). Returns each chunk's offset, the table from global
+    label to its number (``base`` + 1 ..) and the number of components."""
+    counts = [n for n, _ in linked]
     offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.uint64)]).astype(np.uint64)
     total = int(offsets[-1])
     shift = np.uint64(base)
+    links = [(ka, kb, pairs) for ka, (_, chunk_links) in enumerate(linked) for kb, pairs in chunk_links]
     a = [shift + offsets[ka] + pa for ka, kb, (pa, pb) in links]
     b = [shift + offsets[kb] + pb for ka, kb, (pa, pb) in links]
     a = np.concatenate(a) if a else np.zeros(0, np.uint64)
@@ -107,17 +210,40 @@ def _num(merged) -> np.int64:
     return np.int64(merged[2])
 
 
+def _download(labels, stream) -> np.ndarray:
+    """``labels`` (CuPy, C-contiguous) copied into a new NumPy array through a page-locked buffer
+    of this thread's, a piece at a time (the driver's own copies from the device into pageable
+    memory are slower)."""
+    import cupy
+
+    out = np.empty(labels.shape, labels.dtype)
+    source, target = labels.reshape(-1).view(cupy.uint8), out.reshape(-1).view(np.uint8)
+    buffer = _pinned_buffer(cupy)
+    for start in range(0, target.size, _PIECE):
+        piece = source[start : start + _PIECE]
+        staged = buffer[: piece.size]
+        piece.get(out=staged, stream=stream)  # waits for the copy
+        target[start : start + piece.size] = staged
+    return out
+
+
 def _relabel(labeled, merged, chunk: int, dtype):
-    """A chunk's labels renumbered through the merged table (background stays 0)."""
-    labels, n = labeled
+    """A chunk's labels renumbered through the merged table (background stays 0): on the GPU
+    where its labels are there, then into host memory for a NumPy chunk."""
+    labels, n, to_host, _ = labeled
     offsets, table, _ = merged
     start = int(offsets[chunk])
-    if hasattr(labels, "__cuda_array_interface__"):
+    if _on_gpu(labels):
         import cupy
 
         local = table[start : start + n + 1].astype(dtype)
         local[0] = 0
-        return cupy.asarray(local)[labels]
+        with labels.device, _stream(cupy) as stream:
+            renumbered = cupy.asarray(local)[labels]
+            if not to_host:
+                stream.synchronize()
+                return renumbered
+            return _download(renumbered, stream)
     return _ccl._relabel_chunk(np.ascontiguousarray(labels, np.uint32), table, start, np.dtype(dtype).itemsize * 8)
 
 
@@ -159,6 +285,8 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, bac
     """
     import dask
     import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
     image = da.asarray(image)
     if image.ndim not in (2, 3):
@@ -178,24 +306,22 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, bac
     grid = chunks.shape
     order = {index: k for k, index in enumerate(np.ndindex(*grid))}
     label_chunk = dask.delayed(_label_chunk, pure=True)
-    labeled = {index: label_chunk(chunks[index], conn, algorithm, device) for index in order}
-    faces = {index: dask.delayed(_faces, pure=True)(labeled[index]) for index in order}
-    links = []
+    labeled = {index: label_chunk(chunks[index], conn, algorithm, device, dtype) for index in order}
+    faced = {index: dask.delayed(_faces, pure=True)(labeled[index]) for index in order}
+    linked = []
     for index in order:
+        neighbours = []
         for step in _directions(image.ndim):
             other = tuple(i + s for i, s in zip(index, step))
             if all(0 <= o < g for o, g in zip(other, grid)):
-                pairs = dask.delayed(_pairs, pure=True)(faces[index], faces[other], step, conn)
-                links.append((order[index], order[other], pairs))
-    counts = [dask.delayed(_count, pure=True)(labeled[index]) for index in order]
-    merged = dask.delayed(_merge, pure=True)(counts, links, int(_label_base))
+                neighbours.append((order[other], step, faced[other]))
+        linked.append(dask.delayed(_chunk_links, pure=True)(faced[index], neighbours, conn))
+    merged = dask.delayed(_merge, pure=True)(linked, int(_label_base))
 
-    blocks = np.empty(grid, dtype=object)
-    meta = image._meta
-    for index, k in order.items():
-        shape = tuple(c[i] for c, i in zip(image.chunks, index))
-        relabeled = dask.delayed(_relabel, pure=True)(labeled[index], merged, k, dtype)
-        blocks[index] = da.from_delayed(relabeled, shape=shape, dtype=dtype, meta=meta.astype(dtype))
-    labels = da.block(blocks.tolist())
+    # The labels array's chunks are the renumbering tasks themselves (no task to wrap or join them).
+    name = "ccl-dask-label-" + tokenize(image, conn, dtype, algorithm, device, _label_base)
+    tasks = {(name, *index): (_relabel, labeled[index].key, merged.key, k, dtype) for index, k in order.items()}
+    graph = HighLevelGraph.from_collections(name, tasks, dependencies=[merged, *labeled.values()])
+    labels = da.Array(graph, name, image.chunks, dtype=dtype, meta=image._meta.astype(dtype))
     num = da.from_delayed(dask.delayed(_num, pure=True)(merged), shape=(), dtype=np.int64)
     return labels, num

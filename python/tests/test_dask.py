@@ -3,7 +3,8 @@ arrays chunked in odd ways: chunks of one element, irregular chunks, a single ch
 full arrays, contacts only at the corner of four (eight) chunks, a spiral across many chunks,
 every connectivity, 32- and 64-bit labels (a label base past 2^32 injected on a small array),
 and each chunk labeled exactly once per compute, on the threaded scheduler and on
-``dask.distributed``."""
+``dask.distributed``; on a CUDA device, NumPy chunks whose labels stay on the GPU until they are
+renumbered (or come back at once where it has no room) and CuPy chunks."""
 
 import importlib
 import os
@@ -171,9 +172,95 @@ def test_zarr_in_and_out(tmp_path):
 
 
 
+@pytest.mark.parametrize("shape, chunks", [((0, 5), (1, 2)), ((4, 0, 3), 2)])
+def test_arrays_of_no_elements(shape, chunks):
+    labels, num = _label(np.zeros(shape, bool), chunks, 8 if len(shape) == 2 else 26)
+    assert labels.shape == shape and labels.dtype == np.uint32 and num == 0
+
+
 def test_a_background_value_as_ccl_label():
     values = np.random.default_rng(21).integers(-2, 3, (23, 31)).astype(np.int16)
     labels, num = _label(values, (7, 9), 8, background=-2)
     _check(labels, num, values != -2, 8)
     with pytest.raises(ValueError, match="not a value of a int16"):
         ccl.dask.label(da.from_array(values), background=1 << 20)
+
+
+# --- GPU chunks (skipped without CuPy or a CUDA device, unless CCL_REQUIRE_BACKENDS names cuda) ---
+
+REQUIRE_CUDA = "cuda" in [t.strip().lower() for t in os.environ.get("CCL_REQUIRE_BACKENDS", "").split(",")]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    reason = None
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1 or not any(d[0] == "cuda:0" for d in ccl.devices()):
+            reason = "no CUDA device"
+    except Exception as error:  # ImportError, or CuPy without a driver
+        reason = f"CuPy cannot reach a CUDA device: {error}"
+    if reason is not None:
+        if REQUIRE_CUDA:
+            pytest.fail(f"CCL_REQUIRE_BACKENDS names cuda, but {reason}")
+        pytest.skip(reason)
+    return cupy
+
+
+def _count_downloads(monkeypatch) -> list:
+    """Counts the chunks whose labels come back from the GPU through ``ccl.dask._download``."""
+    calls = []
+    download = ccl.dask._download
+
+    def counted(labels, stream):
+        calls.append(labels.shape)
+        return download(labels, stream)
+
+    monkeypatch.setattr(ccl.dask, "_download", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", sorted(CASES_2D))
+def test_numpy_chunks_keep_their_labels_on_the_gpu(cp, monkeypatch, case):
+    # Pieces of 4 KiB: chunks of labels come back in several pieces through the pinned buffer.
+    monkeypatch.setattr(ccl.dask, "_PIECE", 4096)
+    downloads = _count_downloads(monkeypatch)
+    image, chunks = CASES_2D[case]
+    array = da.from_array(image, chunks=chunks)
+    labels, num = ccl.dask.label(array, connectivity=8, device="cuda:0")
+    labels, num = dask.compute(labels, num, scheduler="threads")
+    assert isinstance(labels, np.ndarray) and labels.dtype == np.uint32
+    _check(labels, int(num), image, 8)
+    assert len(downloads) == int(np.prod(array.numblocks))
+
+
+def test_numpy_chunks_without_room_on_the_gpu_come_back_to_the_host(cp, monkeypatch):
+    downloads = _count_downloads(monkeypatch)
+    monkeypatch.setattr(ccl.dask, "_DEVICE_RESERVE", 1 << 62)
+    volume = np.random.default_rng(31).random((30, 26, 22)) < 0.35
+    labels, num = ccl.dask.label(da.from_array(volume, chunks=(11, 9, 8)), connectivity=26, device="cuda:0")
+    labels, num = dask.compute(labels, num, scheduler="threads")
+    assert isinstance(labels, np.ndarray)
+    _check(labels, int(num), volume, 26)
+    assert downloads == []
+
+
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_cupy_chunks_stay_on_the_gpu(cp, connectivity):
+    volume = np.random.default_rng(32).random((30, 26, 22)) < 0.35
+    array = da.from_array(cp.asarray(volume), chunks=(7, 13, 10), asarray=False)
+    labels, num = ccl.dask.label(array, connectivity=connectivity, dtype=np.uint64)
+    labels, num = dask.compute(labels, num, scheduler="threads")
+    assert isinstance(labels, cp.ndarray) and labels.dtype == np.uint64
+    _check(labels.get(), int(num), volume, connectivity)
+
+
+def test_numpy_chunks_on_the_gpu_with_dask_distributed(cp):
+    distributed = _require("distributed")
+    volume = np.random.default_rng(33).random((32, 30, 28)) < 0.4
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=4, processes=False, dashboard_address=None) as c:
+        with distributed.Client(c):
+            labels, num = ccl.dask.label(da.from_array(volume, chunks=(9, 16, 10)), connectivity=26)
+            labels, num = dask.compute(labels, num)
+    _check(labels, int(num), volume, 26)
