@@ -5,7 +5,7 @@
     python3 large_bench.py volume OUT.json [--side 1700] [--cap-gib 16]
                                                                # a volume past 2^32 voxels, capped
                                                                # device memory against uncapped
-    python3 large_bench.py dask OUT.json [--side 1024] [--chunk 256] [--workers 16]
+    python3 large_bench.py dask OUT.json [--side 1024] [--chunk 256] [--workers 16] [--variants gpu:16,host:16]
                                                                # ccl.dask (one GPU worker) against
                                                                # dask_image.ndmeasure.label (CPU
                                                                # workers) and scipy
@@ -92,12 +92,44 @@ def same_partition(want, k, got, n):
     return bool(np.array_equal(image[a], b) and np.unique(image[1:]).size == n)
 
 
+_STEPS = ("_upload", "_label_array", "_planes", "_download", "_pairs", "_merge", "_device_room")
+
+
+def instrument():
+    """On a worker: wraps the steps of ccl.dask's tasks (``_STEPS``) to sum their seconds."""
+    import threading
+
+    module = importlib.import_module("ccl.dask")
+    totals, lock = {}, threading.Lock()
+    module._bench_totals = totals
+    for name in _STEPS:
+        step = getattr(module, name)
+
+        def timed_step(*args, _step=step, _name=name, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _step(*args, **kwargs)
+            finally:
+                with lock:
+                    totals[_name] = totals.get(_name, 0.0) + time.perf_counter() - start
+
+        setattr(module, name, timed_step)
+
+
+def collect():
+    """On a worker: the seconds :func:`instrument` summed, and the steps unwrapped."""
+    module = importlib.import_module("ccl.dask")
+    for name in _STEPS:
+        setattr(module, name, getattr(module, name).__kwdefaults__["_step"])
+    return dict(module._bench_totals)
+
+
 def run_dask(args):
     import dask
     import dask.array as da
     import dask_image.ndmeasure
     import scipy.ndimage as ndi
-    from distributed import Client, LocalCluster, wait
+    from distributed import Client, LocalCluster, get_task_stream, wait
 
     shape, chunks = (args.side,) * 3, (args.chunk,) * 3
     structure = ndi.generate_binary_structure(3, 3)
@@ -113,19 +145,57 @@ def run_dask(args):
         return call
 
     # The input is made and held on the cluster's workers first: only the labeling is timed.
-    # One worker process holds the GPU; its threads (--ccl-threads) share it.
-    ccl_rows = {}
-    for threads in args.ccl_threads:
-        with LocalCluster(n_workers=1, threads_per_worker=threads, dashboard_address=None) as cluster, Client(cluster):
+    # One worker process holds the GPU; its threads share it. Variants: "gpu" (ccl.dask as it
+    # is: NumPy chunks keep their labels on the GPU until renumbered), "host" (every chunk's
+    # labels back in host memory at once, as where the GPU has no room) and any other NAME
+    # where the worker can import a ccl.dask_NAME module (an earlier ccl.dask, for an A/B).
+    ccl_rows, checks = {}, []
+    for spec in args.variants:
+        variant, threads = spec.split(":")
+        threads = int(threads)
+        with LocalCluster(n_workers=1, threads_per_worker=threads, dashboard_address=None) as cluster, Client(
+            cluster
+        ) as client:
+            module = importlib.import_module("ccl.dask" if variant in ("gpu", "host") else f"ccl.dask_{variant}")
+            if variant == "host":
+                client.run(lambda: setattr(importlib.import_module("ccl.dask"), "_DEVICE_RESERVE", 1 << 62))
             image = make().persist()
             wait(image)
-            ours = persisted(lambda image: ccl.dask.label(image, connectivity=26, device=args.device), image)
-            ccl_s, ccl_all, (labels, n) = timed(ours, args.runs)
-            ccl_labels = labels.compute()
+            ours = persisted(lambda image: module.label(image, connectivity=26, device=args.device), image)
+            with get_task_stream() as stream:
+                ccl_s, ccl_all, (labels, n) = timed(ours, args.runs)
+            busy = {}
+            for task in stream.data:
+                prefix = str(task["key"]).split("-")[0].strip("('")
+                for part in task["startstops"]:
+                    if part["action"] == "compute":
+                        busy[prefix] = busy.get(prefix, 0.0) + part["stop"] - part["start"]
+            checks.append((f"{variant}/{threads}", labels.compute(), n))
+            del labels  # else the next run finds its chunks' labels already there
+            if variant in ("gpu", "host"):
+                client.run(instrument)
+            with get_task_stream() as stream:  # one more run: when each kind of task ran
+                ours()
+            steps = next(iter(client.run(collect).values())) if variant in ("gpu", "host") else {}
+            spans = {}
+            for task in stream.data:
+                prefix = str(task["key"]).split("-")[0].strip("('")
+                for part in task["startstops"]:
+                    if part["action"] == "compute":
+                        first, last = spans.get(prefix, (part["start"], part["stop"]))
+                        spans[prefix] = (min(first, part["start"]), max(last, part["stop"]))
+            origin = min(first for first, _ in spans.values())
+            spans = {k: (round(a - origin, 3), round(b - origin, 3)) for k, (a, b) in spans.items()}
             image = image.compute()
-        ccl_rows[threads] = {"s": ccl_s, "runs": ccl_all}
-        print(f"ccl.dask, one worker of {threads} threads on {args.device}: {ccl_s:.2f} s {ccl_all}, {n} components",
-              flush=True)
+        key = f"{variant}, {threads} threads"
+        ccl_rows[key] = {"s": ccl_s, "runs": ccl_all, "task_seconds": busy, "task_spans": spans, "step_seconds": steps}
+        print(f"ccl.dask ({variant}), one worker of {threads} threads on {args.device}: {ccl_s:.2f} s {ccl_all}, "
+              f"{n} components; task seconds over the runs: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in sorted(busy.items(), key=lambda kv: -kv[1]))
+              + "; one more run, each kind of task from its first start to its last stop (s): "
+              + ", ".join(f"{k} {a}-{b}" for k, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]))
+              + "; its steps' seconds summed over the threads: "
+              + ", ".join(f"{k} {v:.3f}" for k, v in sorted(steps.items(), key=lambda kv: -kv[1])), flush=True)
     ccl_s = min(r["s"] for r in ccl_rows.values())
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
         held = make().persist()
@@ -137,8 +207,9 @@ def run_dask(args):
     start = time.perf_counter()
     want, k = ndi.label(image, structure)
     sp_s = time.perf_counter() - start
-    same = same_partition(want, k, ccl_labels, n)
+    same = {name: same_partition(want, k, labels, n) for name, labels, n in checks}
     print(f"scipy.ndimage.label: {sp_s:.1f} s, {k} components; ccl.dask the same partition: {same}", flush=True)
+    same = all(same.values())
     print(f"ccl.dask is {di_s / ccl_s:.1f}x dask_image", flush=True)
     row.update(ccl_s=ccl_s, ccl_by_threads=ccl_rows, dask_image_s=di_s, dask_image_runs=di_all, scipy_s=sp_s,
                components=int(n), same_as_scipy=same, speedup=di_s / ccl_s)
@@ -156,7 +227,8 @@ def main():
     parser.add_argument("--cap-gib", type=float, default=16)
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--dask-image-runs", type=int, default=1)
-    parser.add_argument("--ccl-threads", type=lambda t: [int(x) for x in t.split(",")], default=[1, 16])
+    parser.add_argument("--variants", type=lambda t: t.split(","), default=["gpu:1", "gpu:16"],
+                        help="VARIANT:THREADS, comma-separated (gpu, host, or NAME for a ccl.dask_NAME module)")
     args = parser.parse_args()
     if args.what == "dask":
         import ccl.dask  # noqa: F401
