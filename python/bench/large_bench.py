@@ -124,6 +124,16 @@ def collect():
     return dict(module._bench_totals)
 
 
+def computed(stream):
+    """(kind of task, start, stop) of each compute in a ``get_task_stream`` record; the kind is
+    the key's name up to its first "-"."""
+    for task in stream.data:
+        prefix = str(task["key"]).split("-")[0].strip("('")
+        for part in task["startstops"]:
+            if part["action"] == "compute":
+                yield prefix, part["start"], part["stop"]
+
+
 def run_dask(args):
     import dask
     import dask.array as da
@@ -165,11 +175,8 @@ def run_dask(args):
             with get_task_stream() as stream:
                 ccl_s, ccl_all, (labels, n) = timed(ours, args.runs)
             busy = {}
-            for task in stream.data:
-                prefix = str(task["key"]).split("-")[0].strip("('")
-                for part in task["startstops"]:
-                    if part["action"] == "compute":
-                        busy[prefix] = busy.get(prefix, 0.0) + part["stop"] - part["start"]
+            for prefix, start, stop in computed(stream):
+                busy[prefix] = busy.get(prefix, 0.0) + stop - start
             checks.append((f"{variant}/{threads}", labels.compute(), n))
             del labels  # else the next run finds its chunks' labels already there
             if variant in ("gpu", "host"):
@@ -178,12 +185,9 @@ def run_dask(args):
                 ours()
             steps = next(iter(client.run(collect).values())) if variant in ("gpu", "host") else {}
             spans = {}
-            for task in stream.data:
-                prefix = str(task["key"]).split("-")[0].strip("('")
-                for part in task["startstops"]:
-                    if part["action"] == "compute":
-                        first, last = spans.get(prefix, (part["start"], part["stop"]))
-                        spans[prefix] = (min(first, part["start"]), max(last, part["stop"]))
+            for prefix, start, stop in computed(stream):
+                first, last = spans.get(prefix, (start, stop))
+                spans[prefix] = (min(first, start), max(last, stop))
             origin = min(first for first, _ in spans.values())
             spans = {k: (round(a - origin, 3), round(b - origin, 3)) for k, (a, b) in spans.items()}
             image = image.compute()

@@ -121,7 +121,7 @@ def _planes(labels) -> dict:
     if _on_gpu(labels):
         import cupy
 
-        flat = cupy.concatenate([plane.ravel() for plane in planes]).get() if planes else None
+        flat = cupy.concatenate([plane.ravel() for plane in planes]).get()
         ends = np.cumsum([plane.size for plane in planes])[:-1]
         planes = [part.reshape(plane.shape) for part, plane in zip(np.split(flat, ends), planes)]
     return dict(zip(keys, planes))
