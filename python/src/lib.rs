@@ -3,13 +3,14 @@
 //! any device `ccl` knows, with the GIL released while the device works; and of arrays in CUDA
 //! memory (CuPy, PyTorch), labeled where they lie on `cuda:N` without a copy through the host.
 //! Also binarization of gray pages (Nick, Sauvola, Niblack, Wolf, Otsu) on any device. Devices
-//! are opened once per id, labelers kept per (device, algorithm, connectivity) and binarizers
-//! per device, so kernels are built once per process.
+//! are opened once per id; labelers, kept per (device, algorithm, connectivity), and binarizers,
+//! kept per device, are lent to one call at a time and kept for the next, so kernels are built
+//! once per process and thread, and calls from several threads run at once.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ccl::binarize::{Binarizer, KernelKind, Method, NickFormula, Params};
 use ccl::{
@@ -52,24 +53,24 @@ fn to_py(e: Error) -> PyErr {
 
 type Key = (String, Algorithm, Connectivity);
 
-/// Opened devices by id, labelers by (device id, algorithm, connectivity) and binarizers by
-/// device id, made at first use.
+/// Opened devices by id, idle labelers by (device id, algorithm, connectivity) and idle
+/// binarizers by device id, made at first use. A call takes what it needs out of the cache and
+/// puts it back when done, so the lock is held only to lend: calls from several threads each
+/// run on a labeler of their own (its own queue or stream), at once.
 #[derive(Default)]
 struct Cache {
     devices: HashMap<String, Device>,
-    labelers: HashMap<Key, AnyLabeler>,
-    /// The labelers of batches, [`BATCH_WORKERS`] per key, lent out while a batch runs.
-    batch_labelers: HashMap<Key, Vec<AnyLabeler>>,
-    binarizers: HashMap<String, Binarizer>,
+    labelers: HashMap<Key, Vec<AnyLabeler>>,
+    binarizers: HashMap<String, Vec<Binarizer>>,
 }
 
 /// Labelers that label a batch at once, each on its own queue or stream, so that one's copies
 /// overlap another's kernels.
 const BATCH_WORKERS: usize = ccl::batch::WORKERS_PER_DEVICE;
 
-fn cache() -> &'static Mutex<Cache> {
+fn cache() -> MutexGuard<'static, Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+    CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Cache {
@@ -81,52 +82,46 @@ impl Cache {
         }
     }
 
-    /// Makes the labeler of `key` (device id, algorithm, connectivity) if it is not there yet.
-    fn ensure_labeler(&mut self, id: DeviceId, key: &Key) -> ccl::Result<()> {
-        if !self.labelers.contains_key(key) {
-            let labeler = self.device(id)?.labeler_for(key.1, key.2)?;
-            self.labelers.insert(key.clone(), labeler);
+    /// Takes `count` idle labelers of `key` (device id, algorithm, connectivity) out of the
+    /// cache, making those missing (while other calls have them); [`Cache::give_back`] returns
+    /// them.
+    fn lend_labelers(&mut self, id: DeviceId, key: &Key, count: usize) -> ccl::Result<Vec<AnyLabeler>> {
+        let idle = self.labelers.entry(key.clone()).or_default();
+        let mut lent = idle.split_off(idle.len().saturating_sub(count));
+        while lent.len() < count {
+            lent.push(self.device(id)?.labeler_for(key.1, key.2)?);
         }
-        Ok(())
+        Ok(lent)
     }
 
-    /// Takes [`BATCH_WORKERS`] labelers of `key` out of the cache (made when missing, e.g. while
-    /// another batch has them); [`Cache::return_batch_labelers`] puts them back.
-    fn take_batch_labelers(&mut self, id: DeviceId, key: &Key) -> ccl::Result<Vec<AnyLabeler>> {
-        let mut labelers = self.batch_labelers.remove(key).unwrap_or_default();
-        while labelers.len() < BATCH_WORKERS {
-            labelers.push(self.device(id)?.labeler_for(key.1, key.2)?);
+    /// Takes an idle binarizer of device `id` out of the cache, made when there is none.
+    fn lend_binarizer(&mut self, id: DeviceId) -> ccl::Result<Binarizer> {
+        match self.binarizers.get_mut(&id.to_string()).and_then(Vec::pop) {
+            Some(binarizer) => Ok(binarizer),
+            None => self.device(id)?.binarizer(),
         }
-        Ok(labelers)
     }
 
-    /// Keeps the labelers of a finished batch for the next (at most [`BATCH_WORKERS`] per key).
-    fn return_batch_labelers(&mut self, key: Key, labelers: Vec<AnyLabeler>) {
-        let kept = self.batch_labelers.entry(key).or_default();
-        kept.extend(labelers);
-        kept.truncate(BATCH_WORKERS);
-    }
-
-    /// Makes the binarizer of device `id` if it is not there yet.
-    fn ensure_binarizer(&mut self, id: DeviceId) -> ccl::Result<()> {
-        if !self.binarizers.contains_key(&id.to_string()) {
-            let binarizer = self.device(id)?.binarizer()?;
-            self.binarizers.insert(id.to_string(), binarizer);
+    /// Keeps lent labelers and a binarizer for the next calls.
+    fn give_back(&mut self, key: Key, labelers: Vec<AnyLabeler>, binarizer: Option<Binarizer>) {
+        if let Some(binarizer) = binarizer {
+            self.binarizers.entry(key.0.clone()).or_default().push(binarizer);
         }
-        Ok(())
+        self.labelers.entry(key).or_default().extend(labelers);
     }
 }
 
 /// Runs `work` with device `id` (the one `ccl` picks when `None`), opened at its first use.
 fn with_device<T>(id: Option<DeviceId>, work: impl FnOnce(&Device) -> ccl::Result<T>) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    work(guard.device(id)?)
+    let device = cache().device(id)?.clone();
+    work(&device)
 }
 
-/// Runs `work` with the labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
-/// picks when `None`) and, when `binarizing`, the binarizer of that device, opening the device
-/// and making them at their first use.
+/// Runs `work` with a labeler of `algorithm` at `connectivity` on device `id` (the one `ccl`
+/// picks when `None`) and, when `binarizing`, a binarizer of that device, lent by the cache
+/// (opening the device and making them at their first use) and given back after, so that calls
+/// from several threads run at once.
 fn with_labeler<T>(
     id: Option<DeviceId>,
     algorithm: Algorithm,
@@ -135,16 +130,15 @@ fn with_labeler<T>(
     work: impl FnOnce(&mut AnyLabeler, Option<&mut Binarizer>) -> ccl::Result<T>,
 ) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    let cache = &mut *guard;
     let key = (id.to_string(), algorithm, connectivity);
-    cache.ensure_labeler(id, &key)?;
-    if binarizing {
-        cache.ensure_binarizer(id)?;
-    }
-    let Cache { labelers, binarizers, .. } = cache;
-    let binarizer = if binarizing { binarizers.get_mut(&key.0) } else { None };
-    work(labelers.get_mut(&key).expect("made above"), binarizer)
+    let (mut labelers, mut binarizer) = {
+        let mut cache = cache();
+        let labelers = cache.lend_labelers(id, &key, 1)?;
+        (labelers, if binarizing { Some(cache.lend_binarizer(id)?) } else { None })
+    };
+    let result = work(&mut labelers[0], binarizer.as_mut());
+    cache().give_back(key, labelers, binarizer);
+    result
 }
 
 /// A labeling call's connectivity and algorithm ([`resolve_algorithm`]) on device `id`.
@@ -214,13 +208,15 @@ fn caller_stack_level(py: Python<'_>) -> PyResult<i32> {
     Ok(level)
 }
 
-/// Runs `work` with the binarizer of device `id` (the one `ccl` picks when `None`), opening the
-/// device and making the binarizer at their first use.
+/// Runs `work` with a binarizer of device `id` (the one `ccl` picks when `None`), lent by the
+/// cache (opening the device and making it at its first use) and given back after.
 fn with_binarizer<T>(id: Option<DeviceId>, work: impl FnOnce(&mut Binarizer) -> ccl::Result<T>) -> ccl::Result<T> {
     let id = id.unwrap_or_else(|| ccl::auto_device().id);
-    let mut guard = cache().lock().unwrap_or_else(|p| p.into_inner());
-    guard.ensure_binarizer(id)?;
-    work(guard.binarizers.get_mut(&id.to_string()).expect("made above"))
+    let mut binarizer = cache().lend_binarizer(id)?;
+    let result = work(&mut binarizer);
+    let mut cache = cache();
+    cache.binarizers.entry(id.to_string()).or_default().push(binarizer);
+    result
 }
 
 /// OpenCV's `stats` ((N + 1) x (2 ndim + 1) int64) and `centroids` ((N + 1) x ndim float64) as
@@ -469,9 +465,9 @@ fn _label_batch<'py>(
         .detach(move || -> ccl::Result<Vec<(u32, Option<OpenCvStats>)>> {
             let id = id.unwrap_or_else(|| ccl::auto_device().id);
             let key = (id.to_string(), algorithm, connectivity);
-            let mut labelers = cache().lock().unwrap_or_else(|p| p.into_inner()).take_batch_labelers(id, &key)?;
+            let mut labelers = cache().lend_labelers(id, &key, BATCH_WORKERS)?;
             let result = label_items(&mut labelers, shape, &options, &inputs, out);
-            cache().lock().unwrap_or_else(|p| p.into_inner()).return_batch_labelers(key, labelers);
+            cache().give_back(key, labelers, None);
             result
         })
         .map_err(to_py)?;

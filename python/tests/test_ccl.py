@@ -133,6 +133,32 @@ def test_help_reads_like_scipys():
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_threads_label_at_once_each_its_own_image(device):
+    # Each call borrows a labeler of its own (made while others are lent), so calls from several
+    # threads run together: images of different shapes, volumes, statistics and binarized pages
+    # interleaved, each equal to SciPy's labels.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(seed):
+        shape = (40 + seed % 7, 50 + 3 * seed) if seed % 3 else (9, 11 + seed % 5, 13)
+        image = random_image(shape, 0.45, seed)
+        connectivity = (8 if seed % 2 else 4) if image.ndim == 2 else 26
+        want, n = scipy_label(image, connectivity)
+        if seed % 4 == 1:
+            num, labels, stats, _ = ccl.label_with_stats(image, connectivity, device=device)
+            assert num == n + 1 and stats[1:, -1].sum() == image.sum()
+        else:
+            labels, num = ccl.label(image, connectivity, device=device, return_num=True)
+            assert num == n
+        np.testing.assert_array_equal(labels, want)
+        page = np.where(random_image((48, 64), 0.5, seed), 40, 220).astype(np.uint8)
+        np.testing.assert_array_equal(ccl.label(page, binarize="otsu", device=device), scipy_label(page < 128, 8)[0])
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(work, range(36)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_output_arrays_receive_the_labels(device):
     image = random_image((61, 87), 0.45, 21)
     want, n = scipy_label(image, 8)
