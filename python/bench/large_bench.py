@@ -2,6 +2,9 @@
 
     python3 large_bench.py wide OUT.json [--device cuda:0]     # 65537 x 65536, 64-bit labels,
                                                                # checked against the CPU in slabs
+    python3 large_bench.py wide-gpu OUT.json                  # the same image in CuPy: labeled in
+                                                               # slabs on its GPU, uint64 there,
+                                                               # checked against the host path
     python3 large_bench.py volume OUT.json [--side 1700] [--cap-gib 16]
                                                                # a volume past 2^32 voxels, capped
                                                                # device memory against uncapped
@@ -58,6 +61,35 @@ def wide(args):
     print(f"cpu reference in slabs: {cpu_s:.1f} s, {m} components; equal bit for bit: {equal}", flush=True)
     return {"shape": shape, "components": int(n), "gpu_s": gpu_s, "gpu_runs": gpu_all, "cpu_s": cpu_s,
             "max_label": int(labels.max()), "dtype": str(labels.dtype), "equal_to_cpu": equal}
+
+
+def wide_gpu(args):
+    import cupy
+
+    shape = (65536, 65537)
+    image = random_bits(shape)
+    x = cupy.asarray(image)
+    print(f"CuPy image {shape[1]}x{shape[0]} = {image.size} px, 50 %, on {args.device}", flush=True)
+
+    def call():
+        labels, n = ccl.label(x, 8, return_num=True)
+        return labels, n
+
+    gpu_s, gpu_all, (labels, n) = timed(call, args.runs)
+    pool = cupy.get_default_memory_pool()
+    print(f"on the GPU in slabs: {gpu_s:.2f} s ({', '.join(f'{t:.2f}' for t in gpu_all)}), {n} components, "
+          f"{labels.dtype}, CuPy pool {pool.total_bytes() / 2**30:.1f} GiB", flush=True)
+    got = labels.get()
+    del labels
+    start = time.perf_counter()
+    host, m = ccl.label(image, 8, device=args.device, return_num=True, dtype=np.uint64)
+    host_s = time.perf_counter() - start
+    equal = bool(m == n and np.array_equal(got, host))
+    print(f"host array in slabs on {args.device}: {host_s:.2f} s, {m} components; equal bit for bit: {equal}",
+          flush=True)
+    return {"shape": shape, "components": int(n), "gpu_s": gpu_s, "gpu_runs": gpu_all, "host_s": host_s,
+            "max_label": int(got.max()), "dtype": str(got.dtype), "equal_to_host_path": equal,
+            "pool_gib": pool.total_bytes() / 2**30}
 
 
 def volume(args):
@@ -222,7 +254,7 @@ def run_dask(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["wide", "volume", "dask"])
+    parser.add_argument("what", choices=["wide", "wide-gpu", "volume", "dask"])
     parser.add_argument("out")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--runs", type=int, default=3)
@@ -242,6 +274,8 @@ def main():
     elif args.what == "volume":
         args.side = args.side or 1700
         result = volume(args)
+    elif args.what == "wide-gpu":
+        result = wide_gpu(args)
     else:
         result = wide(args)
     result["command"] = " ".join(sys.argv)

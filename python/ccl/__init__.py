@@ -757,6 +757,70 @@ def _label_slabs(
     return labels, num
 
 
+#: Elements a slab of a GPU array holds at most: an array in CUDA memory of more elements is
+#: labeled in slabs (tests lower it, to label small arrays so).
+_GPU_SLAB_ELEMENTS: int = MAX_32BIT_ELEMENTS
+
+
+def _label_gpu_slabs(gpu, connectivity, algorithm, device, output, dtype, background=None, filters=(None, None), base=0):
+    """:func:`label` of an array in CUDA memory of more than ``_GPU_SLAB_ELEMENTS`` elements (past
+    32-bit labels): in slabs along its first axis on its device (:mod:`ccl._slabs`), the same
+    labels as labeling it whole; 64-bit by default (int64 for a PyTorch tensor). CuPy makes the
+    buffers and gathers (a tensor's memory is used in place, its labels come back as a tensor).
+    ``base`` (tests) is added to every label. Returns the labels and N."""
+    try:
+        import cupy
+    except ImportError:
+        raise ValueError(
+            "an array in CUDA memory of more than 2^32 - 1 elements is labeled in slabs, with CuPy: install cupy"
+        ) from None
+    from . import _slabs
+
+    torch = isinstance(gpu, _TorchArray)
+    with gpu.device():
+        binary = cupy.asarray(gpu.binary(background))  # (a tensor's memory, not a copy)
+        if binary.size == 0:
+            raise ValueError(f"invalid input: the image is empty (shape {binary.shape})")
+        out = None if output is None else cupy.asarray(output)
+        if dtype is None and out is not None and out.dtype in _LABEL_DTYPES:
+            dtype = out.dtype
+        if dtype is None and torch:
+            dtype = np.int64 if binary.size + base > MAX_32BIT_ELEMENTS else np.int32
+        dtype = _label_dtype(dtype, binary.size + base)
+        if torch and dtype.kind == "u":
+            raise ValueError(f"labels of a PyTorch tensor are int32 or int64 (PyTorch has no {dtype} arithmetic)")
+        ordinal = binary.device.id
+        if out is not None and (
+            out.shape != binary.shape or out.dtype != dtype or not out.flags.c_contiguous or out.device.id != ordinal
+        ):
+            raise ValueError(
+                f"output must be a C-contiguous {dtype} array on cuda:{ordinal} of shape {binary.shape} for labels "
+                f"in slabs; got {type(output).__name__} {getattr(output, 'dtype', '')} of shape "
+                f"{tuple(getattr(output, 'shape', ()))}"
+            )
+        name = _cuda_device(device, ordinal)
+        conn = _connectivity(binary.ndim, connectivity)
+        stream = gpu.stream()
+
+        def label_slab(slab, labels) -> int:
+            slab_at, shape = _interface_of(slab)
+            return _ccl._label_cuda(slab_at, _interface_of(labels)[0], list(shape), stream, conn, algorithm, name)
+
+        labels, num = _slabs.label(binary, conn, label_slab, cupy, dtype, _GPU_SLAB_ELEMENTS, out, filters, base)
+        cupy.cuda.get_current_stream().synchronize()  # the labels are written when label returns
+    if output is not None:
+        return output, num
+    return (gpu.torch.as_tensor(labels, device=gpu.array.device) if torch else labels), num
+
+
+def _shape_of(image) -> tuple:
+    """The shape of ``image`` (a NumPy, CuPy or PyTorch array, or a CUDA array interface)."""
+    shape = getattr(image, "shape", None)
+    if shape is None and hasattr(image, "__cuda_array_interface__"):
+        shape = image.__cuda_array_interface__["shape"]
+    return tuple(np.shape(image) if shape is None else shape)
+
+
 def _ndim_of(image) -> int:
     """The dimensions of ``image`` (a NumPy, CuPy or PyTorch array, or a CUDA array interface)."""
     ndim = getattr(image, "ndim", None)
@@ -894,6 +958,14 @@ def label(
         labels, num = _label_slabs(
             image, connectivity, algorithm, device, output, dtype, max_device_bytes, background, filters
         )
+    elif binarize is None and not on_host and int(np.prod(_shape_of(image), dtype=np.int64)) > _GPU_SLAB_ELEMENTS:
+        gpu = _gpu_array(image)
+        if _on_host(device):  # through the host, in slabs there
+            with gpu.device():
+                host = gpu.host_binary(background)
+            labels, num = _label_slabs(host, connectivity, algorithm, device, output, dtype, None, None, filters)
+        else:
+            labels, num = _label_gpu_slabs(gpu, connectivity, algorithm, device, output, dtype, background, filters)
     else:
         if output is not None and dtype is not None and dtype.itemsize != 4:
             raise ValueError(f"output is 32-bit, dtype {dtype} is not: leave one out")

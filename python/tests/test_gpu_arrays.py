@@ -218,6 +218,9 @@ def fake_cuda(monkeypatch):
         _binarize_cuda=binarize_cuda,
         _label_cuda=label_cuda,
         _cuda_device_of=lambda address: 0,
+        _boundary_pairs=real._boundary_pairs,
+        _merge_labels=real._merge_labels,
+        _label_slabs=real._label_slabs,
         devices=real.devices,
         algorithms=real.algorithms,
     )
@@ -230,6 +233,8 @@ def fake_cuda(monkeypatch):
     cupy.asarray = lambda a: np.asarray(a).view(FakeCupyArray)
     cupy.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeCupyArray)
     cupy.empty = lambda shape, dtype: np.empty(shape, dtype).view(FakeCupyArray)
+    cupy.take = lambda a, indices, out=None: np.take(np.asarray(a), indices, out=out)
+    cupy.bincount = lambda x, minlength=0: np.bincount(np.asarray(x).ravel(), minlength=minlength).view(FakeCupyArray)
     cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream, Device=FakeDevice)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setattr(ccl, "_ccl", native)
@@ -364,6 +369,34 @@ def test_the_cupy_path_writes_into_an_output(fake_cuda):
     ):
         with pytest.raises(ValueError, match="output"):
             ccl.label(fake(image), output=bad)
+
+
+@pytest.mark.parametrize("shape,connectivity", [((67, 31), 8), ((67, 31), 4), ((13, 9, 11), 26), ((13, 9, 11), 6)])
+def test_the_cupy_path_labels_arrays_past_32_bit_labels_in_slabs(fake_cuda, monkeypatch, shape, connectivity):
+    # Past 2^32 - 1 elements (lowered here) a GPU array is labeled in slabs along its first axis
+    # on its device: 64-bit labels by default, the same labels as labeling it whole.
+    image = random_image(shape, 0.5, 30 + connectivity)
+    plane = int(np.prod(shape[1:]))
+    options = {"connectivity": connectivity, "background": 0}
+    want, n = ccl.label(image, device="cpu", return_num=True, **options)
+    monkeypatch.setattr(ccl, "MAX_32BIT_ELEMENTS", 5 * plane)
+    monkeypatch.setattr(ccl, "_GPU_SLAB_ELEMENTS", 5 * plane)
+    labels, num = ccl.label(fake(image), return_num=True, **options)
+    assert type(labels) is FakeCupyArray and labels.dtype == np.uint64 and num == n
+    np.testing.assert_array_equal(np.asarray(labels), want)
+    slabs = [call["shape"] for call in fake_cuda]
+    assert slabs == [(5,) + shape[1:]] * (shape[0] // 5) + [(shape[0] % 5,) + shape[1:]], slabs
+    # Any label dtype, into an output, with the filters.
+    for dtype in (np.uint32, np.int64):
+        output = fake(np.zeros(shape, dtype))
+        assert ccl.label(fake(image), dtype=dtype, output=output, **options) is output
+        np.testing.assert_array_equal(np.asarray(output), want)
+    filtered = ccl.label(image, device="cpu", min_size=3, keep_largest=5, **options)
+    np.testing.assert_array_equal(np.asarray(ccl.label(fake(image), min_size=3, keep_largest=5, **options)), filtered)
+    # Through the host on another device: in slabs there.
+    np.testing.assert_array_equal(ccl.label(fake(image), device="cpu", **options), want)
+    with pytest.raises(ValueError, match="output must be a C-contiguous uint64"):
+        ccl.label(fake(image), output=fake(np.zeros(shape, np.uint32)), dtype=np.uint64, **options)
 
 
 # --- CuPy -----------------------------------------------------------------------------------
@@ -679,6 +712,32 @@ def test_cupy_interface_objects_of_other_libraries(cp):
     np.testing.assert_array_equal(cp.asnumpy(labels), scipy_label(image, 8)[0])
 
 
+@pytest.mark.parametrize("shape,connectivity", [((67, 131), 4), ((67, 131), 8), ((19, 17, 23), 6), ((19, 17, 23), 18), ((19, 17, 23), 26)])
+def test_cupy_arrays_past_32_bit_labels_are_labeled_in_slabs_on_their_gpu(cp, monkeypatch, shape, connectivity):
+    # 2^32 - 1 elements lowered to 4 planes: the same labels as SciPy's, in uint64 on the GPU.
+    image = random_image(shape, 0.5, connectivity)
+    want, n = scipy_label(image, connectivity)
+    monkeypatch.setattr(ccl, "MAX_32BIT_ELEMENTS", 4 * int(np.prod(shape[1:])))
+    monkeypatch.setattr(ccl, "_GPU_SLAB_ELEMENTS", 4 * int(np.prod(shape[1:])))
+    x = cp.asarray(image)
+    labels, num = ccl.label(x, connectivity, return_num=True)
+    assert isinstance(labels, cp.ndarray) and labels.dtype == cp.uint64 and labels.device.id == x.device.id
+    assert num == n
+    np.testing.assert_array_equal(cp.asnumpy(labels), want)
+    output = cp.zeros(shape, cp.int64)
+    assert ccl.label(x, connectivity, output=output) is output
+    np.testing.assert_array_equal(cp.asnumpy(output), want)
+    filtered = ccl.label(image, connectivity, device="cpu", min_size=4, keep_largest=6)
+    np.testing.assert_array_equal(cp.asnumpy(ccl.label(x, connectivity, min_size=4, keep_largest=6)), filtered)
+    # Labels from a base past 2^32, and on a caller's stream.
+    base = 2**32 + 5
+    with cp.cuda.Stream(non_blocking=True):
+        gpu = ccl._gpu_array(x)
+        based, m = ccl._label_gpu_slabs(gpu, connectivity, None, None, None, np.uint64, base=base)
+    assert m == n
+    np.testing.assert_array_equal(cp.asnumpy(based), np.where(want > 0, want.astype(np.uint64) + base, 0))
+
+
 # --- PyTorch --------------------------------------------------------------------------------
 
 
@@ -761,3 +820,17 @@ def test_torch_errors_and_the_host_path(torch):
     labels = ccl.label(x, device="cpu")
     assert isinstance(labels, np.ndarray)
     np.testing.assert_array_equal(labels, scipy_label(x.cpu().numpy(), 8)[0])
+
+
+def test_torch_tensors_past_32_bit_labels_are_labeled_in_slabs_on_their_gpu(torch, monkeypatch):
+    image = random_image((41, 9, 10), 0.5, 3)
+    want, n = scipy_label(image, 26)
+    monkeypatch.setattr(ccl, "MAX_32BIT_ELEMENTS", 3 * 90)
+    monkeypatch.setattr(ccl, "_GPU_SLAB_ELEMENTS", 3 * 90)
+    x = torch.as_tensor(image, device="cuda")
+    labels, num = ccl.label(x, return_num=True)
+    assert isinstance(labels, torch.Tensor) and labels.dtype == torch.int64 and labels.device == x.device
+    assert num == n
+    np.testing.assert_array_equal(labels.cpu().numpy(), want)
+    with pytest.raises(ValueError, match="int32 or int64"):
+        ccl.label(x, dtype=np.uint64)
