@@ -222,17 +222,28 @@ pub(crate) fn _boundary_pairs<'py>(
                 }
                 let mut last = (0, 0);
                 let ys = (-dy).max(0) as usize..height.saturating_sub(dy.max(0) as usize);
-                let xs = (-dx).max(0) as usize..width.saturating_sub(dx.max(0) as usize);
+                // Row y of `a` from column x0 meets row y + dy of `b` from column x0 + dx.
+                let x0 = (-dx).max(0) as usize;
+                let len = width.saturating_sub(dx.unsigned_abs());
+                if len == 0 {
+                    continue; // (a boundary of no elements, or one column that a step of dx leaves)
+                }
+                // Without a branch on the data (a random mask would mispredict it): every pair is
+                // written at `found`, which moves on only for a new one.
+                let (mut row_first, mut row_second) = (vec![0u64; len], vec![0u64; len]);
                 for y in ys {
-                    let row_b = (y as isize + dy) as usize * width;
-                    for x in xs.clone() {
-                        let (la, lb) = (a[y * width + x], b[row_b + (x as isize + dx) as usize]);
-                        if la != 0 && lb != 0 && (la, lb) != last {
-                            last = (la, lb);
-                            first.push(u64::from(la));
-                            second.push(u64::from(lb));
-                        }
+                    let row_a = &a[y * width + x0..][..len];
+                    let row_b = &b[(y as isize + dy) as usize * width + (x0 as isize + dx) as usize..][..len];
+                    let mut found = 0;
+                    for (&la, &lb) in row_a.iter().zip(row_b) {
+                        row_first[found] = u64::from(la);
+                        row_second[found] = u64::from(lb);
+                        let new = (la != 0) & (lb != 0) & ((la != last.0) | (lb != last.1));
+                        found += usize::from(new);
+                        last = if new { (la, lb) } else { last };
                     }
+                    first.extend_from_slice(&row_first[..found]);
+                    second.extend_from_slice(&row_second[..found]);
                 }
             }
         }
