@@ -113,18 +113,36 @@ def _label_chunk(chunk, connectivity: int, algorithm, device, dtype):
     return labels, int(n), False, _planes(labels)
 
 
+def _plane_keys(shape: tuple) -> list:
+    """The boundary planes of an array of ``shape``: ``(axis, side)`` for each axis of nonzero
+    length, side 0 the first plane and 1 the last."""
+    return [(axis, side) for axis in range(len(shape)) if shape[axis] for side in (0, 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def _plane_indices(shape: tuple, device: int):
+    """The flat indices of the boundary planes (:func:`_plane_keys`) of a C-ordered array of
+    ``shape``, one plane after the other, on CUDA device ``device``: one gather takes them all."""
+    import cupy
+
+    flat = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    planes = [flat.take(0 if side == 0 else shape[axis] - 1, axis=axis).ravel() for axis, side in _plane_keys(shape)]
+    index = np.concatenate(planes)
+    with cupy.cuda.Device(device):
+        return cupy.asarray(index.astype(np.int32 if flat.size < 2**31 else np.int64))
+
+
 def _planes(labels) -> dict:
     """The first and last plane of ``labels`` along each axis of nonzero length, in host memory,
-    ``{(axis, side): plane}`` (from a GPU array in one copy, on the current stream)."""
-    keys = [(axis, side) for axis in range(labels.ndim) if labels.shape[axis] for side in (0, 1)]
-    planes = [labels.take(0 if side == 0 else labels.shape[axis] - 1, axis=axis) for axis, side in keys]
-    if _on_gpu(labels):
-        import cupy
-
-        flat = cupy.concatenate([plane.ravel() for plane in planes]).get()
-        ends = np.cumsum([plane.size for plane in planes])[:-1]
-        planes = [part.reshape(plane.shape) for part, plane in zip(np.split(flat, ends), planes)]
-    return dict(zip(keys, planes))
+    ``{(axis, side): plane}`` (from a GPU array by one gather and one copy, on the current
+    stream)."""
+    keys = _plane_keys(labels.shape)
+    if not _on_gpu(labels):
+        return {(axis, side): labels.take(0 if side == 0 else labels.shape[axis] - 1, axis=axis) for axis, side in keys}
+    flat = labels.ravel()[_plane_indices(labels.shape, labels.device.id)].get()
+    shapes = [labels.shape[:axis] + labels.shape[axis + 1 :] for axis, _ in keys]
+    ends = np.cumsum([int(np.prod(shape)) for shape in shapes])[:-1]
+    return {key: part.reshape(shape) for key, part, shape in zip(keys, np.split(flat, ends), shapes)}
 
 
 def _faces(labeled) -> tuple:
