@@ -5,6 +5,10 @@
     python3 large_bench.py wide-gpu OUT.json                  # the same image in CuPy: labeled in
                                                                # slabs on its GPU, uint64 there,
                                                                # checked against the host path
+    python3 large_bench.py download OUT.json                  # ccl.label of 50000^2 into a new
+                                                               # array, an existing one and a
+                                                               # page-locked one; the bus and the
+                                                               # host's page faults measured alone
     python3 large_bench.py volume OUT.json [--side 1700] [--cap-gib 16]
                                                                # a volume past 2^32 voxels, capped
                                                                # device memory against uncapped
@@ -80,7 +84,7 @@ def wide_gpu(args):
     print(f"on the GPU in slabs: {gpu_s:.2f} s ({', '.join(f'{t:.2f}' for t in gpu_all)}), {n} components, "
           f"{labels.dtype}, CuPy pool {pool.total_bytes() / 2**30:.1f} GiB", flush=True)
     got = labels.get()
-    del labels
+    labels = None
     start = time.perf_counter()
     host, m = ccl.label(image, 8, device=args.device, return_num=True, dtype=np.uint64)
     host_s = time.perf_counter() - start
@@ -90,6 +94,57 @@ def wide_gpu(args):
     return {"shape": shape, "components": int(n), "gpu_s": gpu_s, "gpu_runs": gpu_all, "host_s": host_s,
             "max_label": int(got.max()), "dtype": str(got.dtype), "equal_to_host_path": equal,
             "pool_gib": pool.total_bytes() / 2**30}
+
+
+def download(args):
+    """Where the labels' download of ``ccl.label(image)`` (50000^2, 10 GB of labels) spends its
+    time: the call into a new array, into an existing (touched) one and into a page-locked one
+    (``ccl.host_array``, which the device writes by DMA), side by side; the bus alone (CuPy's
+    copy of the same labels into page-locked memory); and the host alone (faulting in 10 GB of
+    new pages, and copying 10 GB between touched arrays, on every core)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+
+    shape = (50000, 50000)
+    image = random_bits(shape)
+    nbytes = image.size * 4
+    threads = ThreadPoolExecutor(16)
+
+    def on_cores(work, *arrays):
+        pieces = [np.array_split(a.reshape(-1), 64) for a in arrays]
+        list(threads.map(lambda k: work(*(p[k] for p in pieces)), range(64)))
+
+    ccl.label(image[:1024])  # the device opened and kernels built before the clocks
+    row = {"shape": shape, "label_bytes": nbytes}
+    row["new_s"], row["new_runs"], _ = timed(lambda: ccl.label(image) is None, args.runs)
+    touched = np.ones(shape, np.uint32)
+    row["existing_s"], row["existing_runs"], _ = timed(lambda: ccl.label(image, output=touched) is None, args.runs)
+    pinned = ccl.host_array(shape, np.uint32)
+    row["pinned_s"], row["pinned_runs"], _ = timed(lambda: ccl.label(image, output=pinned) is None, args.runs)
+    equal = bool(np.array_equal(touched, pinned))
+    labels = cupy.asarray(pinned)
+    row["bus_s"], _, _ = timed(lambda: (labels.get(out=pinned), cupy.cuda.Device().synchronize()), args.runs)
+    labels = None
+
+    def fault():
+        fresh = np.empty(shape, np.uint32)
+        on_cores(lambda p: p.fill(0), fresh)
+
+    row["fault_s"], row["fault_runs"], _ = timed(fault, args.runs)
+    row["copy_s"], _, _ = timed(lambda: on_cores(np.copyto, pinned, touched), args.runs)
+    bus = row["bus_s"]
+    for name in ("new", "existing"):  # the call's extra time over DMA, plus the bus's own
+        row[f"{name}_download_gb_s"] = nbytes / (bus + row[f"{name}_s"] - row["pinned_s"]) / 1e9
+    print(f"ccl.label 50000^2 (10 GB of labels), median of {args.runs}: into a new array {row['new_s']:.3f} s, "
+          f"an existing one {row['existing_s']:.3f} s, a page-locked one {row['pinned_s']:.3f} s (equal: {equal})",
+          flush=True)
+    print(f"bus alone {nbytes / bus / 1e9:.1f} GB/s; the host alone on 16 threads: new pages "
+          f"{nbytes / row['fault_s'] / 1e9:.1f} GB/s, copies {nbytes / row['copy_s'] / 1e9:.1f} GB/s", flush=True)
+    print(f"download: into a new array {row['new_download_gb_s']:.1f} GB/s, an existing one "
+          f"{row['existing_download_gb_s']:.1f} GB/s", flush=True)
+    row["equal"] = equal
+    return row
 
 
 def volume(args):
@@ -193,7 +248,7 @@ def run_dask(args):
     # where the worker can import a ccl.dask_NAME module (an earlier ccl.dask, for an A/B).
     ccl_rows, checks = {}, []
     for spec in args.variants:
-        variant, threads = spec.split(":")
+        variant, threads, *interval = spec.split(":")
         threads = int(threads)
         with LocalCluster(n_workers=1, threads_per_worker=threads, dashboard_address=None) as cluster, Client(
             cluster
@@ -201,6 +256,8 @@ def run_dask(args):
             module = importlib.import_module("ccl.dask" if variant in ("gpu", "host") else f"ccl.dask_{variant}")
             if variant == "host":
                 client.run(lambda: setattr(importlib.import_module("ccl.dask"), "_DEVICE_RESERVE", 1 << 62))
+            if interval:  # the worker's GIL switch interval (Python's default: 5 ms)
+                client.run(sys.setswitchinterval, float(interval[0]))
             image = make().persist()
             wait(image)
             ours = persisted(lambda image: module.label(image, connectivity=26, device=args.device), image)
@@ -209,7 +266,7 @@ def run_dask(args):
             busy = {}
             for prefix, start, stop in computed(stream):
                 busy[prefix] = busy.get(prefix, 0.0) + stop - start
-            checks.append((f"{variant}/{threads}", labels.compute(), n))
+            checks.append((spec, labels.compute(), n))
             del labels  # else the next run finds its chunks' labels already there
             if variant in ("gpu", "host"):
                 client.run(instrument)
@@ -223,9 +280,9 @@ def run_dask(args):
             origin = min(first for first, _ in spans.values())
             spans = {k: (round(a - origin, 3), round(b - origin, 3)) for k, (a, b) in spans.items()}
             image = image.compute()
-        key = f"{variant}, {threads} threads"
+        key = f"{variant}, {threads} threads" + (f", switch interval {interval[0]} s" if interval else "")
         ccl_rows[key] = {"s": ccl_s, "runs": ccl_all, "task_seconds": busy, "task_spans": spans, "step_seconds": steps}
-        print(f"ccl.dask ({variant}), one worker of {threads} threads on {args.device}: {ccl_s:.2f} s {ccl_all}, "
+        print(f"ccl.dask ({key}), one worker on {args.device}: {ccl_s:.2f} s {ccl_all}, "
               f"{n} components; task seconds over the runs: "
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(busy.items(), key=lambda kv: -kv[1]))
               + "; one more run, each kind of task from its first start to its last stop (s): "
@@ -254,7 +311,7 @@ def run_dask(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["wide", "wide-gpu", "volume", "dask"])
+    parser.add_argument("what", choices=["wide", "wide-gpu", "download", "volume", "dask"])
     parser.add_argument("out")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--runs", type=int, default=3)
@@ -264,7 +321,8 @@ def main():
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--dask-image-runs", type=int, default=1)
     parser.add_argument("--variants", type=lambda t: t.split(","), default=["gpu:1", "gpu:16"],
-                        help="VARIANT:THREADS, comma-separated (gpu, host, or NAME for a ccl.dask_NAME module)")
+                        help="VARIANT:THREADS[:SWITCH_INTERVAL], comma-separated (gpu, host, or NAME for a "
+                        "ccl.dask_NAME module; the worker's GIL switch interval in seconds)")
     args = parser.parse_args()
     if args.what == "dask":
         import ccl.dask  # noqa: F401
@@ -276,6 +334,8 @@ def main():
         result = volume(args)
     elif args.what == "wide-gpu":
         result = wide_gpu(args)
+    elif args.what == "download":
+        result = download(args)
     else:
         result = wide(args)
     result["command"] = " ".join(sys.argv)
