@@ -6,13 +6,15 @@
 
 NumPy in, NumPy out: any integer, bool or float array of 2 (H, W) or 3 (D, H, W) dimensions, in
 any memory order (strided and Fortran-ordered arrays are copied into C order first); nonzero is
-foreground. The device works with the GIL released.
+foreground. The device works with the GIL released, and calls from several threads run at
+once, each on a labeler of its own (one is made when every kept one is busy, and kept).
 
 GPU arrays in, GPU arrays out: a CuPy array, a PyTorch CUDA tensor, or any object with
 ``__cuda_array_interface__`` is labeled where it lies, on the CUDA device that holds it
 (``cuda:N``), and the labels come back on that device as the same kind of array (CuPy:
-``uint32``; PyTorch: ``int32``, as PyTorch has no ``uint32`` arithmetic), with nothing copied
-through the host. Streams: ccl waits for the array's current stream (CuPy's or PyTorch's
+``uint32``; PyTorch: ``int32``, as PyTorch has no ``uint32`` arithmetic; past 2^32 - 1
+elements, labeled in slabs there, ``uint64`` and ``int64``), with nothing copied through the
+host. Streams: ccl waits for the array's current stream (CuPy's or PyTorch's
 current stream on its device) before it reads the input and writes the output, runs on a stream
 of its own, and returns only once the labels are written, so the result may be used on any
 stream at once. With an explicit OpenCL or CPU ``device``, a GPU array goes through the host
@@ -884,8 +886,9 @@ def label(
     dtype : {uint32, int32, uint64, int64}, optional
         The labels' type: uint32 by default (uint64 past 2^32 - 1 elements); int64 is
         scikit-image's. 64-bit labels of a NumPy image are made in slabs (exactly the same
-        labels); on a GPU array the 32-bit labels are cast there. PyTorch: int32 (the default)
-        or int64.
+        labels); on a GPU array the 32-bit labels are cast there, and a GPU array past 2^32 - 1
+        elements is labeled in slabs on its device (with CuPy), into 64-bit labels there.
+        PyTorch: int32 (the default) or int64 (the default past 2^32 - 1 elements).
     max_device_bytes : int, optional
         Label a NumPy image in slabs along its first axis that each fit this much device
         memory (also ``CCL_MAX_DEVICE_BYTES``): the same labels as labeling it whole.
