@@ -708,8 +708,9 @@ def _filters(min_size, keep_largest) -> tuple:
 
 
 def _with_dtype(labels, dtype, num: int):
-    """``labels`` (uint32 from NumPy or CuPy, int32 from PyTorch) as ``dtype``: a view for the
-    other 32-bit type, a cast (on the labels' device) for 64 bits."""
+    """``labels`` (uint32 from NumPy or CuPy, int32 from PyTorch, uint64 from slabs) as
+    ``dtype``: a view for the other type of the same width (never a copy of gigabytes of
+    labels), a cast (on the labels' device) from 32 to 64 bits."""
     if dtype is None:
         return labels
     if dtype == np.int32 and num > np.iinfo(np.int32).max:
@@ -720,7 +721,7 @@ def _with_dtype(labels, dtype, num: int):
         if dtype.kind == "u":
             raise ValueError(f"labels of a PyTorch tensor are int32 or int64 (PyTorch has no {dtype} arithmetic)")
         return labels if dtype == np.int32 else labels.to(torch.int64)
-    if dtype.itemsize == 4:
+    if dtype.itemsize == labels.dtype.itemsize:
         return labels.view(dtype)
     return labels.astype(dtype)
 

@@ -70,6 +70,17 @@ def test_labels_from_a_base_past_32_bits():
     np.testing.assert_array_equal(labels, np.where(whole > 0, whole.astype(np.uint64) + base, 0))
 
 
+def test_64_bit_labels_from_slabs_are_returned_without_a_copy():
+    # Slabs make uint64 labels (gigabytes, past 2^32 elements): dtype uint64 returns them as
+    # they are and int64 as a view of them, never a second array of that size.
+    array = np.random.default_rng(4).random((20, 30)) < 0.5
+    raw, n, _ = ccl._ccl._label_slabs(array.view(np.uint8), 8, None, "cpu", None, 64, 0)
+    for dtype in (np.uint64, np.int64):
+        labels = ccl._with_dtype(raw, np.dtype(dtype), n)
+        assert labels.dtype == dtype and np.shares_memory(labels, raw)
+    np.testing.assert_array_equal(ccl.label(array, device="cpu", dtype=np.int64), ccl.label(array, device="cpu"))
+
+
 def test_a_memory_mapped_npy_in_slabs(tmp_path):
     # np.load(mmap_mode="r") hands ccl.label the file's pages: slabs read them as they go, so an
     # array larger than host memory needs none of its own.
