@@ -747,14 +747,26 @@ def _label_slabs(
         raise ValueError(f"max_device_bytes={max_device_bytes!r}: a positive number of bytes")
     cap = None if max_device_bytes is None else int(max_device_bytes)
     bits = dtype.itemsize * 8
-    labels, num, _ = _ccl._label_slabs(array, conn, algorithm, device, cap, bits, 0, *filters)
+    if output is not None and (
+        not isinstance(output, np.ndarray)
+        or output.shape != array.shape
+        or output.dtype != dtype
+        or not output.flags.c_contiguous
+        or not output.flags.writeable
+    ):
+        raise ValueError(
+            f"output must be a C-contiguous, writeable NumPy {dtype} array of shape {array.shape} for labels in "
+            f"slabs; got {type(output).__name__} {getattr(output, 'dtype', '')} of shape "
+            f"{tuple(getattr(output, 'shape', ()))}"
+        )
+    # The labels go straight into the output (as unsigned integers of its width), but for int32,
+    # whose count is known only after: its output is written once the labels fit it.
+    target = None if output is None or dtype == np.int32 else output.view(np.dtype(f"u{dtype.itemsize}"))
+    labels, num, _ = _ccl._label_slabs(array, conn, algorithm, device, cap, bits, 0, *filters, target)
+    if target is not None:
+        return output, num
     labels = _with_dtype(labels, dtype, num)
     if output is not None:
-        if not isinstance(output, np.ndarray) or output.shape != array.shape or output.dtype != dtype:
-            raise ValueError(
-                f"output must be a NumPy {dtype} array of shape {array.shape} for labels in slabs; got "
-                f"{type(output).__name__} {getattr(output, 'dtype', '')} of shape {tuple(getattr(output, 'shape', ()))}"
-            )
         output[...] = labels
         labels = output
     return labels, num
@@ -826,10 +838,7 @@ def _shape_of(image) -> tuple:
 
 def _ndim_of(image) -> int:
     """The dimensions of ``image`` (a NumPy, CuPy or PyTorch array, or a CUDA array interface)."""
-    ndim = getattr(image, "ndim", None)
-    if ndim is None and hasattr(image, "__cuda_array_interface__"):
-        ndim = len(image.__cuda_array_interface__["shape"])
-    return int(np.ndim(image) if ndim is None else ndim)
+    return len(_shape_of(image))
 
 
 def label(

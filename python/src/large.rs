@@ -7,7 +7,8 @@ use std::str::FromStr;
 use ccl::slabs::{self, LabelMerger, LabelWord, SlabPlan};
 use ccl::DeviceId;
 use numpy::{
-    IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyReadwriteArrayDyn,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -23,10 +24,12 @@ fn label_bits(bits: u32) -> PyResult<()> {
 /// Labels `image` (C-contiguous uint8, (H, W) or (D, H, W)) in slabs along its first axis, each
 /// within `max_device_bytes` of device memory (`None`: `CCL_MAX_DEVICE_BYTES`, else only 32-bit
 /// labels per slab bound them), into consecutive `bits`-bit labels from `base` + 1, the same as
-/// labeling it whole, filtered by `min_size` and `keep_largest` as `_label` filters. Returns the
-/// labels, N (after the filters) and the number of slabs.
+/// labeling it whole, filtered by `min_size` and `keep_largest` as `_label` filters, into
+/// `output` when given (a C-contiguous, writeable NumPy array of `bits`-bit unsigned integers and
+/// the image's shape: no second array of that size). Returns the labels, N (after the filters)
+/// and the number of slabs.
 #[pyfunction]
-#[pyo3(signature = (image, connectivity, algorithm, device, max_device_bytes, bits, base=0, min_size=None, keep_largest=None))]
+#[pyo3(signature = (image, connectivity, algorithm, device, max_device_bytes, bits, base=0, min_size=None, keep_largest=None, output=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _label_slabs<'py>(
     py: Python<'py>,
@@ -39,6 +42,7 @@ pub(crate) fn _label_slabs<'py>(
     base: u64,
     min_size: Option<u64>,
     keep_largest: Option<usize>,
+    output: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, u64, usize)> {
     label_bits(bits)?;
     let shape = crate::shape_of(image.shape()).map_err(crate::to_py)?;
@@ -52,11 +56,38 @@ pub(crate) fn _label_slabs<'py>(
     let plan = SlabPlan::new(shape, cap).map_err(crate::to_py)?.with_label_base(base);
     let dims = image.shape().to_vec();
     let options = crate::with_filters(ccl::Options::new(connectivity).consecutive(), min_size, keep_largest);
-    let (array, run) = match bits {
-        32 => labeled::<u32>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
-        _ => labeled::<u64>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
+    let (array, run) = match (bits, output) {
+        (32, None) => labeled::<u32>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
+        (_, None) => labeled::<u64>(py, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?,
+        (32, Some(output)) => {
+            written::<u32>(py, output, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?
+        }
+        (_, Some(output)) => {
+            written::<u64>(py, output, &dims, |out| label_into(id, algorithm, &options, &plan, elements, out))?
+        }
     };
     Ok((array, run.count, run.slabs))
+}
+
+/// `output` (a C-contiguous, writeable NumPy array of `W` and shape `dims`) written by `label`
+/// (the GIL released), and returned with the run.
+fn written<'py, W: LabelWord + numpy::Element>(
+    py: Python<'py>,
+    output: Bound<'py, PyAny>,
+    dims: &[usize],
+    label: impl FnOnce(&mut [W]) -> ccl::Result<slabs::SlabRun> + Send,
+) -> PyResult<(Bound<'py, PyAny>, slabs::SlabRun)> {
+    let mut array = output.extract::<PyReadwriteArrayDyn<'py, W>>()?;
+    if array.shape() != dims {
+        return Err(PyValueError::new_err(format!(
+            "output of shape {:?} for an array of shape {dims:?}",
+            array.shape()
+        )));
+    }
+    let out = array.as_slice_mut().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let run = py.detach(|| label(out)).map_err(crate::to_py)?;
+    drop(array);
+    Ok((output, run))
 }
 
 /// [`slabs::label_slabs_with`] `options` (consecutive labels, filters) with the process's

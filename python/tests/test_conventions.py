@@ -171,7 +171,7 @@ def test_conventions_refuse_what_they_cannot_mean():
         ({"structure": [[0, 1, 0], [1, 1, 1], [0, 1, 1]]}, "only the standard structuring elements"),
         ({"structure": np.ones((3, 3)), "connectivity": 4}, "structure is 8-connectivity"),
         ({"background": 3, "binarize": "otsu"}, "background applies to images labeled as they are"),
-        ({"dtype": np.int64, "output": np.zeros((4, 5), np.uint32)}, "output must be a NumPy int64 array"),
+        ({"dtype": np.int64, "output": np.zeros((4, 5), np.uint32)}, "output must be a C-contiguous, writeable NumPy int64 array"),
     ]
     for kwargs, message in bad:
         with pytest.raises(ValueError, match=message):

@@ -81,6 +81,20 @@ def test_64_bit_labels_from_slabs_are_returned_without_a_copy():
     np.testing.assert_array_equal(ccl.label(array, device="cpu", dtype=np.int64), ccl.label(array, device="cpu"))
 
 
+@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.uint64, np.int64])
+def test_slabs_write_into_an_output(dtype):
+    array = np.random.default_rng(6).random((41, 23)) < 0.5
+    whole = ccl.label(array, device="cpu")
+    output = np.full(array.shape, 7, dtype)
+    labels = ccl.label(array, device="cpu", output=output, dtype=dtype, max_device_bytes=5 * 23 * PLANE_BYTES)
+    assert labels is output
+    np.testing.assert_array_equal(output, whole)
+    strided = np.zeros((41, 46), dtype)[:, ::2]
+    with pytest.raises(ValueError, match="C-contiguous, writeable"):
+        ccl.label(array, device="cpu", output=strided, dtype=dtype, max_device_bytes=5 * 23 * PLANE_BYTES)
+    assert not strided.any()
+
+
 def test_a_memory_mapped_npy_in_slabs(tmp_path):
     # np.load(mmap_mode="r") hands ccl.label the file's pages: slabs read them as they go, so an
     # array larger than host memory needs none of its own.
