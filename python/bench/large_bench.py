@@ -213,9 +213,10 @@ def collect():
 
 def computed(stream):
     """(kind of task, start, stop) of each compute in a ``get_task_stream`` record; the kind is
-    the key's name up to its first "-"."""
+    the key's name up to its first "-" (its step for ccl.dask's keys, "ccl-dask-STEP-token")."""
     for task in stream.data:
-        prefix = str(task["key"]).split("-")[0].strip("('")
+        parts = str(task["key"]).strip("('").split("-")
+        prefix = parts[2] if parts[:2] == ["ccl", "dask"] else parts[0]
         for part in task["startstops"]:
             if part["action"] == "compute":
                 yield prefix, part["start"], part["stop"]

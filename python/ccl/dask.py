@@ -301,7 +301,6 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, bac
     num : dask.array.Array
         N, a 0-d dask array.
     """
-    import dask
     import dask.array as da
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
@@ -320,26 +319,27 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, bac
     if dtype == np.uint32 and _label_base + image.size > MAX_32BIT_ELEMENTS:
         raise ValueError(f"{image.size} elements from label {_label_base}: 32-bit labels cannot number them; use uint64")
 
-    chunks = image.to_delayed(optimize_graph=False)
-    grid = chunks.shape
+    # One layer of plain tasks, keyed by chunk index: building it costs a few milliseconds where
+    # a delayed call per task cost tens (each is tokenized and made a layer of its own).
+    token = tokenize(image, conn, dtype, algorithm, device, _label_base)
+    name, num_name = "ccl-dask-label-" + token, "ccl-dask-num-" + token
+    labeled, faced, linked, merged = (f"ccl-dask-{step}-{token}" for step in ("chunk", "faces", "links", "merge"))
+    grid = image.numblocks
     order = {index: k for k, index in enumerate(np.ndindex(*grid))}
-    label_chunk = dask.delayed(_label_chunk, pure=True)
-    labeled = {index: label_chunk(chunks[index], conn, algorithm, device, dtype) for index in order}
-    faced = {index: dask.delayed(_faces, pure=True)(labeled[index]) for index in order}
-    linked = []
-    for index in order:
+    tasks = {}
+    for index, k in order.items():
+        tasks[(labeled, *index)] = (_label_chunk, (image.name, *index), conn, algorithm, device, dtype)
+        tasks[(faced, *index)] = (_faces, (labeled, *index))
         neighbours = []
         for step in _directions(image.ndim):
             other = tuple(i + s for i, s in zip(index, step))
             if all(0 <= o < g for o, g in zip(other, grid)):
-                neighbours.append((order[other], step, faced[other]))
-        linked.append(dask.delayed(_chunk_links, pure=True)(faced[index], neighbours, conn))
-    merged = dask.delayed(_merge, pure=True)(linked, int(_label_base))
-
-    # The labels array's chunks are the renumbering tasks themselves (no task to wrap or join them).
-    name = "ccl-dask-label-" + tokenize(image, conn, dtype, algorithm, device, _label_base)
-    tasks = {(name, *index): (_relabel, labeled[index].key, merged.key, k, dtype) for index, k in order.items()}
-    graph = HighLevelGraph.from_collections(name, tasks, dependencies=[merged, *labeled.values()])
+                neighbours.append([order[other], step, (faced, *other)])
+        tasks[(linked, *index)] = (_chunk_links, (faced, *index), neighbours, conn)
+        tasks[(name, *index)] = (_relabel, (labeled, *index), merged, k, dtype)
+    tasks[merged] = (_merge, [(linked, *index) for index in order], int(_label_base))
+    graph = HighLevelGraph.from_collections(name, tasks, dependencies=[image])
     labels = da.Array(graph, name, image.chunks, dtype=dtype, meta=image._meta.astype(dtype))
-    num = da.from_delayed(dask.delayed(_num, pure=True)(merged), shape=(), dtype=np.int64)
+    graph = HighLevelGraph.from_collections(num_name, {(num_name,): (_num, merged)}, dependencies=[labels])
+    num = da.Array(graph, num_name, (), dtype=np.int64, meta=np.zeros((), np.int64))
     return labels, num
