@@ -82,8 +82,8 @@ def label(binary, connectivity: int, label_slab, xp, dtype, limit: int, output=N
     if boundaries:
         planes = _to_host(xp.stack([local[i] for start in boundaries for i in (start - 1, start)]))
         budget = _steps(connectivity) - 1
-        for k in range(len(boundaries)):
-            before, after = _ccl._boundary_pairs(planes[2 * k], planes[2 * k + 1], budget)
+        pairs = _ccl._boundary_pairs([(planes[2 * k], planes[2 * k + 1], budget) for k in range(len(boundaries))])
+        for k, (before, after) in enumerate(pairs):
             a.append(before + np.uint64(base) + offsets[k])
             b.append(after + np.uint64(base) + offsets[k + 1])
     table, num = _ccl._merge_labels(int(offsets[-1]), np.concatenate(a), np.concatenate(b), int(base))

@@ -189,22 +189,33 @@ def _boundary(faces: dict, direction: tuple, mine: bool) -> np.ndarray:
     return region
 
 
-def _pairs(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
-    """The pairs (label of chunk a, label of chunk b) that touch across the boundary
-    between chunk a and its neighbour b at ``direction``, as two uint64 arrays (some repeated)."""
+def _touching(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
+    """The boundary between chunk a and its neighbour b at ``direction`` as :func:`_pairs` takes
+    it, ``(elements of a, elements of b, steps left to the connectivity)``, or None where the
+    chunks meet only where the connectivity does not reach."""
     budget = _steps(connectivity) - sum(1 for step in direction if step != 0)
-    if budget < 0:  # chunks that meet only where the connectivity does not reach
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+    if budget < 0:
+        return None
     a = np.ascontiguousarray(_boundary(faces_a, direction, True), np.uint32)
     b = np.ascontiguousarray(_boundary(faces_b, direction, False), np.uint32)
-    return _ccl._boundary_pairs(a, b, budget)
+    return a, b, budget
+
+
+def _pairs(boundaries: list) -> list:
+    """For each boundary of :func:`_touching`, the pairs (label of chunk a, label of chunk b)
+    that touch across it, as two uint64 arrays (some repeated): all in one native call, which
+    takes the GIL back once."""
+    return _ccl._boundary_pairs(boundaries) if boundaries else []
 
 
 def _chunk_links(faced, neighbours: list, connectivity: int):
     """A chunk's count of labels and its links: for each neighbour ``(k, direction, faces)``
-    that the chunk reaches by a step of ``direction``, ``(k, pairs)``."""
+    that the chunk reaches by a step of ``direction`` and touches under the connectivity,
+    ``(k, pairs)``."""
     faces, n = faced
-    return n, [(k, _pairs(faces, other[0], direction, connectivity)) for k, direction, other in neighbours]
+    touching = [(k, _touching(faces, other[0], direction, connectivity)) for k, direction, other in neighbours]
+    touching = [(k, boundary) for k, boundary in touching if boundary is not None]
+    return n, list(zip([k for k, _ in touching], _pairs([boundary for _, boundary in touching])))
 
 
 def _merge(linked: list, base: int):

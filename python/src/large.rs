@@ -215,44 +215,64 @@ fn renumber<W: LabelWord>(local: &[u32], table: &[u64], out: &mut [W]) -> ccl::R
 /// Two arrays of labels, the pairs (`first[i]`, `second[i]`).
 type LabelPairs<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
 
-/// The pairs (label of `a`, label of `b`) that touch across the boundary between two chunks of
-/// `ccl.dask`: `a` and `b` are the touching elements of each (a face plane, an edge line or a
-/// corner element, of the same shape), element `p` of `a` touching element `p + o` of `b` for
-/// every offset `o` of -1, 0 or 1 per axis with at most `budget` nonzero steps (the
-/// connectivity's steps less the axes the boundary crosses). Background (0) pairs are left out,
-/// and so are repeats of the pair just found (the union-find takes any others).
+/// Two touching boundaries of `ccl.dask` chunks or slabs, and the steps their contacts may take.
+type Boundary<'py> = (PyReadonlyArrayDyn<'py, u32>, PyReadonlyArrayDyn<'py, u32>, u32);
+
+/// For each boundary `(a, b, budget)` between two chunks of `ccl.dask` (or two slabs), the
+/// pairs (label of `a`, label of `b`) that touch across it: `a` and `b` are the touching
+/// elements of each (a face plane, an edge line or a corner element, of the same shape), element
+/// `p` of `a` touching element `p + o` of `b` for every offset `o` of -1, 0 or 1 per axis with
+/// at most `budget` nonzero steps (the connectivity's steps less the axes the boundary crosses).
+/// Background (0) pairs are left out, and so are repeats of the pair just found (the union-find
+/// takes any others). All boundaries in one call, in parallel with the GIL released once: a
+/// call per boundary from many threads made each wait for the GIL again.
 #[pyfunction]
-pub(crate) fn _boundary_pairs<'py>(
-    py: Python<'py>,
-    a: PyReadonlyArrayDyn<'py, u32>,
-    b: PyReadonlyArrayDyn<'py, u32>,
-    budget: u32,
-) -> PyResult<LabelPairs<'py>> {
-    if a.shape() != b.shape() || a.ndim() > 2 {
-        return Err(PyValueError::new_err(format!(
-            "boundaries of shapes {:?} and {:?}: the same shape of at most two axes",
-            a.shape(),
-            b.shape()
-        )));
+pub(crate) fn _boundary_pairs<'py>(py: Python<'py>, boundaries: Vec<Boundary<'py>>) -> PyResult<Vec<LabelPairs<'py>>> {
+    use rayon::prelude::*;
+    let mut shaped = Vec::with_capacity(boundaries.len());
+    for (a, b, budget) in &boundaries {
+        if a.shape() != b.shape() || a.ndim() > 2 {
+            return Err(PyValueError::new_err(format!(
+                "boundaries of shapes {:?} and {:?}: the same shape of at most two axes",
+                a.shape(),
+                b.shape()
+            )));
+        }
+        let (height, width) = match *a.shape() {
+            [] => (1, 1),
+            [w] => (1, w),
+            [h, w] => (h, w),
+            _ => unreachable!("checked above"),
+        };
+        let plane = BoundaryPlane { a: a.as_slice()?, b: b.as_slice()?, ndim: a.ndim(), height, width };
+        shaped.push((plane, *budget));
     }
-    let ndim = a.ndim();
-    let (height, width) = match *a.shape() {
-        [] => (1, 1),
-        [w] => (1, w),
-        [h, w] => (h, w),
-        _ => unreachable!("checked above"),
-    };
-    let (a, b) = (a.as_slice()?, b.as_slice()?);
-    let (first, second) = py.detach(|| {
+    let found: Vec<_> = py.detach(|| shaped.par_iter().map(|(plane, budget)| plane.pairs(*budget)).collect());
+    Ok(found.into_iter().map(|(first, second)| (first.into_pyarray(py), second.into_pyarray(py))).collect())
+}
+
+/// The touching elements of two chunks across one boundary, row-major `height` x `width`.
+struct BoundaryPlane<'a> {
+    a: &'a [u32],
+    b: &'a [u32],
+    ndim: usize,
+    height: usize,
+    width: usize,
+}
+
+impl BoundaryPlane<'_> {
+    /// The pairs of [`_boundary_pairs`] for contacts of at most `budget` nonzero steps.
+    fn pairs(&self, budget: u32) -> (Vec<u64>, Vec<u64>) {
+        let (a, b, width) = (self.a, self.b, self.width);
         let (mut first, mut second) = (Vec::new(), Vec::new());
         let steps = |on: bool| if on { -1isize..=1 } else { 0..=0 };
-        for dy in steps(ndim == 2) {
-            for dx in steps(ndim >= 1) {
+        for dy in steps(self.ndim == 2) {
+            for dx in steps(self.ndim >= 1) {
                 if u32::from(dy != 0) + u32::from(dx != 0) > budget {
                     continue;
                 }
                 let mut last = (0, 0);
-                let ys = (-dy).max(0) as usize..height.saturating_sub(dy.max(0) as usize);
+                let ys = (-dy).max(0) as usize..self.height.saturating_sub(dy.max(0) as usize);
                 // Row y of `a` from column x0 meets row y + dy of `b` from column x0 + dx.
                 let x0 = (-dx).max(0) as usize;
                 let len = width.saturating_sub(dx.unsigned_abs());
@@ -279,6 +299,5 @@ pub(crate) fn _boundary_pairs<'py>(
             }
         }
         (first, second)
-    });
-    Ok((first.into_pyarray(py), second.into_pyarray(py)))
+    }
 }
