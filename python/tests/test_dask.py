@@ -7,6 +7,7 @@ and each chunk labeled exactly once per compute, on the threaded scheduler and o
 renumbered (or come back at once where it has no room) and CuPy chunks."""
 
 import importlib
+import itertools
 import os
 
 import numpy as np
@@ -264,3 +265,31 @@ def test_numpy_chunks_on_the_gpu_with_dask_distributed(cp):
             labels, num = ccl.dask.label(da.from_array(volume, chunks=(9, 16, 10)), connectivity=26)
             labels, num = dask.compute(labels, num)
     _check(labels, int(num), volume, 26)
+
+
+def _touching_pairs(a, b, budget):
+    """The pairs of ``_boundary_pairs`` by brute force, as a set."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    found = set()
+    for y, x in np.ndindex(*a.shape):
+        for dy, dx in itertools.product((-1, 0, 1), repeat=2):
+            if (dy != 0) + (dx != 0) > budget or not (0 <= y + dy < a.shape[0] and 0 <= x + dx < a.shape[1]):
+                continue
+            if a[y, x] and b[y + dy, x + dx]:
+                found.add((int(a[y, x]), int(b[y + dy, x + dx])))
+    return found
+
+
+def test_boundary_pairs_of_several_boundaries_in_one_call():
+    rng = np.random.default_rng(41)
+    labels = lambda shape: np.array(rng.integers(0, 4, shape) * (rng.random(shape) < 0.6), np.uint32)  # noqa: E731
+    boundaries = [(labels((9, 7)), labels((9, 7)), 2), (labels((9, 7)), labels((9, 7)), 0), (labels(13), labels(13), 1)]
+    boundaries += [(labels(()), labels(()), 0), (labels((0, 5)), labels((0, 5)), 2), (labels((4, 6)), labels((4, 6)), 1)]
+    pairs = ccl._ccl._boundary_pairs(boundaries)
+    assert len(pairs) == len(boundaries)
+    for (a, b, budget), (first, second) in zip(boundaries, pairs):
+        assert first.dtype == second.dtype == np.uint64
+        assert set(zip(first.tolist(), second.tolist())) == _touching_pairs(a, b, budget)
+    assert ccl._ccl._boundary_pairs([]) == []
+    with pytest.raises(ValueError, match=r"\[3, 4\] and \[4, 3\]"):
+        ccl._ccl._boundary_pairs([boundaries[0], (labels((3, 4)), labels((4, 3)), 1)])
