@@ -29,6 +29,7 @@ import numpy as np
 from . import MAX_32BIT_ELEMENTS, _background_value, _ccl, _connectivity
 from . import devices as ccl_devices
 from . import label as _label_array
+from ._slabs import _steps
 
 __all__ = ["label"]
 
@@ -42,11 +43,6 @@ _DEVICE_RESERVE = 1 << 30
 
 #: This thread's page-locked buffer (``buffer``) and CUDA streams by device (``streams``).
 _thread = threading.local()
-
-
-def _steps(connectivity: int) -> int:
-    """Most coordinates a neighbour may differ in: 1 for 4 and 6, 2 for 8 and 18, 3 for 26."""
-    return {4: 1, 6: 1, 8: 2, 18: 2, 26: 3}[connectivity]
 
 
 def _on_gpu(array) -> bool:
@@ -190,12 +186,10 @@ def _boundary(faces: dict, direction: tuple, mine: bool) -> np.ndarray:
 
 
 def _touching(faces_a: dict, faces_b: dict, direction: tuple, connectivity: int):
-    """The boundary between chunk a and its neighbour b at ``direction`` as :func:`_pairs` takes
-    it, ``(elements of a, elements of b, steps left to the connectivity)``, or None where the
-    chunks meet only where the connectivity does not reach."""
+    """The boundary between chunk a and its neighbour b at ``direction`` (one the connectivity
+    reaches across) as :func:`_pairs` takes it, ``(elements of a, elements of b, steps left to
+    the connectivity)``."""
     budget = _steps(connectivity) - sum(1 for step in direction if step != 0)
-    if budget < 0:
-        return None
     a = np.ascontiguousarray(_boundary(faces_a, direction, True), np.uint32)
     b = np.ascontiguousarray(_boundary(faces_b, direction, False), np.uint32)
     return a, b, budget
@@ -205,17 +199,15 @@ def _pairs(boundaries: list) -> list:
     """For each boundary of :func:`_touching`, the pairs (label of chunk a, label of chunk b)
     that touch across it, as two uint64 arrays (some repeated): all in one native call, which
     takes the GIL back once."""
-    return _ccl._boundary_pairs(boundaries) if boundaries else []
+    return _ccl._boundary_pairs(boundaries)
 
 
 def _chunk_links(faced, neighbours: list, connectivity: int):
     """A chunk's count of labels and its links: for each neighbour ``(k, direction, faces)``
-    that the chunk reaches by a step of ``direction`` and touches under the connectivity,
-    ``(k, pairs)``."""
+    that the chunk reaches by a step of ``direction`` (:func:`_directions`), ``(k, pairs)``."""
     faces, n = faced
-    touching = [(k, _touching(faces, other[0], direction, connectivity)) for k, direction, other in neighbours]
-    touching = [(k, boundary) for k, boundary in touching if boundary is not None]
-    return n, list(zip([k for k, _ in touching], _pairs([boundary for _, boundary in touching])))
+    pairs = _pairs([_touching(faces, other[0], direction, connectivity) for _, direction, other in neighbours])
+    return n, [(k, found) for (k, _, _), found in zip(neighbours, pairs)]
 
 
 def _merge(linked: list, base: int):
@@ -276,12 +268,13 @@ def _relabel(labeled, merged, chunk: int, dtype):
     return _ccl._relabel_chunk(np.ascontiguousarray(labels, np.uint32), table, start, np.dtype(dtype).itemsize * 8)
 
 
-def _directions(ndim: int):
-    """Half of the steps to the neighbours of a chunk in the grid: those whose first nonzero
-    step is +1 (each touching pair of chunks once)."""
+def _directions(ndim: int, connectivity: int):
+    """Half of the steps to the neighbours of a chunk in the grid that the connectivity reaches
+    across (a face, an edge or a corner it spans): those whose first nonzero step is +1 (each
+    touching pair of chunks once)."""
     for step in itertools.product((-1, 0, 1), repeat=ndim):
         nonzero = [s for s in step if s != 0]
-        if nonzero and nonzero[0] == 1:
+        if nonzero and nonzero[0] == 1 and len(nonzero) <= _steps(connectivity):
             yield step
 
 
@@ -342,7 +335,7 @@ def label(image, connectivity=None, dtype=None, algorithm=None, device=None, bac
         tasks[(labeled, *index)] = (_label_chunk, (image.name, *index), conn, algorithm, device, dtype)
         tasks[(faced, *index)] = (_faces, (labeled, *index))
         neighbours = []
-        for step in _directions(image.ndim):
+        for step in _directions(image.ndim, conn):
             other = tuple(i + s for i, s in zip(index, step))
             if all(0 <= o < g for o, g in zip(other, grid)):
                 neighbours.append([order[other], step, (faced, *other)])

@@ -244,18 +244,18 @@ pub(crate) fn _boundary_pairs<'py>(py: Python<'py>, boundaries: Vec<Boundary<'py
             [h, w] => (h, w),
             _ => unreachable!("checked above"),
         };
-        let plane = BoundaryPlane { a: a.as_slice()?, b: b.as_slice()?, ndim: a.ndim(), height, width };
+        let plane = BoundaryPlane { a: a.as_slice()?, b: b.as_slice()?, height, width };
         shaped.push((plane, *budget));
     }
     let found: Vec<_> = py.detach(|| shaped.par_iter().map(|(plane, budget)| plane.pairs(*budget)).collect());
     Ok(found.into_iter().map(|(first, second)| (first.into_pyarray(py), second.into_pyarray(py))).collect())
 }
 
-/// The touching elements of two chunks across one boundary, row-major `height` x `width`.
+/// The touching elements of two chunks across one boundary, row-major `height` x `width` (a
+/// line is one row, a corner one element: the steps off it then find no rows or columns).
 struct BoundaryPlane<'a> {
     a: &'a [u32],
     b: &'a [u32],
-    ndim: usize,
     height: usize,
     width: usize,
 }
@@ -265,9 +265,8 @@ impl BoundaryPlane<'_> {
     fn pairs(&self, budget: u32) -> (Vec<u64>, Vec<u64>) {
         let (a, b, width) = (self.a, self.b, self.width);
         let (mut first, mut second) = (Vec::new(), Vec::new());
-        let steps = |on: bool| if on { -1isize..=1 } else { 0..=0 };
-        for dy in steps(self.ndim == 2) {
-            for dx in steps(self.ndim >= 1) {
+        for dy in -1isize..=1 {
+            for dx in -1isize..=1 {
                 if u32::from(dy != 0) + u32::from(dx != 0) > budget {
                     continue;
                 }
@@ -276,8 +275,8 @@ impl BoundaryPlane<'_> {
                 // Row y of `a` from column x0 meets row y + dy of `b` from column x0 + dx.
                 let x0 = (-dx).max(0) as usize;
                 let len = width.saturating_sub(dx.unsigned_abs());
-                if len == 0 {
-                    continue; // (a boundary of no elements, or one column that a step of dx leaves)
+                if len == 0 || ys.is_empty() {
+                    continue; // (no elements, or a step off a line's one row or a corner's one column)
                 }
                 // Without a branch on the data (a random mask would mispredict it): every pair is
                 // written at `found`, which moves on only for a new one.
